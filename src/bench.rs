@@ -1,0 +1,136 @@
+//! Throughput and memory measurements behind `banditbench bench` (never timed tests).
+
+use std::path::Path;
+use std::time::Instant;
+
+use anyhow::Result;
+
+use crate::experiment::{BudgetUnit, Cell, Experiment, WorldSetup, run_cell};
+use crate::policy::default_config;
+use crate::replay::{Exhausted, Order, Overhead, WorldKind};
+use crate::trace::{LoadOptions, TraceSet, load_trace_set};
+
+/// Peak resident memory of this process so far (VmHWM), in MiB; NaN where /proc is missing.
+pub fn peak_rss_mib() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kb| kb.parse::<f64>().ok())
+        })
+        .map_or(f64::NAN, |kb| kb / 1024.0)
+}
+
+pub struct LoadMeasure {
+    pub seconds: f64,
+    pub rss_before_mib: f64,
+    pub rss_after_mib: f64,
+    pub tasks: usize,
+    pub evaluations: usize,
+}
+
+pub fn measure_load(dir: &Path) -> Result<(TraceSet, LoadMeasure)> {
+    let rss_before_mib = peak_rss_mib();
+    let t0 = Instant::now();
+    let ts = load_trace_set(dir, &LoadOptions::default())?;
+    let seconds = t0.elapsed().as_secs_f64();
+    let m = LoadMeasure {
+        seconds,
+        rss_before_mib,
+        rss_after_mib: peak_rss_mib(),
+        tasks: ts.tasks.len(),
+        evaluations: ts.n_evaluations(),
+    };
+    Ok((ts, m))
+}
+
+pub struct Throughput {
+    pub world: &'static str,
+    pub trajectories: bool,
+    pub cells: usize,
+    pub pulls: u64,
+    pub seconds: f64,
+}
+
+impl Throughput {
+    pub fn pulls_per_second(&self) -> f64 {
+        self.pulls as f64 / self.seconds
+    }
+}
+
+fn bench_experiment(ts: &TraceSet, world: WorldSetup) -> Result<Experiment> {
+    Ok(Experiment {
+        file: "bench".into(),
+        name: "bench".into(),
+        description: String::new(),
+        traces_dir: ts.dir.clone(),
+        seed: 1,
+        repetitions: 1,
+        load: LoadOptions::default(),
+        world,
+        policies: vec![default_config("ucb1")?],
+        source: String::new(),
+    })
+}
+
+/// UCB1 on one thread: cells over the trace set's tasks, round after round, for at least
+/// `min_seconds`. Time-sliced cells run 2 000 slices; pull-count cells 2 000 pulls (resampling
+/// exhausted arms).
+pub fn measure_ucb1(
+    ts: &TraceSet,
+    kind: WorldKind,
+    trajectories: bool,
+    min_seconds: f64,
+) -> Result<Throughput> {
+    let world = match kind {
+        WorldKind::TimeSliced => WorldSetup {
+            kind,
+            budgets: vec![2.0],
+            unit: BudgetUnit::Task,
+            slice: 0.001,
+            overhead: Overhead::None,
+            order: Order::Permute,
+            failures_consume_budget: false,
+            exhausted: Exhausted::Empty,
+        },
+        WorldKind::PullCount => WorldSetup {
+            kind,
+            budgets: vec![2000.0],
+            unit: BudgetUnit::Pulls,
+            slice: 1.0,
+            overhead: Overhead::None,
+            order: Order::Permute,
+            failures_consume_budget: false,
+            exhausted: Exhausted::Resample,
+        },
+    };
+    let exp = bench_experiment(ts, world)?;
+    let t0 = Instant::now();
+    let (mut cells, mut pulls) = (0usize, 0u64);
+    let mut round = 0u64;
+    while t0.elapsed().as_secs_f64() < min_seconds {
+        for task in 0..ts.tasks.len() {
+            let cell = Cell {
+                index: 0,
+                task,
+                budget: 0,
+                policy: 0,
+                repetition: 0,
+                seed: round * 1_000_003 + task as u64,
+            };
+            let r = run_cell(&cell, &exp, ts, trajectories)?;
+            pulls += r.decisions;
+            cells += 1;
+        }
+        round += 1;
+    }
+    Ok(Throughput {
+        world: kind.as_str(),
+        trajectories,
+        cells,
+        pulls,
+        seconds: t0.elapsed().as_secs_f64(),
+    })
+}

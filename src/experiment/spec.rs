@@ -1,0 +1,406 @@
+//! Experiment files (TOML): what to replay, in which world, under which policies.
+//!
+//! ```toml
+//! name = "quickstart"
+//! traces = "../traces/lcdb"          # relative to this file's folder
+//! seed = 1
+//! repetitions = 3
+//! [tasks]                            # optional filters
+//! runs = [0]
+//! [world]
+//! kind = "time-sliced"               # or "pull-count"
+//! budget_unit = "task"               # seconds | task (time-sliced); pulls | pool (pull-count)
+//! budgets = [0.1, 0.25, 0.5]
+//! slice = 0.01
+//! [[policies]]
+//! family = "epsilon-greedy"
+//! epsilon = [0.05, 0.1]              # a list expands into one policy per value
+//! ```
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use serde::Deserialize;
+
+use crate::policy::{self, PolicyConfig};
+use crate::replay::{Exhausted, Order, Overhead, WorldKind};
+use crate::rng::fnv1a64;
+use crate::trace::{LoadOptions, TaskFilter};
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    name: String,
+    #[serde(default)]
+    description: String,
+    traces: String,
+    seed: u64,
+    #[serde(default = "one")]
+    repetitions: u32,
+    #[serde(default)]
+    allow_missing_arms: bool,
+    #[serde(default)]
+    tasks: TasksSpec,
+    world: WorldSpec,
+    policies: Vec<PolicySpec>,
+}
+
+fn one() -> u32 {
+    1
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct TasksSpec {
+    datasets: Option<Vec<String>>,
+    runs: Option<Vec<i64>>,
+    learners: Option<Vec<String>>,
+    max_tasks: Option<usize>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WorldSpec {
+    kind: String,
+    budgets: Vec<f64>,
+    budget_unit: Option<String>,
+    slice: Option<f64>,
+    overhead: Option<String>,
+    overhead_s: Option<f64>,
+    order: Option<String>,
+    failures_consume_budget: Option<bool>,
+    exhausted: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct PolicySpec {
+    family: String,
+    #[serde(flatten)]
+    params: BTreeMap<String, toml::Value>,
+}
+
+/// The unit budgets (and slices) are given in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BudgetUnit {
+    /// Seconds of recorded time (time-sliced).
+    Seconds,
+    /// A fraction of the task's mean arm-trace length (time-sliced): 1.0 = the time at which
+    /// an average arm's trace ends.
+    Task,
+    /// Pulls (pull-count).
+    Pulls,
+    /// A fraction of the task's evaluation pool, all arms together (pull-count), rounded.
+    Pool,
+}
+
+impl BudgetUnit {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BudgetUnit::Seconds => "seconds",
+            BudgetUnit::Task => "task",
+            BudgetUnit::Pulls => "pulls",
+            BudgetUnit::Pool => "pool",
+        }
+    }
+}
+
+/// A resolved world: kind, budgets and every replay option.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WorldSetup {
+    pub kind: WorldKind,
+    pub budgets: Vec<f64>,
+    pub unit: BudgetUnit,
+    /// Time-sliced only: the slice, in `unit`.
+    pub slice: f64,
+    pub overhead: Overhead,
+    pub order: Order,
+    pub failures_consume_budget: bool,
+    pub exhausted: Exhausted,
+}
+
+impl WorldSetup {
+    pub fn describe(&self) -> String {
+        match self.kind {
+            WorldKind::TimeSliced => format!(
+                "time-sliced, budgets {:?} {}, slice {} {}, overhead {}",
+                self.budgets,
+                self.unit.as_str(),
+                self.slice,
+                self.unit.as_str(),
+                self.overhead.describe()
+            ),
+            WorldKind::PullCount => format!(
+                "pull-count, budgets {:?} {}, order {}, failures_consume_budget {}, exhausted {}",
+                self.budgets,
+                self.unit.as_str(),
+                match self.order {
+                    Order::Permute => "permute",
+                    Order::Recorded => "recorded",
+                },
+                self.failures_consume_budget,
+                match self.exhausted {
+                    Exhausted::Empty => "empty",
+                    Exhausted::Resample => "resample",
+                }
+            ),
+        }
+    }
+}
+
+/// A resolved experiment.
+#[derive(Clone, Debug)]
+pub struct Experiment {
+    pub file: PathBuf,
+    pub name: String,
+    pub description: String,
+    pub traces_dir: PathBuf,
+    pub seed: u64,
+    pub repetitions: u32,
+    pub load: LoadOptions,
+    pub world: WorldSetup,
+    pub policies: Vec<PolicyConfig>,
+    /// The file's text, kept for the lock file.
+    pub source: String,
+}
+
+impl Experiment {
+    /// A hash of everything that decides the cells and their results (not the program version):
+    /// a results folder may only be resumed by an experiment with the same fingerprint.
+    pub fn fingerprint(&self, trace_hash: &str) -> String {
+        let ids: Vec<String> = self.policies.iter().map(PolicyConfig::id).collect();
+        let text = format!(
+            "{}|{}|{}|{:?}|{}|{}|{:?}|{}",
+            self.name,
+            self.seed,
+            self.repetitions,
+            self.load.filter,
+            self.load.allow_missing_arms,
+            self.world.describe(),
+            ids,
+            trace_hash
+        );
+        format!("{:016x}", fnv1a64(text.as_bytes()))
+    }
+}
+
+fn choice<T: Copy>(
+    file: &Path,
+    key: &str,
+    given: Option<&str>,
+    options: &[(&str, T)],
+    default: T,
+) -> Result<T> {
+    match given {
+        None => Ok(default),
+        Some(g) => match options.iter().find(|(n, _)| *n == g) {
+            Some((_, v)) => Ok(*v),
+            None => bail!(
+                "{}: key '{key}' is '{g}'; allowed: {}",
+                file.display(),
+                options
+                    .iter()
+                    .map(|(n, _)| *n)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        },
+    }
+}
+
+fn resolve_world(file: &Path, w: &WorldSpec) -> Result<WorldSetup> {
+    let at = file.display();
+    let kind = choice(
+        file,
+        "world.kind",
+        Some(w.kind.as_str()),
+        &[
+            ("time-sliced", WorldKind::TimeSliced),
+            ("pull-count", WorldKind::PullCount),
+        ],
+        WorldKind::TimeSliced,
+    )?;
+    if w.budgets.is_empty() {
+        bail!("{at}: key 'world.budgets' is empty; give at least one budget");
+    }
+    for b in &w.budgets {
+        if !(b.is_finite() && *b > 0.0) {
+            bail!("{at}: key 'world.budgets' holds {b}; budgets must be positive numbers");
+        }
+    }
+    let only = |name: &str, present: bool, world: &str| -> Result<()> {
+        if present {
+            bail!("{at}: key 'world.{name}' applies only to the {world} world");
+        }
+        Ok(())
+    };
+    match kind {
+        WorldKind::TimeSliced => {
+            only("order", w.order.is_some(), "pull-count")?;
+            only(
+                "failures_consume_budget",
+                w.failures_consume_budget.is_some(),
+                "pull-count",
+            )?;
+            only("exhausted", w.exhausted.is_some(), "pull-count")?;
+            let unit = choice(
+                file,
+                "world.budget_unit",
+                w.budget_unit.as_deref(),
+                &[("seconds", BudgetUnit::Seconds), ("task", BudgetUnit::Task)],
+                BudgetUnit::Seconds,
+            )?;
+            let Some(slice) = w.slice else {
+                bail!(
+                    "{at}: the time-sliced world needs 'world.slice' (the slice length, in the budget unit '{}')",
+                    unit.as_str()
+                );
+            };
+            if !(slice.is_finite() && slice > 0.0) {
+                bail!("{at}: key 'world.slice' is {slice}; it must be a positive number");
+            }
+            let overhead = match w.overhead.as_deref() {
+                None | Some("none") => {
+                    only("overhead_s", w.overhead_s.is_some(), "overhead = \"fixed\"")?;
+                    Overhead::None
+                }
+                Some("fixed") => match w.overhead_s {
+                    Some(s) if s.is_finite() && s >= 0.0 => Overhead::Fixed(s),
+                    _ => bail!(
+                        "{at}: overhead = \"fixed\" needs 'world.overhead_s', the seconds charged per decision (>= 0)"
+                    ),
+                },
+                Some("measured") => Overhead::Measured,
+                Some(other) => {
+                    bail!("{at}: key 'world.overhead' is '{other}'; allowed: none, fixed, measured")
+                }
+            };
+            Ok(WorldSetup {
+                kind,
+                budgets: w.budgets.clone(),
+                unit,
+                slice,
+                overhead,
+                order: Order::Permute,
+                failures_consume_budget: false,
+                exhausted: Exhausted::Empty,
+            })
+        }
+        WorldKind::PullCount => {
+            only("slice", w.slice.is_some(), "time-sliced")?;
+            only("overhead", w.overhead.is_some(), "time-sliced")?;
+            only("overhead_s", w.overhead_s.is_some(), "time-sliced")?;
+            let unit = choice(
+                file,
+                "world.budget_unit",
+                w.budget_unit.as_deref(),
+                &[("pulls", BudgetUnit::Pulls), ("pool", BudgetUnit::Pool)],
+                BudgetUnit::Pulls,
+            )?;
+            if unit == BudgetUnit::Pulls {
+                for b in &w.budgets {
+                    if b.fract() != 0.0 {
+                        bail!(
+                            "{at}: key 'world.budgets' holds {b}; pull budgets are whole numbers"
+                        );
+                    }
+                }
+            }
+            Ok(WorldSetup {
+                kind,
+                budgets: w.budgets.clone(),
+                unit,
+                slice: 1.0,
+                overhead: Overhead::None,
+                order: choice(
+                    file,
+                    "world.order",
+                    w.order.as_deref(),
+                    &[("permute", Order::Permute), ("recorded", Order::Recorded)],
+                    Order::Permute,
+                )?,
+                failures_consume_budget: w.failures_consume_budget.unwrap_or(false),
+                exhausted: choice(
+                    file,
+                    "world.exhausted",
+                    w.exhausted.as_deref(),
+                    &[
+                        ("empty", Exhausted::Empty),
+                        ("resample", Exhausted::Resample),
+                    ],
+                    Exhausted::Empty,
+                )?,
+            })
+        }
+    }
+}
+
+/// Parse and check an experiment file. Errors name the file, the key and the allowed values.
+pub fn load_experiment(path: &Path) -> Result<Experiment> {
+    let source = std::fs::read_to_string(path)
+        .with_context(|| format!("{}: cannot read the experiment file", path.display()))?;
+    let f: File = toml::from_str(&source)
+        .with_context(|| format!("{}: invalid experiment file", path.display()))?;
+    if f.name.is_empty()
+        || !f
+            .name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    {
+        bail!(
+            "{}: key 'name' is '{}'; use letters, digits, '-' and '_' (it names the results folder)",
+            path.display(),
+            f.name
+        );
+    }
+    if f.repetitions == 0 {
+        bail!("{}: key 'repetitions' must be at least 1", path.display());
+    }
+    if f.policies.is_empty() {
+        bail!(
+            "{}: no [[policies]]; add at least one (see `banditbench policies`)",
+            path.display()
+        );
+    }
+    let world = resolve_world(path, &f.world)?;
+    let mut policies: Vec<PolicyConfig> = Vec::new();
+    for (i, p) in f.policies.iter().enumerate() {
+        let expanded = policy::expand(&p.family, &p.params)
+            .with_context(|| format!("{}: [[policies]] entry {}", path.display(), i + 1))?;
+        for cfg in expanded {
+            if !cfg.family.worlds.contains(&world.kind) {
+                bail!(
+                    "{}: policy '{}' does not support the {} world",
+                    path.display(),
+                    cfg.family.name,
+                    world.kind.as_str()
+                );
+            }
+            if policies.contains(&cfg) {
+                bail!("{}: policy {} is listed twice", path.display(), cfg.id());
+            }
+            policies.push(cfg);
+        }
+    }
+    let base = path.parent().unwrap_or(Path::new("."));
+    Ok(Experiment {
+        file: path.to_path_buf(),
+        name: f.name,
+        description: f.description,
+        traces_dir: base.join(&f.traces),
+        seed: f.seed,
+        repetitions: f.repetitions,
+        load: LoadOptions {
+            allow_missing_arms: f.allow_missing_arms,
+            filter: TaskFilter {
+                datasets: f.tasks.datasets,
+                runs: f.tasks.runs,
+                learners: f.tasks.learners,
+                max_tasks: f.tasks.max_tasks,
+            },
+        },
+        world,
+        policies,
+        source,
+    })
+}

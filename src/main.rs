@@ -1,0 +1,413 @@
+//! The `banditbench` command: parses arguments, calls the library, prints, maps errors to exit
+//! codes (0 success, 1 an error in input or in the run, 2 a usage error).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Result;
+use clap::{Parser, Subcommand};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use banditbench::bench;
+use banditbench::experiment::{self, RunOptions};
+use banditbench::policy::{Kind, registry};
+use banditbench::replay::WorldKind;
+use banditbench::trace::{LoadOptions, Status, TraceSet, load_trace_set};
+
+#[derive(Parser)]
+#[command(
+    name = "banditbench",
+    version,
+    about = "Replay recorded AutoML tuning traces under bandit policies and rank the policies",
+    long_about = "Replay recorded AutoML tuning traces (trace sets under traces/) under \
+algorithm-selection and hyper-parameter bandit policies, in parallel and deterministically, \
+and rank the policies.\n\nStart with: banditbench run experiments/quickstart.toml"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run an experiment file: expand its cells, replay them in parallel, write results/<name>/
+    /// and print the mean rank of every policy. Rerunning skips finished cells.
+    Run {
+        /// The experiment file (TOML), e.g. experiments/quickstart.toml
+        experiment: PathBuf,
+        /// Results folder [default: results/<experiment name>]
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Worker threads [default: all cores]
+        #[arg(long)]
+        threads: Option<usize>,
+        /// Cells per results part written to disk (smaller loses less on a kill)
+        #[arg(long)]
+        batch_size: Option<usize>,
+        /// Do not draw the progress bar
+        #[arg(long)]
+        quiet: bool,
+    },
+    /// Check and summarise trace sets
+    Traces {
+        #[command(subcommand)]
+        command: TracesCommand,
+    },
+    /// List every policy: its parameters with defaults, the worlds it supports and its source
+    Policies,
+    /// Measure replay throughput (UCB1, one thread) and trace-set load time and memory
+    Bench {
+        /// Trace set to load and replay
+        #[arg(long, default_value = "traces/lcdb")]
+        traces: PathBuf,
+        /// Seconds to spend on each throughput measurement
+        #[arg(long, default_value_t = 3.0)]
+        seconds: f64,
+    },
+}
+
+#[derive(Subcommand)]
+enum TracesCommand {
+    /// Validate trace sets against format v1; exit 0 if all are valid
+    Validate {
+        /// Trace-set folders
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+        /// Drop (and list) tasks that lack some learners instead of failing
+        #[arg(long)]
+        allow_missing_arms: bool,
+    },
+    /// Print a summary table per trace set
+    Inspect {
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+        #[arg(long)]
+        allow_missing_arms: bool,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match dispatch(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn dispatch(cli: Cli) -> Result<ExitCode> {
+    match cli.command {
+        Command::Run {
+            experiment,
+            out,
+            threads,
+            batch_size,
+            quiet,
+        } => run(experiment, out, threads, batch_size, quiet),
+        Command::Traces { command } => match command {
+            TracesCommand::Validate {
+                dirs,
+                allow_missing_arms,
+            } => validate(&dirs, allow_missing_arms),
+            TracesCommand::Inspect {
+                dirs,
+                allow_missing_arms,
+            } => {
+                for d in &dirs {
+                    let ts = load_trace_set(
+                        d,
+                        &LoadOptions {
+                            allow_missing_arms,
+                            ..LoadOptions::default()
+                        },
+                    )?;
+                    print!("{}", inspect(&ts));
+                }
+                Ok(ExitCode::SUCCESS)
+            }
+        },
+        Command::Policies => {
+            print!("{}", policies_text());
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Bench { traces, seconds } => run_bench(&traces, seconds),
+    }
+}
+
+fn run(
+    path: PathBuf,
+    out: Option<PathBuf>,
+    threads: Option<usize>,
+    batch_size: Option<usize>,
+    quiet: bool,
+) -> Result<ExitCode> {
+    let (exp, ts) = experiment::prepare(&path)?;
+    for d in &ts.dropped {
+        eprintln!(
+            "warning: task {}/{} dropped: it lacks {}",
+            d.dataset,
+            d.run,
+            d.missing.join(", ")
+        );
+    }
+    let n_cells =
+        ts.tasks.len() * exp.world.budgets.len() * exp.policies.len() * exp.repetitions as usize;
+    eprintln!(
+        "{}: {} tasks x {} budgets x {} policies x {} repetitions = {} cells on {} ({}, {}), {}",
+        exp.name,
+        ts.tasks.len(),
+        exp.world.budgets.len(),
+        exp.policies.len(),
+        exp.repetitions,
+        n_cells,
+        ts.manifest.name,
+        ts.manifest.source.as_str(),
+        ts.manifest.metric,
+        exp.world.describe()
+    );
+    let bar = ProgressBar::new(n_cells as u64);
+    if quiet {
+        bar.set_draw_target(ProgressDrawTarget::hidden());
+    }
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{elapsed_precise} [{bar:40}] {pos}/{len} cells  {per_sec}  ETA {eta}",
+        )
+        .expect("valid template")
+        .progress_chars("=> "),
+    );
+    let opts = RunOptions {
+        out,
+        threads,
+        batch_size,
+    };
+    let summary = experiment::run_experiment(&exp, &ts, &opts, &|n| bar.inc(n as u64));
+    bar.finish_and_clear();
+    let summary = summary?;
+    eprintln!(
+        "ran {} cells in {:.2} s ({:.0} cells/s); {} were already finished; results in {}",
+        summary.ran,
+        summary.seconds,
+        summary.ran as f64 / summary.seconds.max(1e-9),
+        summary.already_done,
+        summary.out.display()
+    );
+    let (ranks, units) = experiment::ranking(&summary.out)?;
+    println!(
+        "\nMean rank over {units} units (dataset x run x budget; best {} averaged over {} repetition(s); 1 = best):\n",
+        ts.manifest.metric, exp.repetitions
+    );
+    let width = ranks
+        .iter()
+        .map(|r| r.policy.len())
+        .max()
+        .unwrap_or(6)
+        .max(6);
+    println!(
+        "{:>4}  {:<width$}  {:>9}  {:>10}",
+        "#", "policy", "mean rank", "mean score"
+    );
+    for (i, r) in ranks.iter().enumerate() {
+        println!(
+            "{:>4}  {:<width$}  {:>9.3}  {:>10.4}",
+            i + 1,
+            r.policy,
+            r.mean_rank,
+            r.mean_score
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn validate(dirs: &[PathBuf], allow_missing_arms: bool) -> Result<ExitCode> {
+    let mut bad = 0;
+    for d in dirs {
+        let opts = LoadOptions {
+            allow_missing_arms,
+            ..LoadOptions::default()
+        };
+        match load_trace_set(d, &opts) {
+            Ok(ts) => {
+                println!(
+                    "ok: {} ({}): {} tasks, {} learners, {} evaluations",
+                    d.display(),
+                    ts.manifest.name,
+                    ts.tasks.len(),
+                    ts.learners.len(),
+                    ts.n_evaluations()
+                );
+                for t in &ts.dropped {
+                    println!(
+                        "  warning: task {}/{} dropped: it lacks {}",
+                        t.dataset,
+                        t.run,
+                        t.missing.join(", ")
+                    );
+                }
+            }
+            Err(e) => {
+                bad += 1;
+                println!("invalid: {e:#}");
+            }
+        }
+    }
+    Ok(if bad == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+fn quantile(sorted: &[f64], q: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    sorted[((sorted.len() - 1) as f64 * q).round() as usize]
+}
+
+fn inspect(ts: &TraceSet) -> String {
+    use std::fmt::Write as _;
+    let mut s = String::new();
+    let datasets: std::collections::BTreeSet<&str> =
+        ts.tasks.iter().map(|t| t.dataset.as_str()).collect();
+    let runs: std::collections::BTreeSet<i64> = ts.tasks.iter().map(|t| t.run).collect();
+    let _ = writeln!(
+        s,
+        "== {} ({}) — {}\n   {}\n   metric {} ({}); {} datasets, {} runs, {} tasks, {} learners, {} evaluations; hash {}",
+        ts.manifest.name,
+        ts.dir.display(),
+        ts.manifest.source.as_str(),
+        ts.manifest.description,
+        ts.manifest.metric,
+        ts.manifest.direction.as_str(),
+        datasets.len(),
+        runs.len(),
+        ts.tasks.len(),
+        ts.learners.len(),
+        ts.n_evaluations(),
+        ts.content_hash
+    );
+    if !ts.extra_columns.is_empty() {
+        let _ = writeln!(s, "   extra columns: {}", ts.extra_columns.join(", "));
+    }
+    let _ = writeln!(
+        s,
+        "\n   {:<28} {:>8} {:>13} {:>30} {:>17} {:>8} {:>8}",
+        "learner",
+        "evals",
+        "evals/task",
+        "span s (min / median / max)",
+        "score range",
+        "failed",
+        "timeout"
+    );
+    for (i, l) in ts.learners.iter().enumerate() {
+        let arms: Vec<_> = ts.tasks.iter().map(|t| &t.arms[i]).collect();
+        let n: usize = arms.iter().map(|a| a.len()).sum();
+        let (lo_n, hi_n) = arms.iter().fold((usize::MAX, 0), |(lo, hi), a| {
+            (lo.min(a.len()), hi.max(a.len()))
+        });
+        let mut spans: Vec<f64> = arms.iter().map(|a| a.span_s()).collect();
+        spans.sort_by(f64::total_cmp);
+        let scores = arms
+            .iter()
+            .flat_map(|a| a.score.iter())
+            .filter(|x| !x.is_nan());
+        let (smin, smax) = scores.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| {
+            (a.min(x), b.max(x))
+        });
+        let count = |st: Status| -> usize {
+            arms.iter()
+                .map(|a| a.status.iter().filter(|s| **s == st).count())
+                .sum()
+        };
+        let _ = writeln!(
+            s,
+            "   {:<28} {:>8} {:>13} {:>30} {:>17} {:>8} {:>8}",
+            l,
+            n,
+            format!("{lo_n}-{hi_n}"),
+            format!(
+                "{:.3} / {:.3} / {:.3}",
+                spans[0],
+                quantile(&spans, 0.5),
+                spans[spans.len() - 1]
+            ),
+            format!("{smin:.4}-{smax:.4}"),
+            count(Status::Failed),
+            count(Status::Timeout)
+        );
+    }
+    if !ts.dropped.is_empty() {
+        let _ = writeln!(s, "\n   dropped {} incomplete task(s):", ts.dropped.len());
+        for d in &ts.dropped {
+            let _ = writeln!(
+                s,
+                "     {}/{} lacks {}",
+                d.dataset,
+                d.run,
+                d.missing.join(", ")
+            );
+        }
+    }
+    s.push('\n');
+    s
+}
+
+fn policies_text() -> String {
+    use std::fmt::Write as _;
+    let mut s = String::new();
+    for f in registry() {
+        let worlds: Vec<&str> = f.worlds.iter().map(|w| w.as_str()).collect();
+        let _ = writeln!(s, "{}\n    {}", f.name, f.summary);
+        let _ = writeln!(s, "    worlds: {}", worlds.join(", "));
+        let _ = writeln!(s, "    source: {}", f.source);
+        if f.params.is_empty() {
+            let _ = writeln!(s, "    parameters: none");
+        }
+        for p in &f.params {
+            let kind = match &p.kind {
+                Kind::Float { min, max } => format!("float in [{min}, {max}]"),
+                Kind::Int { min, max } => format!("int in [{min}, {max}]"),
+                Kind::Choice(c) => c.join(" | "),
+            };
+            let _ = writeln!(
+                s,
+                "    {} = {}   ({kind})\n        {}",
+                p.name, p.default, p.doc
+            );
+        }
+        s.push('\n');
+    }
+    s
+}
+
+fn run_bench(traces: &std::path::Path, seconds: f64) -> Result<ExitCode> {
+    let (ts, load) = bench::measure_load(traces)?;
+    println!(
+        "load {}: {} tasks, {} evaluations in {:.3} s; peak RSS {:.1} MiB before, {:.1} MiB after loading",
+        traces.display(),
+        load.tasks,
+        load.evaluations,
+        load.seconds,
+        load.rss_before_mib,
+        load.rss_after_mib
+    );
+    for kind in [WorldKind::TimeSliced, WorldKind::PullCount] {
+        for traj in [false, true] {
+            let t = bench::measure_ucb1(&ts, kind, traj, seconds)?;
+            println!(
+                "ucb1 on {:<11} trajectories {:<5}: {:>11.0} pulls/s on one thread ({} pulls, {} cells, {:.2} s)",
+                t.world,
+                if t.trajectories { "on" } else { "off" },
+                t.pulls_per_second(),
+                t.pulls,
+                t.cells,
+                t.seconds
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

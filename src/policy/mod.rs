@@ -1,0 +1,465 @@
+//! Policies: the decision rules, behind one trait and one registry.
+//!
+//! A policy sees the world only through [`View`] (before a decision) and [`Observation`] (after a
+//! pull); it never touches clocks, files or threads. It is built from a spec, a family name plus
+//! parameters, through [`registry`], so experiment files, results and the CLI all name policies
+//! the same way: `family(param=value, ...)` with every parameter, defaults included, in the
+//! family's declaration order.
+
+mod bestk;
+mod epsilon_greedy;
+mod random;
+mod round_robin;
+mod softmax;
+mod ucb1;
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::LazyLock;
+
+use anyhow::{Result, bail};
+
+use crate::replay::{Observation, View, WorldKind};
+use crate::rng::Rng;
+
+/// What a policy asks the world to do. An enum so configuration-level policies can add actions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Action {
+    Pull(usize),
+}
+
+pub trait Policy: Send {
+    fn decide(&mut self, view: &View<'_>, rng: &mut Rng) -> Action;
+    fn observe(&mut self, obs: &Observation<'_>);
+}
+
+/// A parameter value.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    Float(f64),
+    Int(i64),
+    Text(String),
+}
+
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::Float(x) => write!(f, "{x}"),
+            Value::Int(x) => write!(f, "{x}"),
+            Value::Text(s) => write!(f, "{s}"),
+        }
+    }
+}
+
+impl Value {
+    fn to_json(&self) -> serde_json::Value {
+        match self {
+            Value::Float(x) => serde_json::json!(x),
+            Value::Int(x) => serde_json::json!(x),
+            Value::Text(s) => serde_json::json!(s),
+        }
+    }
+}
+
+/// The type and allowed range of a parameter.
+#[derive(Clone, Debug)]
+pub enum Kind {
+    Float { min: f64, max: f64 },
+    Int { min: i64, max: i64 },
+    Choice(&'static [&'static str]),
+}
+
+impl Kind {
+    fn describe(&self) -> String {
+        match self {
+            Kind::Float { min, max } => format!("number in [{min}, {max}]"),
+            Kind::Int { min, max } => format!("integer in [{min}, {max}]"),
+            Kind::Choice(c) => format!("one of {}", c.join(", ")),
+        }
+    }
+}
+
+pub struct ParamDef {
+    pub name: &'static str,
+    pub kind: Kind,
+    pub default: Value,
+    pub doc: &'static str,
+}
+
+/// A policy family: one decision rule and its parameters.
+pub struct Family {
+    pub name: &'static str,
+    pub summary: &'static str,
+    /// Paper (file under ../shared/papers/ and equation) or the library whose semantics it copies.
+    pub source: &'static str,
+    pub worlds: &'static [WorldKind],
+    pub params: Vec<ParamDef>,
+    pub build: fn(&Params, usize) -> Box<dyn Policy>,
+}
+
+/// Resolved parameters, in the family's declaration order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Params(pub Vec<(&'static str, Value)>);
+
+impl Params {
+    fn get(&self, name: &str) -> &Value {
+        &self
+            .0
+            .iter()
+            .find(|(n, _)| *n == name)
+            .unwrap_or_else(|| panic!("parameter {name} is declared by its family"))
+            .1
+    }
+
+    pub fn float(&self, name: &str) -> f64 {
+        match self.get(name) {
+            Value::Float(x) => *x,
+            Value::Int(x) => *x as f64,
+            Value::Text(_) => panic!("parameter {name} is numeric"),
+        }
+    }
+
+    pub fn int(&self, name: &str) -> i64 {
+        match self.get(name) {
+            Value::Int(x) => *x,
+            other => panic!("parameter {name} is an integer, found {other}"),
+        }
+    }
+
+    pub fn text(&self, name: &str) -> &str {
+        match self.get(name) {
+            Value::Text(s) => s,
+            other => panic!("parameter {name} is text, found {other}"),
+        }
+    }
+}
+
+/// One concrete policy: a family with all parameters resolved.
+#[derive(Clone)]
+pub struct PolicyConfig {
+    pub family: &'static Family,
+    pub params: Params,
+}
+
+impl fmt::Debug for PolicyConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.id())
+    }
+}
+
+impl PartialEq for PolicyConfig {
+    fn eq(&self, other: &Self) -> bool {
+        self.family.name == other.family.name && self.params == other.params
+    }
+}
+
+impl PolicyConfig {
+    /// Stable text naming the policy: `family(a=1, b=x)`, or `family` without parameters.
+    pub fn id(&self) -> String {
+        if self.params.0.is_empty() {
+            return self.family.name.to_string();
+        }
+        let inner: Vec<String> = self
+            .params
+            .0
+            .iter()
+            .map(|(n, v)| format!("{n}={v}"))
+            .collect();
+        format!("{}({})", self.family.name, inner.join(", "))
+    }
+
+    pub fn params_json(&self) -> String {
+        let map: serde_json::Map<String, serde_json::Value> = self
+            .params
+            .0
+            .iter()
+            .map(|(n, v)| (n.to_string(), v.to_json()))
+            .collect();
+        serde_json::Value::Object(map).to_string()
+    }
+
+    pub fn build(&self, n_arms: usize) -> Box<dyn Policy> {
+        (self.family.build)(&self.params, n_arms)
+    }
+}
+
+static REGISTRY: LazyLock<Vec<Family>> = LazyLock::new(|| {
+    vec![
+        round_robin::family(),
+        random::family(),
+        epsilon_greedy::family(),
+        softmax::family(),
+        ucb1::family_textbook(),
+        ucb1::family_btb(),
+        bestk::family_rewards(),
+        bestk::family_velocity(),
+    ]
+});
+
+/// Every policy family this program knows.
+pub fn registry() -> &'static [Family] {
+    &REGISTRY
+}
+
+pub fn family(name: &str) -> Result<&'static Family> {
+    match registry().iter().find(|f| f.name == name) {
+        Some(f) => Ok(f),
+        None => bail!(
+            "unknown policy '{name}'; known policies: {} (see `banditbench policies`)",
+            registry()
+                .iter()
+                .map(|f| f.name)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+fn convert(def: &ParamDef, family: &str, v: &toml::Value) -> Result<Value> {
+    let bad = || {
+        anyhow::anyhow!(
+            "policy '{family}', parameter '{}': {v} is not allowed; expected a {}",
+            def.name,
+            def.kind.describe()
+        )
+    };
+    match (&def.kind, v) {
+        (Kind::Float { min, max }, toml::Value::Float(x)) if x >= min && x <= max => {
+            Ok(Value::Float(*x))
+        }
+        (Kind::Float { min, max }, toml::Value::Integer(i))
+            if (*i as f64) >= *min && (*i as f64) <= *max =>
+        {
+            Ok(Value::Float(*i as f64))
+        }
+        (Kind::Int { min, max }, toml::Value::Integer(i)) if i >= min && i <= max => {
+            Ok(Value::Int(*i))
+        }
+        (Kind::Choice(c), toml::Value::String(s)) if c.contains(&s.as_str()) => {
+            Ok(Value::Text(s.clone()))
+        }
+        _ => Err(bad()),
+    }
+}
+
+/// Expand one `[[policies]]` entry (family + parameters, each a value or a list of values) into
+/// the cartesian product of its values, in declaration order.
+pub fn expand(
+    family_name: &str,
+    given: &BTreeMap<String, toml::Value>,
+) -> Result<Vec<PolicyConfig>> {
+    let fam = family(family_name)?;
+    for key in given.keys() {
+        if !fam.params.iter().any(|p| p.name == key) {
+            let known: Vec<&str> = fam.params.iter().map(|p| p.name).collect();
+            bail!(
+                "policy '{}' has no parameter '{key}'; its parameters: {}",
+                fam.name,
+                if known.is_empty() {
+                    "none".to_string()
+                } else {
+                    known.join(", ")
+                }
+            );
+        }
+    }
+    let mut grid: Vec<Vec<(&'static str, Value)>> = vec![Vec::new()];
+    for def in &fam.params {
+        let values: Vec<Value> = match given.get(def.name) {
+            None => vec![def.default.clone()],
+            Some(toml::Value::Array(list)) => {
+                if list.is_empty() {
+                    bail!(
+                        "policy '{}', parameter '{}': an empty list expands to no policy",
+                        fam.name,
+                        def.name
+                    );
+                }
+                list.iter()
+                    .map(|v| convert(def, fam.name, v))
+                    .collect::<Result<_>>()?
+            }
+            Some(v) => vec![convert(def, fam.name, v)?],
+        };
+        grid = grid
+            .into_iter()
+            .flat_map(|prefix| {
+                values.iter().map(move |v| {
+                    let mut p = prefix.clone();
+                    p.push((def.name, v.clone()));
+                    p
+                })
+            })
+            .collect();
+    }
+    Ok(grid
+        .into_iter()
+        .map(|p| PolicyConfig {
+            family: fam,
+            params: Params(p),
+        })
+        .collect())
+}
+
+/// A policy with every parameter at its default.
+pub fn default_config(family_name: &str) -> Result<PolicyConfig> {
+    Ok(expand(family_name, &BTreeMap::new())?.remove(0))
+}
+
+/// Per-arm running means of the rewards observed so far; `None` rewards count as pulls only.
+#[derive(Clone, Debug)]
+pub(crate) struct Means {
+    pub pulls: Vec<u64>,
+    pub sum: Vec<f64>,
+    pub known: Vec<u64>,
+}
+
+impl Means {
+    pub fn new(n: usize) -> Self {
+        Means {
+            pulls: vec![0; n],
+            sum: vec![0.0; n],
+            known: vec![0; n],
+        }
+    }
+
+    pub fn observe(&mut self, obs: &Observation<'_>) {
+        self.pulls[obs.arm] += 1;
+        if let Some(r) = obs.reward {
+            self.sum[obs.arm] += r;
+            self.known[obs.arm] += 1;
+        }
+    }
+
+    /// Mean reward of an arm, 0 when it has none (the convention of ER-UCB's and BTB's code).
+    pub fn mean(&self, arm: usize) -> f64 {
+        if self.known[arm] == 0 {
+            0.0
+        } else {
+            self.sum[arm] / self.known[arm] as f64
+        }
+    }
+
+    /// The first arm (index order) pulled fewer than `n` times.
+    pub fn first_below(&self, n: u64) -> Option<usize> {
+        self.pulls.iter().position(|&p| p < n)
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::*;
+    use crate::replay::{Revealed, View, WorldKind};
+
+    /// A view with the given pull counts, for decision tests.
+    pub fn view<'a>(pulls: &'a [u64], zeros: &'a [f64]) -> View<'a> {
+        View {
+            n_arms: pulls.len(),
+            step: pulls.iter().sum(),
+            pulls,
+            arm_clock: zeros,
+            arm_best: zeros,
+            budget: 100.0,
+            used: pulls.iter().sum::<u64>() as f64,
+            slice: 1.0,
+            kind: WorldKind::PullCount,
+        }
+    }
+
+    pub fn obs(arm: usize, reward: Option<f64>) -> Observation<'static> {
+        static NONE: [Revealed; 0] = [];
+        Observation {
+            arm,
+            reward,
+            revealed: &NONE,
+            arm_clock: 0.0,
+            exhausted: false,
+        }
+    }
+
+    /// Feed a history of (arm, reward) into a policy.
+    pub fn feed(p: &mut dyn Policy, history: &[(usize, Option<f64>)]) -> Vec<u64> {
+        let n = history.iter().map(|h| h.0).max().map_or(0, |m| m + 1);
+        let mut pulls = vec![0u64; n];
+        for &(a, r) in history {
+            p.observe(&obs(a, r));
+            pulls[a] += 1;
+        }
+        pulls
+    }
+
+    pub fn build(family: &str, params: &[(&str, toml::Value)], n_arms: usize) -> Box<dyn Policy> {
+        let given: BTreeMap<String, toml::Value> = params
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.clone()))
+            .collect();
+        expand(family, &given).unwrap().remove(0).build(n_arms)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grids_expand_in_declaration_order() {
+        let mut given = BTreeMap::new();
+        given.insert(
+            "epsilon".to_string(),
+            toml::Value::Array(vec![toml::Value::Float(0.05), toml::Value::Float(0.1)]),
+        );
+        let cfgs = expand("epsilon-greedy", &given).unwrap();
+        let ids: Vec<String> = cfgs.iter().map(PolicyConfig::id).collect();
+        assert_eq!(
+            ids,
+            vec![
+                "epsilon-greedy(epsilon=0.05, initial_pulls=0)",
+                "epsilon-greedy(epsilon=0.1, initial_pulls=0)"
+            ]
+        );
+        assert_eq!(
+            cfgs[0].params_json(),
+            r#"{"epsilon":0.05,"initial_pulls":0}"#
+        );
+    }
+
+    #[test]
+    fn unknown_policy_lists_the_registry() {
+        let err = expand("ucb2", &BTreeMap::new()).unwrap_err().to_string();
+        assert!(err.contains("unknown policy 'ucb2'"), "{err}");
+        assert!(
+            err.contains("ucb1-btb") && err.contains("round-robin"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn unknown_parameter_lists_the_policy_parameters() {
+        let mut given = BTreeMap::new();
+        given.insert("eps".to_string(), toml::Value::Float(0.1));
+        let err = expand("epsilon-greedy", &given).unwrap_err().to_string();
+        assert!(err.contains("no parameter 'eps'"), "{err}");
+        assert!(err.contains("epsilon, initial_pulls"), "{err}");
+    }
+
+    #[test]
+    fn out_of_range_values_are_rejected_with_the_range() {
+        let mut given = BTreeMap::new();
+        given.insert("epsilon".to_string(), toml::Value::Float(1.5));
+        let err = expand("epsilon-greedy", &given).unwrap_err().to_string();
+        assert!(err.contains("number in [0, 1]"), "{err}");
+        let mut given = BTreeMap::new();
+        given.insert("tie_break".to_string(), toml::Value::String("last".into()));
+        let err = expand("ucb1", &given).unwrap_err().to_string();
+        assert!(err.contains("one of first, random"), "{err}");
+    }
+
+    #[test]
+    fn every_family_builds_and_names_its_source() {
+        for f in registry() {
+            assert!(f.source.len() > 10, "{} cites its source", f.name);
+            let cfg = default_config(f.name).unwrap();
+            let _ = cfg.build(3);
+        }
+    }
+}

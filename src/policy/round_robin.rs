@@ -1,0 +1,50 @@
+//! Round Robin: pull the arms in index order, cyclically.
+//!
+//! Source: the "Round Robin" baseline of HAMLET (`../shared/papers/004_366c3cb053cfed37.txt`,
+//! §III-B-3), also HAMLET's start phase (Alg. 1). No parameters.
+
+use super::{Action, Family, Params, Policy};
+use crate::replay::{Observation, View, WorldKind};
+use crate::rng::Rng;
+
+pub fn family() -> Family {
+    Family {
+        name: "round-robin",
+        summary: "pull arms 0, 1, ..., K-1, 0, 1, ... regardless of rewards",
+        source: "HAMLET baseline 'Round Robin' (papers/004_366c3cb053cfed37.txt, §III-B-3)",
+        worlds: &WorldKind::ALL,
+        params: vec![],
+        build: |_: &Params, _n| Box::new(RoundRobin { next: 0 }),
+    }
+}
+
+pub struct RoundRobin {
+    next: usize,
+}
+
+impl Policy for RoundRobin {
+    fn decide(&mut self, view: &View<'_>, _rng: &mut Rng) -> Action {
+        let arm = self.next % view.n_arms;
+        self.next = arm + 1;
+        Action::Pull(arm)
+    }
+
+    fn observe(&mut self, _obs: &Observation<'_>) {}
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::policy::{Action, testing};
+    use crate::rng::Rng;
+
+    #[test]
+    fn cycles_through_the_arms() {
+        let mut p = testing::build("round-robin", &[], 3);
+        let z = [0.0; 3];
+        let mut rng = Rng::new(0);
+        let arms: Vec<Action> = (0..5)
+            .map(|_| p.decide(&testing::view(&[0, 0, 0], &z), &mut rng))
+            .collect();
+        assert_eq!(arms, [0, 1, 2, 0, 1].map(Action::Pull).to_vec());
+    }
+}

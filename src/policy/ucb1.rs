@@ -1,0 +1,199 @@
+//! UCB1 in two named variants.
+//!
+//! `ucb1` (textbook; Auer, Cesa-Bianchi & Fischer 2002, as HAMLET's "UCB" baseline,
+//! `../shared/papers/004_366c3cb053cfed37.txt` §III-B-3 [4], and ER-UCB's C-UCB,
+//! `000_d1ed9ef9d25e42df.txt` §4): pull each arm once in index order, then the arm maximising
+//!     mean_i + sqrt(2 ln n / n_i),
+//! where n is the number of pulls so far and n_i those of arm i. `tie_break` = `first` (lowest
+//! index, numpy's argmax as in ER-UCB's code) or `random`.
+//!
+//! `ucb1-btb` copies the semantics of BTB's `UCB1` selector (MLBazaar/BTB, used by ATM and by
+//! HAMLET's baselines; `../shared/research/algorithms.md` §4.3): no forced initial pulls; with
+//! total = max(1, Σ n_i), the index is (mean_i, or 0 for an arm without rewards)
+//!     + sqrt(2 ln total / max(n_i, 1)),
+//! and ties are broken uniformly at random (BTB shuffles the arms). A pull without a reward counts
+//! in n_i but not in the mean (BTB's NaN entries and `nanmean`); an arm whose rewards are all
+//! missing has mean 0 here, where numpy's `nanmean` would give NaN.
+
+use super::{Action, Family, Kind, Means, ParamDef, Params, Policy, Value};
+use crate::replay::{Observation, View, WorldKind};
+use crate::rng::{Rng, argmax_first, argmax_random};
+
+pub fn family_textbook() -> Family {
+    Family {
+        name: "ucb1",
+        summary: "one pull per arm, then argmax mean + sqrt(2 ln n / n_i)",
+        source: "Auer, Cesa-Bianchi & Fischer 2002 (UCB1); HAMLET 'UCB' (papers/004_366c3cb053cfed37.txt, §III-B-3); ER-UCB 'C-UCB' (papers/000_d1ed9ef9d25e42df.txt, §4)",
+        worlds: &WorldKind::ALL,
+        params: vec![ParamDef {
+            name: "tie_break",
+            kind: Kind::Choice(&["first", "random"]),
+            default: Value::Text("first".into()),
+            doc: "which of several arms with the same index is pulled: the lowest index (numpy argmax, ER-UCB's code) or a random one",
+        }],
+        build: |p: &Params, n| {
+            Box::new(Ucb1 {
+                random_ties: p.text("tie_break") == "random",
+                means: Means::new(n),
+                index: vec![0.0; n],
+            })
+        },
+    }
+}
+
+pub fn family_btb() -> Family {
+    Family {
+        name: "ucb1-btb",
+        summary: "BTB's UCB1 selector: no forced pulls, argmax mean + sqrt(2 ln max(1,n) / max(n_i,1)), random ties",
+        source: "MLBazaar/BTB baytune/selection/ucb1.py semantics (algorithms.md §4.3), as in ATM and HAMLET's baselines",
+        worlds: &WorldKind::ALL,
+        params: vec![],
+        build: |_: &Params, n| {
+            Box::new(Ucb1Btb {
+                means: Means::new(n),
+                index: vec![0.0; n],
+            })
+        },
+    }
+}
+
+pub struct Ucb1 {
+    random_ties: bool,
+    means: Means,
+    index: Vec<f64>,
+}
+
+impl Policy for Ucb1 {
+    fn decide(&mut self, _view: &View<'_>, rng: &mut Rng) -> Action {
+        if let Some(a) = self.means.first_below(1) {
+            return Action::Pull(a);
+        }
+        let ln_n = (self.means.pulls.iter().sum::<u64>() as f64).ln();
+        for (i, x) in self.index.iter_mut().enumerate() {
+            *x = self.means.mean(i) + (2.0 * ln_n / self.means.pulls[i] as f64).sqrt();
+        }
+        Action::Pull(if self.random_ties {
+            argmax_random(&self.index, rng)
+        } else {
+            argmax_first(&self.index)
+        })
+    }
+
+    fn observe(&mut self, obs: &Observation<'_>) {
+        self.means.observe(obs);
+    }
+}
+
+/// BTB's `UCB1.bandit`: index from (mean, count) pairs, random tie-break.
+pub(crate) fn btb_bandit(means: &[f64], counts: &[u64], index: &mut [f64], rng: &mut Rng) -> usize {
+    let total = counts.iter().sum::<u64>().max(1) as f64;
+    let ln_total = total.ln();
+    for i in 0..index.len() {
+        index[i] = means[i] + (2.0 * ln_total / counts[i].max(1) as f64).sqrt();
+    }
+    argmax_random(index, rng)
+}
+
+pub struct Ucb1Btb {
+    means: Means,
+    index: Vec<f64>,
+}
+
+impl Policy for Ucb1Btb {
+    fn decide(&mut self, _view: &View<'_>, rng: &mut Rng) -> Action {
+        let m: Vec<f64> = (0..self.index.len()).map(|i| self.means.mean(i)).collect();
+        Action::Pull(btb_bandit(&m, &self.means.pulls, &mut self.index, rng))
+    }
+
+    fn observe(&mut self, obs: &Observation<'_>) {
+        self.means.observe(obs);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::policy::{Action, testing};
+    use crate::rng::Rng;
+
+    #[test]
+    fn textbook_pulls_each_arm_once_then_uses_the_index() {
+        let mut p = testing::build("ucb1", &[], 3);
+        let z = [0.0; 3];
+        let mut rng = Rng::new(0);
+        for i in 0..3 {
+            assert_eq!(
+                p.decide(&testing::view(&[0, 0, 0], &z), &mut rng),
+                Action::Pull(i)
+            );
+            p.observe(&testing::obs(i, Some([0.5, 0.6, 0.4][i])));
+        }
+        // n = 3 after the initial pulls; add arm 1 twice more (0.6, 0.6): n = 5, n_1 = 3.
+        p.observe(&testing::obs(1, Some(0.6)));
+        p.observe(&testing::obs(1, Some(0.6)));
+        // Index: arm 0: 0.5 + sqrt(2 ln 5 / 1) = 0.5 + 1.7941 = 2.2941
+        //        arm 1: 0.6 + sqrt(2 ln 5 / 3) = 0.6 + 1.0358 = 1.6358
+        //        arm 2: 0.4 + 1.7941 = 2.1941  -> arm 0.
+        assert_eq!(
+            p.decide(&testing::view(&[1, 3, 1], &z), &mut rng),
+            Action::Pull(0)
+        );
+    }
+
+    #[test]
+    fn textbook_ties_go_to_the_lowest_index() {
+        let mut p = testing::build("ucb1", &[], 2);
+        testing::feed(p.as_mut(), &[(0, Some(0.5)), (1, Some(0.5))]);
+        let z = [0.0; 2];
+        let mut rng = Rng::new(0);
+        for _ in 0..20 {
+            assert_eq!(
+                p.decide(&testing::view(&[1, 1], &z), &mut rng),
+                Action::Pull(0)
+            );
+        }
+    }
+
+    #[test]
+    fn btb_forces_no_initial_pulls() {
+        // BTB: UCB1.select({'a': [0.9, 0.9], 'b': []}) returns 'a' (algorithms.md §4.3):
+        // total 2, a: 0.9 + sqrt(2 ln 2 / 2) = 1.7326; b: 0 + sqrt(2 ln 2 / 1) = 1.1774.
+        let mut p = testing::build("ucb1-btb", &[], 2);
+        testing::feed(p.as_mut(), &[(0, Some(0.9)), (0, Some(0.9))]);
+        let z = [0.0; 2];
+        let mut rng = Rng::new(0);
+        for _ in 0..20 {
+            assert_eq!(
+                p.decide(&testing::view(&[2, 0], &z), &mut rng),
+                Action::Pull(0)
+            );
+        }
+    }
+
+    #[test]
+    fn btb_with_no_pulls_has_no_bonus_and_random_ties() {
+        // total = max(1, 0) = 1, ln 1 = 0: every index is 0, the tie is broken at random.
+        let mut p = testing::build("ucb1-btb", &[], 3);
+        let z = [0.0; 3];
+        let mut rng = Rng::new(5);
+        let mut seen = [false; 3];
+        for _ in 0..100 {
+            let Action::Pull(a) = p.decide(&testing::view(&[0, 0, 0], &z), &mut rng);
+            seen[a] = true;
+        }
+        assert_eq!(seen, [true; 3]);
+    }
+
+    #[test]
+    fn missing_rewards_count_as_pulls_but_not_in_the_mean() {
+        // Arm 0: rewards [None, 0.8] -> mean 0.8, n = 2; arm 1: [0.7] -> mean 0.7, n = 1.
+        // total 3: arm 0: 0.8 + sqrt(2 ln 3 / 2) = 1.8482; arm 1: 0.7 + sqrt(2 ln 3) = 2.1823.
+        let mut p = testing::build("ucb1-btb", &[], 2);
+        testing::feed(p.as_mut(), &[(0, None), (0, Some(0.8)), (1, Some(0.7))]);
+        let z = [0.0; 2];
+        let mut rng = Rng::new(0);
+        assert_eq!(
+            p.decide(&testing::view(&[2, 1], &z), &mut rng),
+            Action::Pull(1)
+        );
+    }
+}

@@ -1,0 +1,242 @@
+//! The worlds a policy acts in. Every replay rule lives in this module and nowhere else.
+//!
+//! A world owns the clocks, the budget and what has been revealed; it hands the policy a read-only
+//! [`View`] before each decision and an [`Observation`] after each pull.
+//!
+//! What a policy observes (the *reward* of a pull; higher is better: scores of `minimize` trace
+//! sets are negated):
+//! - **time-sliced**: the arm's best-so-far `ok` score at the end of the slice, i.e. one point of
+//!   HAMLET's monotone learning curve per pull, or `None` when the arm has revealed no `ok`
+//!   evaluation yet. The observation also lists every evaluation the slice revealed, with its
+//!   time, so curve-fitting policies can use the raw points.
+//! - **pull-count**: the score of the evaluation the pull revealed, or `None` for a failed or
+//!   timed-out evaluation (when failures consume budget) or a pull of an exhausted arm.
+//!
+//! Policies that average rewards count a `None` as a pull without a reward.
+
+mod pull_count;
+mod time_sliced;
+
+pub use pull_count::{Exhausted, Order, PullCount, PullCountConfig};
+pub use time_sliced::{Overhead, TimeSliced, TimeSlicedConfig};
+
+use crate::trace::{Status, Task};
+
+/// The kind of world, as named in experiment files and results.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WorldKind {
+    TimeSliced,
+    PullCount,
+}
+
+impl WorldKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WorldKind::TimeSliced => "time-sliced",
+            WorldKind::PullCount => "pull-count",
+        }
+    }
+
+    pub const ALL: [WorldKind; 2] = [WorldKind::TimeSliced, WorldKind::PullCount];
+}
+
+/// An evaluation revealed by a pull, as the policy sees it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Revealed {
+    /// The arm's clock when this evaluation finished (time-sliced), or the pull index (pull-count).
+    pub time: f64,
+    /// Reward orientation (higher is better); NaN unless `ok`.
+    pub reward: f64,
+    pub ok: bool,
+}
+
+/// What a policy learns from one pull.
+#[derive(Clone, Copy, Debug)]
+pub struct Observation<'a> {
+    pub arm: usize,
+    /// The pull's reward as defined for the world (see the module docs), `None` if it has none.
+    pub reward: Option<f64>,
+    /// Every evaluation this pull revealed, in order.
+    pub revealed: &'a [Revealed],
+    /// The arm's clock after the pull (time-sliced: seconds; pull-count: pulls of this arm).
+    pub arm_clock: f64,
+    /// True when the arm's trace had nothing left to reveal.
+    pub exhausted: bool,
+}
+
+/// The state a policy may look at before deciding.
+#[derive(Clone, Copy, Debug)]
+pub struct View<'a> {
+    pub n_arms: usize,
+    /// Decisions taken so far in this cell.
+    pub step: u64,
+    /// Pulls of each arm so far.
+    pub pulls: &'a [u64],
+    /// Each arm's clock (time-sliced: seconds run; pull-count: pulls).
+    pub arm_clock: &'a [f64],
+    /// Each arm's best revealed reward, `-inf` if none.
+    pub arm_best: &'a [f64],
+    /// The whole budget, in the world's unit (seconds or pulls).
+    pub budget: f64,
+    /// Budget used so far, including charged overhead.
+    pub used: f64,
+    /// The slice length in seconds (time-sliced), 1 pull (pull-count).
+    pub slice: f64,
+    pub kind: WorldKind,
+}
+
+impl View<'_> {
+    pub fn remaining(&self) -> f64 {
+        (self.budget - self.used).max(0.0)
+    }
+}
+
+/// The best evaluation found so far in a cell.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Incumbent {
+    pub arm: usize,
+    /// Index of the evaluation within its arm.
+    pub eval: usize,
+    /// Reward orientation.
+    pub reward: f64,
+    /// World time (budget used) when it was revealed.
+    pub found_at: f64,
+}
+
+/// Bookkeeping shared by every world: counts, clocks, bests and the incumbent.
+#[derive(Clone, Debug)]
+pub struct Ledger {
+    pub pulls: Vec<u64>,
+    pub arm_clock: Vec<f64>,
+    pub arm_best: Vec<f64>,
+    /// Seconds of recorded evaluation time consumed per arm.
+    pub arm_time_s: Vec<f64>,
+    pub budget: f64,
+    pub used: f64,
+    pub overhead: f64,
+    pub decisions: u64,
+    pub incumbent: Option<Incumbent>,
+    /// Failed or timed-out evaluations revealed or skipped.
+    pub failures: u64,
+    revealed: Vec<Revealed>,
+}
+
+impl Ledger {
+    fn new(n_arms: usize, budget: f64) -> Self {
+        Ledger {
+            pulls: vec![0; n_arms],
+            arm_clock: vec![0.0; n_arms],
+            arm_best: vec![f64::NEG_INFINITY; n_arms],
+            arm_time_s: vec![0.0; n_arms],
+            budget,
+            used: 0.0,
+            overhead: 0.0,
+            decisions: 0,
+            incumbent: None,
+            failures: 0,
+            revealed: Vec::with_capacity(16),
+        }
+    }
+
+    /// Record evaluation `eval` of `arm` as revealed: `time` is what the policy sees (arm clock),
+    /// `world_time` the budget used when it finished (for anytime curves).
+    fn reveal(
+        &mut self,
+        arm: usize,
+        eval: usize,
+        time: f64,
+        world_time: f64,
+        status: Status,
+        reward: f64,
+    ) {
+        let ok = status == Status::Ok;
+        if ok {
+            if reward > self.arm_best[arm] {
+                self.arm_best[arm] = reward;
+            }
+            if self.incumbent.is_none_or(|inc| reward > inc.reward) {
+                self.incumbent = Some(Incumbent {
+                    arm,
+                    eval,
+                    reward,
+                    found_at: world_time,
+                });
+            }
+        } else {
+            self.failures += 1;
+        }
+        self.revealed.push(Revealed {
+            time,
+            reward: if ok { reward } else { f64::NAN },
+            ok,
+        });
+    }
+}
+
+/// A world a policy can be replayed in.
+pub trait World {
+    fn kind(&self) -> WorldKind;
+    fn n_arms(&self) -> usize;
+    fn ledger(&self) -> &Ledger;
+    /// True when no budget is left for another pull.
+    fn done(&self) -> bool;
+    /// Charge a policy's own computation (seconds) to the budget, if the world has a time budget.
+    fn charge_overhead(&mut self, seconds: f64);
+    /// Pull `arm` (must be < n_arms) and return what the policy observes.
+    fn pull(&mut self, arm: usize) -> Observation<'_>;
+    /// The task being replayed.
+    fn task(&self) -> &Task;
+
+    fn view(&self) -> View<'_> {
+        let l = self.ledger();
+        View {
+            n_arms: self.n_arms(),
+            step: l.decisions,
+            pulls: &l.pulls,
+            arm_clock: &l.arm_clock,
+            arm_best: &l.arm_best,
+            budget: l.budget,
+            used: l.used,
+            slice: self.slice(),
+            kind: self.kind(),
+        }
+    }
+
+    fn slice(&self) -> f64;
+}
+
+#[cfg(test)]
+pub(crate) mod fixtures {
+    use crate::trace::{Arm, Status, Task};
+
+    /// An arm from (elapsed_s, score) pairs; a NaN score marks a failed evaluation.
+    pub fn arm(name: &str, evals: &[(f64, f64)]) -> Arm {
+        let mut a = Arm {
+            learner: name.to_string(),
+            ..Arm::default()
+        };
+        let mut prev = 0.0;
+        for &(e, s) in evals {
+            a.elapsed_s.push(e);
+            a.cost_s.push(e - prev);
+            prev = e;
+            a.score.push(s);
+            a.test_score
+                .push(if s.is_nan() { f64::NAN } else { s - 0.01 });
+            a.status.push(if s.is_nan() {
+                Status::Failed
+            } else {
+                Status::Ok
+            });
+        }
+        a
+    }
+
+    pub fn task(arms: Vec<Arm>) -> Task {
+        Task {
+            dataset: "hand".to_string(),
+            run: 0,
+            arms,
+        }
+    }
+}

@@ -1,0 +1,270 @@
+//! Pull-count replay (ER-UCB, `../shared/papers/000_d1ed9ef9d25e42df.txt`, §3, Algorithm 1: one
+//! pull = one random-search trial of the chosen learner).
+//!
+//! Rules (each a named option with its default):
+//! - Budget in pulls. A pull reveals the arm's next evaluation.
+//! - `order`: `permute` (default; each cell permutes every arm's evaluations with the cell's seed,
+//!   so repetitions see different trial orders of the same pool) or `recorded` (the trace's `seq`
+//!   order, for exact replays).
+//! - `failures_consume_budget`: `false` (default, as ER-UCB's code, which retries until a trial
+//!   succeeds): a failed or timed-out evaluation is skipped and the pull goes on to the next one;
+//!   `true`: it costs the pull and the policy observes no reward.
+//! - `exhausted`: what a pull of an arm with no evaluation left does. `empty` (default) costs the
+//!   pull and reveals nothing; `resample` draws one of the arm's evaluations uniformly with
+//!   replacement (seeded).
+//! - Time (reported, not budgeted) is the sum of `cost_s` of the evaluations consumed.
+
+use super::{Ledger, Observation, World, WorldKind};
+use crate::rng::Rng;
+use crate::trace::{Status, Task};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Order {
+    Permute,
+    Recorded,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Exhausted {
+    Empty,
+    Resample,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PullCountConfig {
+    pub budget_pulls: u64,
+    pub order: Order,
+    pub failures_consume_budget: bool,
+    pub exhausted: Exhausted,
+}
+
+pub struct PullCount<'t> {
+    task: &'t Task,
+    cfg: PullCountConfig,
+    sign: f64,
+    order: Vec<Vec<u32>>,
+    next: Vec<usize>,
+    has_ok: Vec<bool>,
+    rng: Rng,
+    ledger: Ledger,
+}
+
+impl<'t> PullCount<'t> {
+    /// `seed` drives the permutations and resampling; it must differ from the policy's stream.
+    pub fn new(task: &'t Task, cfg: PullCountConfig, sign: f64, seed: u64) -> Self {
+        let mut rng = Rng::new(seed);
+        let order = task
+            .arms
+            .iter()
+            .map(|a| {
+                let mut o: Vec<u32> = (0..a.len() as u32).collect();
+                if cfg.order == Order::Permute {
+                    rng.shuffle(&mut o);
+                }
+                o
+            })
+            .collect();
+        PullCount {
+            task,
+            cfg,
+            sign,
+            order,
+            next: vec![0; task.arms.len()],
+            has_ok: task
+                .arms
+                .iter()
+                .map(|a| a.status.contains(&Status::Ok))
+                .collect(),
+            rng,
+            ledger: Ledger::new(task.arms.len(), cfg.budget_pulls as f64),
+        }
+    }
+}
+
+impl World for PullCount<'_> {
+    fn kind(&self) -> WorldKind {
+        WorldKind::PullCount
+    }
+
+    fn n_arms(&self) -> usize {
+        self.task.arms.len()
+    }
+
+    fn ledger(&self) -> &Ledger {
+        &self.ledger
+    }
+
+    fn task(&self) -> &Task {
+        self.task
+    }
+
+    fn slice(&self) -> f64 {
+        1.0
+    }
+
+    fn done(&self) -> bool {
+        self.ledger.used >= self.ledger.budget
+    }
+
+    fn charge_overhead(&mut self, _seconds: f64) {
+        // The budget counts pulls; computation time has no budget to be charged to.
+    }
+
+    fn pull(&mut self, arm: usize) -> Observation<'_> {
+        let l = &mut self.ledger;
+        l.decisions += 1;
+        l.revealed.clear();
+        l.used += 1.0;
+        l.pulls[arm] += 1;
+        l.arm_clock[arm] = l.pulls[arm] as f64;
+        let a = &self.task.arms[arm];
+        let world_time = l.used;
+        let mut exhausted = false;
+        let mut reward = None;
+        loop {
+            let idx = if self.next[arm] < a.len() {
+                let i = self.order[arm][self.next[arm]] as usize;
+                self.next[arm] += 1;
+                i
+            } else {
+                exhausted = true;
+                let can_resample = self.cfg.exhausted == Exhausted::Resample
+                    && !a.is_empty()
+                    && (self.has_ok[arm] || self.cfg.failures_consume_budget);
+                if !can_resample {
+                    break;
+                }
+                self.rng.below(a.len())
+            };
+            l.arm_time_s[arm] += a.cost_s[idx];
+            let r = self.sign * a.score[idx];
+            l.reveal(arm, idx, world_time, world_time, a.status[idx], r);
+            if a.status[idx] == Status::Ok {
+                reward = Some(r);
+                break;
+            }
+            if self.cfg.failures_consume_budget {
+                break;
+            }
+        }
+        Observation {
+            arm,
+            reward,
+            revealed: &l.revealed,
+            arm_clock: l.arm_clock[arm],
+            exhausted,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::replay::fixtures::{arm, task};
+
+    fn cfg(order: Order, consume: bool, exhausted: Exhausted) -> PullCountConfig {
+        PullCountConfig {
+            budget_pulls: 10,
+            order,
+            failures_consume_budget: consume,
+            exhausted,
+        }
+    }
+
+    #[test]
+    fn recorded_order_reveals_in_seq_order() {
+        let t = task(vec![arm("a", &[(1.0, 0.3), (2.0, 0.8), (3.0, 0.5)])]);
+        let mut w = PullCount::new(&t, cfg(Order::Recorded, false, Exhausted::Empty), 1.0, 1);
+        let got: Vec<Option<f64>> = (0..3).map(|_| w.pull(0).reward).collect();
+        assert_eq!(got, vec![Some(0.3), Some(0.8), Some(0.5)]);
+        assert_eq!(w.ledger().incumbent.unwrap().eval, 1);
+        assert_eq!(w.ledger().used, 3.0);
+        // cost_s of the three evaluations: 1 + 1 + 1.
+        assert_eq!(w.ledger().arm_time_s[0], 3.0);
+    }
+
+    #[test]
+    fn permuted_order_is_a_seeded_permutation() {
+        let scores: Vec<(f64, f64)> = (0..20).map(|i| (i as f64, i as f64 / 100.0)).collect();
+        let t = task(vec![arm("a", &scores)]);
+        let run = |seed| {
+            let mut w = PullCount::new(&t, cfg(Order::Permute, false, Exhausted::Empty), 1.0, seed);
+            (0..20)
+                .map(|_| w.pull(0).reward.unwrap())
+                .collect::<Vec<_>>()
+        };
+        let (a, b, c) = (run(5), run(5), run(6));
+        assert_eq!(a, b, "same seed, same order");
+        assert_ne!(a, c, "another seed, another order");
+        let mut sorted = a.clone();
+        sorted.sort_by(f64::total_cmp);
+        assert_eq!(sorted, scores.iter().map(|s| s.1).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn failures_are_skipped_free_by_default() {
+        let t = task(vec![arm("a", &[(1.0, f64::NAN), (2.0, 0.6)])]);
+        let mut w = PullCount::new(&t, cfg(Order::Recorded, false, Exhausted::Empty), 1.0, 1);
+        let obs = w.pull(0);
+        assert_eq!(obs.reward, Some(0.6));
+        assert_eq!(obs.revealed.len(), 2);
+        assert_eq!(w.ledger().used, 1.0, "the failure cost no pull");
+        assert_eq!(w.ledger().failures, 1);
+    }
+
+    #[test]
+    fn failures_consume_a_pull_when_asked() {
+        let t = task(vec![arm("a", &[(1.0, f64::NAN), (2.0, 0.6)])]);
+        let mut w = PullCount::new(&t, cfg(Order::Recorded, true, Exhausted::Empty), 1.0, 1);
+        assert_eq!(w.pull(0).reward, None);
+        assert_eq!(w.pull(0).reward, Some(0.6));
+        assert_eq!(w.ledger().used, 2.0);
+    }
+
+    #[test]
+    fn exhausted_arms_are_empty_or_resampled() {
+        let t = task(vec![arm("a", &[(1.0, 0.4)])]);
+        let mut w = PullCount::new(&t, cfg(Order::Recorded, false, Exhausted::Empty), 1.0, 1);
+        w.pull(0);
+        let obs = w.pull(0);
+        assert!(obs.exhausted);
+        assert_eq!(obs.reward, None);
+        assert_eq!(w.ledger().used, 2.0);
+        let mut w = PullCount::new(&t, cfg(Order::Recorded, false, Exhausted::Resample), 1.0, 1);
+        w.pull(0);
+        let obs = w.pull(0);
+        assert!(obs.exhausted);
+        assert_eq!(
+            obs.reward,
+            Some(0.4),
+            "the single evaluation is drawn again"
+        );
+    }
+
+    #[test]
+    fn an_arm_with_only_failures_never_loops() {
+        let t = task(vec![arm("a", &[(1.0, f64::NAN)])]);
+        let mut w = PullCount::new(&t, cfg(Order::Recorded, false, Exhausted::Resample), 1.0, 1);
+        assert_eq!(w.pull(0).reward, None);
+        assert_eq!(w.pull(0).reward, None);
+        assert_eq!(w.ledger().used, 2.0);
+    }
+
+    #[test]
+    fn budget_ends_the_cell() {
+        let t = task(vec![arm("a", &[(1.0, 0.1)])]);
+        let mut w = PullCount::new(
+            &t,
+            PullCountConfig {
+                budget_pulls: 2,
+                ..cfg(Order::Recorded, false, Exhausted::Empty)
+            },
+            1.0,
+            1,
+        );
+        w.pull(0);
+        assert!(!w.done());
+        w.pull(0);
+        assert!(w.done());
+    }
+}

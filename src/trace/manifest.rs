@@ -1,0 +1,132 @@
+//! `traceset.toml`: what a trace set is, what its score measures, and where it came from.
+
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
+
+pub const FORMAT_V1: &str = "banditbench-traces/1";
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Direction {
+    Maximize,
+    Minimize,
+}
+
+impl Direction {
+    /// +1 for maximize, -1 for minimize: multiply a score by this to get a reward (higher is better).
+    pub fn sign(self) -> f64 {
+        match self {
+            Direction::Maximize => 1.0,
+            Direction::Minimize => -1.0,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Direction::Maximize => "maximize",
+            Direction::Minimize => "minimize",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source {
+    Recorded,
+    Imported,
+    Synthetic,
+}
+
+impl Source {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Source::Recorded => "recorded",
+            Source::Imported => "imported",
+            Source::Synthetic => "synthetic",
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Manifest {
+    pub name: String,
+    pub description: String,
+    pub metric: String,
+    pub direction: Direction,
+    pub source: Source,
+    /// The whole `[provenance]` table as written.
+    pub provenance: toml::Table,
+}
+
+fn required_str(table: &toml::Table, key: &str, path: &Path, within: &str) -> Result<String> {
+    match table.get(key) {
+        None => bail!(
+            "{}: missing key '{within}{key}' (a trace-set manifest needs format, name, description, metric, direction and [provenance] with source; see traces/README.md)",
+            path.display()
+        ),
+        Some(toml::Value::String(s)) => Ok(s.clone()),
+        Some(other) => bail!(
+            "{}: key '{within}{key}' must be a string, found {}",
+            path.display(),
+            other.type_str()
+        ),
+    }
+}
+
+pub fn read_manifest(path: &Path) -> Result<Manifest> {
+    let text = std::fs::read_to_string(path).with_context(|| {
+        format!(
+            "{}: cannot read the trace-set manifest (every trace set is a folder with traceset.toml and evaluations.parquet)",
+            path.display()
+        )
+    })?;
+    let table: toml::Table = text
+        .parse()
+        .with_context(|| format!("{}: not valid TOML", path.display()))?;
+    let format = required_str(&table, "format", path, "")?;
+    if format != FORMAT_V1 {
+        bail!(
+            "{}: unknown format '{format}'; this program reads '{FORMAT_V1}'",
+            path.display()
+        );
+    }
+    let name = required_str(&table, "name", path, "")?;
+    let description = required_str(&table, "description", path, "")?;
+    let metric = required_str(&table, "metric", path, "")?;
+    let direction = match required_str(&table, "direction", path, "")?.as_str() {
+        "maximize" => Direction::Maximize,
+        "minimize" => Direction::Minimize,
+        other => bail!(
+            "{}: key 'direction' is '{other}'; allowed: maximize, minimize",
+            path.display()
+        ),
+    };
+    let provenance = match table.get("provenance") {
+        Some(toml::Value::Table(t)) => t.clone(),
+        Some(other) => bail!(
+            "{}: 'provenance' must be a table ([provenance]), found {}",
+            path.display(),
+            other.type_str()
+        ),
+        None => bail!(
+            "{}: missing table [provenance] (with at least source = recorded | imported | synthetic)",
+            path.display()
+        ),
+    };
+    let source = match required_str(&provenance, "source", path, "provenance.")?.as_str() {
+        "recorded" => Source::Recorded,
+        "imported" => Source::Imported,
+        "synthetic" => Source::Synthetic,
+        other => bail!(
+            "{}: key 'provenance.source' is '{other}'; allowed: recorded, imported, synthetic",
+            path.display()
+        ),
+    };
+    Ok(Manifest {
+        name,
+        description,
+        metric,
+        direction,
+        source,
+        provenance,
+    })
+}

@@ -1,0 +1,121 @@
+//! Trace sets, format v1 (the contract is documented in `traces/README.md`).
+//!
+//! A trace set is a folder with `traceset.toml` (the manifest) and `evaluations.parquet` (or
+//! `evaluations.csv`), one row per recorded evaluation. Loading validates every rule of the format
+//! and converts the rows into compact per-task, per-arm arrays that all replay threads share
+//! read-only.
+
+mod load;
+mod manifest;
+
+pub use load::{LoadOptions, TaskFilter, load_trace_set};
+pub use manifest::{Direction, Manifest, Source};
+
+use std::path::PathBuf;
+
+/// The outcome of one evaluation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    Ok,
+    Failed,
+    Timeout,
+}
+
+impl Status {
+    pub fn parse(s: &str) -> Option<Status> {
+        match s {
+            "ok" => Some(Status::Ok),
+            "failed" => Some(Status::Failed),
+            "timeout" => Some(Status::Timeout),
+            _ => None,
+        }
+    }
+}
+
+/// One arm of one task: the evaluations a learner's tuner produced, in `seq` order.
+#[derive(Clone, Debug, Default)]
+pub struct Arm {
+    pub learner: String,
+    /// Seconds from the tuner's start to the end of each evaluation (non-decreasing).
+    pub elapsed_s: Vec<f64>,
+    /// Each evaluation's own cost (the `cost_s` column, or the difference of `elapsed_s`).
+    pub cost_s: Vec<f64>,
+    /// Validation score as recorded; NaN unless the status is `ok`.
+    pub score: Vec<f64>,
+    /// Test score as recorded; NaN where absent.
+    pub test_score: Vec<f64>,
+    pub status: Vec<Status>,
+}
+
+impl Arm {
+    pub fn len(&self) -> usize {
+        self.elapsed_s.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.elapsed_s.is_empty()
+    }
+
+    /// Time at which the arm's trace ends (its last evaluation), 0 for an empty arm.
+    pub fn span_s(&self) -> f64 {
+        self.elapsed_s.last().copied().unwrap_or(0.0)
+    }
+}
+
+/// One replay unit: a (dataset, run) pair with one arm per learner, in the trace set's learner order.
+#[derive(Clone, Debug)]
+pub struct Task {
+    pub dataset: String,
+    pub run: i64,
+    pub arms: Vec<Arm>,
+}
+
+impl Task {
+    /// Mean over arms of the time at which each arm's trace ends: the unit of task-relative budgets.
+    pub fn mean_arm_span_s(&self) -> f64 {
+        if self.arms.is_empty() {
+            return 0.0;
+        }
+        self.arms.iter().map(Arm::span_s).sum::<f64>() / self.arms.len() as f64
+    }
+
+    /// Total number of evaluations over all arms: the unit of pool-relative pull budgets.
+    pub fn n_evaluations(&self) -> usize {
+        self.arms.iter().map(Arm::len).sum()
+    }
+
+    /// `dataset/run`, the task's name in results and messages.
+    pub fn name(&self) -> String {
+        format!("{}/{}", self.dataset, self.run)
+    }
+}
+
+/// A task left out because it lacks learners (only with `allow_missing_arms`).
+#[derive(Clone, Debug)]
+pub struct DroppedTask {
+    pub dataset: String,
+    pub run: i64,
+    pub missing: Vec<String>,
+}
+
+/// A loaded, validated trace set.
+#[derive(Clone, Debug)]
+pub struct TraceSet {
+    pub dir: PathBuf,
+    pub evaluations_file: PathBuf,
+    pub manifest: Manifest,
+    /// Learner names, sorted; every task's arms follow this order.
+    pub learners: Vec<String>,
+    pub tasks: Vec<Task>,
+    pub dropped: Vec<DroppedTask>,
+    /// Columns present in the file beyond the format's (kept in the file, ignored here).
+    pub extra_columns: Vec<String>,
+    /// FNV-1a 64 of the manifest's and the evaluations file's bytes, hex.
+    pub content_hash: String,
+}
+
+impl TraceSet {
+    pub fn n_evaluations(&self) -> usize {
+        self.tasks.iter().map(Task::n_evaluations).sum()
+    }
+}
