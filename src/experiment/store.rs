@@ -175,6 +175,15 @@ impl Store {
     pub fn open(dir: &Path) -> Result<Store> {
         std::fs::create_dir_all(dir.join(PARTS))
             .with_context(|| format!("{}: cannot create the results folder", dir.display()))?;
+        // Temporary files are what a kill left half-written: never published, safe to remove.
+        for d in [dir.to_path_buf(), dir.join(PARTS)] {
+            for e in std::fs::read_dir(&d)? {
+                let p = e?.path();
+                if p.extension().is_some_and(|x| x == "tmp") {
+                    std::fs::remove_file(&p)?;
+                }
+            }
+        }
         Ok(Store {
             dir: dir.to_path_buf(),
         })

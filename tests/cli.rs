@@ -1,0 +1,343 @@
+//! The `banditbench` command end to end: validation exit codes, experiments, determinism across
+//! thread counts, kill-and-resume, and the errors an experiment file can earn.
+
+mod common;
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use common::{bin, experiment, run_ok, scratch, set_line, tiny_variant};
+
+const POLICIES: &str = r#"
+[[policies]]
+family = "round-robin"
+[[policies]]
+family = "ucb1"
+[[policies]]
+family = "epsilon-greedy"
+epsilon = [0.1, 0.3]
+[[policies]]
+family = "bestk-velocity"
+k = 2
+"#;
+
+fn stdout(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stdout).to_string()
+}
+
+fn stderr(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stderr).to_string()
+}
+
+#[test]
+fn validate_exit_codes() {
+    let good = common::fixture();
+    let out = run_ok(&["traces", "validate", good.to_str().unwrap()]);
+    assert!(stdout(&out).contains("ok: "), "{}", stdout(&out));
+    assert!(stdout(&out).contains("2 tasks, 3 learners, 18 evaluations"));
+
+    let bad = tiny_variant(
+        "cli-bad",
+        |c| set_line(c, 7, "d1,b,0,1,6.0,,,crashed"),
+        |m| m.to_string(),
+    );
+    let out = bin()
+        .args(["traces", "validate", bad.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stdout(&out).contains("unknown status 'crashed'"),
+        "{}",
+        stdout(&out)
+    );
+}
+
+#[test]
+fn inspect_summarises_each_learner() {
+    let out = run_ok(&["traces", "inspect", common::fixture().to_str().unwrap()]);
+    let s = stdout(&out);
+    assert!(
+        s.contains("2 datasets, 1 runs, 2 tasks, 3 learners, 18 evaluations"),
+        "{s}"
+    );
+    // Learner b: 5 evaluations, one failed; learner c: one timeout; span of c: 1.5 / 4.
+    let b = s
+        .lines()
+        .find(|l| l.trim_start().starts_with("b "))
+        .unwrap();
+    assert!(
+        b.contains(" 5 ") && b.trim_end().ends_with("1        0"),
+        "{b}"
+    );
+    let c = s
+        .lines()
+        .find(|l| l.trim_start().starts_with("c "))
+        .unwrap();
+    // c's ok scores: 0.40, 0.45, 0.80 (the timeout's 0.81 is dropped), 0.20, 0.25, 0.99.
+    assert!(c.contains("0.2000-0.9900"), "{c}");
+    assert!(
+        c.contains("1.500 / 4.000 / 4.000") || c.contains("1.500 / 1.500 / 4.000"),
+        "{c}"
+    );
+}
+
+#[test]
+fn policies_lists_the_registry_with_parameters_and_sources() {
+    let s = stdout(&run_ok(&["policies"]));
+    for name in [
+        "round-robin",
+        "random",
+        "epsilon-greedy",
+        "softmax",
+        "ucb1",
+        "ucb1-btb",
+        "bestk-rewards",
+        "bestk-velocity",
+    ] {
+        assert!(s.contains(&format!("{name}\n")), "{name} missing:\n{s}");
+    }
+    assert!(s.contains("epsilon = 0.1"), "{s}");
+    assert!(s.contains("tau = 0.1"), "{s}");
+    assert!(s.contains("papers/000_d1ed9ef9d25e42df.txt"), "{s}");
+    assert!(s.contains("worlds: time-sliced, pull-count"), "{s}");
+}
+
+fn run_exp(exp: &Path, out: &Path, threads: usize) -> std::process::Output {
+    run_ok(&[
+        "run",
+        exp.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--threads",
+        &threads.to_string(),
+        "--quiet",
+    ])
+}
+
+#[test]
+fn an_experiment_runs_and_prints_its_ranking() {
+    let dir = scratch("run");
+    let exp = experiment(
+        &dir,
+        "small",
+        &format!(
+            "seed = 3\nrepetitions = 2\n[world]\nkind = \"time-sliced\"\nbudgets = [6.0, 12.0]\nslice = 2.0\n{POLICIES}"
+        ),
+    );
+    let out = dir.join("results");
+    let o = run_exp(&exp, &out, 2);
+    let s = stdout(&o);
+    assert!(s.contains("Mean rank over 4 units"), "{s}");
+    assert!(s.contains("ucb1(tie_break=first)"), "{s}");
+    assert!(stderr(&o).contains("2 tasks x 2 budgets x 5 policies x 2 repetitions = 40 cells"));
+    for f in [
+        "runs.parquet",
+        "trajectories.parquet",
+        "experiment.lock.toml",
+    ] {
+        assert!(out.join(f).is_file(), "{f} written");
+    }
+    let lock = std::fs::read_to_string(out.join("experiment.lock.toml")).unwrap();
+    assert!(
+        lock.contains("fingerprint") && lock.contains("trace_hash"),
+        "{lock}"
+    );
+    // Rerunning finds every cell finished.
+    let again = run_exp(&exp, &out, 2);
+    assert!(stderr(&again).contains("ran 0 cells"), "{}", stderr(&again));
+    assert!(stderr(&again).contains("40 were already finished"));
+}
+
+#[test]
+fn results_are_byte_identical_at_one_and_two_threads() {
+    let dir = scratch("threads");
+    let exp = experiment(
+        &dir,
+        "det",
+        &format!(
+            "seed = 11\nrepetitions = 5\n[world]\nkind = \"pull-count\"\nbudgets = [40]\nexhausted = \"resample\"\n{POLICIES}"
+        ),
+    );
+    let (a, b) = (dir.join("t1"), dir.join("t2"));
+    run_exp(&exp, &a, 1);
+    run_exp(&exp, &b, 2);
+    for f in ["runs.parquet", "trajectories.parquet"] {
+        let (x, y) = (
+            std::fs::read(a.join(f)).unwrap(),
+            std::fs::read(b.join(f)).unwrap(),
+        );
+        assert!(x.len() > 1000, "{f} holds data");
+        assert!(x == y, "{f} differs between 1 and 2 threads");
+    }
+}
+
+#[test]
+fn a_killed_run_resumes_to_the_same_results() {
+    let dir = scratch("kill");
+    let body = format!(
+        "seed = 5\nrepetitions = 150\n[world]\nkind = \"pull-count\"\nbudgets = [400]\nexhausted = \"resample\"\n{POLICIES}"
+    );
+    let exp = experiment(&dir, "killme", &body);
+    let whole = dir.join("whole");
+    let cut = dir.join("cut");
+    run_exp(&exp, &whole, 2);
+
+    let mut child = bin()
+        .args([
+            "run",
+            exp.to_str().unwrap(),
+            "--out",
+            cut.to_str().unwrap(),
+            "--batch-size",
+            "10",
+            "--quiet",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let parts = cut.join("parts");
+    let t0 = Instant::now();
+    let published = |p: &Path| {
+        std::fs::read_dir(p)
+            .map(|d| {
+                d.filter_map(Result::ok)
+                    .filter(|e| {
+                        let n = e.file_name().to_string_lossy().to_string();
+                        n.starts_with("runs-") && n.ends_with(".parquet")
+                    })
+                    .count()
+            })
+            .unwrap_or(0)
+    };
+    while published(&parts) < 5 {
+        assert!(t0.elapsed() < Duration::from_secs(120), "no part appeared");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    child.kill().unwrap(); // SIGKILL: no chance to clean up
+    child.wait().unwrap();
+    assert!(
+        !cut.join("runs.parquet").exists(),
+        "the run finished before it could be killed; make the experiment larger"
+    );
+    let o = run_exp(&exp, &cut, 2);
+    let err = stderr(&o);
+    let already: usize = err
+        .split(" were already finished")
+        .next()
+        .and_then(|s| s.rsplit(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
+    assert!(already >= 50, "the resume skipped finished cells: {err}");
+    for f in ["runs.parquet", "trajectories.parquet"] {
+        let (x, y) = (
+            std::fs::read(whole.join(f)).unwrap(),
+            std::fs::read(cut.join(f)).unwrap(),
+        );
+        assert!(x == y, "{f}: killed and resumed differs from uninterrupted");
+    }
+    assert_eq!(published(&parts), 0, "parts are merged away");
+}
+
+#[test]
+fn resuming_with_a_changed_experiment_is_refused() {
+    let dir = scratch("changed");
+    let out = dir.join("out");
+    let exp = experiment(
+        &dir,
+        "ch",
+        &format!("seed = 1\n[world]\nkind = \"pull-count\"\nbudgets = [10]\n{POLICIES}"),
+    );
+    run_exp(&exp, &out, 1);
+    let exp = experiment(
+        &dir,
+        "ch",
+        &format!("seed = 2\n[world]\nkind = \"pull-count\"\nbudgets = [10]\n{POLICIES}"),
+    );
+    let o = bin()
+        .args([
+            "run",
+            exp.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--quiet",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("come from a different experiment"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        out.join("runs.parquet").is_file(),
+        "finished results are kept"
+    );
+}
+
+fn exp_error(name: &str, body: &str) -> String {
+    let dir = scratch(name);
+    let exp = experiment(&dir, name, body);
+    let o = bin()
+        .args([
+            "run",
+            exp.to_str().unwrap(),
+            "--out",
+            dir.join("o").to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{name} must fail");
+    stderr(&o)
+}
+
+#[test]
+fn experiment_errors_name_the_key_and_the_allowed_values() {
+    let world = "seed = 1\n[world]\nkind = \"time-sliced\"\nbudgets = [5.0]\nslice = 1.0\n";
+    let e = exp_error(
+        "unknown-policy",
+        &format!("{world}[[policies]]\nfamily = \"ucb9\"\n"),
+    );
+    assert!(
+        e.contains("unknown policy 'ucb9'; known policies: round-robin"),
+        "{e}"
+    );
+    let e = exp_error(
+        "unknown-param",
+        &format!("{world}[[policies]]\nfamily = \"softmax\"\ntemperature = 0.5\n"),
+    );
+    assert!(
+        e.contains(
+            "policy 'softmax' has no parameter 'temperature'; its parameters: tau, initial_pulls"
+        ),
+        "{e}"
+    );
+    let e = exp_error(
+        "unknown-world-key",
+        "seed = 1\n[world]\nkind = \"time-sliced\"\nbudgets = [5.0]\nslice = 1.0\nslices = 2\n[[policies]]\nfamily = \"random\"\n",
+    );
+    assert!(e.contains("unknown field `slices`"), "{e}");
+    let e = exp_error(
+        "bad-kind",
+        "seed = 1\n[world]\nkind = \"wall-clock\"\nbudgets = [5.0]\n[[policies]]\nfamily = \"random\"\n",
+    );
+    assert!(
+        e.contains("'world.kind' is 'wall-clock'; allowed: time-sliced, pull-count"),
+        "{e}"
+    );
+    let e = exp_error(
+        "no-slice",
+        "seed = 1\n[world]\nkind = \"time-sliced\"\nbudgets = [5.0]\n[[policies]]\nfamily = \"random\"\n",
+    );
+    assert!(e.contains("needs 'world.slice'"), "{e}");
+    let e = exp_error(
+        "wrong-world-key",
+        "seed = 1\n[world]\nkind = \"pull-count\"\nbudgets = [5]\nslice = 1.0\n[[policies]]\nfamily = \"random\"\n",
+    );
+    assert!(
+        e.contains("'world.slice' applies only to the time-sliced world"),
+        "{e}"
+    );
+}

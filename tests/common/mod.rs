@@ -1,0 +1,73 @@
+//! Helpers shared by the integration tests: scratch folders and copies of the fixture.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+static COUNTER: AtomicUsize = AtomicUsize::new(0);
+
+/// A fresh, empty folder for one test.
+pub fn scratch(name: &str) -> PathBuf {
+    let n = COUNTER.fetch_add(1, Ordering::SeqCst);
+    let dir = std::env::temp_dir()
+        .join("banditbench-tests")
+        .join(format!("{name}-{}-{n}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+pub fn fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tiny")
+}
+
+/// A copy of the tiny fixture whose CSV text and manifest text are passed through `edit_csv`
+/// and `edit_manifest`.
+pub fn tiny_variant(
+    name: &str,
+    edit_csv: impl Fn(&str) -> String,
+    edit_manifest: impl Fn(&str) -> String,
+) -> PathBuf {
+    let dir = scratch(name);
+    let csv = std::fs::read_to_string(fixture().join("evaluations.csv")).unwrap();
+    let manifest = std::fs::read_to_string(fixture().join("traceset.toml")).unwrap();
+    std::fs::write(dir.join("evaluations.csv"), edit_csv(&csv)).unwrap();
+    std::fs::write(dir.join("traceset.toml"), edit_manifest(&manifest)).unwrap();
+    dir
+}
+
+/// Replace the `line`-th line of the CSV (1 = header).
+pub fn set_line(csv: &str, line: usize, text: &str) -> String {
+    csv.lines()
+        .enumerate()
+        .map(|(i, l)| if i + 1 == line { text } else { l })
+        .collect::<Vec<_>>()
+        .join("\n")
+        + "\n"
+}
+
+pub fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_banditbench"))
+}
+
+pub fn run_ok(args: &[&str]) -> Output {
+    let out = bin().args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "banditbench {args:?} failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// Write an experiment file into `dir` that replays the tiny fixture.
+pub fn experiment(dir: &Path, name: &str, body: &str) -> PathBuf {
+    let path = dir.join(format!("{name}.toml"));
+    let text = format!(
+        "name = \"{name}\"\ntraces = \"{}\"\n{body}",
+        fixture().display()
+    );
+    std::fs::write(&path, text).unwrap();
+    path
+}
