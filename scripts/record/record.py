@@ -398,6 +398,26 @@ def write_outputs(out: Path, plan: dict, frame, infos: dict, planned_parts: int)
     )
 
 
+def merge_part(out: Path, plan: dict, part, key, infos: dict, planned: int):
+    """Add a finished part to evaluations.parquet under a file lock, re-reading the file first so
+    that shards recording the same plan in parallel never overwrite each other's parts."""
+    import fcntl
+
+    import pandas as pd
+
+    with open(out / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        ev_path = out / "evaluations.parquet"
+        if ev_path.exists():
+            frame = pd.read_parquet(ev_path)
+            same = (frame.dataset == key[0]) & (frame.learner == key[1]) & (frame.run == key[2])
+            frame = pd.concat([frame[~same], part], ignore_index=True)
+        else:
+            frame = part
+        write_outputs(out, plan, frame, infos, planned)
+        return frame
+
+
 def _dim_text(d: spaces.Dim) -> str:
     if d.kind == "cat":
         return f"{d.name} in {{{', '.join(str(c) for c in d.choices)}}}"
@@ -405,7 +425,8 @@ def _dim_text(d: spaces.Dim) -> str:
     return f"{d.name} {d.kind}{scale} [{d.low:g}, {d.high:g}]"
 
 
-def record(plan_path: Path, out: Path, cache: Path, stop_after: int | None, quiet: bool) -> int:
+def record(plan_path: Path, out: Path, cache: Path, stop_after: int | None, quiet: bool,
+           shard: tuple[int, int] = (0, 1)) -> int:
     import numpy as np
     import pandas as pd
 
@@ -418,23 +439,27 @@ def record(plan_path: Path, out: Path, cache: Path, stop_after: int | None, quie
     done_rows = {}
     for key, g in frame.groupby(["dataset", "learner", "run"]) if len(frame) else []:
         done_rows[key] = g.sort_values("seq").to_dict("records")
-    infos = {}
     planned = len(plan["datasets"]) * len(plan["learners"]) * plan["runs"]
+    data, infos = {}, {}
+    for dataset in plan["datasets"]:
+        X, y, info = dsets.load(dataset, cache)
+        X, y = dsets.cap_rows(X, y, plan["max_rows"], stable_seed(plan["seed"], dataset, "cap"))
+        info["rows_used"] = int(len(y))
+        data[dataset], infos[dataset] = (X, y), info
     worker = Worker()
     evaluated = 0
+    part_no = -1
     t_start = time.time()
     try:
         for dataset in plan["datasets"]:
-            X, y, info = dsets.load(dataset, cache)
-            X, y = dsets.cap_rows(X, y, plan["max_rows"], stable_seed(plan["seed"], dataset, "cap"))
-            info["rows_used"] = int(len(y))
-            infos[dataset] = info
+            X, y = data[dataset]
             for run in range(plan["runs"]):
                 tr, va, te = dsets.stratified_indices(y, SPLIT, stable_seed(plan["seed"], dataset, run, "split"))
                 payload = (X.iloc[tr], y[tr], X.iloc[va], y[va], X.iloc[te], y[te])
                 for learner in plan["learners"]:
                     key = (dataset, learner, run)
-                    if part_done(plan, done_rows.get(key, [])):
+                    part_no += 1
+                    if part_no % shard[1] != shard[0] or part_done(plan, done_rows.get(key, [])):
                         continue
                     worker.load((dataset, run), payload)
                     jpath = journal_dir / f"{dataset}__{learner}__{run}.jsonl"
@@ -470,17 +495,14 @@ def record(plan_path: Path, out: Path, cache: Path, stop_after: int | None, quie
                     part = pd.DataFrame(recs)
                     part["score"] = part["score"].astype(float)
                     part["test_score"] = part["test_score"].astype(float)
-                    frame = pd.concat([frame, part], ignore_index=True) if len(frame) else part
+                    frame = merge_part(out, plan, part, key, infos, planned)
                     done_rows[key] = recs
-                    write_outputs(out, plan, frame, infos, planned)
                     jpath.unlink(missing_ok=True)
                     if not quiet:
-                        n_parts = len(done_rows)
+                        n_parts = frame.groupby(["dataset", "learner", "run"]).ngroups
                         print(f"[{n_parts}/{planned}] {dataset} {learner} run {run}: {len(recs)} evaluations, "
                               f"{elapsed:.1f} CPU s, best {np.nanmax(part['score'].to_numpy(dtype=float)) if part['score'].notna().any() else float('nan'):.4f}"
                               f" ({time.time() - t_start:.0f} s wall so far)", flush=True)
-        if len(frame):
-            write_outputs(out, plan, frame, infos, planned)
     finally:
         worker.close()
     return 0
@@ -493,9 +515,17 @@ def main(argv=None) -> int:
     ap.add_argument("--cache", type=Path, default=HERE / ".cache", help="where packages are downloaded (git-ignored)")
     ap.add_argument("--stop-after", type=int, default=None, help="stop after N evaluations (exit 3), as an interruption would")
     ap.add_argument("--quiet", action="store_true")
+    ap.add_argument("--shard", default="0/1", help="K/N: record only parts K, K+N, K+2N, ... (run N processes with K = 0..N-1)")
     args = ap.parse_args(argv)
     try:
-        return record(args.plan, args.out, args.cache, args.stop_after, args.quiet)
+        k, n = (int(x) for x in args.shard.split("/"))
+        if not 0 <= k < n:
+            raise ValueError
+    except ValueError:
+        print(f"error: --shard '{args.shard}' must be K/N with 0 <= K < N", file=sys.stderr)
+        return 2
+    try:
+        return record(args.plan, args.out, args.cache, args.stop_after, args.quiet, (k, n))
     except PlanError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
