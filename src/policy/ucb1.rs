@@ -35,6 +35,9 @@ pub fn family_textbook() -> Family {
             Box::new(Ucb1 {
                 random_ties: p.text("tie_break") == "random",
                 means: Means::new(n),
+                mean: vec![0.0; n],
+                inv_sqrt_pulls: vec![0.0; n],
+                total: 0,
                 index: vec![0.0; n],
             })
         },
@@ -60,17 +63,29 @@ pub fn family_btb() -> Family {
 pub struct Ucb1 {
     random_ties: bool,
     means: Means,
+    // Cached per arm so that a decision costs one ln, one sqrt and K multiply-adds:
+    // sqrt(2 ln n / n_i) = sqrt(2 ln n) * (1 / sqrt(n_i)).
+    mean: Vec<f64>,
+    inv_sqrt_pulls: Vec<f64>,
+    total: u64,
     index: Vec<f64>,
 }
 
 impl Policy for Ucb1 {
     fn decide(&mut self, _view: &View<'_>, rng: &mut Rng) -> Action {
-        if let Some(a) = self.means.first_below(1) {
+        if (self.total as usize) < self.index.len()
+            && let Some(a) = self.means.first_below(1)
+        {
             return Action::Pull(a);
         }
-        let ln_n = (self.means.pulls.iter().sum::<u64>() as f64).ln();
-        for (i, x) in self.index.iter_mut().enumerate() {
-            *x = self.means.mean(i) + (2.0 * ln_n / self.means.pulls[i] as f64).sqrt();
+        let c = (2.0 * (self.total as f64).ln()).sqrt();
+        for ((x, m), w) in self
+            .index
+            .iter_mut()
+            .zip(&self.mean)
+            .zip(&self.inv_sqrt_pulls)
+        {
+            *x = m + c * w;
         }
         Action::Pull(if self.random_ties {
             argmax_random(&self.index, rng)
@@ -81,6 +96,10 @@ impl Policy for Ucb1 {
 
     fn observe(&mut self, obs: &Observation<'_>) {
         self.means.observe(obs);
+        let a = obs.arm;
+        self.total += 1;
+        self.mean[a] = self.means.mean(a);
+        self.inv_sqrt_pulls[a] = 1.0 / (self.means.pulls[a] as f64).sqrt();
     }
 }
 
