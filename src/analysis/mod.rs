@@ -1,5 +1,6 @@
 //! Statistics over result tables. Reads results only, never reaches back into replay.
 
 mod ranks;
+pub mod stats;
 
-pub use ranks::{MeanRank, average_ranks, mean_ranks};
+pub use ranks::{MeanRank, average_ranks, average_ranks_tol, mean_ranks};

@@ -8,6 +8,12 @@ use std::collections::BTreeMap;
 
 /// Average ranks of `scores` within one unit; `higher_is_better` orders them.
 pub fn average_ranks(scores: &[f64], higher_is_better: bool) -> Vec<f64> {
+    average_ranks_tol(scores, higher_is_better, 0.0)
+}
+
+/// Average ranks where scores within `tol` of the best score of a tie group join that group
+/// (0 = exact ties only). Groups are formed in rank order, starting from the best score.
+pub fn average_ranks_tol(scores: &[f64], higher_is_better: bool, tol: f64) -> Vec<f64> {
     let n = scores.len();
     let key = |x: f64| {
         if x.is_nan() {
@@ -27,7 +33,9 @@ pub fn average_ranks(scores: &[f64], higher_is_better: bool) -> Vec<f64> {
     });
     let same = |a: usize, b: usize| {
         (scores[a].is_nan() && scores[b].is_nan())
-            || (!scores[a].is_nan() && !scores[b].is_nan() && key(scores[a]) == key(scores[b]))
+            || (!scores[a].is_nan()
+                && !scores[b].is_nan()
+                && (key(scores[a]) == key(scores[b]) || key(scores[a]) - key(scores[b]) <= tol))
     };
     let mut ranks = vec![0.0; n];
     let mut i = 0;
@@ -131,6 +139,15 @@ mod tests {
             vec![4.0, 2.5, 2.5, 1.0]
         );
         assert_eq!(average_ranks(&[0.5, 0.5, 0.5], true), vec![2.0, 2.0, 2.0]);
+    }
+
+    #[test]
+    fn tolerance_joins_near_ties_to_the_group_leader() {
+        // 0.9 and 0.8995 tie at tol 0.001; 0.8985 is 0.0015 below the leader: its own rank.
+        assert_eq!(
+            average_ranks_tol(&[0.9, 0.8995, 0.8985], true, 0.001),
+            vec![1.5, 1.5, 3.0]
+        );
     }
 
     #[test]
