@@ -42,7 +42,7 @@ import datasets as dsets  # noqa: E402
 import spaces  # noqa: E402
 import traceset_io as tio  # noqa: E402
 
-RECORDER_VERSION = "1"
+RECORDER_VERSION = "2"  # 2: bernoulli-nb binarize range [0, 1] (scikit-learn rejects negative thresholds)
 SPLIT = [0.6, 0.2, 0.2]
 
 

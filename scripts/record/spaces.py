@@ -72,7 +72,7 @@ LEARNERS: dict[str, tuple[list[Dim], bool, str]] = {
     "decision-tree": (TREE, False, "DecisionTreeClassifier"),
     "qda": ([F("reg_param", 0.0, 1.0)], False, "QuadraticDiscriminantAnalysis"),
     "gaussian-nb": ([F("var_smoothing", 1e-12, 1e-1, log=True)], False, "GaussianNB"),
-    "bernoulli-nb": ([F("alpha", 1e-3, 10.0, log=True), F("binarize", -1.0, 1.0), C("fit_prior", True, False)], True,
+    "bernoulli-nb": ([F("alpha", 1e-3, 10.0, log=True), F("binarize", 0.0, 1.0), C("fit_prior", True, False)], True,
                      "BernoulliNB (binarize threshold on standardised features)"),
     "extra-tree": (TREE, False, "ExtraTreeClassifier (a single randomised tree)"),
     "passive-aggressive": ([F("C", 1e-3, 10.0, log=True), C("loss", "hinge", "squared_hinge"), I("max_iter", 10, 1000, log=True),
