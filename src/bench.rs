@@ -134,3 +134,49 @@ pub fn measure_ucb1(
         seconds: t0.elapsed().as_secs_f64(),
     })
 }
+
+pub struct ReportMeasure {
+    pub rows: usize,
+    pub units: usize,
+    pub policies: usize,
+    pub seconds: f64,
+    pub rss_before_mib: f64,
+    pub rss_after_mib: f64,
+}
+
+/// `report --scores` on a generated long table of `rows` scores (units x 10 policies, seeded:
+/// a load test, not data), written to and reported in `dir`.
+pub fn measure_report(rows: usize, dir: &Path) -> Result<ReportMeasure> {
+    use std::fmt::Write as _;
+    let policies = 10;
+    let units = (rows / policies).max(2);
+    std::fs::create_dir_all(dir)?;
+    let csv = dir.join("generated-scores.csv");
+    let mut rng = crate::rng::Rng::new(7);
+    let mut text = String::with_capacity(units * policies * 24);
+    text.push_str("unit,policy,score\n");
+    for u in 0..units {
+        let base = 0.6 + 0.3 * rng.f64();
+        for p in 0..policies {
+            let s = base + 0.003 * p as f64 + 0.02 * rng.normal();
+            let _ = writeln!(text, "u{u},policy-{p},{s:.6}");
+        }
+    }
+    std::fs::write(&csv, text)?;
+    let rss_before_mib = peak_rss_mib();
+    let t0 = Instant::now();
+    crate::report::report_scores(
+        &csv,
+        false,
+        &dir.join("report"),
+        &crate::report::ReportOptions::default(),
+    )?;
+    Ok(ReportMeasure {
+        rows: units * policies,
+        units,
+        policies,
+        seconds: t0.elapsed().as_secs_f64(),
+        rss_before_mib,
+        rss_after_mib: peak_rss_mib(),
+    })
+}

@@ -11,5 +11,6 @@ pub mod bench;
 pub mod experiment;
 pub mod policy;
 pub mod replay;
+pub mod report;
 pub mod rng;
 pub mod trace;

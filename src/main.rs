@@ -8,10 +8,13 @@ use anyhow::Result;
 use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
+use banditbench::analysis::compare::Options;
+use banditbench::analysis::stats::{CiKind, ZeroMethod};
 use banditbench::bench;
 use banditbench::experiment::{self, RunOptions};
 use banditbench::policy::{Kind, registry};
 use banditbench::replay::WorldKind;
+use banditbench::report::{self, ReportOptions, UnitKind};
 use banditbench::trace::{LoadOptions, Status, TraceSet, load_trace_set};
 
 #[derive(Parser)]
@@ -48,6 +51,49 @@ enum Command {
         #[arg(long)]
         quiet: bool,
     },
+    /// Statistics, tables and figures from a results folder (or any unit,policy,score CSV):
+    /// ranks.csv, summary.csv, tests.json, report.md, report.tex and SVG/PNG figures
+    Report {
+        /// A results folder written by `banditbench run`
+        #[arg(required_unless_present = "scores", conflicts_with = "scores")]
+        results: Option<PathBuf>,
+        /// A long CSV with columns unit,policy,score (from any tool) instead of a results folder
+        #[arg(long)]
+        scores: Option<PathBuf>,
+        /// With --scores: lower scores are better
+        #[arg(long)]
+        minimize: bool,
+        /// Output folder [default: RESULTS/report, or SCORES-report next to the CSV]
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Significance level of every test
+        #[arg(long, default_value_t = 0.05)]
+        alpha: f64,
+        /// Interval of the mean ranks
+        #[arg(long, default_value = "t95", value_parser = ["t95", "z95", "se", "bootstrap"])]
+        ci: String,
+        /// Resamples for --ci bootstrap
+        #[arg(long, default_value_t = 10_000)]
+        bootstrap_samples: usize,
+        /// Seed of the bootstrap
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Scores within this distance of a better one tie with it (0: exact ties only)
+        #[arg(long, default_value_t = 0.0)]
+        tie_tolerance: f64,
+        /// Zero differences in Wilcoxon's test: ranked then dropped (pratt) or dropped (wilcox)
+        #[arg(long, default_value = "pratt", value_parser = ["pratt", "wilcox"])]
+        zero_method: String,
+        /// A (unit, policy) without a score: fail listing them, drop the unit, or give it the unit's worst score
+        #[arg(long, default_value = "error", value_parser = ["error", "drop-unit", "worst"])]
+        missing: String,
+        /// Results folders: the unit of comparison
+        #[arg(long, default_value = "task-budget", value_parser = ["task", "task-budget"])]
+        unit: String,
+        /// Results folders: also one report per budget (in budget-<b>/)
+        #[arg(long)]
+        per_budget: bool,
+    },
     /// Check and summarise trace sets
     Traces {
         #[command(subcommand)]
@@ -63,6 +109,9 @@ enum Command {
         /// Seconds to spend on each throughput measurement
         #[arg(long, default_value_t = 3.0)]
         seconds: f64,
+        /// Rows of the generated scores table that `report` is timed on (0 skips it)
+        #[arg(long, default_value_t = 1_000_000)]
+        report_rows: usize,
     },
 }
 
@@ -128,11 +177,88 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                 Ok(ExitCode::SUCCESS)
             }
         },
+        Command::Report {
+            results,
+            scores,
+            minimize,
+            out,
+            alpha,
+            ci,
+            bootstrap_samples,
+            seed,
+            tie_tolerance,
+            zero_method,
+            missing,
+            unit,
+            per_budget,
+        } => {
+            if !(alpha > 0.0 && alpha < 1.0) {
+                anyhow::bail!("--alpha {alpha}: it must lie strictly between 0 and 1");
+            }
+            if bootstrap_samples == 0 {
+                anyhow::bail!("--bootstrap-samples must be at least 1");
+            }
+            if tie_tolerance.is_nan() || tie_tolerance < 0.0 {
+                anyhow::bail!("--tie-tolerance must be a number >= 0");
+            }
+            let opts = ReportOptions {
+                stats: Options {
+                    alpha,
+                    ci: match ci.as_str() {
+                        "z95" => CiKind::Z95,
+                        "se" => CiKind::Se,
+                        "bootstrap" => CiKind::Bootstrap,
+                        _ => CiKind::T95,
+                    },
+                    bootstrap_samples,
+                    seed,
+                    tie_tolerance,
+                    zero_method: if zero_method == "wilcox" {
+                        ZeroMethod::Wilcox
+                    } else {
+                        ZeroMethod::Pratt
+                    },
+                    missing: report::parse_missing(&missing).expect("validated by clap"),
+                },
+                unit: if unit == "task" {
+                    UnitKind::Task
+                } else {
+                    UnitKind::TaskBudget
+                },
+                per_budget,
+                ..ReportOptions::default()
+            };
+            let t0 = std::time::Instant::now();
+            let summary = match (results, scores) {
+                (Some(dir), _) => {
+                    let out = out.unwrap_or_else(|| dir.join("report"));
+                    report::report_results(&dir, &out, &opts)?
+                }
+                (None, Some(csv)) => {
+                    let stem = csv.file_stem().and_then(|s| s.to_str()).unwrap_or("scores");
+                    let out = out.unwrap_or_else(|| csv.with_file_name(format!("{stem}-report")));
+                    report::report_scores(&csv, minimize, &out, &opts)?
+                }
+                (None, None) => unreachable!("clap requires one of them"),
+            };
+            print!("{}", summary.text);
+            eprintln!(
+                "wrote {} files to {} in {:.2} s",
+                summary.files.len(),
+                summary.out.display(),
+                t0.elapsed().as_secs_f64()
+            );
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Policies => {
             print!("{}", policies_text());
             Ok(ExitCode::SUCCESS)
         }
-        Command::Bench { traces, seconds } => run_bench(&traces, seconds),
+        Command::Bench {
+            traces,
+            seconds,
+            report_rows,
+        } => run_bench(&traces, seconds, report_rows),
     }
 }
 
@@ -384,7 +510,7 @@ fn policies_text() -> String {
     s
 }
 
-fn run_bench(traces: &std::path::Path, seconds: f64) -> Result<ExitCode> {
+fn run_bench(traces: &std::path::Path, seconds: f64, report_rows: usize) -> Result<ExitCode> {
     let (ts, load) = bench::measure_load(traces)?;
     println!(
         "load {}: {} tasks, {} evaluations in {:.3} s; peak RSS {:.1} MiB before, {:.1} MiB after loading",
@@ -408,6 +534,15 @@ fn run_bench(traces: &std::path::Path, seconds: f64) -> Result<ExitCode> {
                 t.seconds
             );
         }
+    }
+    if report_rows > 0 {
+        let dir = std::env::temp_dir().join(format!("banditbench-bench-{}", std::process::id()));
+        let m = bench::measure_report(report_rows, &dir)?;
+        println!(
+            "report on {} generated scores ({} units x {} policies): {:.2} s; peak RSS {:.0} MiB before, {:.0} MiB after",
+            m.rows, m.units, m.policies, m.seconds, m.rss_before_mib, m.rss_after_mib
+        );
+        let _ = std::fs::remove_dir_all(&dir);
     }
     Ok(ExitCode::SUCCESS)
 }

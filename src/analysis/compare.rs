@@ -1,0 +1,406 @@
+//! Compare k policies over n units: ranks, mean ranks with intervals, Friedman, Iman–Davenport,
+//! Nemenyi and Wilcoxon–Holm, with every option recorded next to the results.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use anyhow::{Result, bail};
+
+use super::ranks::average_ranks_tol;
+use super::stats::{
+    CiKind, Friedman, ImanDavenport, Nemenyi, ZeroMethod, bootstrap_means, friedman, holm,
+    iman_davenport, mean_interval, mean_sd, nemenyi, wilcoxon,
+};
+
+/// What to do with a (unit, policy) cell that has no score.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Missing {
+    /// Refuse, listing the missing cells.
+    Error,
+    /// Leave out every unit that misses a cell.
+    DropUnit,
+    /// Give the missing cell the worst score observed in its unit.
+    Worst,
+}
+
+impl Missing {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Missing::Error => "error",
+            Missing::DropUnit => "drop-unit",
+            Missing::Worst => "worst",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Options {
+    pub alpha: f64,
+    pub ci: CiKind,
+    pub bootstrap_samples: usize,
+    pub seed: u64,
+    pub tie_tolerance: f64,
+    pub zero_method: ZeroMethod,
+    pub missing: Missing,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            alpha: 0.05,
+            ci: CiKind::T95,
+            bootstrap_samples: 10_000,
+            seed: 0,
+            tie_tolerance: 0.0,
+            zero_method: ZeroMethod::Pratt,
+            missing: Missing::Error,
+        }
+    }
+}
+
+/// Scores of every policy on every unit: `scores[u][p]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScoreTable {
+    pub units: Vec<String>,
+    pub policies: Vec<String>,
+    pub scores: Vec<Vec<f64>>,
+    pub higher_is_better: bool,
+}
+
+impl ScoreTable {
+    /// Build from (unit, policy, score) rows. Units keep their first-seen order; policies are
+    /// sorted by name. A NaN score is missing, unless `nan_is_worst`: then it means "found
+    /// nothing" and ranks below every real score (results of `banditbench run`).
+    pub fn from_rows(
+        rows: &[(String, String, f64)],
+        higher_is_better: bool,
+        missing: Missing,
+        nan_is_worst: bool,
+    ) -> Result<(ScoreTable, Vec<String>)> {
+        let policies: Vec<String> = rows
+            .iter()
+            .map(|r| r.1.clone())
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let pidx: BTreeMap<&str, usize> = policies
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (p.as_str(), i))
+            .collect();
+        let mut units: Vec<String> = Vec::new();
+        let mut uidx: BTreeMap<&str, usize> = BTreeMap::new();
+        let mut cells: Vec<Vec<Option<f64>>> = Vec::new();
+        for (u, p, s) in rows {
+            let ui = *uidx.entry(u.as_str()).or_insert_with(|| {
+                units.push(u.clone());
+                cells.push(vec![None; policies.len()]);
+                units.len() - 1
+            });
+            let pi = pidx[p.as_str()];
+            if cells[ui][pi].is_some() {
+                bail!(
+                    "unit '{u}', policy '{p}': more than one score (aggregate repetitions first)"
+                );
+            }
+            cells[ui][pi] = (nan_is_worst || !s.is_nan()).then_some(*s);
+        }
+        let mut holes = Vec::new();
+        for (u, row) in units.iter().zip(&cells) {
+            for (p, c) in policies.iter().zip(row) {
+                if c.is_none() {
+                    holes.push(format!("({u}, {p})"));
+                }
+            }
+        }
+        let mut notes = Vec::new();
+        let mut keep_units = Vec::new();
+        let mut scores = Vec::new();
+        match missing {
+            Missing::Error if !holes.is_empty() => bail!(
+                "{} (unit, policy) cell(s) have no score: {}{}; choose --missing drop-unit or --missing worst",
+                holes.len(),
+                holes
+                    .iter()
+                    .take(10)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                if holes.len() > 10 { ", ..." } else { "" }
+            ),
+            _ => {
+                for (u, row) in units.iter().zip(&cells) {
+                    let present: Vec<f64> = row.iter().flatten().copied().collect();
+                    let finite: Vec<f64> =
+                        present.iter().copied().filter(|x| !x.is_nan()).collect();
+                    if present.len() == row.len() {
+                        keep_units.push(u.clone());
+                        scores.push(present);
+                    } else if missing == Missing::Worst && !finite.is_empty() {
+                        let worst = if higher_is_better {
+                            finite.iter().copied().fold(f64::INFINITY, f64::min)
+                        } else {
+                            finite.iter().copied().fold(f64::NEG_INFINITY, f64::max)
+                        };
+                        notes.push(format!(
+                            "unit {u}: {} missing score(s) set to the unit's worst, {worst}",
+                            row.len() - present.len()
+                        ));
+                        keep_units.push(u.clone());
+                        scores.push(row.iter().map(|c| c.unwrap_or(worst)).collect());
+                    } else {
+                        notes.push(format!(
+                            "unit {u} dropped: {} of {} policies have no score",
+                            row.len() - present.len(),
+                            row.len()
+                        ));
+                    }
+                }
+            }
+        }
+        if keep_units.len() < 2 {
+            bail!(
+                "only {} complete unit(s); the tests need at least 2",
+                keep_units.len()
+            );
+        }
+        if policies.len() < 2 {
+            bail!("only {} policy; nothing to compare", policies.len());
+        }
+        Ok((
+            ScoreTable {
+                units: keep_units,
+                policies,
+                scores,
+                higher_is_better,
+            },
+            notes,
+        ))
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct PolicySummary {
+    pub policy: String,
+    pub n: usize,
+    pub mean_rank: f64,
+    pub sd_rank: f64,
+    pub ci_low: f64,
+    pub ci_high: f64,
+    pub mean_score: f64,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct PairTest {
+    pub a: String,
+    pub b: String,
+    pub statistic: f64,
+    pub p_value: f64,
+    pub p_holm: f64,
+    pub reject: bool,
+    pub method: &'static str,
+}
+
+#[derive(Clone, Debug)]
+pub struct Comparison {
+    pub table: ScoreTable,
+    pub ranks: Vec<Vec<f64>>,
+    /// In the table's policy order.
+    pub summary: Vec<PolicySummary>,
+    pub friedman: Friedman,
+    pub iman_davenport: ImanDavenport,
+    pub nemenyi: Nemenyi,
+    pub wilcoxon: Vec<PairTest>,
+    pub options: Options,
+}
+
+pub fn compare(table: ScoreTable, opts: &Options) -> Comparison {
+    let n = table.units.len();
+    let k = table.policies.len();
+    let ranks: Vec<Vec<f64>> = table
+        .scores
+        .iter()
+        .map(|r| average_ranks_tol(r, table.higher_is_better, opts.tie_tolerance))
+        .collect();
+    let boot = (opts.ci == CiKind::Bootstrap)
+        .then(|| bootstrap_means(&ranks, opts.bootstrap_samples, opts.alpha, opts.seed));
+    let summary: Vec<PolicySummary> = (0..k)
+        .map(|p| {
+            let col: Vec<f64> = ranks.iter().map(|r| r[p]).collect();
+            let (mean_rank, sd_rank) = mean_sd(&col);
+            let (ci_low, ci_high) = match &boot {
+                Some(b) => b[p],
+                None => mean_interval(&col, opts.ci),
+            };
+            PolicySummary {
+                policy: table.policies[p].clone(),
+                n,
+                mean_rank,
+                sd_rank,
+                ci_low,
+                ci_high,
+                mean_score: {
+                    let f: Vec<f64> = table
+                        .scores
+                        .iter()
+                        .map(|r| r[p])
+                        .filter(|x| !x.is_nan())
+                        .collect();
+                    if f.is_empty() {
+                        f64::NAN
+                    } else {
+                        f.iter().sum::<f64>() / f.len() as f64
+                    }
+                },
+            }
+        })
+        .collect();
+    let fr = friedman(&ranks);
+    let id = iman_davenport(fr.statistic, n, k);
+    let means: Vec<f64> = summary.iter().map(|s| s.mean_rank).collect();
+    let nem = nemenyi(&means, n, opts.alpha);
+    let sign = if table.higher_is_better { 1.0 } else { -1.0 };
+    let mut pairs = Vec::new();
+    for a in 0..k {
+        for b in (a + 1)..k {
+            // A NaN ("found nothing") is worse than any score: the difference is infinite.
+            let d: Vec<f64> = table
+                .scores
+                .iter()
+                .map(|r| match (r[a].is_nan(), r[b].is_nan()) {
+                    (true, true) => 0.0,
+                    (true, false) => f64::NEG_INFINITY,
+                    (false, true) => f64::INFINITY,
+                    _ => sign * (r[a] - r[b]),
+                })
+                .collect();
+            let w = wilcoxon(&d, opts.zero_method);
+            pairs.push(PairTest {
+                a: table.policies[a].clone(),
+                b: table.policies[b].clone(),
+                statistic: w.statistic,
+                p_value: w.p_value,
+                p_holm: 0.0,
+                reject: false,
+                method: w.method.as_str(),
+            });
+        }
+    }
+    let ps: Vec<f64> = pairs.iter().map(|p| p.p_value).collect();
+    let (adj, rej) = holm(&ps, opts.alpha);
+    for (p, (a, r)) in pairs.iter_mut().zip(adj.into_iter().zip(rej)) {
+        p.p_holm = a;
+        p.reject = r;
+    }
+    Comparison {
+        table,
+        ranks,
+        summary,
+        friedman: fr,
+        iman_davenport: id,
+        nemenyi: nem,
+        wilcoxon: pairs,
+        options: opts.clone(),
+    }
+}
+
+impl Comparison {
+    /// Policy indices sorted by mean rank (best first; ties by name).
+    pub fn order(&self) -> Vec<usize> {
+        let mut o: Vec<usize> = (0..self.summary.len()).collect();
+        o.sort_by(|&a, &b| {
+            self.summary[a]
+                .mean_rank
+                .total_cmp(&self.summary[b].mean_rank)
+                .then(self.summary[a].policy.cmp(&self.summary[b].policy))
+        });
+        o
+    }
+
+    /// Maximal groups of consecutive policies (in mean-rank order) whose mean ranks differ by at
+    /// most the critical difference (Nemenyi), as index ranges into `order()`.
+    pub fn nemenyi_groups(&self) -> Vec<(usize, usize)> {
+        let order = self.order();
+        let r: Vec<f64> = order.iter().map(|&i| self.summary[i].mean_rank).collect();
+        cliques_by(r.len(), |i, j| r[j] - r[i] <= self.nemenyi.cd)
+    }
+
+    /// Maximal groups of consecutive policies (in mean-rank order) of which no pair is rejected
+    /// by Wilcoxon–Holm.
+    pub fn wilcoxon_groups(&self) -> Vec<(usize, usize)> {
+        let order = self.order();
+        let name = |i: usize| &self.summary[order[i]].policy;
+        let rejected = |a: &String, b: &String| {
+            self.wilcoxon
+                .iter()
+                .any(|p| p.reject && ((&p.a == a && &p.b == b) || (&p.a == b && &p.b == a)))
+        };
+        cliques_by(order.len(), |i, j| {
+            (i..=j).all(|x| (x + 1..=j).all(|y| !rejected(name(x), name(y))))
+        })
+    }
+}
+
+/// Maximal intervals [i, j] (i < j) of 0..n for which `ok(i, j)` holds; `ok` must be monotone
+/// (an interval inside an ok one is ok).
+fn cliques_by(n: usize, ok: impl Fn(usize, usize) -> bool) -> Vec<(usize, usize)> {
+    let mut out: Vec<(usize, usize)> = Vec::new();
+    for i in 0..n {
+        let mut j = i;
+        while j + 1 < n && ok(i, j + 1) {
+            j += 1;
+        }
+        if j > i && !out.iter().any(|&(a, b)| a <= i && j <= b) {
+            out.push((i, j));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rows(data: &[(&str, &str, f64)]) -> Vec<(String, String, f64)> {
+        data.iter()
+            .map(|(u, p, s)| (u.to_string(), p.to_string(), *s))
+            .collect()
+    }
+
+    #[test]
+    fn missing_cells_error_drop_or_worst() {
+        let r = rows(&[
+            ("u1", "a", 0.9),
+            ("u1", "b", 0.8),
+            ("u2", "a", 0.7),
+            ("u3", "a", 0.5),
+            ("u3", "b", 0.6),
+            ("u4", "a", 0.1),
+            ("u4", "b", 0.2),
+        ]);
+        let e = ScoreTable::from_rows(&r, true, Missing::Error, false)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("1 (unit, policy) cell(s) have no score: (u2, b)"),
+            "{e}"
+        );
+        let (t, notes) = ScoreTable::from_rows(&r, true, Missing::DropUnit, false).unwrap();
+        assert_eq!(t.units, vec!["u1", "u3", "u4"]);
+        assert!(notes[0].contains("u2 dropped"));
+        let (t, _) = ScoreTable::from_rows(&r, true, Missing::Worst, false).unwrap();
+        assert_eq!(t.scores[1], vec![0.7, 0.7]);
+        // In results, NaN means "found nothing": present, and ranked last.
+        let mut r2 = r.clone();
+        r2.push(("u2".into(), "b".into(), f64::NAN));
+        let (t, _) = ScoreTable::from_rows(&r2, true, Missing::Error, true).unwrap();
+        let c = compare(t, &Options::default());
+        assert_eq!(c.ranks[1], vec![1.0, 2.0]);
+    }
+
+    #[test]
+    fn cliques_are_maximal_runs() {
+        let r = [1.0, 1.5, 2.2, 3.0, 4.5];
+        let groups = cliques_by(5, |i, j| r[j] - r[i] <= 1.0);
+        assert_eq!(groups, vec![(0, 1), (1, 2), (2, 3)]);
+    }
+}

@@ -1,0 +1,295 @@
+//! `banditbench report`: the files of the contract, their values, and figures that render with
+//! the expected labels and series.
+
+mod common;
+
+use std::path::Path;
+
+use common::{bin, experiment, run_ok, scratch};
+use serde_json::Value;
+
+fn golden_csv(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join(format!("tests/golden/{name}.csv"))
+        .display()
+        .to_string()
+}
+
+fn read(p: &Path) -> String {
+    std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+fn json(p: &Path) -> Value {
+    serde_json::from_str(&read(p)).unwrap()
+}
+
+fn png_size(p: &Path) -> (u32, u32) {
+    let b = std::fs::read(p).unwrap();
+    assert_eq!(&b[1..4], b"PNG", "{} is a PNG", p.display());
+    (
+        u32::from_be_bytes(b[16..20].try_into().unwrap()),
+        u32::from_be_bytes(b[20..24].try_into().unwrap()),
+    )
+}
+
+#[test]
+fn scores_csv_report_writes_the_contract_files_with_golden_values() {
+    let out = scratch("report-scores");
+    let o = run_ok(&[
+        "report",
+        "--scores",
+        &golden_csv("large"),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("Friedman's test (tie-corrected) over 200 units and 8 policies"),
+        "{text}"
+    );
+    for f in [
+        "ranks.csv",
+        "summary.csv",
+        "tests.json",
+        "report.md",
+        "report.tex",
+        "mean_rank.svg",
+        "mean_rank.png",
+        "mean_rank.csv",
+        "cd_nemenyi.svg",
+        "cd_wilcoxon_holm.png",
+        "rank_boxplots.svg",
+    ] {
+        assert!(out.join(f).is_file(), "{f} written");
+    }
+    let golden = json(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/stats.json"));
+    let g = &golden["tables"]["large"];
+    let t = json(&out.join("tests.json"));
+    let rel = |a: &Value, b: &Value| {
+        let (a, b) = (a.as_f64().unwrap(), b.as_f64().unwrap());
+        assert!((a - b).abs() <= 1e-9 * b.abs().max(1e-300), "{a} vs {b}");
+    };
+    rel(&t["friedman"]["statistic"], &g["friedman"]["statistic"]);
+    rel(&t["friedman"]["p_value"], &g["friedman"]["p_value"]);
+    rel(
+        &t["iman_davenport"]["statistic"],
+        &g["iman_davenport"]["statistic"],
+    );
+    rel(&t["nemenyi"]["cd"], &g["nemenyi"]["cd"]);
+    rel(
+        &t["nemenyi"]["pairwise_p"]["p0"]["p7"],
+        &g["nemenyi"]["pairwise_p"]["p0"]["p7"],
+    );
+    assert_eq!(t["n_units"], 200);
+    assert_eq!(t["n_policies"], 8);
+    assert_eq!(t["options"]["ci"], "t95");
+    assert_eq!(t["options"]["zero_method"], "pratt");
+    assert_eq!(t["options"]["alpha"], 0.05);
+    let pairs = t["wilcoxon_holm"]["pairs"].as_array().unwrap();
+    assert_eq!(pairs.len(), 28);
+    for (p, gp) in pairs.iter().zip(g["wilcoxon_pratt"].as_array().unwrap()) {
+        assert_eq!(p["a"], gp["a"]);
+        rel(&p["p_holm"], &gp["p_holm"]);
+        assert_eq!(p["reject"], gp["reject"]);
+    }
+    // summary.csv: sorted by mean rank, with the golden mean ranks and t intervals.
+    let summary = read(&out.join("summary.csv"));
+    let mut lines = summary.lines();
+    assert_eq!(
+        lines.next().unwrap(),
+        "policy,n,mean_rank,sd_rank,ci_low,ci_high,ci_kind,mean_score"
+    );
+    let mut last = 0.0;
+    for line in lines {
+        let f: Vec<&str> = line.split(',').collect();
+        let p: usize = f[0][1..].parse().unwrap();
+        let m: f64 = f[2].parse().unwrap();
+        assert!(m >= last, "sorted by mean rank");
+        last = m;
+        assert!((m - g["mean_rank"][p].as_f64().unwrap()).abs() < 1e-12);
+        let lo: f64 = f[4].parse().unwrap();
+        assert!((lo - g["ci_t95"][p][0].as_f64().unwrap()).abs() < 1e-12);
+        assert_eq!(f[6], "t95");
+    }
+    // ranks.csv: 200 x 8 rows plus the header.
+    assert_eq!(read(&out.join("ranks.csv")).lines().count(), 1601);
+    let md = read(&out.join("report.md"));
+    assert!(
+        md.contains("![Mean rank per policy") && md.contains("| # | policy |"),
+        "{md}"
+    );
+    assert!(read(&out.join("report.tex")).contains("\\begin{tabular}"));
+}
+
+#[test]
+fn figures_render_with_their_labels_and_series() {
+    let out = scratch("report-figures");
+    run_ok(&[
+        "report",
+        "--scores",
+        &golden_csv("small"),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let svg = read(&out.join("mean_rank.svg"));
+    // plotters writes each text element's content on a line of its own.
+    let has_text = |svg: &str, t: &str| svg.lines().any(|l| l.trim() == t);
+    for p in ["p0", "p1", "p2"] {
+        assert!(has_text(&svg, p), "mean_rank.svg labels {p}");
+    }
+    assert!(svg.contains("Mean rank over 5 units, 95 % t interval"));
+    assert!(svg.contains("mean rank (1 = best)"));
+    // One filled marker per policy (the error bars draw outline circles of their own).
+    let filled = svg
+        .lines()
+        .filter(|l| l.contains("<circle") && l.contains("stroke=\"none\""))
+        .count();
+    assert_eq!(filled, 3, "one mean marker per policy");
+    let (w, h) = png_size(&out.join("mean_rank.png"));
+    assert!(w > 600 && h > 150, "{w}x{h}");
+    let cd = read(&out.join("cd_nemenyi.svg"));
+    assert!(cd.contains("CD = "), "the CD ruler is drawn");
+    for p in ["p0", "p1", "p2"] {
+        assert!(
+            cd.lines().any(|l| l.trim().starts_with(&format!("{p} ("))),
+            "cd diagram labels {p}"
+        );
+    }
+    // The CSV next to each figure holds what it draws.
+    let data = read(&out.join("mean_rank.csv"));
+    assert_eq!(data.lines().count(), 4);
+    assert!(data.starts_with("policy,mean_rank,ci_low,ci_high"));
+}
+
+#[test]
+fn missing_cells_are_listed_dropped_or_imputed() {
+    let dir = scratch("report-missing");
+    let csv = dir.join("s.csv");
+    std::fs::write(
+        &csv,
+        "unit,policy,score\nu1,a,0.9\nu1,b,0.8\nu2,a,0.7\nu3,a,0.5\nu3,b,0.6\nu4,a,0.2\nu4,b,0.1\n",
+    )
+    .unwrap();
+    let o = bin()
+        .args(["report", "--scores", csv.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("1 (unit, policy) cell(s) have no score: (u2, b)"),
+        "{err}"
+    );
+    let out = dir.join("drop");
+    run_ok(&[
+        "report",
+        "--scores",
+        csv.to_str().unwrap(),
+        "--missing",
+        "drop-unit",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let t = json(&out.join("tests.json"));
+    assert_eq!(t["n_units"], 3);
+    assert!(t["notes"][0].as_str().unwrap().contains("u2 dropped"));
+    let out = dir.join("worst");
+    run_ok(&[
+        "report",
+        "--scores",
+        csv.to_str().unwrap(),
+        "--missing",
+        "worst",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(json(&out.join("tests.json"))["n_units"], 4);
+}
+
+#[test]
+fn bootstrap_intervals_are_seeded_and_named() {
+    let dir = scratch("report-boot");
+    let run = |seed: &str, out: &str| {
+        run_ok(&[
+            "report",
+            "--scores",
+            &golden_csv("large"),
+            "--ci",
+            "bootstrap",
+            "--bootstrap-samples",
+            "500",
+            "--seed",
+            seed,
+            "--out",
+            dir.join(out).to_str().unwrap(),
+        ]);
+        read(&dir.join(out).join("summary.csv"))
+    };
+    let (a, b, c) = (run("1", "a"), run("1", "b"), run("2", "c"));
+    assert_eq!(a, b, "same seed, same intervals");
+    assert_ne!(a, c, "another seed, other intervals");
+    assert!(a.contains(",bootstrap,"));
+}
+
+#[test]
+fn results_folder_report_has_per_budget_panels_allocation_and_anytime_curves() {
+    let dir = scratch("report-results");
+    let exp = experiment(
+        &dir,
+        "rep",
+        r#"seed = 4
+repetitions = 3
+[world]
+kind = "time-sliced"
+budgets = [6.0, 12.0]
+slice = 2.0
+[[policies]]
+family = "round-robin"
+[[policies]]
+family = "ucb1"
+[[policies]]
+family = "epsilon-greedy"
+epsilon = [0.1, 0.5]
+"#,
+    );
+    let results = dir.join("results");
+    run_ok(&[
+        "run",
+        exp.to_str().unwrap(),
+        "--out",
+        results.to_str().unwrap(),
+        "--quiet",
+    ]);
+    let o = run_ok(&["report", results.to_str().unwrap(), "--per-budget"]);
+    let out = results.join("report");
+    let t = json(&out.join("tests.json"));
+    assert_eq!(t["n_units"], 4, "2 tasks x 2 budgets");
+    assert_eq!(t["options"]["unit"], "task-budget");
+    let boxes = read(&out.join("rank_boxplots.svg"));
+    assert!(boxes.contains("budget 6 seconds") && boxes.contains("budget 12 seconds"));
+    let study = read(&out.join("param_study_epsilon-greedy.svg"));
+    assert!(
+        study.contains("(epsilon=0.1, initial_pulls=0)"),
+        "parameter values label the rows"
+    );
+    let alloc = read(&out.join("allocation.csv"));
+    // 4 policies x 3 learners; shares of each policy sum to 1.
+    assert_eq!(alloc.lines().count(), 13);
+    let rr: f64 = alloc
+        .lines()
+        .filter(|l| l.starts_with("round-robin,"))
+        .map(|l| l.rsplit(',').next().unwrap().parse::<f64>().unwrap())
+        .sum();
+    assert!((rr - 1.0).abs() < 1e-12);
+    let any = read(&out.join("anytime.csv"));
+    assert_eq!(
+        any.lines().count(),
+        1 + 4 * 51,
+        "4 policies x 51 grid points"
+    );
+    // Per-budget sub-reports use tasks as units.
+    let sub = json(&out.join("budget-6").join("tests.json"));
+    assert_eq!(sub["n_units"], 2);
+    assert_eq!(sub["options"]["unit"], "task");
+    assert!(String::from_utf8_lossy(&o.stdout).contains("Friedman"));
+}
