@@ -65,7 +65,7 @@ fn bench_experiment(ts: &TraceSet, world: WorldSetup) -> Result<Experiment> {
         file: "bench".into(),
         name: "bench".into(),
         description: String::new(),
-        traces_dir: ts.dir.clone(),
+        traces_dir: Some(ts.dir.clone()),
         seed: 1,
         repetitions: 1,
         load: LoadOptions::default(),
@@ -94,6 +94,7 @@ pub fn measure_ucb1(
             order: Order::Permute,
             failures_consume_budget: false,
             exhausted: Exhausted::Empty,
+            arms: Vec::new(),
         },
         WorldKind::PullCount => WorldSetup {
             kind,
@@ -104,7 +105,9 @@ pub fn measure_ucb1(
             order: Order::Permute,
             failures_consume_budget: false,
             exhausted: Exhausted::Resample,
+            arms: Vec::new(),
         },
+        WorldKind::Synthetic => anyhow::bail!("the synthetic world is not benchmarked"),
     };
     let exp = bench_experiment(ts, world)?;
     let t0 = Instant::now();

@@ -12,5 +12,6 @@ pub mod experiment;
 pub mod policy;
 pub mod replay;
 pub mod report;
+pub mod reproduce;
 pub mod rng;
 pub mod trace;

@@ -7,7 +7,7 @@ use anyhow::{Result, bail};
 use super::spec::{BudgetUnit, Experiment, WorldSetup};
 use crate::policy::{Action, Policy, PolicyConfig};
 use crate::replay::{
-    Overhead, PullCount, PullCountConfig, TimeSliced, TimeSlicedConfig, World, WorldKind,
+    Overhead, PullCount, PullCountConfig, Synthetic, TimeSliced, TimeSlicedConfig, World, WorldKind,
 };
 use crate::rng::{Rng, derive_seed};
 use crate::trace::{Task, TraceSet};
@@ -61,6 +61,8 @@ pub fn expand_cells(exp: &Experiment, ts: &TraceSet) -> Vec<Cell> {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Step {
     pub arm: u16,
+    /// The pull's reward in the trace set's orientation (NaN if it had none).
+    pub reward: f64,
     /// Budget used after the pull (seconds or pulls).
     pub time: f64,
     /// Best score so far in the trace set's orientation, NaN before any.
@@ -169,6 +171,20 @@ pub fn run_cell(
             )?;
             w.ledger().clone()
         }
+        WorldKind::Synthetic => {
+            let dists = exp.world.arms.iter().map(|(_, d)| *d).collect();
+            let mut w = Synthetic::new(task, dists, budget_abs as u64, world_seed);
+            drive(
+                &mut w,
+                policy.as_mut(),
+                cfg,
+                &mut rng,
+                Overhead::None,
+                sign,
+                steps_ref,
+            )?;
+            w.ledger().clone()
+        }
     };
     let inc = ledger.incumbent;
     Ok(CellResult {
@@ -180,8 +196,14 @@ pub fn run_cell(
         } else {
             f64::NAN
         },
-        best_score: inc.map_or(f64::NAN, |i| task.arms[i.arm].score[i.eval]),
-        best_test_score: inc.map_or(f64::NAN, |i| task.arms[i.arm].test_score[i.eval]),
+        best_score: inc.map_or(f64::NAN, |i| sign * i.reward),
+        best_test_score: inc.map_or(f64::NAN, |i| {
+            task.arms[i.arm]
+                .test_score
+                .get(i.eval)
+                .copied()
+                .unwrap_or(f64::NAN)
+        }),
         best_arm: inc.map(|i| i.arm),
         best_found_at: inc.map_or(f64::NAN, |i| i.found_at),
         pulls: ledger.pulls,
@@ -221,14 +243,15 @@ pub fn drive<W: World>(
             );
         }
         let mut spent = t0.map(|t| t.elapsed().as_secs_f64());
-        {
+        let reward = {
             let obs = world.pull(arm);
             let t1 = spent.is_some().then(Instant::now);
             policy.observe(&obs);
             if let (Some(s), Some(t1)) = (spent.as_mut(), t1) {
                 *s += t1.elapsed().as_secs_f64();
             }
-        }
+            obs.reward.map_or(f64::NAN, |r| sign * r)
+        };
         if let Some(s) = spent {
             world.charge_overhead(s);
         }
@@ -236,6 +259,7 @@ pub fn drive<W: World>(
             let l = world.ledger();
             steps.push(Step {
                 arm: arm as u16,
+                reward,
                 time: l.used,
                 incumbent: l.incumbent.map_or(f64::NAN, |i| sign * i.reward),
             });

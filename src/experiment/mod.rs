@@ -37,16 +37,56 @@ pub struct RunSummary {
     pub seconds: f64,
 }
 
-/// Load an experiment and its trace set.
+/// Load an experiment and its trace set (for the synthetic world, a trace set with no
+/// evaluations that names the arms).
 pub fn prepare(path: &Path) -> Result<(Experiment, TraceSet)> {
     let exp = load_experiment(path)?;
-    let ts = load_trace_set(&exp.traces_dir, &exp.load).with_context(|| {
-        format!(
-            "{}: loading the trace set named by 'traces'",
-            exp.file.display()
-        )
-    })?;
+    let ts = match &exp.traces_dir {
+        Some(dir) => load_trace_set(dir, &exp.load).with_context(|| {
+            format!(
+                "{}: loading the trace set named by 'traces'",
+                exp.file.display()
+            )
+        })?,
+        None => synthetic_trace_set(&exp),
+    };
     Ok((exp, ts))
+}
+
+/// The stand-in trace set of a synthetic experiment: one task, the arms by name, no data.
+pub fn synthetic_trace_set(exp: &Experiment) -> TraceSet {
+    use crate::trace::{Arm, Direction, Manifest, Source, Task};
+    let learners: Vec<String> = exp.world.arms.iter().map(|(n, _)| n.clone()).collect();
+    TraceSet {
+        dir: PathBuf::from("(synthetic)"),
+        evaluations_file: PathBuf::from("(synthetic)"),
+        manifest: Manifest {
+            name: "synthetic".into(),
+            description: exp.world.describe(),
+            metric: "feedback".into(),
+            direction: Direction::Maximize,
+            source: Source::Synthetic,
+            provenance: toml::Table::new(),
+        },
+        tasks: vec![Task {
+            dataset: "synthetic".into(),
+            run: 0,
+            arms: learners
+                .iter()
+                .map(|l| Arm {
+                    learner: l.clone(),
+                    ..Arm::default()
+                })
+                .collect(),
+        }],
+        learners,
+        dropped: Vec::new(),
+        extra_columns: Vec::new(),
+        content_hash: format!(
+            "{:016x}",
+            crate::rng::fnv1a64(exp.world.describe().as_bytes())
+        ),
+    }
 }
 
 fn git_commit() -> String {

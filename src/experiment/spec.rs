@@ -24,7 +24,7 @@ use anyhow::{Context, Result, bail};
 use serde::Deserialize;
 
 use crate::policy::{self, PolicyConfig};
-use crate::replay::{Exhausted, Order, Overhead, WorldKind};
+use crate::replay::{ArmDist, Exhausted, Order, Overhead, WorldKind};
 use crate::rng::fnv1a64;
 use crate::trace::{LoadOptions, TaskFilter};
 
@@ -34,7 +34,7 @@ struct File {
     name: String,
     #[serde(default)]
     description: String,
-    traces: String,
+    traces: Option<String>,
     seed: u64,
     #[serde(default = "one")]
     repetitions: u32,
@@ -71,6 +71,17 @@ struct WorldSpec {
     order: Option<String>,
     failures_consume_budget: Option<bool>,
     exhausted: Option<String>,
+    arms: Option<Vec<ArmSpec>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ArmSpec {
+    name: String,
+    distribution: String,
+    mean: Option<f64>,
+    sd: Option<f64>,
+    p: Option<f64>,
 }
 
 #[derive(Deserialize)]
@@ -117,6 +128,8 @@ pub struct WorldSetup {
     pub order: Order,
     pub failures_consume_budget: bool,
     pub exhausted: Exhausted,
+    /// Synthetic only: the arms and their distributions.
+    pub arms: Vec<(String, ArmDist)>,
 }
 
 impl WorldSetup {
@@ -142,7 +155,17 @@ impl WorldSetup {
                 match self.exhausted {
                     Exhausted::Empty => "empty",
                     Exhausted::Resample => "resample",
+                    Exhausted::Stop => "stop",
                 }
+            ),
+            WorldKind::Synthetic => format!(
+                "synthetic, budgets {:?} pulls, arms {}",
+                self.budgets,
+                self.arms
+                    .iter()
+                    .map(|(n, d)| format!("{n} ~ {}", d.describe()))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
         }
     }
@@ -154,7 +177,8 @@ pub struct Experiment {
     pub file: PathBuf,
     pub name: String,
     pub description: String,
-    pub traces_dir: PathBuf,
+    /// The trace set; `None` for the synthetic world.
+    pub traces_dir: Option<PathBuf>,
     pub seed: u64,
     pub repetitions: u32,
     pub load: LoadOptions,
@@ -217,6 +241,7 @@ fn resolve_world(file: &Path, w: &WorldSpec) -> Result<WorldSetup> {
         &[
             ("time-sliced", WorldKind::TimeSliced),
             ("pull-count", WorldKind::PullCount),
+            ("synthetic", WorldKind::Synthetic),
         ],
         WorldKind::TimeSliced,
     )?;
@@ -234,6 +259,9 @@ fn resolve_world(file: &Path, w: &WorldSpec) -> Result<WorldSetup> {
         }
         Ok(())
     };
+    if kind != WorldKind::Synthetic {
+        only("arms", w.arms.is_some(), "synthetic")?;
+    }
     match kind {
         WorldKind::TimeSliced => {
             only("order", w.order.is_some(), "pull-count")?;
@@ -284,6 +312,82 @@ fn resolve_world(file: &Path, w: &WorldSpec) -> Result<WorldSetup> {
                 order: Order::Permute,
                 failures_consume_budget: false,
                 exhausted: Exhausted::Empty,
+                arms: Vec::new(),
+            })
+        }
+        WorldKind::Synthetic => {
+            for (key, present) in [
+                ("slice", w.slice.is_some()),
+                ("overhead", w.overhead.is_some()),
+                ("overhead_s", w.overhead_s.is_some()),
+            ] {
+                only(key, present, "time-sliced")?;
+            }
+            for (key, present) in [
+                ("order", w.order.is_some()),
+                (
+                    "failures_consume_budget",
+                    w.failures_consume_budget.is_some(),
+                ),
+                ("exhausted", w.exhausted.is_some()),
+            ] {
+                only(key, present, "pull-count")?;
+            }
+            if w.budget_unit.as_deref().is_some_and(|u| u != "pulls") {
+                bail!(
+                    "{at}: the synthetic world's budgets are pulls; 'world.budget_unit' must be \"pulls\""
+                );
+            }
+            for b in &w.budgets {
+                if b.fract() != 0.0 {
+                    bail!("{at}: key 'world.budgets' holds {b}; pull budgets are whole numbers");
+                }
+            }
+            let specs = w.arms.as_ref().map_or(&[][..], |a| a.as_slice());
+            if specs.len() < 2 {
+                bail!(
+                    "{at}: the synthetic world needs at least two [[world.arms]] (name, distribution = \"gaussian\" with mean and sd, or \"bernoulli\" with p)"
+                );
+            }
+            let mut arms = Vec::new();
+            for (i, a) in specs.iter().enumerate() {
+                let here = format!("{at}: [[world.arms]] entry {} ('{}')", i + 1, a.name);
+                let dist = match a.distribution.as_str() {
+                    "gaussian" => match (a.mean, a.sd, a.p) {
+                        (Some(mean), Some(sd), None)
+                            if mean.is_finite() && sd.is_finite() && sd >= 0.0 =>
+                        {
+                            ArmDist::Gaussian { mean, sd }
+                        }
+                        _ => {
+                            bail!("{here}: a gaussian arm needs 'mean' and 'sd' >= 0 (and no 'p')")
+                        }
+                    },
+                    "bernoulli" => match (a.p, a.mean, a.sd) {
+                        (Some(p), None, None) if (0.0..=1.0).contains(&p) => {
+                            ArmDist::Bernoulli { p }
+                        }
+                        _ => bail!(
+                            "{here}: a bernoulli arm needs 'p' in [0, 1] (and no 'mean' or 'sd')"
+                        ),
+                    },
+                    other => bail!("{here}: distribution '{other}'; allowed: gaussian, bernoulli"),
+                };
+                if arms.iter().any(|(n, _): &(String, ArmDist)| n == &a.name) {
+                    bail!("{here}: the arm name is used twice");
+                }
+                arms.push((a.name.clone(), dist));
+            }
+            Ok(WorldSetup {
+                kind,
+                budgets: w.budgets.clone(),
+                unit: BudgetUnit::Pulls,
+                slice: 1.0,
+                overhead: Overhead::None,
+                order: Order::Recorded,
+                failures_consume_budget: false,
+                exhausted: Exhausted::Empty,
+                arms,
             })
         }
         WorldKind::PullCount => {
@@ -327,9 +431,11 @@ fn resolve_world(file: &Path, w: &WorldSpec) -> Result<WorldSetup> {
                     &[
                         ("empty", Exhausted::Empty),
                         ("resample", Exhausted::Resample),
+                        ("stop", Exhausted::Stop),
                     ],
                     Exhausted::Empty,
                 )?,
+                arms: Vec::new(),
             })
         }
     }
@@ -383,11 +489,23 @@ pub fn load_experiment(path: &Path) -> Result<Experiment> {
         }
     }
     let base = path.parent().unwrap_or(Path::new("."));
+    let traces_dir = match (&f.traces, world.kind) {
+        (Some(t), WorldKind::Synthetic) => bail!(
+            "{}: key 'traces' ('{t}') does not apply to the synthetic world, whose arms are [[world.arms]]",
+            path.display()
+        ),
+        (Some(t), _) => Some(base.join(t)),
+        (None, WorldKind::Synthetic) => None,
+        (None, _) => bail!(
+            "{}: missing key 'traces' (the trace-set folder, relative to this file, e.g. \"../traces/lcdb\")",
+            path.display()
+        ),
+    };
     Ok(Experiment {
         file: path.to_path_buf(),
         name: f.name,
         description: f.description,
-        traces_dir: base.join(&f.traces),
+        traces_dir,
         seed: f.seed,
         repetitions: f.repetitions,
         load: LoadOptions {

@@ -125,6 +125,7 @@ pub fn trajectories_frame(results: &[CellResult], ts: &TraceSet) -> Result<DataF
     let mut arm = Vec::with_capacity(n);
     let mut time = Vec::with_capacity(n);
     let mut inc = Vec::with_capacity(n);
+    let mut reward = Vec::with_capacity(n);
     for r in results {
         for (i, s) in r.steps.iter().enumerate() {
             cell.push(r.index);
@@ -132,6 +133,7 @@ pub fn trajectories_frame(results: &[CellResult], ts: &TraceSet) -> Result<DataF
             arm.push(ts.learners[s.arm as usize].as_str());
             time.push(s.time);
             inc.push(opt(s.incumbent));
+            reward.push(opt(s.reward));
         }
     }
     Ok(DataFrame::new_infer_height(vec![
@@ -139,6 +141,7 @@ pub fn trajectories_frame(results: &[CellResult], ts: &TraceSet) -> Result<DataF
         Column::new("step".into(), step),
         Column::new("arm".into(), arm),
         Column::new("time".into(), time),
+        Column::new("reward".into(), reward),
         Column::new("incumbent".into(), inc),
     ])?)
 }

@@ -8,6 +8,7 @@
 
 mod bestk;
 mod epsilon_greedy;
+mod erucb;
 mod random;
 mod round_robin;
 mod softmax;
@@ -193,6 +194,7 @@ static REGISTRY: LazyLock<Vec<Family>> = LazyLock::new(|| {
         ucb1::family_btb(),
         bestk::family_rewards(),
         bestk::family_velocity(),
+        erucb::family(),
     ]
 });
 

@@ -11,13 +11,16 @@
 //!   time, so curve-fitting policies can use the raw points.
 //! - **pull-count**: the score of the evaluation the pull revealed, or `None` for a failed or
 //!   timed-out evaluation (when failures consume budget) or a pull of an exhausted arm.
+//! - **synthetic**: the feedback drawn from the arm's distribution.
 //!
 //! Policies that average rewards count a `None` as a pull without a reward.
 
 mod pull_count;
+mod synthetic;
 mod time_sliced;
 
 pub use pull_count::{Exhausted, Order, PullCount, PullCountConfig};
+pub use synthetic::{ArmDist, Synthetic};
 pub use time_sliced::{Overhead, TimeSliced, TimeSlicedConfig};
 
 use crate::trace::{Status, Task};
@@ -27,6 +30,7 @@ use crate::trace::{Status, Task};
 pub enum WorldKind {
     TimeSliced,
     PullCount,
+    Synthetic,
 }
 
 impl WorldKind {
@@ -34,10 +38,15 @@ impl WorldKind {
         match self {
             WorldKind::TimeSliced => "time-sliced",
             WorldKind::PullCount => "pull-count",
+            WorldKind::Synthetic => "synthetic",
         }
     }
 
-    pub const ALL: [WorldKind; 2] = [WorldKind::TimeSliced, WorldKind::PullCount];
+    pub const ALL: [WorldKind; 3] = [
+        WorldKind::TimeSliced,
+        WorldKind::PullCount,
+        WorldKind::Synthetic,
+    ];
 }
 
 /// An evaluation revealed by a pull, as the policy sees it.

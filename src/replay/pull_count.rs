@@ -11,7 +11,7 @@
 //!   `true`: it costs the pull and the policy observes no reward.
 //! - `exhausted`: what a pull of an arm with no evaluation left does. `empty` (default) costs the
 //!   pull and reveals nothing; `resample` draws one of the arm's evaluations uniformly with
-//!   replacement (seeded).
+//!   replacement (seeded); `stop` ends the cell there (the rest of the budget is not used).
 //! - Time (reported, not budgeted) is the sum of `cost_s` of the evaluations consumed.
 
 use super::{Ledger, Observation, World, WorldKind};
@@ -28,6 +28,7 @@ pub enum Order {
 pub enum Exhausted {
     Empty,
     Resample,
+    Stop,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -128,6 +129,10 @@ impl World for PullCount<'_> {
                 i
             } else {
                 exhausted = true;
+                if self.cfg.exhausted == Exhausted::Stop {
+                    l.used = l.budget;
+                    break;
+                }
                 let can_resample = self.cfg.exhausted == Exhausted::Resample
                     && !a.is_empty()
                     && (self.has_ok[arm] || self.cfg.failures_consume_budget);
@@ -239,6 +244,18 @@ mod tests {
             Some(0.4),
             "the single evaluation is drawn again"
         );
+    }
+
+    #[test]
+    fn stop_ends_the_cell_at_the_first_exhausted_pull() {
+        let t = task(vec![arm("a", &[(1.0, 0.4)])]);
+        let mut w = PullCount::new(&t, cfg(Order::Recorded, false, Exhausted::Stop), 1.0, 1);
+        w.pull(0);
+        assert!(!w.done());
+        let obs = w.pull(0);
+        assert!(obs.exhausted && obs.reward.is_none());
+        assert!(w.done(), "the cell ends; 8 of 10 pulls unused");
+        assert_eq!(w.ledger().decisions, 2);
     }
 
     #[test]

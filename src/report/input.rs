@@ -40,6 +40,8 @@ pub struct Run {
     pub params: String,
     pub repetition: u32,
     pub best_score: f64,
+    /// The learner of the best evaluation ("" if none).
+    pub best_learner: String,
     /// Learner -> pulls.
     pub pulls: Vec<(String, f64)>,
 }
@@ -112,6 +114,12 @@ pub fn read_results(dir: &Path) -> Result<Results> {
         .iter()
         .map(|v| v.unwrap_or(0))
         .collect();
+    let best_learner: Vec<String> = df
+        .column("best_learner")?
+        .str()?
+        .iter()
+        .map(|v| v.unwrap_or("").to_string())
+        .collect();
     let (dataset, family, policy, params, pulls, direction, unit) = (
         s("dataset")?,
         s("policy_family")?,
@@ -142,6 +150,7 @@ pub fn read_results(dir: &Path) -> Result<Results> {
             params: params[i].clone(),
             repetition: rep[i],
             best_score: best[i],
+            best_learner: best_learner[i].clone(),
             pulls,
         });
     }

@@ -6,12 +6,14 @@ mod allocation;
 mod anytime;
 mod boxplots;
 mod cd;
+mod lines;
 mod mean_rank;
 
 pub use allocation::Allocation;
 pub use anytime::Anytime;
 pub use boxplots::BoxPanels;
 pub use cd::CdDiagram;
+pub use lines::{Lines, Panel, Series};
 pub use mean_rank::MeanRankFigure;
 
 use std::path::{Path, PathBuf};

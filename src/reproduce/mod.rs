@@ -1,0 +1,31 @@
+//! `banditbench reproduce PAPER`: run a paper's experiments and write its tables and figures.
+
+pub mod erucb;
+
+use std::path::PathBuf;
+
+/// Where reproductions read experiment files and trace sets and write results.
+#[derive(Clone, Debug)]
+pub struct ReproduceOptions {
+    /// Folder of experiment files (`experiments/`).
+    pub experiments: PathBuf,
+    /// Folder of trace sets (`traces/`).
+    pub traces: PathBuf,
+    /// Folder of results (`results/`).
+    pub results: PathBuf,
+    pub threads: Option<usize>,
+    /// Repetitions of the real-data table (ER-UCB Table 2).
+    pub table2_repetitions: u32,
+}
+
+impl Default for ReproduceOptions {
+    fn default() -> Self {
+        ReproduceOptions {
+            experiments: PathBuf::from("experiments"),
+            traces: PathBuf::from("traces"),
+            results: PathBuf::from("results"),
+            threads: None,
+            table2_repetitions: 20,
+        }
+    }
+}
