@@ -183,3 +183,49 @@ pub fn measure_report(rows: usize, dir: &Path) -> Result<ReportMeasure> {
         rss_after_mib: peak_rss_mib(),
     })
 }
+
+pub struct FitTiming {
+    pub points: usize,
+    pub cold_median_us: f64,
+    pub cold_p99_us: f64,
+    pub warm_median_us: f64,
+    pub warm_p99_us: f64,
+}
+
+/// Microseconds per arctan fit on generated noisy curves of `n` points (a speed measure, not
+/// data): cold (three starts) and warm (started from the fit of the first n − 1 points).
+pub fn measure_fits(sizes: &[usize], repeats: usize) -> Vec<FitTiming> {
+    use crate::curve::{fit_arctan, fit_arctan_warm};
+    let mut rng = crate::rng::Rng::new(11);
+    let q = |v: &mut Vec<f64>, p: f64| {
+        v.sort_by(f64::total_cmp);
+        v[((v.len() - 1) as f64 * p) as usize]
+    };
+    sizes
+        .iter()
+        .map(|&n| {
+            let (mut cold, mut warm) = (Vec::new(), Vec::new());
+            for _ in 0..repeats {
+                let xs: Vec<f64> = (1..=n).map(|i| i as f64 * 240.0 / n as f64).collect();
+                let ys: Vec<f64> = xs
+                    .iter()
+                    .map(|x| 0.25 * (0.03 * x).atan() + 0.6 + 0.005 * rng.normal())
+                    .collect();
+                let prev = fit_arctan(&xs[..n - 1], &ys[..n - 1]);
+                let t0 = Instant::now();
+                std::hint::black_box(fit_arctan(&xs, &ys));
+                cold.push(t0.elapsed().as_secs_f64() * 1e6);
+                let t0 = Instant::now();
+                std::hint::black_box(fit_arctan_warm(&xs, &ys, prev.as_ref()));
+                warm.push(t0.elapsed().as_secs_f64() * 1e6);
+            }
+            FitTiming {
+                points: n,
+                cold_median_us: q(&mut cold, 0.5),
+                cold_p99_us: q(&mut cold, 0.99),
+                warm_median_us: q(&mut warm, 0.5),
+                warm_p99_us: q(&mut warm, 0.99),
+            }
+        })
+        .collect()
+}

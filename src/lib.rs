@@ -8,6 +8,7 @@
 
 pub mod analysis;
 pub mod bench;
+pub mod curve;
 pub mod experiment;
 pub mod policy;
 pub mod replay;

@@ -96,8 +96,9 @@ enum Command {
     },
     /// Reproduce a paper's tables and figures: run its experiments, then write results/<paper>/
     Reproduce {
-        /// The paper: erucb (Hu, Yu & Liao 2019: Table 1, Figure 1, Table 2)
-        #[arg(value_parser = ["erucb"])]
+        /// The paper: erucb (Hu, Yu & Liao 2019: Table 1, Figure 1, Table 2) or hamlet (Schmidt et
+        /// al. 2020: Table II grid, Figs. 2-8, the Variant 3 claim)
+        #[arg(value_parser = ["erucb", "hamlet"])]
         paper: String,
         /// Worker threads [default: all cores]
         #[arg(long)]
@@ -273,9 +274,11 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                 ..Default::default()
             };
             let t0 = std::time::Instant::now();
-            // clap admits only the papers listed in its value parser.
-            debug_assert_eq!(paper, "erucb");
-            let files = banditbench::reproduce::erucb::reproduce(&opts)?;
+            let files = if paper == "hamlet" {
+                banditbench::reproduce::hamlet::reproduce(&opts)?
+            } else {
+                banditbench::reproduce::erucb::reproduce(&opts)?
+            };
             for f in &files {
                 if f.extension().is_some_and(|e| e == "md") {
                     println!("{}", f.display());
@@ -572,6 +575,12 @@ fn run_bench(traces: &std::path::Path, seconds: f64, report_rows: usize) -> Resu
                 t.seconds
             );
         }
+    }
+    for f in bench::measure_fits(&[8, 32, 128], 2000) {
+        println!(
+            "arctan fit, {:>3} points: cold {:.1} us median, {:.1} us p99; warm-started {:.1} us median, {:.1} us p99",
+            f.points, f.cold_median_us, f.cold_p99_us, f.warm_median_us, f.warm_p99_us
+        );
     }
     if report_rows > 0 {
         let dir = std::env::temp_dir().join(format!("banditbench-bench-{}", std::process::id()));

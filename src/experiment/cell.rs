@@ -236,6 +236,12 @@ pub fn drive<W: World>(
         }
         let t0 = (overhead == Overhead::Measured).then(Instant::now);
         let Action::Pull(arm) = policy.decide(&world.view(), rng);
+        if let Overhead::PerFit(s) = overhead {
+            let fits = policy.take_fits();
+            if fits > 0 {
+                world.charge_overhead(s * fits as f64);
+            }
+        }
         if arm >= n {
             bail!(
                 "policy {} chose arm {arm}, but the task has {n} arms (a bug in the policy)",
@@ -266,4 +272,55 @@ pub fn drive<W: World>(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::replay::{Exhausted, Order};
+    use crate::trace::Arm;
+
+    fn setup(unit: BudgetUnit, slice: f64) -> WorldSetup {
+        WorldSetup {
+            kind: WorldKind::TimeSliced,
+            budgets: vec![],
+            unit,
+            slice,
+            overhead: Overhead::None,
+            order: Order::Permute,
+            failures_consume_budget: false,
+            exhausted: Exhausted::Empty,
+            arms: vec![],
+        }
+    }
+
+    #[test]
+    fn relative_budgets_scale_with_the_tasks_mean_arm_length() {
+        let arm = |end: f64, n: usize| Arm {
+            elapsed_s: (1..=n).map(|i| end * i as f64 / n as f64).collect(),
+            ..Arm::default()
+        };
+        // Arms end at 100 s and 300 s: mean arm length 200 s; 3 + 5 = 8 evaluations.
+        let task = Task {
+            dataset: "d".into(),
+            run: 0,
+            arms: vec![arm(100.0, 3), arm(300.0, 5)],
+        };
+        assert_eq!(
+            absolute(&setup(BudgetUnit::Task, 0.01), 0.5, &task),
+            (100.0, 2.0)
+        );
+        assert_eq!(
+            absolute(&setup(BudgetUnit::Seconds, 10.0), 60.0, &task),
+            (60.0, 10.0)
+        );
+        assert_eq!(
+            absolute(&setup(BudgetUnit::Pool, 1.0), 0.5, &task),
+            (4.0, 1.0)
+        );
+        assert_eq!(
+            absolute(&setup(BudgetUnit::Pulls, 1.0), 7.0, &task),
+            (7.0, 1.0)
+        );
+    }
 }

@@ -289,13 +289,23 @@ fn resolve_world(file: &Path, w: &WorldSpec) -> Result<WorldSetup> {
             }
             let overhead = match w.overhead.as_deref() {
                 None | Some("none") => {
-                    only("overhead_s", w.overhead_s.is_some(), "overhead = \"fixed\"")?;
+                    only(
+                        "overhead_s",
+                        w.overhead_s.is_some(),
+                        "overhead = \"fixed\" or \"per_fit\"",
+                    )?;
                     Overhead::None
                 }
                 Some("fixed") => match w.overhead_s {
                     Some(s) if s.is_finite() && s >= 0.0 => Overhead::Fixed(s),
                     _ => bail!(
                         "{at}: overhead = \"fixed\" needs 'world.overhead_s', the seconds charged per decision (>= 0)"
+                    ),
+                },
+                Some("per_fit") => match w.overhead_s {
+                    Some(s) if s.is_finite() && s >= 0.0 => Overhead::PerFit(s),
+                    _ => bail!(
+                        "{at}: overhead = \"per_fit\" needs 'world.overhead_s', the seconds charged per curve fit (>= 0)"
                     ),
                 },
                 Some("measured") => Overhead::Measured,

@@ -9,6 +9,7 @@
 mod bestk;
 mod epsilon_greedy;
 mod erucb;
+mod hamlet;
 mod random;
 mod round_robin;
 mod softmax;
@@ -32,6 +33,10 @@ pub enum Action {
 pub trait Policy: Send {
     fn decide(&mut self, view: &View<'_>, rng: &mut Rng) -> Action;
     fn observe(&mut self, obs: &Observation<'_>);
+    /// Curve fits done since the last call, for the `per_fit` overhead model.
+    fn take_fits(&mut self) -> u64 {
+        0
+    }
 }
 
 /// A parameter value.
@@ -195,6 +200,9 @@ static REGISTRY: LazyLock<Vec<Family>> = LazyLock::new(|| {
         bestk::family_rewards(),
         bestk::family_velocity(),
         erucb::family(),
+        hamlet::family_eps(),
+        hamlet::family_decay(),
+        hamlet::family_ucb(),
     ]
 });
 

@@ -10,8 +10,10 @@
 //!   evaluations cost their time (it is inside `elapsed_s`) and never become incumbent.
 //! - An arm whose trace has ended is *exhausted*: a pull still costs its slice and reveals nothing.
 //! - `overhead` charges the policy's own computation to the budget (not to any arm's clock):
-//!   `none` (default, deterministic), `fixed` seconds per decision, or `measured` wall seconds of
-//!   the policy's decide + observe calls (not reproducible across machines; flagged in results).
+//!   `none` (default, deterministic), `fixed` seconds per decision, `per_fit` seconds per
+//!   learning-curve fit the policy made (deterministic; models a slower implementation exactly),
+//!   or `measured` wall seconds of the policy's decide + observe calls (not reproducible across
+//!   machines; flagged in results).
 
 use super::{Ledger, Observation, World, WorldKind};
 use crate::trace::Task;
@@ -21,6 +23,7 @@ use crate::trace::Task;
 pub enum Overhead {
     None,
     Fixed(f64),
+    PerFit(f64),
     Measured,
 }
 
@@ -29,6 +32,7 @@ impl Overhead {
         match self {
             Overhead::None => "none".to_string(),
             Overhead::Fixed(s) => format!("fixed({s} s per decision)"),
+            Overhead::PerFit(s) => format!("per_fit({s} s per curve fit)"),
             Overhead::Measured => "measured".to_string(),
         }
     }

@@ -574,6 +574,63 @@ pub fn report_results(dir: &Path, out: &Path, opts: &ReportOptions) -> Result<Re
     Ok(summary)
 }
 
+/// Report on a results folder restricted to some policies (e.g. each family's best setting).
+pub fn report_policies(
+    dir: &Path,
+    policies: &[String],
+    out: &Path,
+    opts: &ReportOptions,
+    heading: &str,
+) -> Result<ReportSummary> {
+    let res = read_results(dir)?;
+    let keep: BTreeSet<&String> = policies.iter().collect();
+    let runs: Vec<Run> = res
+        .runs
+        .iter()
+        .filter(|r| keep.contains(&r.policy))
+        .cloned()
+        .collect();
+    report_runs(dir, &res, &runs, out, opts, opts.unit, heading)
+}
+
+/// For each policy family, its setting with the best mean rank among the family's settings over
+/// (task, budget) units (how HAMLET picked the parameters it compared). Returns (family, policy,
+/// mean rank within the family).
+pub fn best_per_family(runs: &[Run], higher: bool) -> Vec<(String, String, f64)> {
+    let mut families: BTreeMap<&str, BTreeSet<&String>> = BTreeMap::new();
+    for r in runs {
+        families
+            .entry(r.family.as_str())
+            .or_default()
+            .insert(&r.policy);
+    }
+    let mut out = Vec::new();
+    for (fam, members) in families {
+        let members: Vec<String> = members.into_iter().cloned().collect();
+        if members.len() == 1 {
+            out.push((fam.to_string(), members[0].clone(), 1.0));
+            continue;
+        }
+        let by_budget = ranks_by_budget(runs, &members, higher, 0.0);
+        let mut sum = vec![0.0; members.len()];
+        let mut n = 0usize;
+        for per_policy in by_budget.values() {
+            for (i, ranks) in per_policy.iter().enumerate() {
+                sum[i] += ranks.iter().sum::<f64>();
+            }
+            n += per_policy.first().map_or(0, Vec::len);
+        }
+        let (best, mean) = sum
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (i, s / n.max(1) as f64))
+            .min_by(|a, b| a.1.total_cmp(&b.1).then(members[a.0].cmp(&members[b.0])))
+            .expect("a family has members");
+        out.push((fam.to_string(), members[best].clone(), mean));
+    }
+    out
+}
+
 fn report_runs(
     dir: &Path,
     res: &Results,

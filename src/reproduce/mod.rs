@@ -1,6 +1,7 @@
 //! `banditbench reproduce PAPER`: run a paper's experiments and write its tables and figures.
 
 pub mod erucb;
+pub mod hamlet;
 
 use std::path::PathBuf;
 

@@ -29,23 +29,37 @@ impl BoxPanels {
     }
 }
 
+/// Panels per row; more panels wrap onto further rows.
+const PER_ROW: usize = 4;
+
+impl BoxPanels {
+    fn grid(&self) -> (usize, usize) {
+        let n = self.panels.len().max(1);
+        let cols = n.min(PER_ROW);
+        (n.div_ceil(cols), cols)
+    }
+}
+
 impl Figure for BoxPanels {
     fn size(&self) -> (u32, u32) {
-        let panels = self.panels.len().max(1) as u32;
+        let (rows, cols) = self.grid();
         (
-            self.label_width() + 40 + 300 * panels,
-            130 + 26 * self.labels.len() as u32,
+            self.label_width() + 40 + 300 * cols as u32,
+            40 + rows as u32 * (90 + 26 * self.labels.len() as u32),
         )
     }
 
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<()> {
         let root = root.titled(&self.title, text_style(18)).map_err(de)?;
         let lw = self.label_width();
-        let (labels_area, plots) = root.split_horizontally(lw);
-        let areas = plots.split_evenly((1, self.panels.len().max(1)));
+        let (rows, cols) = self.grid();
+        let (labels_col, plots) = root.split_horizontally(lw);
+        let label_rows = labels_col.split_evenly((rows, 1));
+        let areas = plots.split_evenly((rows, cols));
         let n = self.labels.len();
         let (x0, x1) = self.x_range;
         for (pi, ((caption, values), area)) in self.panels.iter().zip(&areas).enumerate() {
+            let labels_area = &label_rows[pi / cols];
             let mut chart = ChartBuilder::on(area)
                 .caption(caption, text_style(15))
                 .margin(8)
@@ -66,7 +80,7 @@ impl Figure for BoxPanels {
             for (i, vals) in values.iter().enumerate() {
                 let y = (n - 1 - i) as f64;
                 let c = color(i);
-                if pi == 0 {
+                if pi % cols == 0 {
                     // backend_coord is absolute; the label area starts below the title.
                     let (_, py) = chart.backend_coord(&(x0, y));
                     let (_, by) = labels_area.get_base_pixel();
