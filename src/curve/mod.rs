@@ -193,18 +193,20 @@ pub fn fit_arctan(xs: &[f64], ys: &[f64]) -> Option<ArctanFit> {
         }
     }
     let (p, r, _) = best?;
+    unscale(p, r, total_it, scale)
+}
+
+/// A fit in original x units from parameters fitted on x / scale; `None` unless all finite.
+fn unscale(p: [f64; 4], rss: f64, iterations: u32, scale: f64) -> Option<ArctanFit> {
     let fit = ArctanFit {
         a: p[0],
         b: p[1] / scale,
         c: p[2] * scale,
         d: p[3],
-        rss: r,
-        iterations: total_it,
+        rss,
+        iterations,
     };
-    [fit.a, fit.b, fit.c, fit.d]
-        .iter()
-        .all(|v| v.is_finite())
-        .then_some(fit)
+    (rss.is_finite() && [fit.a, fit.b, fit.c, fit.d].iter().all(|v| v.is_finite())).then_some(fit)
 }
 
 /// Fit starting from `prev` (a fit of an earlier version of the same curve), else cold.
@@ -221,19 +223,7 @@ pub fn fit_arctan_warm(xs: &[f64], ys: &[f64], prev: Option<&ArctanFit>) -> Opti
     }
     let xn: Vec<f64> = xs.iter().map(|x| x / scale).collect();
     let (p, r, it) = lm(&xn, ys, [prev.a, prev.b * scale, prev.c / scale, prev.d]);
-    let fit = ArctanFit {
-        a: p[0],
-        b: p[1] / scale,
-        c: p[2] * scale,
-        d: p[3],
-        rss: r,
-        iterations: it,
-    };
-    if r.is_finite() && [fit.a, fit.b, fit.c, fit.d].iter().all(|v| v.is_finite()) {
-        Some(fit)
-    } else {
-        fit_arctan(xs, ys)
-    }
+    unscale(p, r, it, scale).or_else(|| fit_arctan(xs, ys))
 }
 
 #[cfg(test)]

@@ -127,6 +127,7 @@ pub fn run_cell(
     let world_seed = derive_seed(cell.seed, "world");
     let mut steps = Vec::new();
     let steps_ref = record_steps.then_some(&mut steps);
+    let p = policy.as_mut();
     let ledger = match exp.world.kind {
         WorldKind::TimeSliced => {
             let mut w = TimeSliced::new(
@@ -137,16 +138,15 @@ pub fn run_cell(
                 },
                 sign,
             );
-            drive(
+            replay_in(
                 &mut w,
-                policy.as_mut(),
+                p,
                 cfg,
                 &mut rng,
                 exp.world.overhead,
                 sign,
                 steps_ref,
-            )?;
-            w.ledger().clone()
+            )?
         }
         WorldKind::PullCount => {
             let mut w = PullCount::new(
@@ -160,30 +160,12 @@ pub fn run_cell(
                 sign,
                 world_seed,
             );
-            drive(
-                &mut w,
-                policy.as_mut(),
-                cfg,
-                &mut rng,
-                Overhead::None,
-                sign,
-                steps_ref,
-            )?;
-            w.ledger().clone()
+            replay_in(&mut w, p, cfg, &mut rng, Overhead::None, sign, steps_ref)?
         }
         WorldKind::Synthetic => {
             let dists = exp.world.arms.iter().map(|(_, d)| *d).collect();
             let mut w = Synthetic::new(task, dists, budget_abs as u64, world_seed);
-            drive(
-                &mut w,
-                policy.as_mut(),
-                cfg,
-                &mut rng,
-                Overhead::None,
-                sign,
-                steps_ref,
-            )?;
-            w.ledger().clone()
+            replay_in(&mut w, p, cfg, &mut rng, Overhead::None, sign, steps_ref)?
         }
     };
     let inc = ledger.incumbent;
@@ -214,6 +196,20 @@ pub fn run_cell(
         failures: ledger.failures,
         steps,
     })
+}
+
+/// Run the replay loop in `world` and return its final ledger.
+fn replay_in<W: World>(
+    world: &mut W,
+    policy: &mut dyn Policy,
+    cfg: &PolicyConfig,
+    rng: &mut Rng,
+    overhead: Overhead,
+    sign: f64,
+    steps: Option<&mut Vec<Step>>,
+) -> Result<crate::replay::Ledger> {
+    drive(world, policy, cfg, rng, overhead, sign, steps)?;
+    Ok(world.ledger().clone())
 }
 
 /// The replay loop: decide, charge overhead, pull, observe, until the budget is spent.

@@ -142,6 +142,9 @@ struct CurveArm {
     ys: Vec<f64>,
     best: f64,
     fit: Option<ArctanFit>,
+    /// The warm start the current fit came from: refitting unchanged points from it reproduces
+    /// the fit exactly, so `every-step` makes the same decisions as `changed`.
+    start: Option<ArctanFit>,
     dirty: bool,
     pulls: u64,
 }
@@ -178,7 +181,10 @@ impl Hamlet {
         let remaining = view.remaining();
         for (i, a) in self.arms.iter_mut().enumerate() {
             if (a.dirty || self.refit_all) && a.xs.len() >= MIN_POINTS {
-                a.fit = fit_arctan_warm(&a.xs, &a.ys, a.fit.as_ref());
+                if a.dirty {
+                    a.start = a.fit;
+                }
+                a.fit = fit_arctan_warm(&a.xs, &a.ys, a.start.as_ref());
                 self.fits += 1;
             }
             a.dirty = false;

@@ -593,10 +593,8 @@ pub fn report_policies(
     report_runs(dir, &res, &runs, out, opts, opts.unit, heading)
 }
 
-/// For each policy family, its setting with the best mean rank among the family's settings over
-/// (task, budget) units (how HAMLET picked the parameters it compared). Returns (family, policy,
-/// mean rank within the family).
-pub fn best_per_family(runs: &[Run], higher: bool) -> Vec<(String, String, f64)> {
+/// The policies of each family in `runs`, sorted.
+fn families_of(runs: &[Run]) -> BTreeMap<&str, BTreeSet<&String>> {
     let mut families: BTreeMap<&str, BTreeSet<&String>> = BTreeMap::new();
     for r in runs {
         families
@@ -604,6 +602,14 @@ pub fn best_per_family(runs: &[Run], higher: bool) -> Vec<(String, String, f64)>
             .or_default()
             .insert(&r.policy);
     }
+    families
+}
+
+/// For each policy family, its setting with the best mean rank among the family's settings over
+/// (task, budget) units (how HAMLET picked the parameters it compared). Returns (family, policy,
+/// mean rank within the family).
+pub fn best_per_family(runs: &[Run], higher: bool) -> Vec<(String, String, f64)> {
+    let families = families_of(runs);
     let mut out = Vec::new();
     for (fam, members) in families {
         let members: Vec<String> = members.into_iter().cloned().collect();
@@ -678,13 +684,7 @@ fn report_runs(
     ));
 
     // Parameter studies: each family with several configurations, ranked among themselves.
-    let mut families: BTreeMap<&str, BTreeSet<&String>> = BTreeMap::new();
-    for r in runs {
-        families
-            .entry(r.family.as_str())
-            .or_default()
-            .insert(&r.policy);
-    }
+    let families = families_of(runs);
     for (fam, members) in families.iter().filter(|(_, m)| m.len() >= 2) {
         let members: Vec<String> = members.iter().map(|s| (*s).clone()).collect();
         let panels = sort_budgets(ranks_by_budget(runs, &members, res.higher_is_better, tol));
