@@ -226,3 +226,52 @@ fn trajectories_hold_every_reward() {
         &["G1", "G2", "G3", "G4", "G5", "G6", "G7", "G1"]
     );
 }
+
+#[test]
+fn reproduce_erucb_writes_its_tables_and_figures() {
+    use banditbench::reproduce::{ReproduceOptions, erucb};
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = scratch("reproduce-erucb");
+    let opts = ReproduceOptions {
+        experiments: root.join("experiments"),
+        traces: root.join("traces"),
+        results: out.clone(),
+        threads: Some(2),
+        table2_repetitions: 2,
+    };
+    let files = erucb::reproduce(&opts).unwrap();
+    let dir = out.join("erucb");
+    for f in [
+        "table1.md",
+        "table1.csv",
+        "table2.md",
+        "table2.csv",
+        "figure1a.png",
+        "figure1a.svg",
+        "figure1b.png",
+    ] {
+        assert!(dir.join(f).is_file(), "{f}");
+        assert!(files.contains(&dir.join(f)), "{f} reported");
+    }
+    let t1 = std::fs::read_to_string(dir.join("table1.md")).unwrap();
+    // The paper's rows sit next to ours, and ER-UCB's 100-run row shows arm 1 most pulled always.
+    assert!(
+        t1.contains("| ER-UCB | paper | 1.06 ± 0.02 | 1,1,1 | 1,1,1 | 0.90 ± 0.01 |"),
+        "{t1}"
+    );
+    let row = t1
+        .lines()
+        .find(|l| l.starts_with("| ER-UCB | ours (100)"))
+        .unwrap();
+    assert!(row.contains("| 100 % | 0 % |"), "{row}");
+    let t2 = std::fs::read_to_string(dir.join("table2.md")).unwrap();
+    assert_eq!(
+        t2.matches("\n## ").count(),
+        13,
+        "12 datasets and the cross-dataset tests"
+    );
+    assert!(t2.contains("Friedman's test (tie-corrected) over 12 units and 7 policies"));
+    // Figure 1a: 3 panels x 2 series x 101 settings of data.
+    let fig = std::fs::read_to_string(dir.join("figure1a.csv")).unwrap();
+    assert_eq!(fig.lines().count(), 1 + 3 * 2 * 101);
+}
