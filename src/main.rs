@@ -87,8 +87,9 @@ enum Command {
         /// A (unit, policy) without a score: fail listing them, drop the unit, or give it the unit's worst score
         #[arg(long, default_value = "error", value_parser = ["error", "drop-unit", "worst"])]
         missing: String,
-        /// Results folders: the unit of comparison
-        #[arg(long, default_value = "task-budget", value_parser = ["task", "task-budget"])]
+        /// Results folders: the unit of comparison (task: scores averaged over repetitions and
+        /// budgets; task-budget: over repetitions; task-budget-repetition: every cell)
+        #[arg(long, default_value = "task-budget", value_parser = ["task", "task-budget", "task-budget-repetition"])]
         unit: String,
         /// Results folders: also one report per budget (in budget-<b>/)
         #[arg(long)]
@@ -233,10 +234,10 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                     },
                     missing: report::parse_missing(&missing).expect("validated by clap"),
                 },
-                unit: if unit == "task" {
-                    UnitKind::Task
-                } else {
-                    UnitKind::TaskBudget
+                unit: match unit.as_str() {
+                    "task" => UnitKind::Task,
+                    "task-budget-repetition" => UnitKind::TaskBudgetRepetition,
+                    _ => UnitKind::TaskBudget,
                 },
                 per_budget,
                 ..ReportOptions::default()

@@ -292,4 +292,17 @@ epsilon = [0.1, 0.5]
     assert_eq!(sub["n_units"], 2);
     assert_eq!(sub["options"]["unit"], "task");
     assert!(String::from_utf8_lossy(&o.stdout).contains("Friedman"));
+    // Every cell as a unit: 2 tasks x 2 budgets x 3 repetitions.
+    let cells = results.join("per-cell");
+    run_ok(&[
+        "report",
+        results.to_str().unwrap(),
+        "--unit",
+        "task-budget-repetition",
+        "--out",
+        cells.to_str().unwrap(),
+    ]);
+    let t = json(&cells.join("tests.json"));
+    assert_eq!(t["n_units"], 12);
+    assert_eq!(t["options"]["unit"], "task-budget-repetition");
 }

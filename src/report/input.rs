@@ -16,6 +16,9 @@ pub enum UnitKind {
     Task,
     /// (dataset, run, budget): scores averaged over repetitions (HAMLET's unit).
     TaskBudget,
+    /// (dataset, run, budget, repetition): every cell is a unit (HPO-B's and Syne Tune's
+    /// (dataset, seed) units; the only choice for a single synthetic task).
+    TaskBudgetRepetition,
 }
 
 impl UnitKind {
@@ -23,6 +26,7 @@ impl UnitKind {
         match self {
             UnitKind::Task => "task",
             UnitKind::TaskBudget => "task-budget",
+            UnitKind::TaskBudgetRepetition => "task-budget-repetition",
         }
     }
 }
@@ -55,6 +59,9 @@ impl Run {
         match kind {
             UnitKind::Task => self.task(),
             UnitKind::TaskBudget => format!("{}@{}", self.task(), self.budget),
+            UnitKind::TaskBudgetRepetition => {
+                format!("{}@{}#{}", self.task(), self.budget, self.repetition)
+            }
         }
     }
 }
