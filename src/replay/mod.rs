@@ -182,19 +182,33 @@ impl Ledger {
     }
 }
 
-/// A world a policy can be replayed in.
+/// A world a policy can be replayed in. The defaults fit worlds whose budget counts pulls;
+/// the time-sliced world overrides `slice`, `done` and `charge_overhead`.
 pub trait World {
     fn kind(&self) -> WorldKind;
-    fn n_arms(&self) -> usize;
     fn ledger(&self) -> &Ledger;
-    /// True when no budget is left for another pull.
-    fn done(&self) -> bool;
-    /// Charge a policy's own computation (seconds) to the budget, if the world has a time budget.
-    fn charge_overhead(&mut self, seconds: f64);
     /// Pull `arm` (must be < n_arms) and return what the policy observes.
     fn pull(&mut self, arm: usize) -> Observation<'_>;
     /// The task being replayed.
     fn task(&self) -> &Task;
+
+    fn n_arms(&self) -> usize {
+        self.ledger().pulls.len()
+    }
+
+    /// The length of one pull in budget units.
+    fn slice(&self) -> f64 {
+        1.0
+    }
+
+    /// True when no budget is left for another pull.
+    fn done(&self) -> bool {
+        self.ledger().used >= self.ledger().budget
+    }
+
+    /// Charge a policy's own computation (seconds) to the budget; a pull budget has no time to
+    /// charge it to.
+    fn charge_overhead(&mut self, _seconds: f64) {}
 
     fn view(&self) -> View<'_> {
         let l = self.ledger();
@@ -210,8 +224,6 @@ pub trait World {
             kind: self.kind(),
         }
     }
-
-    fn slice(&self) -> f64;
 }
 
 #[cfg(test)]

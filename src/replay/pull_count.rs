@@ -87,28 +87,12 @@ impl World for PullCount<'_> {
         WorldKind::PullCount
     }
 
-    fn n_arms(&self) -> usize {
-        self.task.arms.len()
-    }
-
     fn ledger(&self) -> &Ledger {
         &self.ledger
     }
 
     fn task(&self) -> &Task {
         self.task
-    }
-
-    fn slice(&self) -> f64 {
-        1.0
-    }
-
-    fn done(&self) -> bool {
-        self.ledger.used >= self.ledger.budget
-    }
-
-    fn charge_overhead(&mut self, _seconds: f64) {
-        // The budget counts pulls; computation time has no budget to be charged to.
     }
 
     fn pull(&mut self, arm: usize) -> Observation<'_> {

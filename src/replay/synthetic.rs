@@ -55,10 +55,6 @@ impl World for Synthetic<'_> {
         WorldKind::Synthetic
     }
 
-    fn n_arms(&self) -> usize {
-        self.arms.len()
-    }
-
     fn ledger(&self) -> &Ledger {
         &self.ledger
     }
@@ -66,16 +62,6 @@ impl World for Synthetic<'_> {
     fn task(&self) -> &Task {
         self.task
     }
-
-    fn slice(&self) -> f64 {
-        1.0
-    }
-
-    fn done(&self) -> bool {
-        self.ledger.used >= self.ledger.budget
-    }
-
-    fn charge_overhead(&mut self, _seconds: f64) {}
 
     fn pull(&mut self, arm: usize) -> Observation<'_> {
         let l = &mut self.ledger;

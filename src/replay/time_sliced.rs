@@ -73,10 +73,6 @@ impl World for TimeSliced<'_> {
         WorldKind::TimeSliced
     }
 
-    fn n_arms(&self) -> usize {
-        self.task.arms.len()
-    }
-
     fn ledger(&self) -> &Ledger {
         &self.ledger
     }
