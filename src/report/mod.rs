@@ -527,6 +527,75 @@ fn ranks_by_budget(
     out
 }
 
+/// A panel caption for a budget: at most four significant digits, and the unit spelt out
+/// ("budget 0.04167 × mean arm length" rather than "budget 0.041667 task").
+fn budget_caption(budget: &str, unit: &str) -> String {
+    let b = budget
+        .parse::<f64>()
+        .map(short_number)
+        .unwrap_or_else(|_| budget.to_string());
+    match unit {
+        "task" => format!("budget {b} × mean arm length"),
+        "seconds" => format!("budget {b} s"),
+        "" => format!("budget {b}"),
+        u => format!("budget {b} {u}"),
+    }
+}
+
+/// At most four significant digits, without trailing zeros.
+fn short_number(x: f64) -> String {
+    if x == 0.0 || !x.is_finite() {
+        return format!("{x}");
+    }
+    let digits = (3 - x.abs().log10().floor() as i32).max(0) as usize;
+    let s = format!("{x:.digits$}");
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
+/// Row labels for a parameter study: each member's parameters that differ across the family
+/// ("rho=0.1"), and the parameters all members share ("bonus=standard, start_slices=1").
+fn varying_parameters(family: &str, members: &[String]) -> (Vec<String>, String) {
+    let params: Vec<Vec<&str>> = members
+        .iter()
+        .map(|m| {
+            m.strip_prefix(family)
+                .unwrap_or(m)
+                .trim_start_matches('(')
+                .trim_end_matches(')')
+                .split(", ")
+                .filter(|p| !p.is_empty())
+                .collect()
+        })
+        .collect();
+    let shared: Vec<&str> = params
+        .first()
+        .map(|first| {
+            first
+                .iter()
+                .copied()
+                .filter(|p| params.iter().all(|q| q.contains(p)))
+                .collect()
+        })
+        .unwrap_or_default();
+    let labels = params
+        .iter()
+        .zip(members)
+        .map(|(ps, m)| {
+            let own: Vec<&str> = ps.iter().copied().filter(|p| !shared.contains(p)).collect();
+            if own.is_empty() {
+                m.clone()
+            } else {
+                own.join(", ")
+            }
+        })
+        .collect();
+    (labels, shared.join(", "))
+}
+
 fn sort_budgets(m: BTreeMap<String, Vec<Vec<f64>>>) -> Vec<(String, Vec<Vec<f64>>)> {
     let mut v: Vec<(String, Vec<Vec<f64>>)> = m.into_iter().collect();
     v.sort_by(|a, b| {
@@ -673,7 +742,7 @@ fn report_runs(
         labels: policies.clone(),
         panels: panels
             .into_iter()
-            .map(|(b, v)| (format!("budget {b} {}", res.budget_unit), v))
+            .map(|(b, v)| (budget_caption(&b, &res.budget_unit), v))
             .collect(),
         x_range: (0.5, k as f64 + 0.5),
     };
@@ -688,20 +757,22 @@ fn report_runs(
     for (fam, members) in families.iter().filter(|(_, m)| m.len() >= 2) {
         let members: Vec<String> = members.iter().map(|s| (*s).clone()).collect();
         let panels = sort_budgets(ranks_by_budget(runs, &members, res.higher_is_better, tol));
-        let labels: Vec<String> = members
-            .iter()
-            .map(|m| m.strip_prefix(fam).unwrap_or(m).to_string())
-            .collect();
+        let (labels, fixed) = varying_parameters(fam, &members);
+        let fixed = if fixed.is_empty() {
+            String::new()
+        } else {
+            format!(" ({fixed})")
+        };
         let bp = BoxPanels {
             title: format!(
-                "Parameter study: {fam}, ranks among its {} configurations",
+                "Parameter study: {fam}{fixed}, ranks among its {} configurations",
                 members.len()
             ),
             x_desc: "rank within the family (1 = best)".into(),
             labels,
             panels: panels
                 .into_iter()
-                .map(|(b, v)| (format!("budget {b} {}", res.budget_unit), v))
+                .map(|(b, v)| (budget_caption(&b, &res.budget_unit), v))
                 .collect(),
             x_range: (0.5, members.len() as f64 + 0.5),
         };
@@ -892,5 +963,42 @@ pub fn parse_missing(s: &str) -> Option<Missing> {
         "drop-unit" => Some(Missing::DropUnit),
         "worst" => Some(Missing::Worst),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn budget_captions_are_short_and_name_the_unit() {
+        assert_eq!(
+            budget_caption("0.041667", "task"),
+            "budget 0.04167 × mean arm length"
+        );
+        assert_eq!(budget_caption("240", "seconds"), "budget 240 s");
+        assert_eq!(budget_caption("0.6667", "seconds"), "budget 0.6667 s");
+        assert_eq!(budget_caption("1", "task"), "budget 1 × mean arm length");
+        assert_eq!(budget_caption("50", "pulls"), "budget 50 pulls");
+        assert_eq!(short_number(1234.5678), "1235");
+        assert_eq!(short_number(0.125), "0.125");
+    }
+
+    #[test]
+    fn parameter_study_labels_keep_only_what_varies() {
+        let members: Vec<String> = [
+            "hamlet-eps(eps1=0.1, eps2=0, start_slices=1)",
+            "hamlet-eps(eps1=0.1, eps2=0.4, start_slices=1)",
+            "hamlet-eps(eps1=0.2, eps2=0, start_slices=1)",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let (labels, shared) = varying_parameters("hamlet-eps", &members);
+        assert_eq!(
+            labels,
+            ["eps1=0.1, eps2=0", "eps1=0.1, eps2=0.4", "eps1=0.2, eps2=0"]
+        );
+        assert_eq!(shared, "start_slices=1");
     }
 }
