@@ -126,6 +126,9 @@ enum Command {
         /// Rows of the generated scores table that `report` is timed on (0 skips it)
         #[arg(long, default_value_t = 1_000_000)]
         report_rows: usize,
+        /// Run only some measurements (repeatable): load, replay, fits, report
+        #[arg(long, value_parser = ["load", "replay", "fits", "report"])]
+        only: Vec<String>,
     },
 }
 
@@ -300,7 +303,8 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             traces,
             seconds,
             report_rows,
-        } => run_bench(&traces, seconds, report_rows),
+            only,
+        } => run_bench(&traces, seconds, report_rows, &only),
     }
 }
 
@@ -552,7 +556,41 @@ fn policies_text() -> String {
     s
 }
 
-fn run_bench(traces: &std::path::Path, seconds: f64, report_rows: usize) -> Result<ExitCode> {
+fn run_bench(
+    traces: &std::path::Path,
+    seconds: f64,
+    report_rows: usize,
+    only: &[String],
+) -> Result<ExitCode> {
+    let want = |what: &str| only.is_empty() || only.iter().any(|o| o == what);
+    if want("load") || want("replay") {
+        run_bench_replay(traces, seconds, want("replay"))?;
+    }
+    if want("fits") {
+        run_bench_fits();
+    }
+    if want("report") && report_rows > 0 {
+        let dir = std::env::temp_dir().join(format!("banditbench-bench-{}", std::process::id()));
+        let m = bench::measure_report(report_rows, &dir)?;
+        println!(
+            "report on {} generated scores ({} units x {} policies): {:.2} s; peak RSS {:.0} MiB before, {:.0} MiB after",
+            m.rows, m.units, m.policies, m.seconds, m.rss_before_mib, m.rss_after_mib
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn run_bench_fits() {
+    for f in bench::measure_fits(&[8, 32, 128], 2000) {
+        println!(
+            "arctan fit, {:>3} points: cold {:.1} us median, {:.1} us p99; warm-started {:.1} us median, {:.1} us p99",
+            f.points, f.cold_median_us, f.cold_p99_us, f.warm_median_us, f.warm_p99_us
+        );
+    }
+}
+
+fn run_bench_replay(traces: &std::path::Path, seconds: f64, replay: bool) -> Result<()> {
     let (ts, load) = bench::measure_load(traces)?;
     println!(
         "load {}: {} tasks, {} evaluations in {:.3} s; peak RSS {:.1} MiB before, {:.1} MiB after loading",
@@ -563,6 +601,9 @@ fn run_bench(traces: &std::path::Path, seconds: f64, report_rows: usize) -> Resu
         load.rss_before_mib,
         load.rss_after_mib
     );
+    if !replay {
+        return Ok(());
+    }
     for kind in [WorldKind::TimeSliced, WorldKind::PullCount] {
         for traj in [false, true] {
             let t = bench::measure_ucb1(&ts, kind, traj, seconds)?;
@@ -577,20 +618,5 @@ fn run_bench(traces: &std::path::Path, seconds: f64, report_rows: usize) -> Resu
             );
         }
     }
-    for f in bench::measure_fits(&[8, 32, 128], 2000) {
-        println!(
-            "arctan fit, {:>3} points: cold {:.1} us median, {:.1} us p99; warm-started {:.1} us median, {:.1} us p99",
-            f.points, f.cold_median_us, f.cold_p99_us, f.warm_median_us, f.warm_p99_us
-        );
-    }
-    if report_rows > 0 {
-        let dir = std::env::temp_dir().join(format!("banditbench-bench-{}", std::process::id()));
-        let m = bench::measure_report(report_rows, &dir)?;
-        println!(
-            "report on {} generated scores ({} units x {} policies): {:.2} s; peak RSS {:.0} MiB before, {:.0} MiB after",
-            m.rows, m.units, m.policies, m.seconds, m.rss_before_mib, m.rss_after_mib
-        );
-        let _ = std::fs::remove_dir_all(&dir);
-    }
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }

@@ -341,3 +341,25 @@ fn experiment_errors_name_the_key_and_the_allowed_values() {
         "{e}"
     );
 }
+
+#[test]
+fn bench_runs_only_the_measurements_asked_for() {
+    let tiny = common::fixture();
+    let out = run_ok(&[
+        "bench",
+        "--traces",
+        tiny.to_str().unwrap(),
+        "--only",
+        "load",
+        "--only",
+        "report",
+        "--report-rows",
+        "200",
+    ]);
+    let text = stdout(&out);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    assert!(lines[0].starts_with("load ") && lines[0].contains("18 evaluations"));
+    assert!(lines[1].starts_with("report on 200 generated scores (20 units x 10 policies)"));
+    assert!(!text.contains("ucb1") && !text.contains("arctan"), "{text}");
+}

@@ -13,7 +13,8 @@
 //!   a0 = 1.1 (y_hi − y_lo) · 2/π, d0 = y_lo − a0 · arctan(b0 · x_first); the best of the three
 //!   starts is kept;
 //! - at most 200 iterations per start; a start stops when the residual sum of squares improves by
-//!   less than 1e-12 relative, or the damping exceeds 1e12;
+//!   less than 1e-12 relative, when the damped step is below 1e-12 relative to the parameters, or
+//!   when the damping exceeds 1e12;
 //! - fewer than `MIN_POINTS` (4) points, a flat curve (fitted exactly by a = 0, d = y), or a
 //!   non-finite result: no fit (`None`), and callers fall back to the current best.
 //!
@@ -39,20 +40,6 @@ impl ArctanFit {
     pub fn predict(&self, x: f64) -> f64 {
         self.a * (self.b * (x + self.c)).atan() + self.d
     }
-}
-
-fn model(p: &[f64; 4], x: f64) -> f64 {
-    p[0] * (p[1] * (x + p[2])).atan() + p[3]
-}
-
-fn rss(p: &[f64; 4], xs: &[f64], ys: &[f64]) -> f64 {
-    xs.iter()
-        .zip(ys)
-        .map(|(x, y)| {
-            let r = y - model(p, *x);
-            r * r
-        })
-        .sum()
 }
 
 fn project(p: &mut [f64; 4]) {
@@ -86,29 +73,69 @@ fn solve4(mut a: [[f64; 4]; 4], mut b: [f64; 4]) -> Option<[f64; 4]> {
     x.iter().all(|v| v.is_finite()).then_some(x)
 }
 
+/// Residual sum of squares at `p`, keeping each point's arctan(b(x + c)) in `at` for the
+/// Jacobian of the next iteration (so an accepted step costs one arctan per point, not two).
+fn rss_keep(p: &[f64; 4], xs: &[f64], ys: &[f64], at: &mut [f64]) -> f64 {
+    let mut s = 0.0;
+    for ((x, y), t) in xs.iter().zip(ys).zip(at.iter_mut()) {
+        *t = (p[1] * (x + p[2])).atan();
+        let r = y - (p[0] * *t + p[3]);
+        s += r * r;
+    }
+    s
+}
+
+/// One projected Levenberg–Marquardt descent from `start`. Stops when an accepted step improves
+/// the residual sum of squares by less than `FTOL` relative, when no damping up to 1e12 yields an
+/// improvement, or when the damped step is below `XTOL` relative to the parameters (a smaller
+/// step cannot change the fit beyond rounding), after at most `MAX_ITER` iterations.
 fn lm(xs: &[f64], ys: &[f64], start: [f64; 4]) -> ([f64; 4], f64, u32) {
+    const MAX_ITER: u32 = 200;
+    const FTOL: f64 = 1e-12;
+    const XTOL: f64 = 1e-12;
+    let n = xs.len();
+    let mut at = vec![0.0; n];
+    let mut trial = vec![0.0; n];
     let mut p = start;
     project(&mut p);
-    let mut cur = rss(&p, xs, ys);
+    let mut cur = rss_keep(&p, xs, ys, &mut at);
     let mut lambda = 1e-3;
     let mut it = 0;
-    while it < 200 {
+    while it < MAX_ITER {
         it += 1;
-        let mut h = [[0.0; 4]; 4];
+        // J^T J (upper triangle) and J^T r.
+        let (mut h00, mut h01, mut h02, mut h03) = (0.0, 0.0, 0.0, 0.0);
+        let (mut h11, mut h12, mut h13, mut h22, mut h23, mut h33) = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
         let mut g = [0.0; 4];
-        for (x, y) in xs.iter().zip(ys) {
-            let u = p[1] * (x + p[2]);
-            let at = u.atan();
-            let den = 1.0 + u * u;
-            let j = [at, p[0] * (x + p[2]) / den, p[0] * p[1] / den, 1.0];
-            let r = y - (p[0] * at + p[3]);
-            for i in 0..4 {
-                g[i] += j[i] * r;
-                for k in 0..4 {
-                    h[i][k] += j[i] * j[k];
-                }
-            }
+        for ((x, y), t) in xs.iter().zip(ys).zip(&at) {
+            let xc = x + p[2];
+            let u = p[1] * xc;
+            let inv = 1.0 / (1.0 + u * u);
+            let j0 = *t;
+            let j1 = p[0] * xc * inv;
+            let j2 = p[0] * p[1] * inv;
+            let r = y - (p[0] * t + p[3]);
+            g[0] += j0 * r;
+            g[1] += j1 * r;
+            g[2] += j2 * r;
+            g[3] += r;
+            h00 += j0 * j0;
+            h01 += j0 * j1;
+            h02 += j0 * j2;
+            h03 += j0;
+            h11 += j1 * j1;
+            h12 += j1 * j2;
+            h13 += j1;
+            h22 += j2 * j2;
+            h23 += j2;
+            h33 += 1.0;
         }
+        let h = [
+            [h00, h01, h02, h03],
+            [h01, h11, h12, h13],
+            [h02, h12, h22, h23],
+            [h03, h13, h23, h33],
+        ];
         let mut improved = false;
         while lambda < 1e12 {
             let mut a = h;
@@ -123,13 +150,19 @@ fn lm(xs: &[f64], ys: &[f64], start: [f64; 4]) -> ([f64; 4], f64, u32) {
                     p[3] + delta[3],
                 ];
                 project(&mut q);
-                let next = rss(&q, xs, ys);
+                let step = (0..4).map(|i| (q[i] - p[i]).abs()).fold(0.0, f64::max);
+                let size = p.iter().map(|v| v.abs()).fold(0.0, f64::max);
+                if step <= XTOL * (size + XTOL) {
+                    break;
+                }
+                let next = rss_keep(&q, xs, ys, &mut trial);
                 if next.is_finite() && next < cur {
                     let gain = cur - next;
                     p = q;
                     cur = next;
+                    std::mem::swap(&mut at, &mut trial);
                     lambda = (lambda / 3.0).max(1e-12);
-                    improved = gain > 1e-12 * cur.max(1e-30);
+                    improved = gain > FTOL * cur.max(1e-30);
                     break;
                 }
             }
