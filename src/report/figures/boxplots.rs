@@ -71,6 +71,15 @@ impl Figure for BoxPanels {
                 .configure_mesh()
                 .disable_y_mesh()
                 .y_labels(0)
+                // Ranks are whole numbers: label whole-number ticks only.
+                .x_labels(((x1 - x0).ceil() as usize + 1).min(11))
+                .x_label_formatter(&|v| {
+                    if (v - v.round()).abs() < 1e-9 {
+                        format!("{}", v.round())
+                    } else {
+                        String::new()
+                    }
+                })
                 .x_desc(&self.x_desc)
                 .axis_desc_style(text_style(14))
                 .label_style(text_style(12))
