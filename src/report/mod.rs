@@ -527,6 +527,25 @@ fn ranks_by_budget(
     out
 }
 
+/// Mean rank of each of `policies` per budget (ranked within each (task, budget) unit, ties
+/// averaged), budgets in increasing order: the numbers behind HAMLET's Figs. 4 and 7.
+pub fn mean_ranks_by_budget(
+    runs: &[Run],
+    policies: &[String],
+    higher: bool,
+) -> Vec<(f64, Vec<f64>)> {
+    sort_budgets(ranks_by_budget(runs, policies, higher, 0.0))
+        .into_iter()
+        .map(|(b, per_policy)| {
+            let means = per_policy
+                .iter()
+                .map(|v| v.iter().sum::<f64>() / v.len().max(1) as f64)
+                .collect();
+            (b.parse().unwrap_or(f64::NAN), means)
+        })
+        .collect()
+}
+
 /// A panel caption for a budget: at most four significant digits, and the unit spelt out
 /// ("budget 0.04167 × mean arm length" rather than "budget 0.041667 task").
 fn budget_caption(budget: &str, unit: &str) -> String {
@@ -982,6 +1001,44 @@ mod tests {
         assert_eq!(budget_caption("50", "pulls"), "budget 50 pulls");
         assert_eq!(short_number(1234.5678), "1235");
         assert_eq!(short_number(0.125), "0.125");
+    }
+
+    fn run(dataset: &str, budget: f64, policy: &str, score: f64) -> Run {
+        Run {
+            cell: 0,
+            dataset: dataset.into(),
+            run: 0,
+            budget,
+            budget_abs: budget,
+            family: policy.into(),
+            policy: policy.into(),
+            params: String::new(),
+            repetition: 0,
+            best_score: score,
+            best_learner: String::new(),
+            pulls: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn mean_ranks_per_budget_rank_within_each_task_and_budget() {
+        // Budget 10: "a" wins on both tasks. Budget 2: "a" wins on one, ties on the other.
+        let runs = vec![
+            run("d1", 10.0, "a", 0.9),
+            run("d1", 10.0, "b", 0.8),
+            run("d2", 10.0, "a", 0.7),
+            run("d2", 10.0, "b", 0.6),
+            run("d1", 2.0, "a", 0.5),
+            run("d1", 2.0, "b", 0.4),
+            run("d2", 2.0, "a", 0.3),
+            run("d2", 2.0, "b", 0.3),
+        ];
+        let ids = vec!["a".to_string(), "b".to_string()];
+        let t = mean_ranks_by_budget(&runs, &ids, true);
+        assert_eq!(t, vec![(2.0, vec![1.25, 1.75]), (10.0, vec![1.0, 2.0])]);
+        // Lower is better flips them.
+        let t = mean_ranks_by_budget(&runs, &ids, false);
+        assert_eq!(t[1], (10.0, vec![2.0, 1.0]));
     }
 
     #[test]

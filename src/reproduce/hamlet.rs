@@ -11,7 +11,8 @@ use anyhow::Result;
 use super::ReproduceOptions;
 use crate::experiment::{RunOptions, prepare, run_experiment};
 use crate::report::{
-    ReportOptions, best_per_family, read_results, report_policies, report_results,
+    ReportOptions, Run, best_per_family, mean_ranks_by_budget, read_results, report_policies,
+    report_results,
 };
 
 const EXPERIMENTS: [&str; 2] = ["hamlet.toml", "hamlet-lcdb.toml"];
@@ -46,9 +47,50 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<Vec<PathBuf>> {
             ts.manifest.name
         );
         files.extend(report_policies(&results, &ids, &out.join("best"), &ro, &heading)?.files);
-        files.push(claim(&out, &best, &ts.manifest.name, ts.tasks.len())?);
+        let by_budget = budget_table(&res.runs, &best, res.higher_is_better, &res.budget_unit);
+        files.push(claim(
+            &out,
+            &best,
+            &ts.manifest.name,
+            ts.tasks.len(),
+            &by_budget,
+        )?);
     }
     Ok(files)
+}
+
+/// A markdown table: one row per budget, one column per family at its best setting, the mean
+/// rank among those settings in each cell (the row's best in bold).
+fn budget_table(runs: &[Run], best: &[(String, String, f64)], higher: bool, unit: &str) -> String {
+    let ids: Vec<String> = best.iter().map(|b| b.1.clone()).collect();
+    let mut md = format!(
+        "Mean rank per budget ({}; each family at its best setting, ranked within each (task, budget) unit; 1 = best):\n\n| budget | {} |\n|---|{}\n",
+        if unit == "task" {
+            "budgets as a fraction of the task's mean arm length"
+        } else {
+            unit
+        },
+        best.iter()
+            .map(|b| b.0.as_str())
+            .collect::<Vec<_>>()
+            .join(" | "),
+        "---|".repeat(best.len())
+    );
+    for (b, means) in mean_ranks_by_budget(runs, &ids, higher) {
+        let lo = means.iter().copied().fold(f64::INFINITY, f64::min);
+        let cells: Vec<String> = means
+            .iter()
+            .map(|m| {
+                if (m - lo).abs() < 5e-4 {
+                    format!("**{m:.2}**")
+                } else {
+                    format!("{m:.2}")
+                }
+            })
+            .collect();
+        let _ = writeln!(md, "| {b} | {} |", cells.join(" | "));
+    }
+    md
 }
 
 fn claim(
@@ -56,6 +98,7 @@ fn claim(
     best: &[(String, String, f64)],
     set: &str,
     tasks: usize,
+    by_budget: &str,
 ) -> Result<PathBuf> {
     let tests: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(
         out.join("best").join("tests.json"),
@@ -118,6 +161,7 @@ fn claim(
             if ok { "yes" } else { "no" }
         );
     }
+    let _ = writeln!(md, "\n{by_budget}");
     let _ = writeln!(
         md,
         "\n**The claim {} on these traces.**\n\nFigures: `all/` holds the parameter studies (`param_study_hamlet-eps`, `param_study_hamlet-ucb`, `param_study_bestk-*`); `best/` the per-budget rank boxplots, mean ranks with 95 % t intervals, and CD diagrams.",
