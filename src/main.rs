@@ -6,7 +6,6 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use banditbench::analysis::compare::Options;
 use banditbench::analysis::stats::{CiKind, ZeroMethod};
@@ -107,6 +106,9 @@ enum Command {
         /// Repetitions of each dataset of ER-UCB's Table 2
         #[arg(long, default_value_t = 20)]
         table2_repetitions: u32,
+        /// Do not draw progress bars
+        #[arg(long)]
+        quiet: bool,
     },
     /// Check and summarise trace sets
     Traces {
@@ -271,10 +273,12 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             paper,
             threads,
             table2_repetitions,
+            quiet,
         } => {
             let opts = banditbench::reproduce::ReproduceOptions {
                 threads,
                 table2_repetitions,
+                quiet,
                 ..Default::default()
             };
             let t0 = std::time::Instant::now();
@@ -324,48 +328,12 @@ fn run(
             d.missing.join(", ")
         );
     }
-    let n_cells =
-        ts.tasks.len() * exp.world.budgets.len() * exp.policies.len() * exp.repetitions as usize;
-    eprintln!(
-        "{}: {} tasks x {} budgets x {} policies x {} repetitions = {} cells on {} ({}, {}), {}",
-        exp.name,
-        ts.tasks.len(),
-        exp.world.budgets.len(),
-        exp.policies.len(),
-        exp.repetitions,
-        n_cells,
-        ts.manifest.name,
-        ts.manifest.source.as_str(),
-        ts.manifest.metric,
-        exp.world.describe()
-    );
-    let bar = ProgressBar::new(n_cells as u64);
-    if quiet {
-        bar.set_draw_target(ProgressDrawTarget::hidden());
-    }
-    bar.set_style(
-        ProgressStyle::with_template(
-            "{elapsed_precise} [{bar:40}] {pos}/{len} cells  {per_sec}  ETA {eta}",
-        )
-        .expect("valid template")
-        .progress_chars("=> "),
-    );
     let opts = RunOptions {
         out,
         threads,
         batch_size,
     };
-    let summary = experiment::run_experiment(&exp, &ts, &opts, &|n| bar.inc(n as u64));
-    bar.finish_and_clear();
-    let summary = summary?;
-    eprintln!(
-        "ran {} cells in {:.2} s ({:.0} cells/s); {} were already finished; results in {}",
-        summary.ran,
-        summary.seconds,
-        summary.ran as f64 / summary.seconds.max(1e-9),
-        summary.already_done,
-        summary.out.display()
-    );
+    let summary = experiment::run_with_progress(&exp, &ts, &opts, quiet)?;
     let (ranks, units) = experiment::ranking(&summary.out)?;
     println!(
         "\nMean rank over {units} units (dataset x run x budget; best {} averaged over {} repetition(s); 1 = best):\n",

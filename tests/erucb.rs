@@ -238,6 +238,7 @@ fn reproduce_erucb_writes_its_tables_and_figures() {
         results: out.clone(),
         threads: Some(2),
         table2_repetitions: 2,
+        quiet: true,
     };
     let files = erucb::reproduce(&opts).unwrap();
     let dir = out.join("erucb");

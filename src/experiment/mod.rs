@@ -150,6 +150,55 @@ fn fingerprint_in(lock: &Path) -> Result<Option<String>> {
         .map(String::from))
 }
 
+/// `run_experiment` with a one-line description of the grid on stderr, a progress bar (not
+/// drawn when `quiet` or when stderr is not a terminal) and a closing line with the timing.
+pub fn run_with_progress(
+    exp: &Experiment,
+    ts: &TraceSet,
+    opts: &RunOptions,
+    quiet: bool,
+) -> Result<RunSummary> {
+    use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+    let n_cells =
+        ts.tasks.len() * exp.world.budgets.len() * exp.policies.len() * exp.repetitions as usize;
+    eprintln!(
+        "{}: {} tasks x {} budgets x {} policies x {} repetitions = {} cells on {} ({}, {}), {}",
+        exp.name,
+        ts.tasks.len(),
+        exp.world.budgets.len(),
+        exp.policies.len(),
+        exp.repetitions,
+        n_cells,
+        ts.manifest.name,
+        ts.manifest.source.as_str(),
+        ts.manifest.metric,
+        exp.world.describe()
+    );
+    let bar = ProgressBar::new(n_cells as u64);
+    if quiet {
+        bar.set_draw_target(ProgressDrawTarget::hidden());
+    }
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{elapsed_precise} [{bar:40}] {pos}/{len} cells  {per_sec}  ETA {eta}",
+        )
+        .expect("valid template")
+        .progress_chars("=> "),
+    );
+    let summary = run_experiment(exp, ts, opts, &|n| bar.inc(n as u64));
+    bar.finish_and_clear();
+    let summary = summary?;
+    eprintln!(
+        "ran {} cells in {:.2} s ({:.0} cells/s); {} were already finished; results in {}",
+        summary.ran,
+        summary.seconds,
+        summary.ran as f64 / summary.seconds.max(1e-9),
+        summary.already_done,
+        summary.out.display()
+    );
+    Ok(summary)
+}
+
 /// Run every unfinished cell of an experiment. `progress` is called with the number of cells
 /// finished since the last call (from worker threads).
 pub fn run_experiment(

@@ -10,7 +10,7 @@ use anyhow::{Context, Result};
 
 use super::ReproduceOptions;
 use crate::experiment::{
-    BudgetUnit, Experiment, RunOptions, WorldSetup, prepare, read_parquet, run_experiment,
+    BudgetUnit, Experiment, RunOptions, WorldSetup, prepare, read_parquet, run_with_progress,
 };
 use crate::policy::{PolicyConfig, expand};
 use crate::replay::{Exhausted, Order, Overhead, WorldKind};
@@ -66,7 +66,7 @@ fn run(
         threads: opts.threads,
         batch_size: None,
     };
-    run_experiment(exp, ts, &ro, &|_| {})?;
+    run_with_progress(exp, ts, &ro, opts.quiet)?;
     Ok(())
 }
 

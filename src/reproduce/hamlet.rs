@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use anyhow::Result;
 
 use super::ReproduceOptions;
-use crate::experiment::{RunOptions, prepare, run_experiment};
+use crate::experiment::{RunOptions, prepare, run_with_progress};
 use crate::report::{
     ReportOptions, Run, best_per_family, mean_ranks_by_budget, read_results, report_policies,
     report_results,
@@ -26,7 +26,7 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<Vec<PathBuf>> {
     for name in EXPERIMENTS {
         let (exp, ts) = prepare(&opts.experiments.join(name))?;
         let results = opts.results.join(&exp.name);
-        run_experiment(
+        run_with_progress(
             &exp,
             &ts,
             &RunOptions {
@@ -34,7 +34,7 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<Vec<PathBuf>> {
                 threads: opts.threads,
                 batch_size: None,
             },
-            &|_| {},
+            opts.quiet,
         )?;
         let out = opts.results.join("hamlet").join(&exp.name);
         let ro = ReportOptions::default();

@@ -17,6 +17,8 @@ pub struct ReproduceOptions {
     pub threads: Option<usize>,
     /// Repetitions of the real-data table (ER-UCB Table 2).
     pub table2_repetitions: u32,
+    /// Do not draw progress bars.
+    pub quiet: bool,
 }
 
 impl Default for ReproduceOptions {
@@ -27,6 +29,7 @@ impl Default for ReproduceOptions {
             results: PathBuf::from("results"),
             threads: None,
             table2_repetitions: 20,
+            quiet: false,
         }
     }
 }
