@@ -181,3 +181,96 @@ family = "hamlet-ucb"
         "a whole number of fits: {fits}"
     );
 }
+
+/// `reproduce hamlet` end to end on the tiny fixture with a cut-down Table II grid: both
+/// experiments run, the parameter studies, the best-settings report and the claim are written.
+#[test]
+fn reproduce_hamlet_writes_reports_and_the_claim() {
+    use banditbench::reproduce::{ReproduceOptions, hamlet};
+    let root = scratch("reproduce-hamlet");
+    let exps = root.join("experiments");
+    std::fs::create_dir_all(&exps).unwrap();
+    let grid = r#"
+seed = 3
+repetitions = 2
+[world]
+kind = "time-sliced"
+budget_unit = "seconds"
+budgets = [3, 6, 9]
+slice = 0.5
+[[policies]]
+family = "round-robin"
+[[policies]]
+family = "ucb1-btb"
+[[policies]]
+family = "bestk-rewards"
+k = [2, 3]
+[[policies]]
+family = "bestk-velocity"
+k = [2, 3]
+[[policies]]
+family = "hamlet-eps"
+eps1 = [0.1, 0.6]
+eps2 = [0.1, 0.4]
+[[policies]]
+family = "hamlet-decay"
+[[policies]]
+family = "hamlet-ucb"
+rho = [0.05, 1.0]
+"#;
+    let names = ["hamlet-sklearn-de", "hamlet-lcdb"];
+    for (file, name) in ["hamlet.toml", "hamlet-lcdb.toml"].iter().zip(names) {
+        common::experiment(&exps, name, grid);
+        std::fs::rename(exps.join(format!("{name}.toml")), exps.join(file)).unwrap();
+    }
+    let opts = ReproduceOptions {
+        experiments: exps,
+        traces: root.join("traces"),
+        results: root.join("results"),
+        threads: Some(2),
+        table2_repetitions: 1,
+        quiet: true,
+    };
+    let files = hamlet::reproduce(&opts).unwrap();
+    for name in names {
+        let out = root.join("results/hamlet").join(name);
+        for f in [
+            "all/param_study_hamlet-eps.png",
+            "all/param_study_hamlet-ucb.png",
+            "all/param_study_bestk-rewards.svg",
+            "best/rank_boxplots.png",
+            "best/mean_rank.png",
+            "best/tests.json",
+        ] {
+            assert!(out.join(f).is_file(), "{name}: missing {f}");
+        }
+        assert!(files.contains(&out.join("claim.md")));
+        let claim = std::fs::read_to_string(out.join("claim.md")).unwrap();
+        assert!(claim.starts_with("# HAMLET's claim on `tiny` (2 tasks)"));
+        // Every non-HAMLET family is compared with Variant 3, and a verdict is given.
+        for fam in [
+            "`round-robin`",
+            "`ucb1-btb`",
+            "`bestk-rewards(k=",
+            "`bestk-velocity(k=",
+        ] {
+            assert!(
+                claim.contains(&format!("| {fam}")),
+                "{fam} not compared:\n{claim}"
+            );
+        }
+        assert!(claim.contains("**The claim holds") || claim.contains("**The claim does not hold"));
+        // The per-budget table has a row per budget.
+        for b in ["| 3 |", "| 6 |", "| 9 |"] {
+            assert!(claim.contains(b), "no row for budget {b}:\n{claim}");
+        }
+        // Section 2 (the paper's settings) appears exactly when they differ from the best ones.
+        let best_is_paper = claim.contains("| hamlet-ucb | `hamlet-ucb(rho=0.05,")
+            && claim.contains("| hamlet-eps | `hamlet-eps(eps1=0.1, eps2=0.1,");
+        assert_eq!(claim.contains("## 2. The paper's settings"), !best_is_paper);
+        if !best_is_paper {
+            assert!(claim.contains("Variant 3 = `hamlet-ucb(rho=0.05,"));
+            assert!(out.join("paper-settings/tests.json").is_file());
+        }
+    }
+}
