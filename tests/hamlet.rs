@@ -260,6 +260,9 @@ rho = [0.05, 1.0]
             );
         }
         assert!(claim.contains("**The claim holds") || claim.contains("**The claim does not hold"));
+        // Fig. 8's reading next to the test: the intervals, and whether they are apart.
+        assert!(claim.contains("| intervals apart |"), "{claim}");
+        assert!(claim.contains("(95 % t interval "), "{claim}");
         // The per-budget table has a row per budget.
         for b in ["| 3 |", "| 6 |", "| 9 |"] {
             assert!(claim.contains(b), "no row for budget {b}:\n{claim}");
