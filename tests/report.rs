@@ -266,12 +266,21 @@ epsilon = [0.1, 0.5]
     assert_eq!(t["n_units"], 4, "2 tasks x 2 budgets");
     assert_eq!(t["options"]["unit"], "task-budget");
     let boxes = read(&out.join("rank_boxplots.svg"));
-    assert!(boxes.contains("budget 6 seconds") && boxes.contains("budget 12 seconds"));
-    let study = read(&out.join("param_study_epsilon-greedy.svg"));
     assert!(
-        study.contains("(epsilon=0.1, initial_pulls=0)"),
+        boxes.contains("budget 6 s\n") && boxes.contains("budget 12 s\n"),
+        "budget captions"
+    );
+    let study = read(&out.join("param_study_epsilon-greedy.svg"));
+    // Rows are labelled by the parameter that varies; the shared one goes into the title.
+    assert!(
+        study.contains("\nepsilon=0.1\n"),
         "parameter values label the rows"
     );
+    assert!(
+        study.contains("epsilon-greedy (initial_pulls=0)"),
+        "shared parameters in the title"
+    );
+    assert!(!study.contains("(epsilon=0.1, initial_pulls=0)"));
     let alloc = read(&out.join("allocation.csv"));
     // 4 policies x 3 learners; shares of each policy sum to 1.
     assert_eq!(alloc.lines().count(), 13);
