@@ -147,6 +147,16 @@ impl Ledger {
         }
     }
 
+    /// Start a pull of `arm` in a world whose budget counts pulls: one decision, one unit of
+    /// budget, and the arm's clock is its pull count.
+    fn begin_counted_pull(&mut self, arm: usize) {
+        self.decisions += 1;
+        self.revealed.clear();
+        self.used += 1.0;
+        self.pulls[arm] += 1;
+        self.arm_clock[arm] = self.pulls[arm] as f64;
+    }
+
     /// Record evaluation `eval` of `arm` as revealed: `time` is what the policy sees (arm clock),
     /// `world_time` the budget used when it finished (for anytime curves).
     fn reveal(

@@ -97,11 +97,7 @@ impl World for PullCount<'_> {
 
     fn pull(&mut self, arm: usize) -> Observation<'_> {
         let l = &mut self.ledger;
-        l.decisions += 1;
-        l.revealed.clear();
-        l.used += 1.0;
-        l.pulls[arm] += 1;
-        l.arm_clock[arm] = l.pulls[arm] as f64;
+        l.begin_counted_pull(arm);
         let a = &self.task.arms[arm];
         let world_time = l.used;
         let mut exhausted = false;

@@ -65,11 +65,7 @@ impl World for Synthetic<'_> {
 
     fn pull(&mut self, arm: usize) -> Observation<'_> {
         let l = &mut self.ledger;
-        l.decisions += 1;
-        l.revealed.clear();
-        l.used += 1.0;
-        l.pulls[arm] += 1;
-        l.arm_clock[arm] = l.pulls[arm] as f64;
+        l.begin_counted_pull(arm);
         let x = self.arms[arm].draw(&mut self.rng);
         let eval = l.decisions as usize - 1;
         l.reveal(arm, eval, l.used, l.used, Status::Ok, x);
