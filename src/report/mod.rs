@@ -40,12 +40,13 @@ impl Default for ReportOptions {
     }
 }
 
-/// What a report wrote.
-#[derive(Clone, Debug, Default)]
+/// What a report wrote, and the comparison it wrote it from.
+#[derive(Clone, Debug)]
 pub struct ReportSummary {
     pub out: PathBuf,
     pub files: Vec<PathBuf>,
     pub text: String,
+    pub comparison: Comparison,
 }
 
 fn fmt_p(p: f64) -> String {
@@ -485,6 +486,7 @@ pub fn report_scores(
         out: out.to_path_buf(),
         files: w.files,
         text: tests_in_words(&c),
+        comparison: c,
     })
 }
 
@@ -627,10 +629,19 @@ fn sort_budgets(m: BTreeMap<String, Vec<Vec<f64>>>) -> Vec<(String, Vec<Vec<f64>
 
 /// Report on a results folder written by `banditbench run`.
 pub fn report_results(dir: &Path, out: &Path, opts: &ReportOptions) -> Result<ReportSummary> {
-    let res = read_results(dir)?;
+    report_loaded(dir, &read_results(dir)?, out, opts)
+}
+
+/// `report_results` on results already read from `dir`.
+pub fn report_loaded(
+    dir: &Path,
+    res: &Results,
+    out: &Path,
+    opts: &ReportOptions,
+) -> Result<ReportSummary> {
     let mut summary = report_runs(
         dir,
-        &res,
+        res,
         &res.runs,
         out,
         opts,
@@ -649,7 +660,7 @@ pub fn report_results(dir: &Path, out: &Path, opts: &ReportOptions) -> Result<Re
             let sub = out.join(format!("budget-{b}"));
             let s = report_runs(
                 dir,
-                &res,
+                res,
                 &runs,
                 &sub,
                 opts,
@@ -665,12 +676,12 @@ pub fn report_results(dir: &Path, out: &Path, opts: &ReportOptions) -> Result<Re
 /// Report on a results folder restricted to some policies (e.g. each family's best setting).
 pub fn report_policies(
     dir: &Path,
+    res: &Results,
     policies: &[String],
     out: &Path,
     opts: &ReportOptions,
     heading: &str,
 ) -> Result<ReportSummary> {
-    let res = read_results(dir)?;
     let keep: BTreeSet<&String> = policies.iter().collect();
     let runs: Vec<Run> = res
         .runs
@@ -678,7 +689,7 @@ pub fn report_policies(
         .filter(|r| keep.contains(&r.policy))
         .cloned()
         .collect();
-    report_runs(dir, &res, &runs, out, opts, opts.unit, heading)
+    report_runs(dir, res, &runs, out, opts, opts.unit, heading)
 }
 
 /// The policies of each family in `runs`, sorted.
@@ -878,6 +889,7 @@ fn report_runs(
         out: out.to_path_buf(),
         files: w.files,
         text: tests_in_words(&c),
+        comparison: c,
     })
 }
 

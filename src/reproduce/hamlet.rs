@@ -9,10 +9,11 @@ use std::path::PathBuf;
 use anyhow::Result;
 
 use super::ReproduceOptions;
+use crate::analysis::compare::Comparison;
 use crate::experiment::{RunOptions, prepare, run_with_progress};
 use crate::report::{
-    ReportOptions, Run, best_per_family, mean_ranks_by_budget, read_results, report_policies,
-    report_results,
+    ReportOptions, Results, Run, best_per_family, mean_ranks_by_budget, read_results,
+    report_loaded, report_policies,
 };
 
 const EXPERIMENTS: [&str; 2] = ["hamlet.toml", "hamlet-lcdb.toml"];
@@ -38,18 +39,12 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<Vec<PathBuf>> {
         )?;
         let out = opts.results.join("hamlet").join(&exp.name);
         let ro = ReportOptions::default();
-        files.extend(report_results(&results, &out.join("all"), &ro)?.files);
         let res = read_results(&results)?;
+        files.extend(report_loaded(&results, &res, &out.join("all"), &ro)?.files);
+        let set = &ts.manifest.name;
         let best = best_per_family(&res.runs, res.higher_is_better);
-        let ids: Vec<String> = best.iter().map(|b| b.1.clone()).collect();
-        let heading = format!(
-            "HAMLET on {}: each family at its best setting",
-            ts.manifest.name
-        );
-        files.extend(report_policies(&results, &ids, &out.join("best"), &ro, &heading)?.files);
-        let by_budget = budget_table(&res.runs, &best, res.higher_is_better, &res.budget_unit);
         let mut md = format!(
-            "# HAMLET's claim on `{}` ({} tasks)\n\n\
+            "# HAMLET's claim on `{set}` ({} tasks)\n\n\
              The paper: Variant 3 (learning-curve extrapolation + UCB bonus) ranks better than every \
              non-HAMLET policy with 95 % confidence (Fig. 8). Tested with Wilcoxon signed-rank tests \
              (Pratt) and Holm's correction over all pairs of the compared settings, on all \
@@ -58,18 +53,15 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<Vec<PathBuf>> {
              The best setting of a family has the best mean rank among its own settings over all \
              (task, budget) units (how the paper picked from its parameter studies).\n\n\
              | family | setting | mean rank within the family |\n|---|---|---|\n",
-            ts.manifest.name,
             ts.tasks.len()
         );
         for (f, p, r) in &best {
             let _ = writeln!(md, "| {f} | `{p}` | {r:.3} |");
         }
-        let (text, holds) = claim_section(&out.join("best"), &best)?;
-        let _ = writeln!(
-            md,
-            "\n{text}\n{by_budget}\n**The claim {} on these traces** (Variant 3 at its best setting).\n",
-            if holds { "holds" } else { "does not hold" }
-        );
+        let heading = format!("HAMLET on {set}: each family at its best setting");
+        let (written, text) = claim_for(&results, &res, &best, &out.join("best"), &heading)?;
+        files.extend(written);
+        let _ = writeln!(md, "\n{text}(Variant 3 at its best setting).\n");
         // The paper's own choices for the HAMLET variants (ε1 = ε2 = 0.1, ρ = 0.05), the others at
         // their best: the claim should not hinge on tuning the variants on the test traces.
         let paper: Vec<(String, String, f64)> = best
@@ -92,22 +84,18 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<Vec<PathBuf>> {
             })
             .collect();
         if paper != best {
-            let ids: Vec<String> = paper.iter().map(|b| b.1.clone()).collect();
             let heading = format!(
-                "HAMLET on {}: the paper's settings of Variants 1 and 3, the others at their best",
-                ts.manifest.name
+                "HAMLET on {set}: the paper's settings of Variants 1 and 3, the others at their best"
             );
             let dir = out.join("paper-settings");
-            files.extend(report_policies(&results, &ids, &dir, &ro, &heading)?.files);
-            let (text, holds) = claim_section(&dir, &paper)?;
-            let table = budget_table(&res.runs, &paper, res.higher_is_better, &res.budget_unit);
+            let (written, text) = claim_for(&results, &res, &paper, &dir, &heading)?;
+            files.extend(written);
             let _ = writeln!(
                 md,
                 "## 2. The paper's settings of the HAMLET variants\n\n\
                  Variant 1 with ε1 = ε2 = 0.1 and Variant 3 with ρ = 0.05, as the paper selected; \
                  the other families at their best setting (figures in `paper-settings/`).\n\n\
-                 {text}\n{table}\n**The claim {} on these traces** (Variant 3 at the paper's ρ).\n",
-                if holds { "holds" } else { "does not hold" }
+                 {text}(Variant 3 at the paper's ρ).\n"
             );
         }
         let _ = writeln!(
@@ -119,6 +107,27 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<Vec<PathBuf>> {
         files.push(path);
     }
     Ok(files)
+}
+
+/// Report the `chosen` settings into `dir` and write the claim test on them: the Wilcoxon–Holm
+/// table, the per-budget mean ranks and the verdict (ending "**The claim holds on these
+/// traces** ", for the caller to qualify).
+fn claim_for(
+    results: &std::path::Path,
+    res: &Results,
+    chosen: &[(String, String, f64)],
+    dir: &std::path::Path,
+    heading: &str,
+) -> Result<(Vec<PathBuf>, String)> {
+    let ids: Vec<String> = chosen.iter().map(|b| b.1.clone()).collect();
+    let report = report_policies(results, res, &ids, dir, &ReportOptions::default(), heading)?;
+    let (text, holds) = claim_section(&report.comparison, chosen);
+    let table = budget_table(&res.runs, chosen, res.higher_is_better, &res.budget_unit);
+    let verdict = if holds { "holds" } else { "does not hold" };
+    Ok((
+        report.files,
+        format!("{text}\n{table}\n**The claim {verdict} on these traces** "),
+    ))
 }
 
 /// A markdown table: one row per budget, one column per family at its best setting, the mean
@@ -155,29 +164,18 @@ fn budget_table(runs: &[Run], best: &[(String, String, f64)], higher: bool, unit
     md
 }
 
-/// The Wilcoxon–Holm comparison of Variant 3 with each non-HAMLET family in the report in `dir`
-/// (written by `report_policies` for the settings in `chosen`): a markdown table, and whether
-/// Variant 3 is better than all of them and significantly so.
-fn claim_section(
-    dir: &std::path::Path,
-    chosen: &[(String, String, f64)],
-) -> Result<(String, bool)> {
-    let tests: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("tests.json"))?)?;
-    let summary = std::fs::read_to_string(dir.join("summary.csv"))?;
-    // (mean rank, 95 % interval low, high); the policy field may hold commas, so count from
-    // the end: mean_rank, sd_rank, ci_low, ci_high, ci_kind, mean_score.
+/// The Wilcoxon–Holm comparison of Variant 3 with each non-HAMLET family in `c` (the comparison
+/// of the settings in `chosen`): a markdown table, and whether Variant 3 is better than all of
+/// them and significantly so.
+fn claim_section(c: &Comparison, chosen: &[(String, String, f64)]) -> (String, bool) {
+    // (mean rank, 95 % interval low, high).
     let row = |p: &str| -> (f64, f64, f64) {
-        let line = summary
-            .lines()
-            .skip(1)
-            .find(|l| l.starts_with(&format!("{},", crate::report::figures::csv_field(p))));
-        let field = |k: usize| -> f64 {
-            line.and_then(|l| l.split(',').rev().nth(k))
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(f64::NAN)
-        };
-        (field(5), field(3), field(2))
+        c.summary
+            .iter()
+            .find(|s| s.policy == p)
+            .map_or((f64::NAN, f64::NAN, f64::NAN), |s| {
+                (s.mean_rank, s.ci_low, s.ci_high)
+            })
     };
     let mean_rank = |p: &str| row(p).0;
     let v3 = chosen
@@ -195,20 +193,11 @@ fn claim_section(
         let Some((_, other, _)) = chosen.iter().find(|b| b.0 == fam) else {
             continue;
         };
-        let pair = tests["wilcoxon_holm"]["pairs"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .find(|p| {
-                (p["a"] == v3.as_str() && p["b"] == other.as_str())
-                    || (p["b"] == v3.as_str() && p["a"] == other.as_str())
-            });
-        let (p_holm, reject) = pair.map_or((f64::NAN, false), |p| {
-            (
-                p["p_holm"].as_f64().unwrap_or(f64::NAN),
-                p["reject"].as_bool().unwrap_or(false),
-            )
-        });
+        let pair = c
+            .wilcoxon
+            .iter()
+            .find(|p| (p.a == v3 && p.b == *other) || (p.b == v3 && p.a == *other));
+        let (p_holm, reject) = pair.map_or((f64::NAN, false), |p| (p.p_holm, p.reject));
         let better = mean_rank(&v3) < mean_rank(other);
         let ok = reject && better;
         holds &= ok;
@@ -221,5 +210,5 @@ fn claim_section(
             if apart { "yes" } else { "no" }
         );
     }
-    Ok((md, holds))
+    (md, holds)
 }
