@@ -147,12 +147,11 @@ pub struct ReportMeasure {
     pub rss_after_mib: f64,
 }
 
-/// `report --scores` on a generated long table of `rows` scores (units x 10 policies, seeded:
-/// a load test, not data), written to and reported in `dir`.
-pub fn measure_report(rows: usize, dir: &Path) -> Result<ReportMeasure> {
+/// `report --scores` on a generated long table of `units` x `policies` scores (seeded: a load
+/// test, not data), written to and reported in `dir`.
+pub fn measure_report(units: usize, policies: usize, dir: &Path) -> Result<ReportMeasure> {
     use std::fmt::Write as _;
-    let policies = 10;
-    let units = (rows / policies).max(2);
+    let units = units.max(2);
     std::fs::create_dir_all(dir)?;
     let csv = dir.join("generated-scores.csv");
     let mut rng = crate::rng::Rng::new(7);

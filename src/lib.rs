@@ -14,5 +14,6 @@ pub mod policy;
 pub mod replay;
 pub mod report;
 pub mod reproduce;
+pub mod results;
 pub mod rng;
 pub mod trace;

@@ -14,7 +14,8 @@ use banditbench::experiment::{self, RunOptions};
 use banditbench::policy::{Kind, registry};
 use banditbench::replay::WorldKind;
 use banditbench::report::{self, ReportOptions, UnitKind};
-use banditbench::trace::{LoadOptions, Status, TraceSet, load_trace_set};
+use banditbench::trace::{LoadOptions, Status, TraceSet, load_trace_set, pool};
+use clap::builder::TypedValueParser as _;
 
 #[derive(Parser)]
 #[command(
@@ -40,11 +41,11 @@ enum Command {
         /// Results folder [default: results/<experiment name>]
         #[arg(long)]
         out: Option<PathBuf>,
-        /// Worker threads [default: all cores]
-        #[arg(long)]
+        /// Worker threads, at least 1 [default: all cores]
+        #[arg(long, value_parser = clap::value_parser!(u64).range(1..=4096).map(|v| v as usize))]
         threads: Option<usize>,
-        /// Cells per results part written to disk (smaller loses less on a kill)
-        #[arg(long)]
+        /// Cells per results part written to disk, at least 1 (smaller loses less on a kill)
+        #[arg(long, value_parser = clap::value_parser!(u64).range(1..).map(|v| v as usize))]
         batch_size: Option<usize>,
         /// Do not draw the progress bar
         #[arg(long)]
@@ -77,8 +78,9 @@ enum Command {
         /// Seed of the bootstrap
         #[arg(long, default_value_t = 0)]
         seed: u64,
-        /// Scores within this distance of a better one tie with it (0: exact ties only)
-        #[arg(long, default_value_t = 0.0)]
+        /// Scores within this relative distance of a better one tie with it:
+        /// |a - b| <= tol * max(|a|, |b|) (0: exact ties only; the default absorbs float noise)
+        #[arg(long, default_value_t = banditbench::analysis::compare::DEFAULT_TIE_TOLERANCE)]
         tie_tolerance: f64,
         /// Zero differences in Wilcoxon's test: ranked then dropped (pratt) or dropped (wilcox)
         #[arg(long, default_value = "pratt", value_parser = ["pratt", "wilcox"])]
@@ -86,10 +88,16 @@ enum Command {
         /// A (unit, policy) without a score: fail listing them, drop the unit, or give it the unit's worst score
         #[arg(long, default_value = "error", value_parser = ["error", "drop-unit", "worst"])]
         missing: String,
-        /// Results folders: the unit of comparison (task: scores averaged over repetitions and
-        /// budgets; task-budget: over repetitions; task-budget-repetition: every cell)
-        #[arg(long, default_value = "task-budget", value_parser = ["task", "task-budget", "task-budget-repetition"])]
+        /// Results folders: the unit the tests treat as independent. auto: the dataset when there
+        /// are two or more, else the task, else every cell. dataset: scores averaged over runs,
+        /// budgets and repetitions; task: over budgets and repetitions; task-budget: over
+        /// repetitions (HAMLET's Fig. 8 unit; not independent); task-budget-repetition: every cell
+        #[arg(long, default_value = "auto", value_parser = ["auto", "dataset", "task", "task-budget", "task-budget-repetition"])]
         unit: String,
+        /// Results folders: what a cell that found nothing (no best score) counts as: the worst
+        /// score of its unit, or left out of its mean (the counts are reported either way)
+        #[arg(long, default_value = "worst", value_parser = ["worst", "drop"])]
+        found_nothing: String,
         /// Results folders: also one report per budget (in budget-<b>/)
         #[arg(long)]
         per_budget: bool,
@@ -100,12 +108,9 @@ enum Command {
         /// al. 2020: Table II grid, Figs. 2-8, the Variant 3 claim)
         #[arg(value_parser = ["erucb", "hamlet"])]
         paper: String,
-        /// Worker threads [default: all cores]
-        #[arg(long)]
+        /// Worker threads, at least 1 [default: all cores]
+        #[arg(long, value_parser = clap::value_parser!(u64).range(1..=4096).map(|v| v as usize))]
         threads: Option<usize>,
-        /// Repetitions of each dataset of ER-UCB's Table 2
-        #[arg(long, default_value_t = 20)]
-        table2_repetitions: u32,
         /// Do not draw progress bars
         #[arg(long)]
         quiet: bool,
@@ -128,8 +133,9 @@ enum Command {
         /// Rows of the generated scores table that `report` is timed on (0 skips it)
         #[arg(long, default_value_t = 1_000_000)]
         report_rows: usize,
-        /// Run only some measurements (repeatable): load, replay, fits, report
-        #[arg(long, value_parser = ["load", "replay", "fits", "report"])]
+        /// Run only some measurements (repeatable): load, replay, fits, report (a large scores
+        /// table), report-policies (100 units x 50, 100, 200 policies)
+        #[arg(long, value_parser = ["load", "replay", "fits", "report", "report-policies"])]
         only: Vec<String>,
     },
 }
@@ -138,19 +144,25 @@ enum Command {
 enum TracesCommand {
     /// Validate trace sets against format v1; exit 0 if all are valid
     Validate {
-        /// Trace-set folders
+        /// Trace-set or configuration-pool folders
         #[arg(required = true)]
         dirs: Vec<PathBuf>,
         /// Drop (and list) tasks that lack some learners instead of failing
         #[arg(long)]
         allow_missing_arms: bool,
+        /// Pools: accept one whose manifest says complete = false (a recording in progress)
+        #[arg(long)]
+        allow_incomplete: bool,
     },
-    /// Print a summary table per trace set
+    /// Print a summary table per trace set or configuration pool
     Inspect {
         #[arg(required = true)]
         dirs: Vec<PathBuf>,
         #[arg(long)]
         allow_missing_arms: bool,
+        /// Pools: accept one whose manifest says complete = false (a recording in progress)
+        #[arg(long)]
+        allow_incomplete: bool,
     },
 }
 
@@ -178,12 +190,18 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             TracesCommand::Validate {
                 dirs,
                 allow_missing_arms,
-            } => validate(&dirs, allow_missing_arms),
+                allow_incomplete,
+            } => validate(&dirs, allow_missing_arms, allow_incomplete),
             TracesCommand::Inspect {
                 dirs,
                 allow_missing_arms,
+                allow_incomplete,
             } => {
                 for d in &dirs {
+                    if pool::is_pool(d) {
+                        print!("{}", pool::describe(&pool::load_pool(d, allow_incomplete)?));
+                        continue;
+                    }
                     let ts = load_trace_set(
                         d,
                         &LoadOptions {
@@ -209,6 +227,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             zero_method,
             missing,
             unit,
+            found_nothing,
             per_budget,
         } => {
             if !(alpha > 0.0 && alpha < 1.0) {
@@ -216,6 +235,11 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             }
             if bootstrap_samples == 0 {
                 anyhow::bail!("--bootstrap-samples must be at least 1");
+            }
+            if bootstrap_samples > 10_000_000 {
+                anyhow::bail!(
+                    "--bootstrap-samples {bootstrap_samples}: more than 10^7 resamples, each of every policy's mean rank, would not finish in reasonable time or memory; 10^4 (the default) gives percentile intervals to about ±0.002"
+                );
             }
             if tie_tolerance.is_nan() || tie_tolerance < 0.0 {
                 anyhow::bail!("--tie-tolerance must be a number >= 0");
@@ -239,11 +263,9 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                     },
                     missing: report::parse_missing(&missing).expect("validated by clap"),
                 },
-                unit: match unit.as_str() {
-                    "task" => UnitKind::Task,
-                    "task-budget-repetition" => UnitKind::TaskBudgetRepetition,
-                    _ => UnitKind::TaskBudget,
-                },
+                unit: UnitKind::parse(&unit),
+                found_nothing: report::FoundNothing::parse(&found_nothing)
+                    .expect("validated by clap"),
                 per_budget,
                 ..ReportOptions::default()
             };
@@ -272,12 +294,10 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Reproduce {
             paper,
             threads,
-            table2_repetitions,
             quiet,
         } => {
             let opts = banditbench::reproduce::ReproduceOptions {
                 threads,
-                table2_repetitions,
                 quiet,
                 ..Default::default()
             };
@@ -320,6 +340,12 @@ fn run(
     quiet: bool,
 ) -> Result<ExitCode> {
     let (exp, ts) = experiment::prepare(&path)?;
+    for n in &ts.notes {
+        eprintln!("note: {n}");
+    }
+    for w in experiment::budget_warnings(&exp, &ts) {
+        eprintln!("warning: {w}");
+    }
     for d in &ts.dropped {
         eprintln!(
             "warning: task {}/{} dropped: it lacks {}",
@@ -335,9 +361,13 @@ fn run(
     };
     let summary = experiment::run_with_progress(&exp, &ts, &opts, quiet)?;
     let (ranks, units) = experiment::ranking(&summary.out)?;
+    if let Some(w) = &units.exhausted {
+        eprintln!("warning: {w}");
+    }
     println!(
-        "\nMean rank over {units} units (dataset x run x budget; best {} averaged over {} repetition(s); 1 = best):\n",
-        ts.manifest.metric, exp.repetitions
+        "\nMean rank of the best {} found (1 = best). {}\n",
+        ts.manifest.metric,
+        units.table.describe()
     );
     let width = ranks
         .iter()
@@ -361,9 +391,38 @@ fn run(
     Ok(ExitCode::SUCCESS)
 }
 
-fn validate(dirs: &[PathBuf], allow_missing_arms: bool) -> Result<ExitCode> {
+fn validate(
+    dirs: &[PathBuf],
+    allow_missing_arms: bool,
+    allow_incomplete: bool,
+) -> Result<ExitCode> {
     let mut bad = 0;
     for d in dirs {
+        if pool::is_pool(d) {
+            match pool::load_pool(d, allow_incomplete) {
+                Ok(p) => println!(
+                    "ok: {} ({}): configuration pool, {} tasks, {} configurations, {} units recorded{}",
+                    d.display(),
+                    p.manifest.name,
+                    p.tasks.len(),
+                    p.configs.len(),
+                    p.n_units_recorded(),
+                    if p.missing_curves > 0 {
+                        format!(
+                            ", incomplete ({} curves missing or short)",
+                            p.missing_curves
+                        )
+                    } else {
+                        String::new()
+                    }
+                ),
+                Err(e) => {
+                    bad += 1;
+                    println!("invalid: {e:#}");
+                }
+            }
+            continue;
+        }
         let opts = LoadOptions {
             allow_missing_arms,
             ..LoadOptions::default()
@@ -539,12 +598,26 @@ fn run_bench(
     }
     if want("report") && report_rows > 0 {
         let dir = std::env::temp_dir().join(format!("banditbench-bench-{}", std::process::id()));
-        let m = bench::measure_report(report_rows, &dir)?;
+        let m = bench::measure_report(report_rows / 10, 10, &dir)?;
         println!(
             "report on {} generated scores ({} units x {} policies): {:.2} s; peak RSS {:.0} MiB before, {:.0} MiB after",
             m.rows, m.units, m.policies, m.seconds, m.rss_before_mib, m.rss_after_mib
         );
         let _ = std::fs::remove_dir_all(&dir);
+    }
+    if want("report-policies") {
+        for policies in [50, 100, 200] {
+            let dir = std::env::temp_dir().join(format!(
+                "banditbench-bench-{}-{policies}",
+                std::process::id()
+            ));
+            let m = bench::measure_report(100, policies, &dir)?;
+            println!(
+                "report on {} units x {} policies (every figure and table): {:.2} s",
+                m.units, m.policies, m.seconds
+            );
+            let _ = std::fs::remove_dir_all(&dir);
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -237,7 +237,6 @@ fn reproduce_erucb_writes_its_tables_and_figures() {
         traces: root.join("traces"),
         results: out.clone(),
         threads: Some(2),
-        table2_repetitions: 2,
         quiet: true,
     };
     let files = erucb::reproduce(&opts).unwrap();

@@ -5,11 +5,17 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use anyhow::{Result, bail};
 
-use super::ranks::average_ranks_tol;
+use super::ranks::{average_ranks_tol, within_tolerance};
 use super::stats::{
     CiKind, Friedman, ImanDavenport, Nemenyi, ZeroMethod, bootstrap_means, friedman, holm,
     iman_davenport, mean_interval, mean_sd, nemenyi, wilcoxon,
 };
+use super::units::ordered_mean;
+
+/// Scores within this relative difference are ties (`|a - b| <= 1e-9 * max(|a|, |b|)`): far below
+/// any difference a trace can show (a validation accuracy moves in steps of 1/rows), far above the
+/// last-bit noise of a float mean.
+pub const DEFAULT_TIE_TOLERANCE: f64 = 1e-9;
 
 /// What to do with a (unit, policy) cell that has no score.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -50,7 +56,7 @@ impl Default for Options {
             ci: CiKind::T95,
             bootstrap_samples: 10_000,
             seed: 0,
-            tie_tolerance: 0.0,
+            tie_tolerance: DEFAULT_TIE_TOLERANCE,
             zero_method: ZeroMethod::Pratt,
             missing: Missing::Error,
         }
@@ -239,17 +245,13 @@ pub fn compare(table: ScoreTable, opts: &Options) -> Comparison {
                 ci_low,
                 ci_high,
                 mean_score: {
-                    let f: Vec<f64> = table
+                    let mut f: Vec<f64> = table
                         .scores
                         .iter()
                         .map(|r| r[p])
                         .filter(|x| !x.is_nan())
                         .collect();
-                    if f.is_empty() {
-                        f64::NAN
-                    } else {
-                        f.iter().sum::<f64>() / f.len() as f64
-                    }
+                    ordered_mean(&mut f)
                 },
             }
         })
@@ -258,39 +260,10 @@ pub fn compare(table: ScoreTable, opts: &Options) -> Comparison {
     let id = iman_davenport(fr.statistic, n, k);
     let means: Vec<f64> = summary.iter().map(|s| s.mean_rank).collect();
     let nem = nemenyi(&means, n, opts.alpha);
-    let sign = if table.higher_is_better { 1.0 } else { -1.0 };
-    let mut pairs = Vec::new();
-    for a in 0..k {
-        for b in (a + 1)..k {
-            // A NaN ("found nothing") is worse than any score: the difference is infinite.
-            let d: Vec<f64> = table
-                .scores
-                .iter()
-                .map(|r| match (r[a].is_nan(), r[b].is_nan()) {
-                    (true, true) => 0.0,
-                    (true, false) => f64::NEG_INFINITY,
-                    (false, true) => f64::INFINITY,
-                    _ => sign * (r[a] - r[b]),
-                })
-                .collect();
-            let w = wilcoxon(&d, opts.zero_method);
-            pairs.push(PairTest {
-                a: table.policies[a].clone(),
-                b: table.policies[b].clone(),
-                statistic: w.statistic,
-                p_value: w.p_value,
-                p_holm: 0.0,
-                reject: false,
-                method: w.method.as_str(),
-            });
-        }
-    }
-    let ps: Vec<f64> = pairs.iter().map(|p| p.p_value).collect();
-    let (adj, rej) = holm(&ps, opts.alpha);
-    for (p, (a, r)) in pairs.iter_mut().zip(adj.into_iter().zip(rej)) {
-        p.p_holm = a;
-        p.reject = r;
-    }
+    let all: Vec<(usize, usize)> = (0..k)
+        .flat_map(|a| ((a + 1)..k).map(move |b| (a, b)))
+        .collect();
+    let pairs = pair_tests(&table, &all, opts);
     Comparison {
         table,
         ranks,
@@ -301,6 +274,73 @@ pub fn compare(table: ScoreTable, opts: &Options) -> Comparison {
         wilcoxon: pairs,
         options: opts.clone(),
     }
+}
+
+/// Paired differences of policies `a` and `b` over the units, oriented so that positive favours
+/// `a`. A NaN ("found nothing") is worse than any score: the difference is infinite. Differences
+/// within the tie tolerance are zeros.
+pub fn differences(table: &ScoreTable, a: usize, b: usize, tol: f64) -> Vec<f64> {
+    let sign = if table.higher_is_better { 1.0 } else { -1.0 };
+    table
+        .scores
+        .iter()
+        .map(|r| match (r[a].is_nan(), r[b].is_nan()) {
+            (true, true) => 0.0,
+            (true, false) => f64::NEG_INFINITY,
+            (false, true) => f64::INFINITY,
+            _ if within_tolerance(r[a], r[b], tol) => 0.0,
+            _ => sign * (r[a] - r[b]),
+        })
+        .collect()
+}
+
+/// Wilcoxon signed-rank tests of the given pairs, with Holm's correction over exactly this family
+/// of hypotheses.
+pub fn pair_tests(table: &ScoreTable, pairs: &[(usize, usize)], opts: &Options) -> Vec<PairTest> {
+    let mut out: Vec<PairTest> = pairs
+        .iter()
+        .map(|&(a, b)| {
+            let d = differences(table, a, b, opts.tie_tolerance);
+            let w = wilcoxon(&d, opts.zero_method);
+            PairTest {
+                a: table.policies[a].clone(),
+                b: table.policies[b].clone(),
+                statistic: w.statistic,
+                p_value: w.p_value,
+                p_holm: 0.0,
+                reject: false,
+                method: w.method.as_str(),
+            }
+        })
+        .collect();
+    let ps: Vec<f64> = out.iter().map(|p| p.p_value).collect();
+    let (adj, rej) = holm(&ps, opts.alpha);
+    for (p, (a, r)) in out.iter_mut().zip(adj.into_iter().zip(rej)) {
+        p.p_holm = a;
+        p.reject = r;
+    }
+    out
+}
+
+/// The mean of the paired score differences `a - b` over the units (raw scores, not oriented)
+/// with its 95 % t interval; units where either found nothing are left out. Returns
+/// (mean, low, high, units used).
+pub fn mean_difference(table: &ScoreTable, a: usize, b: usize) -> (f64, f64, f64, usize) {
+    let mut d: Vec<f64> = table
+        .scores
+        .iter()
+        .filter(|r| !r[a].is_nan() && !r[b].is_nan())
+        .map(|r| r[a] - r[b])
+        .collect();
+    let n = d.len();
+    if n < 2 {
+        let m = ordered_mean(&mut d);
+        return (m, f64::NAN, f64::NAN, n);
+    }
+    d.sort_by(f64::total_cmp);
+    let (m, _) = mean_sd(&d);
+    let (lo, hi) = mean_interval(&d, CiKind::T95);
+    (m, lo, hi, n)
 }
 
 impl Comparison {
@@ -328,15 +368,33 @@ impl Comparison {
     /// by Wilcoxon–Holm.
     pub fn wilcoxon_groups(&self) -> Vec<(usize, usize)> {
         let order = self.order();
-        let name = |i: usize| &self.summary[order[i]].policy;
-        let rejected = |a: &String, b: &String| {
-            self.wilcoxon
-                .iter()
-                .any(|p| p.reject && ((&p.a == a && &p.b == b) || (&p.a == b && &p.b == a)))
-        };
-        cliques_by(order.len(), |i, j| {
-            (i..=j).all(|x| (x + 1..=j).all(|y| !rejected(name(x), name(y))))
-        })
+        let k = order.len();
+        let pos: BTreeMap<&str, usize> = order
+            .iter()
+            .enumerate()
+            .map(|(x, &i)| (self.summary[i].policy.as_str(), x))
+            .collect();
+        // rejected[x][y]: positions x and y (in mean-rank order) differ significantly.
+        let mut rejected = vec![vec![false; k]; k];
+        for p in self.wilcoxon.iter().filter(|p| p.reject) {
+            if let (Some(&x), Some(&y)) = (pos.get(p.a.as_str()), pos.get(p.b.as_str())) {
+                rejected[x][y] = true;
+                rejected[y][x] = true;
+            }
+        }
+        // [i, j] is a group when no pair inside it is rejected; grow j one step at a time, so
+        // only the new member's pairs need checking.
+        let mut out: Vec<(usize, usize)> = Vec::new();
+        for i in 0..k {
+            let mut j = i;
+            while j + 1 < k && (i..=j).all(|x| !rejected[x][j + 1]) {
+                j += 1;
+            }
+            if j > i && !out.iter().any(|&(a, b)| a <= i && j <= b) {
+                out.push((i, j));
+            }
+        }
+        out
     }
 }
 

@@ -3,5 +3,7 @@
 pub mod compare;
 mod ranks;
 pub mod stats;
+pub mod units;
 
-pub use ranks::{MeanRank, average_ranks, average_ranks_tol, mean_ranks};
+pub use ranks::{MeanRank, average_ranks, average_ranks_tol, mean_ranks, within_tolerance};
+pub use units::{FoundNothing, UnitKind, UnitTable, unit_table};

@@ -11,8 +11,15 @@ pub fn average_ranks(scores: &[f64], higher_is_better: bool) -> Vec<f64> {
     average_ranks_tol(scores, higher_is_better, 0.0)
 }
 
-/// Average ranks where scores within `tol` of the best score of a tie group join that group
-/// (0 = exact ties only). Groups are formed in rank order, starting from the best score.
+/// Two scores tie when they differ by at most `tol` relative to the larger magnitude
+/// (`|a - b| <= tol * max(|a|, |b|)`); `tol = 0` means exact ties only.
+pub fn within_tolerance(a: f64, b: f64, tol: f64) -> bool {
+    a == b || (a - b).abs() <= tol * a.abs().max(b.abs())
+}
+
+/// Average ranks where scores within the relative tolerance `tol` of the best score of a tie
+/// group join that group (0 = exact ties only; see [`within_tolerance`]). Groups are formed in
+/// rank order, starting from the best score.
 pub fn average_ranks_tol(scores: &[f64], higher_is_better: bool, tol: f64) -> Vec<f64> {
     let n = scores.len();
     let key = |x: f64| {
@@ -35,7 +42,7 @@ pub fn average_ranks_tol(scores: &[f64], higher_is_better: bool, tol: f64) -> Ve
         (scores[a].is_nan() && scores[b].is_nan())
             || (!scores[a].is_nan()
                 && !scores[b].is_nan()
-                && (key(scores[a]) == key(scores[b]) || key(scores[a]) - key(scores[b]) <= tol))
+                && within_tolerance(scores[a], scores[b], tol))
     };
     let mut ranks = vec![0.0; n];
     let mut i = 0;
@@ -68,6 +75,7 @@ pub struct MeanRank {
 pub fn mean_ranks(
     rows: &[(String, String, f64)],
     higher_is_better: bool,
+    tol: f64,
 ) -> (Vec<MeanRank>, usize) {
     let mut units: BTreeMap<&str, BTreeMap<&str, f64>> = BTreeMap::new();
     let mut policies: BTreeMap<&str, ()> = BTreeMap::new();
@@ -87,7 +95,7 @@ pub fn mean_ranks(
             continue;
         }
         let scores: Vec<f64> = names.iter().map(|p| by_policy[p]).collect();
-        let r = average_ranks(&scores, higher_is_better);
+        let r = average_ranks_tol(&scores, higher_is_better, tol);
         for i in 0..names.len() {
             rank_sum[i] += r[i];
             if !scores[i].is_nan() {
@@ -143,7 +151,8 @@ mod tests {
 
     #[test]
     fn tolerance_joins_near_ties_to_the_group_leader() {
-        // 0.9 and 0.8995 tie at tol 0.001; 0.8985 is 0.0015 below the leader: its own rank.
+        // 0.9 and 0.8995 tie at a relative tol of 0.001 (0.0005 <= 0.0009); 0.8985 is 0.0015
+        // below the leader: its own rank.
         assert_eq!(
             average_ranks_tol(&[0.9, 0.8995, 0.8985], true, 0.001),
             vec![1.5, 1.5, 3.0]
@@ -168,7 +177,7 @@ mod tests {
             ("u2".to_string(), "b".to_string(), 0.7),
             ("u3".to_string(), "a".to_string(), 0.1),
         ];
-        let (m, skipped) = mean_ranks(&rows, true);
+        let (m, skipped) = mean_ranks(&rows, true, 0.0);
         assert_eq!(skipped, 1);
         assert_eq!(m[0].policy, "a");
         assert!((m[0].mean_rank - 1.25).abs() < 1e-12);

@@ -1,5 +1,5 @@
 //! Rank statistics and tests for comparing k policies over n units (Demšar 2006; Benavoli et al.
-//! 2016; `../shared/research/statistics.md`). Each function matches a named reference (SciPy,
+//! 2016). Each function matches a named reference (SciPy,
 //! scikit-posthocs, statsmodels); `tests/golden.rs` checks them against values those libraries
 //! computed (`scripts/reference/stats_reference.py`).
 
@@ -182,7 +182,25 @@ pub fn studentized_range_sf(q: f64, k: usize) -> f64 {
     }
     let m = (k - 1) as f64;
     let kf = k as f64;
+    // Below z_min, Φ(z)^(k−1) < 1e-300 and the integrand is zero to double precision: skip the
+    // nodes there (for many means that is most of [−12, 0]).
+    let z_min = {
+        let target = (-700.0 / m).exp();
+        let (mut lo, mut hi) = (-40.0f64, 0.0f64);
+        for _ in 0..60 {
+            let mid = 0.5 * (lo + hi);
+            if norm_cdf(mid) < target {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        lo - 0.5
+    };
     let f = |z: f64| {
+        if z < z_min {
+            return 0.0;
+        }
         let a = norm_cdf(z);
         if a <= 0.0 {
             return 0.0;
@@ -245,10 +263,15 @@ pub fn nemenyi(mean_ranks: &[f64], n: usize, alpha: f64) -> Nemenyi {
     let scale = (k as f64 * (k as f64 + 1.0) / (6.0 * n as f64)).sqrt();
     let q_alpha = studentized_range_quantile(1.0 - alpha, k) / SQRT_2;
     let mut pairwise_p = vec![vec![1.0; k]; k];
+    // Mean ranks over n units are multiples of 1/(2n), so many pairs share a difference: compute
+    // each distinct one once (the integral dominates a report with hundreds of policies).
+    let mut memo: std::collections::HashMap<u64, f64> = std::collections::HashMap::new();
     for a in 0..k {
         for b in (a + 1)..k {
             let q = (mean_ranks[a] - mean_ranks[b]).abs() / scale * SQRT_2;
-            let p = studentized_range_sf(q, k);
+            let p = *memo
+                .entry(q.to_bits())
+                .or_insert_with(|| studentized_range_sf(q, k));
             pairwise_p[a][b] = p;
             pairwise_p[b][a] = p;
         }

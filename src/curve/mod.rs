@@ -1,5 +1,5 @@
 //! Learning-curve models fitted by least squares. HAMLET's model (eq. 1 of
-//! `../shared/papers/004_366c3cb053cfed37.txt`):
+//! Schmidt, Gastinger, Nicolas & Schülke 2020, "HAMLET: A Learning Curve-Enabled Multi-Armed Bandit for Algorithm Selection", IJCNN):
 //!     y = a · arctan(b · (x + c)) + d
 //!
 //! The fit is a native projected Levenberg–Marquardt (Marquardt's diagonal scaling, analytic

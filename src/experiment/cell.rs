@@ -87,6 +87,9 @@ pub struct CellResult {
     pub used: f64,
     pub overhead_s: f64,
     pub failures: u64,
+    /// Pulls of arms whose traces had ended, and the budget they took.
+    pub exhausted_pulls: u64,
+    pub exhausted_budget: f64,
     pub steps: Vec<Step>,
 }
 
@@ -122,7 +125,7 @@ pub fn run_cell(
             exp.world.unit.as_str()
         );
     }
-    let mut policy = cfg.build(task.arms.len());
+    let mut policy = cfg.build_for(&task.dataset, task.arms.len());
     let mut rng = Rng::new(cell.seed);
     let world_seed = derive_seed(cell.seed, "world");
     let mut steps = Vec::new();
@@ -194,6 +197,8 @@ pub fn run_cell(
         used: ledger.used,
         overhead_s: ledger.overhead,
         failures: ledger.failures,
+        exhausted_pulls: ledger.exhausted_pulls,
+        exhausted_budget: ledger.exhausted_budget,
         steps,
     })
 }
@@ -223,6 +228,13 @@ pub fn drive<W: World>(
     mut steps: Option<&mut Vec<Step>>,
 ) -> Result<()> {
     let n = world.n_arms();
+    if n == 0 {
+        bail!(
+            "task {}/{} has no arms: nothing to replay (check the experiment's [tasks] learners filter)",
+            world.task().dataset,
+            world.task().run
+        );
+    }
     while !world.done() {
         if let Overhead::Fixed(s) = overhead {
             world.charge_overhead(s);

@@ -9,7 +9,6 @@ pub use cell::{Cell, CellResult, Step, absolute, drive, expand_cells, run_cell};
 pub use spec::{BudgetUnit, Experiment, WorldSetup, load_experiment};
 pub use store::{LOCK, RUNS, Store, TRAJECTORIES, read_parquet, runs_frame, trajectories_frame};
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
@@ -50,6 +49,10 @@ pub fn prepare(path: &Path) -> Result<(Experiment, TraceSet)> {
         })?,
         None => synthetic_trace_set(&exp),
     };
+    for (i, p) in exp.policies.iter().enumerate() {
+        p.check_datasets(ts.tasks.iter().map(|t| t.dataset.as_str()))
+            .with_context(|| format!("{}: [[policies]] policy {}", exp.file.display(), i + 1))?;
+    }
     Ok((exp, ts))
 }
 
@@ -86,6 +89,7 @@ pub fn synthetic_trace_set(exp: &Experiment) -> TraceSet {
             "{:016x}",
             crate::rng::fnv1a64(exp.world.describe().as_bytes())
         ),
+        notes: Vec::new(),
     }
 }
 
@@ -143,7 +147,12 @@ fn fingerprint_in(lock: &Path) -> Result<Option<String>> {
     }
     let t: toml::Table = std::fs::read_to_string(lock)?
         .parse()
-        .with_context(|| format!("{}: not valid TOML", lock.display()))?;
+        .with_context(|| {
+            format!(
+                "{}: not valid TOML (damaged, e.g. by a kill or a full disk while it was written); delete this file and rerun: finished results are kept and it is written anew",
+                lock.display()
+            )
+        })?;
     Ok(t.get("resolved")
         .and_then(|r| r.get("fingerprint"))
         .and_then(|f| f.as_str())
@@ -159,6 +168,7 @@ pub fn run_with_progress(
     quiet: bool,
 ) -> Result<RunSummary> {
     use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+    check_work(exp, ts)?;
     let n_cells =
         ts.tasks.len() * exp.world.budgets.len() * exp.policies.len() * exp.repetitions as usize;
     eprintln!(
@@ -199,6 +209,122 @@ pub fn run_with_progress(
     Ok(summary)
 }
 
+/// The most cells an experiment may expand into (the cell list and the results of one part live
+/// in memory).
+pub const MAX_CELLS: u128 = 20_000_000;
+/// The most decisions one cell may take (its trajectory is held in memory until published).
+pub const MAX_DECISIONS_PER_CELL: u128 = 10_000_000;
+/// The most decisions an experiment may take (at about 10^7 decisions a second, 10^10 is a
+/// quarter of an hour of replay per core, and every decision is a trajectory row).
+pub const MAX_DECISIONS: u128 = 10_000_000_000;
+
+/// The work an experiment asks for: (cells, the largest cell's decisions, all decisions).
+pub fn estimate_work(exp: &Experiment, ts: &TraceSet) -> (u128, u128, u128) {
+    let per_task = exp.policies.len() as u128 * u128::from(exp.repetitions);
+    let cells = ts.tasks.len() as u128 * exp.world.budgets.len() as u128 * per_task;
+    let (mut largest, mut total) = (0u128, 0u128);
+    for task in &ts.tasks {
+        for &b in &exp.world.budgets {
+            let (budget_abs, slice_abs) = absolute(&exp.world, b, task);
+            let steps = if exp.world.kind == crate::replay::WorldKind::TimeSliced {
+                (budget_abs / slice_abs).ceil()
+            } else {
+                budget_abs
+            };
+            let steps = if steps.is_finite() && steps < 1e30 {
+                steps as u128
+            } else {
+                u128::MAX / 4
+            };
+            largest = largest.max(steps);
+            total = total.saturating_add(steps.saturating_mul(per_task));
+        }
+    }
+    (cells, largest, total)
+}
+
+/// Refuse work no machine can do, before building anything, with the estimate and the key to
+/// change.
+pub fn check_work(exp: &Experiment, ts: &TraceSet) -> Result<()> {
+    let (cells, largest, total) = estimate_work(exp, ts);
+    let at = exp.file.display();
+    if cells > MAX_CELLS {
+        bail!(
+            "{at}: {} tasks x {} budgets x {} policies x {} repetitions = {cells} cells, more than the {MAX_CELLS} one run can hold; lower 'repetitions', the budgets or the policy grid, or filter [tasks]",
+            ts.tasks.len(),
+            exp.world.budgets.len(),
+            exp.policies.len(),
+            exp.repetitions
+        );
+    }
+    if largest > MAX_DECISIONS_PER_CELL {
+        let key = if exp.world.kind == crate::replay::WorldKind::TimeSliced {
+            "'world.slice' (raise it) or 'world.budgets' (lower them)"
+        } else {
+            "'world.budgets' (lower them)"
+        };
+        bail!(
+            "{at}: one cell would take {largest} decisions (budget / slice), more than the {MAX_DECISIONS_PER_CELL} a cell may take; change {key}"
+        );
+    }
+    if total > MAX_DECISIONS {
+        bail!(
+            "{at}: the experiment would take about {total} decisions (about {:.1} CPU hours at 10^7 decisions/s, each a trajectory row), more than the {MAX_DECISIONS} one run may take; lower 'repetitions' or the budgets, or filter [tasks]",
+            total as f64 / 1e7 / 3600.0
+        );
+    }
+    Ok(())
+}
+
+/// Budgets the traces cannot fill, found before running (each a warning with counts): a slice
+/// longer than its budget; a time budget longer than some arm's trace (a policy can spend the rest
+/// on an arm that reveals nothing); a pull budget larger than some arm's pool.
+pub fn budget_warnings(exp: &Experiment, ts: &TraceSet) -> Vec<String> {
+    use crate::replay::WorldKind;
+    let mut out = Vec::new();
+    if exp.world.kind == WorldKind::Synthetic {
+        return out;
+    }
+    for &b in &exp.world.budgets {
+        let (mut short_slice, mut past_trace, mut arms_short, mut arms) = (0, 0, 0usize, 0usize);
+        for task in &ts.tasks {
+            let (budget_abs, slice_abs) = absolute(&exp.world, b, task);
+            match exp.world.kind {
+                WorldKind::TimeSliced => {
+                    short_slice += usize::from(slice_abs > budget_abs);
+                    let shorter = task.arms.iter().filter(|a| a.span_s() < budget_abs).count();
+                    past_trace += usize::from(shorter > 0);
+                    arms_short += shorter;
+                }
+                _ => {
+                    let shorter = task
+                        .arms
+                        .iter()
+                        .filter(|a| (a.len() as f64) < budget_abs)
+                        .count();
+                    past_trace += usize::from(shorter > 0);
+                    arms_short += shorter;
+                }
+            }
+            arms += task.arms.len();
+        }
+        let unit = exp.world.unit.as_str();
+        if short_slice > 0 {
+            out.push(format!(
+                "budget {b} {unit}: the slice is longer than the budget on {short_slice} of {} tasks, so a cell makes one partial pull",
+                ts.tasks.len()
+            ));
+        }
+        if past_trace > 0 {
+            out.push(format!(
+                "budget {b} {unit}: {arms_short} of {arms} arms (on {past_trace} of {} tasks) have traces shorter than the budget; pulls past a trace's end reveal nothing and are counted per cell in runs.parquet (exhausted_pulls, exhausted_budget)",
+                ts.tasks.len()
+            ));
+        }
+    }
+    out
+}
+
 /// Run every unfinished cell of an experiment. `progress` is called with the number of cells
 /// finished since the last call (from worker threads).
 pub fn run_experiment(
@@ -211,6 +337,7 @@ pub fn run_experiment(
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from("results").join(&exp.name));
+    check_work(exp, ts)?;
     let cells = expand_cells(exp, ts);
     let fingerprint = exp.fingerprint(&ts.content_hash);
     let lock = out.join(LOCK);
@@ -273,44 +400,27 @@ pub fn run_experiment(
     })
 }
 
-/// Mean rank of each policy over units (dataset, run, budget), from a results folder. Scores
-/// are first averaged over repetitions. Returns the ranking and the number of units.
-pub fn ranking(results_dir: &Path) -> Result<(Vec<MeanRank>, usize)> {
-    let df = read_parquet(&results_dir.join(RUNS))?;
-    let ds = df.column("dataset")?.str()?;
-    let run = df.column("run")?.i64()?;
-    let budget = df.column("budget")?.f64()?;
-    let policy = df.column("policy")?.str()?;
-    let score = df.column("best_score")?.f64()?;
-    let maximize = df
-        .column("direction")?
-        .str()?
-        .get(0)
-        .is_none_or(|d| d == "maximize");
-    let mut acc: BTreeMap<(String, String), (f64, usize, usize)> = BTreeMap::new();
-    for i in 0..df.height() {
-        let unit = format!(
-            "{}/{}@{}",
-            ds.get(i).unwrap_or(""),
-            run.get(i).unwrap_or(0),
-            budget.get(i).unwrap_or(f64::NAN)
-        );
-        let e = acc
-            .entry((unit, policy.get(i).unwrap_or("").to_string()))
-            .or_insert((0.0, 0, 0));
-        match score.get(i) {
-            Some(s) => {
-                e.0 += s;
-                e.1 += 1;
-            }
-            None => e.2 += 1,
-        }
-    }
-    let rows: Vec<(String, String, f64)> = acc
-        .into_iter()
-        .map(|((u, p), (sum, n, _))| (u, p, if n > 0 { sum / n as f64 } else { f64::NAN }))
-        .collect();
-    let (ranks, _) = mean_ranks(&rows, maximize);
-    let n_units = ranks.first().map_or(0, |r| r.n_units);
-    Ok((ranks, n_units))
+/// The ranking `run` prints, and what it rests on.
+pub struct Ranking {
+    pub table: crate::analysis::UnitTable,
+    /// A warning when cells pulled arms past the end of their traces.
+    pub exhausted: Option<String>,
+}
+
+/// Mean rank of each policy over the most independent units the results allow (see
+/// `analysis::units`), from a results folder. Returns the ranking and what it rests on.
+pub fn ranking(results_dir: &Path) -> Result<(Vec<MeanRank>, Ranking)> {
+    use crate::analysis::{FoundNothing, UnitKind, compare::DEFAULT_TIE_TOLERANCE, unit_table};
+    let res = crate::results::read_results(results_dir)?;
+    let kind = UnitKind::most_independent(&res.runs);
+    let table = unit_table(&res.runs, kind, FoundNothing::Worst, res.higher_is_better);
+    let (ranks, _) = mean_ranks(&table.rows, res.higher_is_better, DEFAULT_TIE_TOLERANCE);
+    let (hit, all, share) = crate::results::exhausted_summary(&res.runs);
+    let exhausted = (hit > 0).then(|| {
+        format!(
+            "{hit} of {all} cells pulled arms past the end of their traces, spending on average {:.1} % of their budget there (a budget longer than the traces; see the columns exhausted_pulls and exhausted_budget of runs.parquet)",
+            100.0 * share
+        )
+    });
+    Ok((ranks, Ranking { table, exhausted }))
 }

@@ -35,7 +35,7 @@ struct File {
     #[serde(default)]
     description: String,
     traces: Option<String>,
-    seed: u64,
+    seed: Option<u64>,
     #[serde(default = "one")]
     repetitions: u32,
     #[serde(default)]
@@ -248,9 +248,14 @@ fn resolve_world(file: &Path, w: &WorldSpec) -> Result<WorldSetup> {
     if w.budgets.is_empty() {
         bail!("{at}: key 'world.budgets' is empty; give at least one budget");
     }
-    for b in &w.budgets {
+    for (i, b) in w.budgets.iter().enumerate() {
         if !(b.is_finite() && *b > 0.0) {
             bail!("{at}: key 'world.budgets' holds {b}; budgets must be positive numbers");
+        }
+        if w.budgets[..i].contains(b) {
+            bail!(
+                "{at}: key 'world.budgets' lists {b} twice; each budget is a cell of its own (with its own seed), so list it once"
+            );
         }
     }
     let only = |name: &str, present: bool, world: &str| -> Result<()> {
@@ -457,6 +462,39 @@ pub fn load_experiment(path: &Path) -> Result<Experiment> {
         .with_context(|| format!("{}: cannot read the experiment file", path.display()))?;
     let f: File = toml::from_str(&source)
         .with_context(|| format!("{}: invalid experiment file", path.display()))?;
+    let Some(seed) = f.seed else {
+        bail!(
+            "{}: missing key 'seed' (required: the experiment's seed, an integer >= 0, from which every cell's seed is derived; e.g. seed = 1)",
+            path.display()
+        );
+    };
+    for (key, empty) in [
+        (
+            "tasks.datasets",
+            f.tasks.datasets.as_ref().is_some_and(Vec::is_empty),
+        ),
+        (
+            "tasks.runs",
+            f.tasks.runs.as_ref().is_some_and(Vec::is_empty),
+        ),
+        (
+            "tasks.learners",
+            f.tasks.learners.as_ref().is_some_and(Vec::is_empty),
+        ),
+    ] {
+        if empty {
+            bail!(
+                "{}: key '{key}' is an empty list, which keeps nothing; remove the key to keep all, or list what to keep",
+                path.display()
+            );
+        }
+    }
+    if f.tasks.max_tasks == Some(0) {
+        bail!(
+            "{}: key 'tasks.max_tasks' is 0, which keeps no task; remove it to keep all tasks",
+            path.display()
+        );
+    }
     if f.name.is_empty()
         || !f
             .name
@@ -516,7 +554,7 @@ pub fn load_experiment(path: &Path) -> Result<Experiment> {
         name: f.name,
         description: f.description,
         traces_dir,
-        seed: f.seed,
+        seed,
         repetitions: f.repetitions,
         load: LoadOptions {
             allow_missing_arms: f.allow_missing_arms,

@@ -71,7 +71,10 @@ pub fn runs_frame(
             s(&|r| pol(r).family.name.to_string()),
         ),
         Column::new("policy".into(), s(&|r| pol(r).id())),
-        Column::new("params".into(), s(&|r| pol(r).params_json())),
+        Column::new(
+            "params".into(),
+            s(&|r| pol(r).params_json_for(&task(r).dataset)),
+        ),
         Column::new(
             "repetition".into(),
             results
@@ -99,6 +102,8 @@ pub fn runs_frame(
         Column::new("budget_used".into(), f(&|r| r.used)),
         Column::new("overhead_s".into(), f(&|r| r.overhead_s)),
         Column::new("failures".into(), u(&|r| r.failures)),
+        Column::new("exhausted_pulls".into(), u(&|r| r.exhausted_pulls)),
+        Column::new("exhausted_budget".into(), f(&|r| r.exhausted_budget)),
         Column::new("replay".into(), s(&|_| exp.world.kind.as_str().to_string())),
         Column::new(
             "overhead_model".into(),
@@ -218,7 +223,12 @@ impl Store {
             files.push(final_runs);
         }
         for p in files {
-            let df = read_parquet(&p)?;
+            let df = read_parquet(&p).with_context(|| {
+                format!(
+                    "{}: cannot be read, so this run cannot resume; if it is a part under parts/, delete it (its cells are run again, every other finished cell is kept)",
+                    p.display()
+                )
+            })?;
             for v in df.column("cell")?.u64()?.iter().flatten() {
                 done.insert(v);
             }

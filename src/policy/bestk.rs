@@ -1,7 +1,7 @@
 //! BestK-Rewards and BestK-Velocity, with the semantics of BTB's selectors (MLBazaar/BTB
 //! `baytune/selection/best.py`, after PR #100 which HAMLET's co-author prompted;
-//! `../shared/research/algorithms.md` §4.3), the baselines "BestKReward-K" and "BestKVelocity-K"
-//! of HAMLET (`../shared/papers/004_366c3cb053cfed37.txt`, §III-B-3, K in Table II).
+//! the BTB library (MLBazaar/BTB, baytune/selection; Smith et al. 2020, "The Machine Learning Bazaar", SIGMOD)), the baselines "BestKReward-K" and "BestKVelocity-K"
+//! of HAMLET (Schmidt, Gastinger, Nicolas & Schülke 2020, "HAMLET: A Learning Curve-Enabled Multi-Armed Bandit for Algorithm Selection", IJCNN, §III-B-3, K in Table II).
 //!
 //! Each arm's rewards form a list (one entry per pull; a pull without a reward is NaN there).
 //! While some arm has fewer than K_MIN = 2 entries, every arm is scored by plain BTB UCB1 on its
@@ -39,10 +39,12 @@ pub fn family_rewards() -> Family {
     Family {
         name: "bestk-rewards",
         summary: "BTB BestKReward: UCB1 on the mean of each arm's k best rewards",
-        source: "BTB baytune/selection/best.py BestKReward (algorithms.md §4.3); HAMLET 'BestKReward-K' (papers/004_366c3cb053cfed37.txt, §III-B-3)",
+        source: "BTB library (Smith et al. 2020, 'The Machine Learning Bazaar', SIGMOD) baytune/selection/best.py BestKReward (BTB's code); HAMLET 'BestKReward-K' (Schmidt et al. 2020, HAMLET, IJCNN, §III-B-3)",
         worlds: &WorldKind::ALL,
-        params: vec![k_param()],
-        build: |p: &Params, n| Box::new(BestK::new(n, p.int("k") as usize, false)),
+        params: vec![k_param(), super::start_param("none")],
+        build: |p: &Params, n| {
+            super::with_start(p, Box::new(BestK::new(n, p.int("k") as usize, false)))
+        },
     }
 }
 
@@ -50,10 +52,12 @@ pub fn family_velocity() -> Family {
     Family {
         name: "bestk-velocity",
         summary: "BTB BestKVelocity: UCB1 on the mean gap between each arm's k+1 best rewards",
-        source: "BTB baytune/selection/best.py BestKVelocity (algorithms.md §4.3); HAMLET 'BestKVelocity-K' (papers/004_366c3cb053cfed37.txt, §III-B-3)",
+        source: "BTB library (Smith et al. 2020, 'The Machine Learning Bazaar', SIGMOD) baytune/selection/best.py BestKVelocity (BTB's code); HAMLET 'BestKVelocity-K' (Schmidt et al. 2020, HAMLET, IJCNN, §III-B-3)",
         worlds: &WorldKind::ALL,
-        params: vec![k_param()],
-        build: |p: &Params, n| Box::new(BestK::new(n, p.int("k") as usize, true)),
+        params: vec![k_param(), super::start_param("none")],
+        build: |p: &Params, n| {
+            super::with_start(p, Box::new(BestK::new(n, p.int("k") as usize, true)))
+        },
     }
 }
 
@@ -180,7 +184,7 @@ mod tests {
 
     #[test]
     fn rewards_keep_exactly_the_k_largest() {
-        // BTB: BestKReward(k=2) on [0.5, 0.7, 0.6, 0.9] gives [nan, 0.7, nan, 0.9] (algorithms.md).
+        // BTB: BestKReward(k=2) on [0.5, 0.7, 0.6, 0.9] gives [nan, 0.7, nan, 0.9] (BTB's code).
         let s = [0.5, 0.7, 0.6, 0.9].map(Some);
         let (m, n) = summary(2, false, &s);
         assert!((m - 0.8).abs() < 1e-12);

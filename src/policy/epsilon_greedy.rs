@@ -1,10 +1,10 @@
 //! ε-greedy.
 //!
-//! Source: Sutton & Barto (2018) as used by ER-UCB (`../shared/papers/000_d1ed9ef9d25e42df.txt`,
+//! Source: Sutton & Barto (2018) as used by ER-UCB (Hu, Yu & Liao 2019, "Cascaded Algorithm-Selection and Hyper-Parameter Optimization with Extreme-Region Upper Confidence Bound Bandit", IJCAI,
 //! §4, ε = 0.1) and HAMLET (`004_366c3cb053cfed37.txt`, §II-A). With probability ε pull a uniformly
 //! random arm, otherwise the arm with the highest mean reward, ties broken uniformly at random.
 //! Choices the paper leaves open, with the ER-UCB authors' code as default
-//! (`../shared/research/algorithms.md` §1.3): no initial pulls, and an arm without rewards has
+//! (the authors' released code): no initial pulls, and an arm without rewards has
 //! mean 0.
 
 use super::{Action, Family, Kind, Means, ParamDef, Params, Policy, Value};
@@ -15,7 +15,7 @@ pub fn family() -> Family {
     Family {
         name: "epsilon-greedy",
         summary: "random arm with probability epsilon, else the best mean reward",
-        source: "Sutton & Barto 2018; ER-UCB baseline (papers/000_d1ed9ef9d25e42df.txt, §4); ER-UCB code semantics (algorithms.md §1.3)",
+        source: "Sutton & Barto 2018, 'Reinforcement Learning: An Introduction' (2nd ed.), §2.2; ER-UCB baseline (Hu, Yu & Liao 2019, ER-UCB, IJCAI, §4); ER-UCB code semantics (the authors' released code)",
         worlds: &WorldKind::ALL,
         params: vec![
             ParamDef {

@@ -1,4 +1,4 @@
-//! ER-UCB, extreme-region UCB (Hu, Yu & Liao, IJCAI 2019; `../shared/papers/000_d1ed9ef9d25e42df.txt`,
+//! ER-UCB, extreme-region UCB (Hu, Yu & Liao, IJCAI 2019; Hu, Yu & Liao 2019, "Cascaded Algorithm-Selection and Hyper-Parameter Optimization with Extreme-Region Upper Confidence Bound Bandit", IJCAI,
 //! eq. 17 and Algorithm 1): pick the arm whose *extreme region* looks best, not its mean.
 //!
 //! With Y = X − β and Z = (X − β)², per arm i with T_i pulls, μ̂_Y and μ̂_Z the running means,
@@ -7,7 +7,7 @@
 //! Algorithm 1 pulls every arm once first (lines 1–4), in index order.
 //!
 //! Choices the paper leaves open, as parameters, defaulting to the authors' code
-//! (`../shared/research/algorithms.md` §1.2): `t_index` = `round` (t counts the pull being chosen,
+//! (the authors' released code): `t_index` = `round` (t counts the pull being chosen,
 //! i.e. pulls so far + 1) or `pulls` (pulls so far); `tie_break` = `first` (numpy argmax) or
 //! `random`. A pull without a reward (a failure that consumed the pull) counts in T_i only.
 //! The paper's defaults: θ = 0.01, γ = 20; β is set per task (0.85 on the synthetic problem).
@@ -20,7 +20,7 @@ pub fn family() -> Family {
     Family {
         name: "er-ucb",
         summary: "extreme-region UCB: gamma * (mean(X-beta) + sqrt(mean((X-beta)^2)/theta)) + exploration",
-        source: "Hu, Yu & Liao 2019, eq. 17 and Algorithm 1 (papers/000_d1ed9ef9d25e42df.txt); authors' code semantics (algorithms.md §1.2)",
+        source: "Hu, Yu & Liao 2019, 'Cascaded Algorithm-Selection and Hyper-Parameter Optimization with Extreme-Region Upper Confidence Bound Bandit', IJCAI, eq. 17 and Algorithm 1; the authors' released code's semantics where it differs",
         worlds: &WorldKind::ALL,
         params: vec![
             ParamDef {

@@ -1,5 +1,5 @@
 //! HAMLET's learning-curve bandits (Schmidt, Gastinger, Nicolas & Schülke;
-//! `../shared/papers/004_366c3cb053cfed37.txt`, §III-A, Algorithms 1 and 2).
+//! Schmidt, Gastinger, Nicolas & Schülke 2020, "HAMLET: A Learning Curve-Enabled Multi-Armed Bandit for Algorithm Selection", IJCNN, §III-A, Algorithms 1 and 2).
 //!
 //! Every arm's observed learning curve is fitted with the arctan model (eq. 1, `crate::curve`)
 //! and extrapolated to the end of the budget: r_i = LC_i(t_i + B_rem), with t_i the arm's clock and
@@ -16,7 +16,11 @@
 //! revealed `ok` evaluation that raised the arm's best score, the point (its elapsed time, the new
 //! best); after a slice that raised nothing, the point (the arm's clock at the end of the slice,
 //! the current best). An arm with fewer than 4 points, or whose fit fails, predicts its current
-//! best (−∞ before any `ok` evaluation). A refit starts from the arm's previous fit
+//! best (−∞ before any `ok` evaluation). An arm that has revealed no `ok` evaluation after the
+//! start phase has no curve at all: `unfit = "explore"` (default) keeps giving it slices, fewest
+//! first, until it reveals one, its trace ends, or its clock reaches its round-robin share B/K (a
+//! reader of the paper expects an arm to be judged on its curve, not abandoned for being slow to
+//! start); `unfit = "abandon"` leaves it at −∞, pulled only by chance. A refit starts from the arm's previous fit
 //! (`crate::curve::fit_arctan_warm`). All variants start with `start_slices` round-robin pulls of
 //! each arm (default 1; the paper's round-robin start). `refit = "changed"` (default) refits only
 //! arms whose points changed since their last fit; `"every-step"` refits every arm at every
@@ -29,7 +33,7 @@ use crate::replay::{Observation, View, WorldKind};
 use crate::rng::{Rng, argmax_first};
 
 const WORLDS: &[WorldKind] = &[WorldKind::TimeSliced];
-const SOURCE: &str = "HAMLET, Schmidt et al. 2020 (papers/004_366c3cb053cfed37.txt): eq. 1, eq. 2, Algorithms 1-2, §III-A-4";
+const SOURCE: &str = "Schmidt, Gastinger, Nicolas & Schülke 2020, 'HAMLET: A Learning Curve-Enabled Multi-Armed Bandit for Algorithm Selection', IJCNN: eq. 1, eq. 2, Algorithms 1-2, §III-A-4";
 
 fn common_params() -> Vec<ParamDef> {
     vec![
@@ -38,6 +42,12 @@ fn common_params() -> Vec<ParamDef> {
             kind: Kind::Int { min: 0, max: 1000 },
             default: Value::Int(1),
             doc: "round-robin slices per arm before the curves decide (the paper's start phase)",
+        },
+        ParamDef {
+            name: "unfit",
+            kind: Kind::Choice(&["explore", "abandon"]),
+            default: Value::Text("explore".into()),
+            doc: "an arm that has revealed no ok evaluation after the start phase (no curve to fit): explore = keep giving it slices (fewest first) until it reveals one, its trace ends, or its clock reaches its round-robin share budget/K; abandon = predict -inf, so it is pulled only by chance (banditbench before 0.2)",
         },
         ParamDef {
             name: "refit",
@@ -147,11 +157,14 @@ struct CurveArm {
     start: Option<ArctanFit>,
     dirty: bool,
     pulls: u64,
+    /// Its trace had nothing left to reveal at the last pull.
+    exhausted: bool,
 }
 
 pub struct Hamlet {
     rule: Rule,
     start_slices: u64,
+    explore_unfit: bool,
     refit_all: bool,
     arms: Vec<CurveArm>,
     preds: Vec<f64>,
@@ -163,6 +176,7 @@ impl Hamlet {
         Hamlet {
             rule,
             start_slices: p.int("start_slices") as u64,
+            explore_unfit: p.text("unfit") == "explore",
             refit_all: p.text("refit") == "every-step",
             arms: vec![
                 CurveArm {
@@ -212,8 +226,21 @@ impl Policy for Hamlet {
         if let Some(a) = self.arms.iter().position(|a| a.pulls < self.start_slices) {
             return Action::Pull(a);
         }
-        self.predict(view);
         let n = self.arms.len();
+        if self.explore_unfit {
+            // Arms with nothing to fit yet stay in the start phase, up to their round-robin share.
+            let share = view.budget / n as f64;
+            let unfit = (0..n)
+                .filter(|&i| {
+                    let a = &self.arms[i];
+                    !a.best.is_finite() && !a.exhausted && view.arm_clock[i] < share
+                })
+                .min_by_key(|&i| (self.arms[i].pulls, i));
+            if let Some(a) = unfit {
+                return Action::Pull(a);
+            }
+        }
+        self.predict(view);
         let arm = match self.rule {
             Rule::Eps { eps1, eps2 } => {
                 let u = rng.f64();
@@ -251,6 +278,7 @@ impl Policy for Hamlet {
     fn observe(&mut self, obs: &Observation<'_>) {
         let a = &mut self.arms[obs.arm];
         a.pulls += 1;
+        a.exhausted = obs.exhausted;
         let mut improved = false;
         for r in obs.revealed {
             if r.ok && r.reward > a.best {

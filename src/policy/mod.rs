@@ -96,7 +96,7 @@ pub struct ParamDef {
 pub struct Family {
     pub name: &'static str,
     pub summary: &'static str,
-    /// Paper (file under ../shared/papers/ and equation) or the library whose semantics it copies.
+    /// Author, year, title and equation or algorithm; and the code whose semantics it copies.
     pub source: &'static str,
     pub worlds: &'static [WorldKind],
     pub params: Vec<ParamDef>,
@@ -140,11 +140,25 @@ impl Params {
     }
 }
 
-/// One concrete policy: a family with all parameters resolved.
+/// A parameter set per dataset: `beta = { per_dataset = { car = 0.85, chess = 0.9 }, default = 0.5 }`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PerDataset {
+    pub name: &'static str,
+    pub values: BTreeMap<String, Value>,
+    pub default: Option<Value>,
+}
+
+/// The text a per-dataset parameter shows in policy ids: one policy across datasets, so that
+/// datasets are comparable units; `params` in the results holds each cell's own value.
+pub const PER_DATASET: &str = "per-dataset";
+
+/// One concrete policy: a family with all parameters resolved (a per-dataset parameter resolves
+/// when the policy is built for a task's dataset).
 #[derive(Clone)]
 pub struct PolicyConfig {
     pub family: &'static Family,
     pub params: Params,
+    pub per_dataset: Vec<PerDataset>,
 }
 
 impl fmt::Debug for PolicyConfig {
@@ -155,7 +169,9 @@ impl fmt::Debug for PolicyConfig {
 
 impl PartialEq for PolicyConfig {
     fn eq(&self, other: &Self) -> bool {
-        self.family.name == other.family.name && self.params == other.params
+        self.family.name == other.family.name
+            && self.params == other.params
+            && self.per_dataset == other.per_dataset
     }
 }
 
@@ -174,18 +190,75 @@ impl PolicyConfig {
         format!("{}({})", self.family.name, inner.join(", "))
     }
 
+    /// The parameters as JSON, per-dataset ones at their placeholder.
     pub fn params_json(&self) -> String {
-        let map: serde_json::Map<String, serde_json::Value> = self
-            .params
-            .0
-            .iter()
-            .map(|(n, v)| (n.to_string(), v.to_json()))
-            .collect();
+        Self::json_of(&self.params)
+    }
+
+    /// The parameters a cell on `dataset` runs with, as JSON (the results' `params`).
+    pub fn params_json_for(&self, dataset: &str) -> String {
+        if self.per_dataset.is_empty() {
+            return self.params_json();
+        }
+        Self::json_of(&self.params_for(dataset))
+    }
+
+    fn json_of(p: &Params) -> String {
+        let map: serde_json::Map<String, serde_json::Value> =
+            p.0.iter()
+                .map(|(n, v)| (n.to_string(), v.to_json()))
+                .collect();
         serde_json::Value::Object(map).to_string()
+    }
+
+    /// The parameters resolved for `dataset` (checked by `check_datasets`; a dataset without a
+    /// value or default keeps the placeholder, which a family rejects).
+    pub fn params_for(&self, dataset: &str) -> Params {
+        let mut p = self.params.clone();
+        for pd in &self.per_dataset {
+            if let Some(v) = pd.values.get(dataset).or(pd.default.as_ref())
+                && let Some(slot) = p.0.iter_mut().find(|(n, _)| *n == pd.name)
+            {
+                slot.1 = v.clone();
+            }
+        }
+        p
+    }
+
+    /// Every per-dataset parameter has a value (or a default) for each of `datasets`.
+    pub fn check_datasets<'a>(&self, datasets: impl IntoIterator<Item = &'a str>) -> Result<()> {
+        let datasets: Vec<&str> = datasets.into_iter().collect();
+        for pd in &self.per_dataset {
+            if pd.default.is_some() {
+                continue;
+            }
+            let missing: Vec<&str> = datasets
+                .iter()
+                .copied()
+                .filter(|d| !pd.values.contains_key(*d))
+                .collect();
+            if !missing.is_empty() {
+                bail!(
+                    "policy '{}', parameter '{}': per_dataset has no value for dataset(s) {}; add them, or a 'default'",
+                    self.family.name,
+                    pd.name,
+                    missing.join(", ")
+                );
+            }
+        }
+        Ok(())
     }
 
     pub fn build(&self, n_arms: usize) -> Box<dyn Policy> {
         (self.family.build)(&self.params, n_arms)
+    }
+
+    /// Build the policy for a task of `dataset` (resolving per-dataset parameters).
+    pub fn build_for(&self, dataset: &str, n_arms: usize) -> Box<dyn Policy> {
+        if self.per_dataset.is_empty() {
+            return self.build(n_arms);
+        }
+        (self.family.build)(&self.params_for(dataset), n_arms)
     }
 }
 
@@ -274,9 +347,41 @@ pub fn expand(
         }
     }
     let mut grid: Vec<Vec<(&'static str, Value)>> = vec![Vec::new()];
+    let mut per_dataset = Vec::new();
     for def in &fam.params {
         let values: Vec<Value> = match given.get(def.name) {
             None => vec![def.default.clone()],
+            Some(toml::Value::Table(t)) => {
+                let here = format!("policy '{}', parameter '{}'", fam.name, def.name);
+                for k in t.keys() {
+                    if k != "per_dataset" && k != "default" {
+                        bail!(
+                            "{here}: key '{k}' is not allowed in a per-dataset table; write {} = {{ per_dataset = {{ DATASET = VALUE, ... }}, default = VALUE }} (default optional)",
+                            def.name
+                        );
+                    }
+                }
+                let Some(toml::Value::Table(by)) = t.get("per_dataset") else {
+                    bail!(
+                        "{here}: a table value needs 'per_dataset', a table of dataset = value (e.g. {} = {{ per_dataset = {{ car = 0.85 }} }})",
+                        def.name
+                    );
+                };
+                let values = by
+                    .iter()
+                    .map(|(d, v)| Ok((d.clone(), convert(def, fam.name, v)?)))
+                    .collect::<Result<BTreeMap<_, _>>>()?;
+                let default = t
+                    .get("default")
+                    .map(|v| convert(def, fam.name, v))
+                    .transpose()?;
+                per_dataset.push(PerDataset {
+                    name: def.name,
+                    values,
+                    default,
+                });
+                vec![Value::Text(PER_DATASET.to_string())]
+            }
             Some(toml::Value::Array(list)) => {
                 if list.is_empty() {
                     bail!(
@@ -307,6 +412,7 @@ pub fn expand(
         .map(|p| PolicyConfig {
             family: fam,
             params: Params(p),
+            per_dataset: per_dataset.clone(),
         })
         .collect())
 }
@@ -314,6 +420,46 @@ pub fn expand(
 /// A policy with every parameter at its default.
 pub fn default_config(family_name: &str) -> Result<PolicyConfig> {
     Ok(expand(family_name, &BTreeMap::new())?.remove(0))
+}
+
+/// The `start` parameter of families whose rule does not itself try every arm first.
+pub(crate) fn start_param(default: &'static str) -> ParamDef {
+    ParamDef {
+        name: "start",
+        kind: Kind::Choice(&["none", "each-arm-once"]),
+        default: Value::Text(default.into()),
+        doc: "none: the rule decides from the first pull (BTB's semantics; some arms may never be tried); each-arm-once: pull every arm once, in index order, before the rule takes over (as UCB1, round-robin and HAMLET's variants do)",
+    }
+}
+
+/// Wraps a policy with the `start = "each-arm-once"` phase: while some arm has never been pulled,
+/// pull the first such arm; the inner policy observes every pull.
+pub(crate) struct EachArmOnce(pub Box<dyn Policy>);
+
+impl Policy for EachArmOnce {
+    fn decide(&mut self, view: &View<'_>, rng: &mut Rng) -> Action {
+        match view.pulls.iter().position(|&p| p == 0) {
+            Some(a) => Action::Pull(a),
+            None => self.0.decide(view, rng),
+        }
+    }
+
+    fn observe(&mut self, obs: &Observation<'_>) {
+        self.0.observe(obs);
+    }
+
+    fn take_fits(&mut self) -> u64 {
+        self.0.take_fits()
+    }
+}
+
+/// `policy`, behind the start phase its `start` parameter names.
+pub(crate) fn with_start(p: &Params, policy: Box<dyn Policy>) -> Box<dyn Policy> {
+    if p.text("start") == "each-arm-once" {
+        Box::new(EachArmOnce(policy))
+    } else {
+        policy
+    }
 }
 
 /// Per-arm running means of the rewards observed so far; `None` rewards count as pulls only.

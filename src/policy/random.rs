@@ -1,6 +1,6 @@
 //! Uniform random selection.
 //!
-//! Source: the "random strategy" of ER-UCB (`../shared/papers/000_d1ed9ef9d25e42df.txt`, §4:
+//! Source: the "random strategy" of ER-UCB (Hu, Yu & Liao 2019, "Cascaded Algorithm-Selection and Hyper-Parameter Optimization with Extreme-Region Upper Confidence Bound Bandit", IJCAI, §4:
 //! "allocates the budget by selecting arms randomly"). In the pull-count world each pull is one
 //! random-search trial of the chosen learner, so this is also the replay of random search over the
 //! joint space with the learner as a uniformly drawn categorical hyper-parameter ("Joint"), except
@@ -14,7 +14,7 @@ pub fn family() -> Family {
     Family {
         name: "random",
         summary: "pull a uniformly random arm",
-        source: "ER-UCB baseline 'random' (papers/000_d1ed9ef9d25e42df.txt, §4); BTB 'Uniform'",
+        source: "ER-UCB baseline 'random' (Hu, Yu & Liao 2019, ER-UCB, IJCAI, §4); BTB 'Uniform'",
         worlds: &WorldKind::ALL,
         params: vec![ParamDef {
             name: "initial_pulls",

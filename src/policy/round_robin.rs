@@ -1,6 +1,6 @@
 //! Round Robin: pull the arms in index order, cyclically.
 //!
-//! Source: the "Round Robin" baseline of HAMLET (`../shared/papers/004_366c3cb053cfed37.txt`,
+//! Source: the "Round Robin" baseline of HAMLET (Schmidt, Gastinger, Nicolas & Schülke 2020, "HAMLET: A Learning Curve-Enabled Multi-Armed Bandit for Algorithm Selection", IJCNN,
 //! §III-B-3), also HAMLET's start phase (Alg. 1). No parameters.
 
 use super::{Action, Family, Params, Policy};
@@ -11,7 +11,7 @@ pub fn family() -> Family {
     Family {
         name: "round-robin",
         summary: "pull arms 0, 1, ..., K-1, 0, 1, ... regardless of rewards",
-        source: "HAMLET baseline 'Round Robin' (papers/004_366c3cb053cfed37.txt, §III-B-3)",
+        source: "HAMLET baseline 'Round Robin' (Schmidt et al. 2020, HAMLET, IJCNN, §III-B-3)",
         worlds: &WorldKind::ALL,
         params: vec![],
         build: |_: &Params, _n| Box::new(RoundRobin { next: 0 }),

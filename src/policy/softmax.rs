@@ -1,8 +1,8 @@
 //! Softmax (Boltzmann) exploration.
 //!
-//! Source: Tokic & Palm 2011 as used by ER-UCB (`../shared/papers/000_d1ed9ef9d25e42df.txt`, §4):
+//! Source: Tokic & Palm 2011 as used by ER-UCB (Hu, Yu & Liao 2019, "Cascaded Algorithm-Selection and Hyper-Parameter Optimization with Extreme-Region Upper Confidence Bound Bandit", IJCAI, §4):
 //! P(i) = exp(μ_i / τ) / Σ_j exp(μ_j / τ), with μ_i the mean reward of arm i. The paper states
-//! τ = 0.1; the authors' committed script passes τ = 0.5 (`../shared/research/algorithms.md` §1.3):
+//! τ = 0.1; the authors' committed script passes τ = 0.5 (the authors' released code):
 //! both are values of `tau`. As in their code there are no initial pulls and an arm without
 //! rewards has mean 0. (Exponents are shifted by max μ for numerical safety; the probabilities
 //! are unchanged.)
@@ -15,7 +15,7 @@ pub fn family() -> Family {
     Family {
         name: "softmax",
         summary: "pull arm i with probability proportional to exp(mean_i / tau)",
-        source: "Tokic & Palm 2011; ER-UCB baseline (papers/000_d1ed9ef9d25e42df.txt, §4); ER-UCB code semantics (algorithms.md §1.3)",
+        source: "Tokic & Palm 2011, 'Value-Difference Based Exploration: Adaptive Control between Epsilon-Greedy and Softmax', KI 2011 (Boltzmann exploration); ER-UCB baseline (Hu, Yu & Liao 2019, ER-UCB, IJCAI, §4); ER-UCB code semantics (the authors' released code)",
         worlds: &WorldKind::ALL,
         params: vec![
             ParamDef {

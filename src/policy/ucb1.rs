@@ -1,19 +1,22 @@
 //! UCB1 in two named variants.
 //!
 //! `ucb1` (textbook; Auer, Cesa-Bianchi & Fischer 2002, as HAMLET's "UCB" baseline,
-//! `../shared/papers/004_366c3cb053cfed37.txt` §III-B-3 [4], and ER-UCB's C-UCB,
+//! Schmidt, Gastinger, Nicolas & Schülke 2020, "HAMLET: A Learning Curve-Enabled Multi-Armed Bandit for Algorithm Selection", IJCNN §III-B-3 [4], and ER-UCB's C-UCB,
 //! `000_d1ed9ef9d25e42df.txt` §4): pull each arm once in index order, then the arm maximising
 //!     mean_i + sqrt(2 ln n / n_i),
-//! where n is the number of pulls so far and n_i those of arm i. `tie_break` = `first` (lowest
-//! index, numpy's argmax as in ER-UCB's code) or `random`.
+//! where n_i is the number of pulls of arm i and n, by `log_t`, either the number of pulls so far
+//! (`pulls`, default: Auer et al.'s t after t pulls) or the 1-based index of the round being
+//! chosen, pulls so far + 1 (`round`: the ER-UCB authors' C-UCB code). `tie_break` = `first`
+//! (lowest index, numpy's argmax as in ER-UCB's code) or `random`.
 //!
 //! `ucb1-btb` copies the semantics of BTB's `UCB1` selector (MLBazaar/BTB, used by ATM and by
-//! HAMLET's baselines; `../shared/research/algorithms.md` §4.3): no forced initial pulls; with
+//! HAMLET's baselines; the BTB library (MLBazaar/BTB, baytune/selection; Smith et al. 2020, "The Machine Learning Bazaar", SIGMOD)): no forced initial pulls; with
 //! total = max(1, Σ n_i), the index is (mean_i, or 0 for an arm without rewards)
 //!     + sqrt(2 ln total / max(n_i, 1)),
 //! and ties are broken uniformly at random (BTB shuffles the arms). A pull without a reward counts
 //! in n_i but not in the mean (BTB's NaN entries and `nanmean`); an arm whose rewards are all
-//! missing has mean 0 here, where numpy's `nanmean` would give NaN.
+//! missing has mean 0 here, where numpy's `nanmean` would give NaN. `start = "each-arm-once"`
+//! tries every arm first (not BTB's behaviour; offered so comparisons start fairly).
 
 use super::{Action, Family, Kind, Means, ParamDef, Params, Policy, Value};
 use crate::replay::{Observation, View, WorldKind};
@@ -23,17 +26,26 @@ pub fn family_textbook() -> Family {
     Family {
         name: "ucb1",
         summary: "one pull per arm, then argmax mean + sqrt(2 ln n / n_i)",
-        source: "Auer, Cesa-Bianchi & Fischer 2002 (UCB1); HAMLET 'UCB' (papers/004_366c3cb053cfed37.txt, §III-B-3); ER-UCB 'C-UCB' (papers/000_d1ed9ef9d25e42df.txt, §4)",
+        source: "Auer, Cesa-Bianchi & Fischer 2002, 'Finite-time analysis of the multiarmed bandit problem', Machine Learning 47, Fig. 1 (UCB1); as HAMLET's 'UCB' baseline (Schmidt et al. 2020, §III-B-3) and ER-UCB's 'C-UCB' (Hu, Yu & Liao 2019, IJCAI, §4)",
         worlds: &WorldKind::ALL,
-        params: vec![ParamDef {
-            name: "tie_break",
-            kind: Kind::Choice(&["first", "random"]),
-            default: Value::Text("first".into()),
-            doc: "which of several arms with the same index is pulled: the lowest index (numpy argmax, ER-UCB's code) or a random one",
-        }],
+        params: vec![
+            ParamDef {
+                name: "tie_break",
+                kind: Kind::Choice(&["first", "random"]),
+                default: Value::Text("first".into()),
+                doc: "which of several arms with the same index is pulled: the lowest index (numpy argmax, ER-UCB's code) or a random one",
+            },
+            ParamDef {
+                name: "log_t",
+                kind: Kind::Choice(&["pulls", "round"]),
+                default: Value::Text("pulls".into()),
+                doc: "n in ln n: pulls so far (Auer et al.) or the 1-based index of the round being chosen, pulls + 1 (the ER-UCB authors' C-UCB code)",
+            },
+        ],
         build: |p: &Params, n| {
             Box::new(Ucb1 {
                 random_ties: p.text("tie_break") == "random",
+                round_offset: u64::from(p.text("log_t") == "round"),
                 means: Means::new(n),
                 mean: vec![0.0; n],
                 inv_sqrt_pulls: vec![0.0; n],
@@ -48,20 +60,25 @@ pub fn family_btb() -> Family {
     Family {
         name: "ucb1-btb",
         summary: "BTB's UCB1 selector: no forced pulls, argmax mean + sqrt(2 ln max(1,n) / max(n_i,1)), random ties",
-        source: "MLBazaar/BTB baytune/selection/ucb1.py semantics (algorithms.md §4.3), as in ATM and HAMLET's baselines",
+        source: "Auer, Cesa-Bianchi & Fischer 2002 (UCB1) with the semantics of the BTB library's UCB1 selector (MLBazaar/BTB, baytune/selection/ucb1.py; Smith et al. 2020, 'The Machine Learning Bazaar', SIGMOD), as in ATM and HAMLET's baselines",
         worlds: &WorldKind::ALL,
-        params: vec![],
-        build: |_: &Params, n| {
-            Box::new(Ucb1Btb {
-                means: Means::new(n),
-                index: vec![0.0; n],
-            })
+        params: vec![super::start_param("none")],
+        build: |p: &Params, n| {
+            super::with_start(
+                p,
+                Box::new(Ucb1Btb {
+                    means: Means::new(n),
+                    index: vec![0.0; n],
+                }),
+            )
         },
     }
 }
 
 pub struct Ucb1 {
     random_ties: bool,
+    /// 0: ln(pulls so far); 1: ln(pulls so far + 1), the round's 1-based index.
+    round_offset: u64,
     means: Means,
     // Cached per arm so that a decision costs one ln, one sqrt and K multiply-adds:
     // sqrt(2 ln n / n_i) = sqrt(2 ln n) * (1 / sqrt(n_i)).
@@ -78,7 +95,7 @@ impl Policy for Ucb1 {
         {
             return Action::Pull(a);
         }
-        let c = (2.0 * (self.total as f64).ln()).sqrt();
+        let c = (2.0 * ((self.total + self.round_offset) as f64).ln()).sqrt();
         for ((x, m), w) in self
             .index
             .iter_mut()
@@ -174,7 +191,7 @@ mod tests {
 
     #[test]
     fn btb_forces_no_initial_pulls() {
-        // BTB: UCB1.select({'a': [0.9, 0.9], 'b': []}) returns 'a' (algorithms.md §4.3):
+        // BTB: UCB1.select({'a': [0.9, 0.9], 'b': []}) returns 'a' (BTB's code):
         // total 2, a: 0.9 + sqrt(2 ln 2 / 2) = 1.7326; b: 0 + sqrt(2 ln 2 / 1) = 1.1774.
         let mut p = testing::build("ucb1-btb", &[], 2);
         testing::feed(p.as_mut(), &[(0, Some(0.9)), (0, Some(0.9))]);
@@ -214,5 +231,51 @@ mod tests {
             p.decide(&testing::view(&[2, 1], &z), &mut rng),
             Action::Pull(1)
         );
+    }
+
+    /// C-UCB on a fixed reward stream (arm 0 always 0.95, arm 1 always 0.05), ties to the first
+    /// arm. After the pulls 0, 1, 0, 0, 0 (n_0 = 4, n_1 = 1):
+    /// - log_t = pulls: ln 5, c = sqrt(2 ln 5) = 1.794123; index_0 = 0.95 + c/2 = 1.847062 >
+    ///   index_1 = 0.05 + c = 1.844123, so arm 0;
+    /// - log_t = round (the ER-UCB authors' code, round 6): c = sqrt(2 ln 6) = 1.893019;
+    ///   index_0 = 0.95 + c/2 = 1.896510 < index_1 = 0.05 + c = 1.943019, so arm 1.
+    /// The whole sequences were computed independently (a 10-line Python loop).
+    #[test]
+    fn c_ucb_log_conventions_give_the_hand_computed_sequences() {
+        let rewards = [0.95, 0.05];
+        let run = |log_t: &str| -> Vec<usize> {
+            let mut p = testing::build("ucb1", &[("log_t", toml::Value::String(log_t.into()))], 2);
+            let mut pulls = vec![0u64; 2];
+            let z = [0.0; 2];
+            let mut rng = Rng::new(1);
+            let mut seq = Vec::new();
+            for _ in 0..12 {
+                let Action::Pull(a) = p.decide(&testing::view(&pulls, &z), &mut rng);
+                p.observe(&testing::obs(a, Some(rewards[a])));
+                pulls[a] += 1;
+                seq.push(a);
+            }
+            seq
+        };
+        assert_eq!(run("pulls"), vec![0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0]);
+        assert_eq!(run("round"), vec![0, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0]);
+    }
+
+    #[test]
+    fn each_arm_once_start_tries_every_arm_before_btb_rules() {
+        let mut p = testing::build(
+            "ucb1-btb",
+            &[("start", toml::Value::String("each-arm-once".into()))],
+            3,
+        );
+        let z = [0.0; 3];
+        let mut rng = Rng::new(7);
+        let mut pulls = vec![0u64; 3];
+        for expect in 0..3 {
+            let Action::Pull(a) = p.decide(&testing::view(&pulls, &z), &mut rng);
+            assert_eq!(a, expect);
+            p.observe(&testing::obs(a, Some(0.5)));
+            pulls[a] += 1;
+        }
     }
 }

@@ -127,6 +127,10 @@ pub struct Ledger {
     pub incumbent: Option<Incumbent>,
     /// Failed or timed-out evaluations revealed or skipped.
     pub failures: u64,
+    /// Pulls of an arm whose trace had nothing left to reveal.
+    pub exhausted_pulls: u64,
+    /// Budget (seconds or pulls) spent on arms past the end of their traces.
+    pub exhausted_budget: f64,
     revealed: Vec<Revealed>,
 }
 
@@ -143,6 +147,8 @@ impl Ledger {
             decisions: 0,
             incumbent: None,
             failures: 0,
+            exhausted_pulls: 0,
+            exhausted_budget: 0.0,
             revealed: Vec::with_capacity(16),
         }
     }

@@ -1,4 +1,4 @@
-//! Pull-count replay (ER-UCB, `../shared/papers/000_d1ed9ef9d25e42df.txt`, §3, Algorithm 1: one
+//! Pull-count replay (ER-UCB, Hu, Yu & Liao 2019, "Cascaded Algorithm-Selection and Hyper-Parameter Optimization with Extreme-Region Upper Confidence Bound Bandit", IJCAI, §3, Algorithm 1: one
 //! pull = one random-search trial of the chosen learner).
 //!
 //! Rules (each a named option with its default):
@@ -108,6 +108,10 @@ impl World for PullCount<'_> {
                 self.next[arm] += 1;
                 i
             } else {
+                if !exhausted {
+                    l.exhausted_pulls += 1;
+                    l.exhausted_budget += 1.0;
+                }
                 exhausted = true;
                 if self.cfg.exhausted == Exhausted::Stop {
                     l.used = l.budget;

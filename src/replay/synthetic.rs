@@ -1,5 +1,5 @@
 //! Synthetic world: arms drawn on the fly from stated distributions (ER-UCB's 7-arm Gaussian
-//! problem, `../shared/papers/000_d1ed9ef9d25e42df.txt` §4.1). Budget in pulls; each pull draws one
+//! problem, Hu, Yu & Liao 2019, "Cascaded Algorithm-Selection and Hyper-Parameter Optimization with Extreme-Region Upper Confidence Bound Bandit", IJCAI §4.1). Budget in pulls; each pull draws one
 //! feedback from the arm's distribution with the cell's world seed. Results of this world are
 //! labelled synthetic (trace source `synthetic`): nothing here is recorded data.
 

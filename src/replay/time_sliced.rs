@@ -1,4 +1,4 @@
-//! Time-sliced replay (HAMLET, `../shared/papers/004_366c3cb053cfed37.txt`, §III-A and Alg. 1).
+//! Time-sliced replay (HAMLET, Schmidt, Gastinger, Nicolas & Schülke 2020, "HAMLET: A Learning Curve-Enabled Multi-Armed Bandit for Algorithm Selection", IJCNN, §III-A and Alg. 1).
 //!
 //! Rules (each a named option with its default):
 //! - Budget `budget_s` seconds, slice `slice_s`. Pulling arm i advances its clock by `slice_s`
@@ -108,6 +108,13 @@ impl World for TimeSliced<'_> {
         l.arm_time_s[arm] += dt;
         let a = &self.task.arms[arm];
         let exhausted = self.next[arm] >= a.len();
+        // The part of the slice past the end of the arm's trace buys nothing.
+        let trace_end = a.elapsed_s.last().copied().unwrap_or(0.0);
+        let past_end = (clock - clock_before.max(trace_end)).max(0.0);
+        if past_end > 0.0 {
+            l.exhausted_budget += past_end;
+        }
+        l.exhausted_pulls += u64::from(exhausted);
         let limit = clock * (1.0 + REL_TOL);
         while self.next[arm] < a.len() && a.elapsed_s[self.next[arm]] <= limit {
             let i = self.next[arm];

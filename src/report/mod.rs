@@ -6,7 +6,9 @@
 pub mod figures;
 mod input;
 
-pub use input::{Results, Run, UnitKind, anytime_curves, read_results, read_scores_csv, unit_rows};
+pub use crate::analysis::{FoundNothing, UnitKind};
+pub use crate::results::{Results, Run, anytime_curves, read_results};
+pub use input::read_scores_csv;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -18,12 +20,15 @@ use serde_json::json;
 use crate::analysis::average_ranks_tol;
 use crate::analysis::compare::{Comparison, Missing, Options, ScoreTable, compare};
 use crate::analysis::stats::{CiKind, mean_sd, t_quantile};
+use crate::analysis::units::{FoundCount, check_units, unit_table};
 use figures::{Allocation, Anytime, BoxPanels, CdDiagram, MeanRankFigure, save};
 
 #[derive(Clone, Debug)]
 pub struct ReportOptions {
     pub stats: Options,
-    pub unit: UnitKind,
+    /// `None`: the most independent unit the results allow (the dataset when there are two).
+    pub unit: Option<UnitKind>,
+    pub found_nothing: FoundNothing,
     pub per_budget: bool,
     /// Grid points of the anytime curves (fractions of the budget).
     pub anytime_points: usize,
@@ -33,7 +38,8 @@ impl Default for ReportOptions {
     fn default() -> Self {
         ReportOptions {
             stats: Options::default(),
-            unit: UnitKind::TaskBudget,
+            unit: None,
+            found_nothing: FoundNothing::Worst,
             per_budget: false,
             anytime_points: 50,
         }
@@ -95,7 +101,30 @@ fn options_json(c: &Comparison, extra: &[(&str, serde_json::Value)]) -> serde_js
     serde_json::Value::Object(m)
 }
 
-fn tests_json(c: &Comparison, options: serde_json::Value, notes: &[String]) -> serde_json::Value {
+/// What tests.json says about the units: kind, counts, what was averaged, independence, and
+/// found-nothing counts per policy.
+fn units_json(c: &Comparison, units: Option<&crate::analysis::UnitTable>) -> serde_json::Value {
+    match units {
+        None => json!({"kind": "as given", "n_units": c.table.units.len()}),
+        Some(t) => json!({
+            "kind": t.kind.as_str(),
+            "n_units": t.n_units,
+            "n_datasets": t.n_datasets,
+            "averaged_over": t.kind.averaged_over(),
+            "cells_per_score": [t.cells_per_score.0, t.cells_per_score.1],
+            "independent": !t.shares_datasets(),
+            "found_nothing_rule": t.rule.as_str(),
+            "found_nothing": t.found.iter().map(|(p, f)| (p.clone(), json!({"cells": f.cells, "found_nothing": f.found_nothing}))).collect::<serde_json::Map<_, _>>(),
+        }),
+    }
+}
+
+fn tests_json(
+    c: &Comparison,
+    options: serde_json::Value,
+    notes: &[String],
+    units: serde_json::Value,
+) -> serde_json::Value {
     let pols = &c.table.policies;
     let pairwise: serde_json::Map<String, serde_json::Value> = pols
         .iter()
@@ -125,6 +154,7 @@ fn tests_json(c: &Comparison, options: serde_json::Value, notes: &[String]) -> s
         },
         "n_units": c.table.units.len(),
         "n_policies": c.table.policies.len(),
+        "units": units,
         "options": options,
         "notes": notes,
     })
@@ -195,6 +225,7 @@ fn write_core(
     out: &Path,
     options: serde_json::Value,
     notes: &[String],
+    units: Option<&crate::analysis::UnitTable>,
 ) -> Result<Written> {
     std::fs::create_dir_all(out).with_context(|| format!("{}: cannot create", out.display()))?;
     let mut files = Vec::new();
@@ -216,13 +247,15 @@ fn write_core(
     }
     std::fs::write(out.join("ranks.csv"), ranks)?;
     files.push(out.join("ranks.csv"));
-    let mut summary =
-        String::from("policy,n,mean_rank,sd_rank,ci_low,ci_high,ci_kind,mean_score\n");
+    let mut summary = String::from(
+        "policy,n,mean_rank,sd_rank,ci_low,ci_high,ci_kind,mean_score,cells,found_nothing\n",
+    );
     for i in c.order() {
         let s = &c.summary[i];
+        let f: Option<&FoundCount> = units.and_then(|t| t.found.get(&s.policy));
         let _ = writeln!(
             summary,
-            "{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{}",
             figures::csv_field(&s.policy),
             s.n,
             s.mean_rank,
@@ -230,12 +263,14 @@ fn write_core(
             s.ci_low,
             s.ci_high,
             c.options.ci.as_str(),
-            s.mean_score
+            s.mean_score,
+            f.map_or(String::new(), |f| f.cells.to_string()),
+            f.map_or(String::new(), |f| f.found_nothing.to_string()),
         );
     }
     std::fs::write(out.join("summary.csv"), summary)?;
     files.push(out.join("summary.csv"));
-    let tj = tests_json(c, options, notes);
+    let tj = tests_json(c, options, notes, units_json(c, units));
     std::fs::write(out.join("tests.json"), serde_json::to_string_pretty(&tj)?)?;
     files.push(out.join("tests.json"));
 
@@ -305,16 +340,21 @@ fn write_core(
     })
 }
 
-fn summary_table_md(c: &Comparison) -> String {
+fn summary_table_md(c: &Comparison, units: Option<&crate::analysis::UnitTable>) -> String {
     let mut s = format!(
-        "| # | policy | n | mean rank | sd | {} | mean score |\n|---|---|---|---|---|---|---|\n",
+        "| # | policy | n | mean rank | sd | {} | mean score | found nothing |\n|---|---|---|---|---|---|---|---|\n",
         ci_name(c.options.ci, c.options.alpha)
     );
     for (pos, i) in c.order().into_iter().enumerate() {
         let r = &c.summary[i];
+        let found = units
+            .and_then(|t| t.found.get(&r.policy))
+            .map_or("–".to_string(), |f| {
+                format!("{} of {} cells", f.found_nothing, f.cells)
+            });
         let _ = writeln!(
             s,
-            "| {} | `{}` | {} | {:.3} | {:.3} | [{:.3}, {:.3}] | {:.4} |",
+            "| {} | `{}` | {} | {:.3} | {:.3} | [{:.3}, {:.3}] | {:.4} | {found} |",
             pos + 1,
             r.policy,
             r.n,
@@ -365,6 +405,7 @@ fn write_documents(
     intro: &str,
     notes: &[String],
     figs: &[(String, String)],
+    units: Option<&crate::analysis::UnitTable>,
 ) -> Result<Vec<PathBuf>> {
     let mut md = format!("# {heading}\n\n{intro}\n\n");
     if !notes.is_empty() {
@@ -378,7 +419,7 @@ fn write_documents(
         md.push('\n');
     }
     md.push_str("## Ranking\n\n");
-    md.push_str(&summary_table_md(c));
+    md.push_str(&summary_table_md(c, units));
     md.push_str("\n## Tests\n\n");
     md.push_str(&tests_in_words(c).replace('\n', "\n\n"));
     md.push_str("## Figures\n\n");
@@ -442,7 +483,7 @@ pub fn report_scores(
         .with_context(|| format!("{}", csv.display()))?;
     let c = compare(table, &opts.stats);
     let options = options_json(&c, &[("input", json!(csv.display().to_string()))]);
-    let mut w = write_core(&c, out, options, &notes)?;
+    let mut w = write_core(&c, out, options, &notes, None)?;
     // One panel of rank boxplots over all units.
     let order = c.order();
     let bp = BoxPanels {
@@ -481,6 +522,7 @@ pub fn report_scores(
         &intro,
         &notes,
         &w.figures,
+        None,
     )?);
     Ok(ReportSummary {
         out: out.to_path_buf(),
@@ -490,29 +532,30 @@ pub fn report_scores(
     })
 }
 
-/// Ranks of `policies` within each (task, budget) unit, grouped by budget:
-/// `budget -> policy -> ranks`.
+/// Ranks of `policies` within each unit of `kind` restricted to one budget, grouped by budget:
+/// `budget -> policy -> ranks`. Scores come from the one unit-table builder.
 fn ranks_by_budget(
     runs: &[Run],
     policies: &[String],
     higher: bool,
+    kind: UnitKind,
+    rule: FoundNothing,
     tol: f64,
 ) -> BTreeMap<String, Vec<Vec<f64>>> {
     let keep: BTreeSet<&String> = policies.iter().collect();
-    let mut by_budget: BTreeMap<String, Vec<&Run>> = BTreeMap::new();
+    let mut by_budget: BTreeMap<String, Vec<Run>> = BTreeMap::new();
     for r in runs.iter().filter(|r| keep.contains(&r.policy)) {
         by_budget
             .entry(format!("{}", r.budget))
             .or_default()
-            .push(r);
+            .push(r.clone());
     }
     let pidx: BTreeMap<&String, usize> = policies.iter().enumerate().map(|(i, p)| (p, i)).collect();
     let mut out = BTreeMap::new();
     for (b, rs) in by_budget {
-        let owned: Vec<Run> = rs.into_iter().cloned().collect();
-        let rows = unit_rows(&owned, UnitKind::TaskBudget);
+        let table = unit_table(&rs, kind, rule, higher);
         let mut units: BTreeMap<String, Vec<f64>> = BTreeMap::new();
-        for (u, p, s) in rows {
+        for (u, p, s) in table.rows {
             units
                 .entry(u)
                 .or_insert_with(|| vec![f64::NAN; policies.len()])[pidx[&p]] = s;
@@ -529,23 +572,33 @@ fn ranks_by_budget(
     out
 }
 
-/// Mean rank of each of `policies` per budget (ranked within each (task, budget) unit, ties
-/// averaged), budgets in increasing order: the numbers behind HAMLET's Figs. 4 and 7.
+/// Mean rank of each of `policies` per budget (ranked within each unit of `kind` at that budget,
+/// ties within the default tolerance averaged), budgets in increasing order: the numbers behind
+/// HAMLET's Figs. 4 and 7.
 pub fn mean_ranks_by_budget(
     runs: &[Run],
     policies: &[String],
     higher: bool,
+    kind: UnitKind,
 ) -> Vec<(f64, Vec<f64>)> {
-    sort_budgets(ranks_by_budget(runs, policies, higher, 0.0))
-        .into_iter()
-        .map(|(b, per_policy)| {
-            let means = per_policy
-                .iter()
-                .map(|v| v.iter().sum::<f64>() / v.len().max(1) as f64)
-                .collect();
-            (b.parse().unwrap_or(f64::NAN), means)
-        })
-        .collect()
+    let tol = crate::analysis::compare::DEFAULT_TIE_TOLERANCE;
+    sort_budgets(ranks_by_budget(
+        runs,
+        policies,
+        higher,
+        kind,
+        FoundNothing::Worst,
+        tol,
+    ))
+    .into_iter()
+    .map(|(b, per_policy)| {
+        let means = per_policy
+            .iter()
+            .map(|v| v.iter().sum::<f64>() / v.len().max(1) as f64)
+            .collect();
+        (b.parse().unwrap_or(f64::NAN), means)
+    })
+    .collect()
 }
 
 /// A panel caption for a budget: at most four significant digits, and the unit spelt out
@@ -639,15 +692,10 @@ pub fn report_loaded(
     out: &Path,
     opts: &ReportOptions,
 ) -> Result<ReportSummary> {
-    let mut summary = report_runs(
-        dir,
-        res,
-        &res.runs,
-        out,
-        opts,
-        opts.unit,
-        "banditbench report",
-    )?;
+    let unit = opts
+        .unit
+        .unwrap_or_else(|| UnitKind::most_independent(&res.runs));
+    let mut summary = report_runs(dir, res, &res.runs, out, opts, unit, "banditbench report")?;
     if opts.per_budget {
         let budgets: BTreeSet<String> = res.runs.iter().map(|r| format!("{}", r.budget)).collect();
         for b in budgets {
@@ -664,7 +712,11 @@ pub fn report_loaded(
                 &runs,
                 &sub,
                 opts,
-                UnitKind::Task,
+                if unit == UnitKind::TaskBudget {
+                    UnitKind::Task
+                } else {
+                    unit
+                },
                 &format!("Budget {b} {}", res.budget_unit),
             )?;
             summary.files.extend(s.files);
@@ -689,7 +741,10 @@ pub fn report_policies(
         .filter(|r| keep.contains(&r.policy))
         .cloned()
         .collect();
-    report_runs(dir, res, &runs, out, opts, opts.unit, heading)
+    let unit = opts
+        .unit
+        .unwrap_or_else(|| UnitKind::most_independent(&runs));
+    report_runs(dir, res, &runs, out, opts, unit, heading)
 }
 
 /// The policies of each family in `runs`, sorted.
@@ -706,7 +761,8 @@ fn families_of(runs: &[Run]) -> BTreeMap<&str, BTreeSet<&String>> {
 
 /// For each policy family, its setting with the best mean rank among the family's settings over
 /// (task, budget) units (how HAMLET picked the parameters it compared). Returns (family, policy,
-/// mean rank within the family).
+/// mean rank within the family). A selection, not a test: choose on one trace set and test on
+/// another (see `reproduce hamlet`).
 pub fn best_per_family(runs: &[Run], higher: bool) -> Vec<(String, String, f64)> {
     let families = families_of(runs);
     let mut out = Vec::new();
@@ -716,7 +772,14 @@ pub fn best_per_family(runs: &[Run], higher: bool) -> Vec<(String, String, f64)>
             out.push((fam.to_string(), members[0].clone(), 1.0));
             continue;
         }
-        let by_budget = ranks_by_budget(runs, &members, higher, 0.0);
+        let by_budget = ranks_by_budget(
+            runs,
+            &members,
+            higher,
+            UnitKind::TaskBudget,
+            FoundNothing::Worst,
+            crate::analysis::compare::DEFAULT_TIE_TOLERANCE,
+        );
         let mut sum = vec![0.0; members.len()];
         let mut n = 0usize;
         for per_policy in by_budget.values() {
@@ -745,29 +808,55 @@ fn report_runs(
     unit: UnitKind,
     heading: &str,
 ) -> Result<ReportSummary> {
-    let rows = unit_rows(runs, unit);
-    let (table, notes) =
-        ScoreTable::from_rows(&rows, res.higher_is_better, opts.stats.missing, true)
+    let units = unit_table(runs, unit, opts.found_nothing, res.higher_is_better);
+    check_units(&units).with_context(|| format!("{}", dir.display()))?;
+    let (table, table_notes) =
+        ScoreTable::from_rows(&units.rows, res.higher_is_better, opts.stats.missing, true)
             .with_context(|| format!("{}", dir.display()))?;
+    let mut notes = units.found_nothing_notes();
+    let (hit, all, share) = crate::results::exhausted_summary(runs);
+    if hit > 0 {
+        notes.push(format!(
+            "{hit} of {all} cells pulled arms past the end of their traces, spending on average {:.1} % of their budget there (runs.parquet: exhausted_pulls, exhausted_budget)",
+            100.0 * share
+        ));
+    }
+    notes.extend(table_notes);
     let c = compare(table, &opts.stats);
     let options = options_json(
         &c,
         &[
             ("input", json!(dir.display().to_string())),
             ("unit", json!(unit.as_str())),
+            ("found_nothing", json!(opts.found_nothing.as_str())),
             ("per_budget", json!(opts.per_budget)),
         ],
     );
-    let mut w = write_core(&c, out, options, &notes)?;
+    let mut w = write_core(&c, out, options, &notes, Some(&units))?;
     let order = c.order();
     let policies: Vec<String> = order.iter().map(|&i| c.table.policies[i].clone()).collect();
     let k = policies.len();
     let tol = opts.stats.tie_tolerance;
 
     // Rank boxplots, one panel per budget (ranks within each (task, budget)).
-    let panels = sort_budgets(ranks_by_budget(runs, &policies, res.higher_is_better, tol));
+    let per_budget_unit = if unit == UnitKind::Task {
+        UnitKind::TaskBudget
+    } else {
+        unit
+    };
+    let panels = sort_budgets(ranks_by_budget(
+        runs,
+        &policies,
+        res.higher_is_better,
+        per_budget_unit,
+        opts.found_nothing,
+        tol,
+    ));
     let bp = BoxPanels {
-        title: "Ranks per (task, budget), one panel per budget".into(),
+        title: format!(
+            "Ranks per {} unit, one panel per budget",
+            per_budget_unit.as_str()
+        ),
         x_desc: "rank (1 = best)".into(),
         labels: policies.clone(),
         panels: panels
@@ -786,7 +875,14 @@ fn report_runs(
     let families = families_of(runs);
     for (fam, members) in families.iter().filter(|(_, m)| m.len() >= 2) {
         let members: Vec<String> = members.iter().map(|s| (*s).clone()).collect();
-        let panels = sort_budgets(ranks_by_budget(runs, &members, res.higher_is_better, tol));
+        let panels = sort_budgets(ranks_by_budget(
+            runs,
+            &members,
+            res.higher_is_better,
+            per_budget_unit,
+            opts.found_nothing,
+            tol,
+        ));
         let (labels, fixed) = varying_parameters(fam, &members);
         let fixed = if fixed.is_empty() {
             String::new()
@@ -864,26 +960,27 @@ fn report_runs(
             &policies,
             res.higher_is_better,
             opts.anytime_points,
+            tol,
         )?;
         w.files.extend(save(&fig, out, "anytime")?);
         w.figures.push(("anytime".into(), "Anytime performance: mean rank and mean normalised regret against the budget used, ±95 % t bands.".into()));
     }
 
     let intro = format!(
-        "Results from `{}`: {} cells; unit = {} ({} units), score = {} averaged over repetitions{}.",
+        "Results from `{}`: {} cells; score = {}.\n\n{}",
         dir.display(),
         runs.len(),
-        unit.as_str(),
-        c.table.units.len(),
         res.metric_note,
-        if unit == UnitKind::Task {
-            " and budgets"
-        } else {
-            ""
-        }
+        units.describe()
     );
     w.files.extend(write_documents(
-        &c, out, heading, &intro, &notes, &w.figures,
+        &c,
+        out,
+        heading,
+        &intro,
+        &notes,
+        &w.figures,
+        Some(&units),
     )?);
     Ok(ReportSummary {
         out: out.to_path_buf(),
@@ -899,6 +996,7 @@ fn anytime(
     policies: &[String],
     higher: bool,
     points: usize,
+    tol: f64,
 ) -> Result<Anytime> {
     let curves = anytime_curves(dir, runs, points)?;
     let grid: Vec<f64> = (0..=points).map(|j| j as f64 / points as f64).collect();
@@ -912,7 +1010,7 @@ fn anytime(
             continue;
         };
         let e = acc
-            .entry(r.unit(UnitKind::TaskBudget))
+            .entry(UnitKind::TaskBudget.key(r))
             .or_insert_with(|| vec![(vec![0.0; points + 1], vec![0; points + 1]); k]);
         for (j, v) in curve.iter().enumerate() {
             if !v.is_nan() {
@@ -944,7 +1042,7 @@ fn anytime(
         });
         for j in 0..=points {
             let col: Vec<f64> = means.iter().map(|m| m[j]).collect();
-            let r = average_ranks_tol(&col, higher, 0.0);
+            let r = average_ranks_tol(&col, higher, tol);
             for p in 0..k {
                 ranks[p][j].push(r[p]);
                 let v = col[p];
@@ -1027,8 +1125,11 @@ mod tests {
             params: String::new(),
             repetition: 0,
             best_score: score,
+            best_test_score: f64::NAN,
             best_learner: String::new(),
             pulls: Vec::new(),
+            exhausted_pulls: 0,
+            exhausted_budget: 0.0,
         }
     }
 
@@ -1046,10 +1147,10 @@ mod tests {
             run("d2", 2.0, "b", 0.3),
         ];
         let ids = vec!["a".to_string(), "b".to_string()];
-        let t = mean_ranks_by_budget(&runs, &ids, true);
+        let t = mean_ranks_by_budget(&runs, &ids, true, UnitKind::TaskBudget);
         assert_eq!(t, vec![(2.0, vec![1.25, 1.75]), (10.0, vec![1.0, 2.0])]);
         // Lower is better flips them.
-        let t = mean_ranks_by_budget(&runs, &ids, false);
+        let t = mean_ranks_by_budget(&runs, &ids, false, UnitKind::TaskBudget);
         assert_eq!(t[1], (10.0, vec![2.0, 1.0]));
     }
 

@@ -1,22 +1,18 @@
-//! ER-UCB reproduced (Hu, Yu & Liao 2019, `../shared/papers/000_d1ed9ef9d25e42df.txt`):
+//! ER-UCB reproduced (Hu, Yu & Liao 2019, Hu, Yu & Liao 2019, "Cascaded Algorithm-Selection and Hyper-Parameter Optimization with Extreme-Region Upper Confidence Bound Bandit", IJCAI):
 //! Table 1 (synthetic 7-arm problem), Figure 1 (hyper-parameter studies, feedbacks above 1.0) and
 //! Table 2 (real AutoML tasks, here on the recorded `sklearn-random` traces).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use super::ReproduceOptions;
-use crate::experiment::{
-    BudgetUnit, Experiment, RunOptions, WorldSetup, prepare, read_parquet, run_with_progress,
-};
-use crate::policy::{PolicyConfig, expand};
-use crate::replay::{Exhausted, Order, Overhead, WorldKind};
+use crate::experiment::{Experiment, RunOptions, prepare, read_parquet, run_with_progress};
 use crate::report::figures::{Lines, Panel, Series, save};
 use crate::report::{ReportOptions, read_results, report_scores};
-use crate::trace::{LoadOptions, Status, TaskFilter, load_trace_set};
+use crate::trace::Status;
 
 /// Table 1 of the paper: (method, X̄*, sd, i_X* per run, most-pulled arm per run, R1, sd).
 const TABLE1: [(&str, f64, f64, &str, &str, f64, f64); 5] = [
@@ -85,9 +81,15 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<Vec<PathBuf>> {
     let synth_out = opts.results.join(&exp.name);
     run(&exp, &ts, &synth_out, opts)?;
     files.extend(table1(&synth_out, &out)?);
-    files.extend(figure1a(&exp, &ts, opts, &out)?);
+    let (exp, ts) = prepare(&opts.experiments.join("erucb-fig1-sweeps.toml"))?;
+    let sweeps_out = opts.results.join(&exp.name);
+    run(&exp, &ts, &sweeps_out, opts)?;
+    files.extend(figure1a(&sweeps_out, &out)?);
     files.extend(figure1b(&synth_out, &out)?);
-    files.extend(table2(opts, &out)?);
+    let (exp, ts) = prepare(&opts.experiments.join("erucb-table2.toml"))?;
+    let table2_out = opts.results.join(&exp.name);
+    run(&exp, &ts, &table2_out, opts)?;
+    files.extend(table2(&exp, &ts, &table2_out, &out)?);
     Ok(files)
 }
 
@@ -178,43 +180,24 @@ fn table1(results: &Path, out: &Path) -> Result<Vec<PathBuf>> {
     Ok(vec![out.join("table1.md"), out.join("table1.csv")])
 }
 
-fn figure1a(
-    base: &Experiment,
-    ts: &crate::trace::TraceSet,
-    opts: &ReproduceOptions,
-    out: &Path,
-) -> Result<Vec<PathBuf>> {
-    let sweeps: [(&str, f64, f64); 3] = [
-        ("theta", 0.0001, 0.5),
-        ("gamma", 0.0, 50.0),
-        ("beta", 0.0, 1.5),
-    ];
+/// Figure 1a from the results of `experiments/erucb-fig1-sweeps.toml`: each sweep is the set of
+/// settings whose other two parameters sit at the paper's values.
+fn figure1a(dir: &Path, out: &Path) -> Result<Vec<PathBuf>> {
     let fixed = [("theta", 0.01), ("gamma", 20.0), ("beta", 0.85)];
+    let res = read_results(dir)?;
     let mut panels = Vec::new();
-    for (param, lo, hi) in sweeps {
-        let values: Vec<toml::Value> = (0..=100)
-            .map(|i| toml::Value::Float(lo + (hi - lo) * i as f64 / 100.0))
-            .collect();
-        let mut given: BTreeMap<String, toml::Value> = fixed
-            .iter()
-            .filter(|(n, _)| *n != param)
-            .map(|(n, v)| (n.to_string(), toml::Value::Float(*v)))
-            .collect();
-        given.insert(param.to_string(), toml::Value::Array(values));
-        let policies: Vec<PolicyConfig> = expand("er-ucb", &given)?;
-        let exp = Experiment {
-            name: format!("erucb-fig1-{param}"),
-            description: format!("ER-UCB Figure 1a: exploitation rates against {param}"),
-            repetitions: 5,
-            policies,
-            ..base.clone()
+    let (mut settings, mut runs) = (0usize, 0usize);
+    for param in ["theta", "gamma", "beta"] {
+        let on_sweep = |r: &crate::report::Run| -> bool {
+            let v: serde_json::Value = serde_json::from_str(&r.params).unwrap_or_default();
+            fixed
+                .iter()
+                .filter(|(n, _)| *n != param)
+                .all(|(n, x)| v[*n].as_f64().is_some_and(|y| (y - x).abs() < 1e-12))
         };
-        let dir = opts.results.join(&exp.name);
-        run(&exp, ts, &dir, opts)?;
-        let res = read_results(&dir)?;
         let mut acc: BTreeMap<String, (f64, f64, f64, usize)> = BTreeMap::new();
         let mut xs: BTreeMap<String, f64> = BTreeMap::new();
-        for r in &res.runs {
+        for r in res.runs.iter().filter(|r| on_sweep(r)) {
             let total: f64 = r.pulls.iter().map(|p| p.1).sum();
             let get = |a: &str| r.pulls.iter().find(|p| p.0 == a).map_or(0.0, |p| p.1) / total;
             let e = acc.entry(r.policy.clone()).or_default();
@@ -232,6 +215,15 @@ fn figure1a(
         }
         p1.sort_by(|a, b| a.0.total_cmp(&b.0));
         p7.sort_by(|a, b| a.0.total_cmp(&b.0));
+        if p1.len() < 2 {
+            anyhow::bail!(
+                "{}: fewer than two er-ucb settings sweep {param} with the others at θ = 0.01, γ = 20, β = 0.85; Figure 1a needs the sweeps of experiments/erucb-fig1-sweeps.toml",
+                dir.display()
+            );
+        }
+        let (lo, hi) = (p1[0].0, p1[p1.len() - 1].0);
+        settings = settings.max(p1.len());
+        runs = runs.max(acc.values().map(|a| a.3).max().unwrap_or(0));
         let greek = match param {
             "theta" => "θ",
             "gamma" => "γ",
@@ -260,30 +252,29 @@ fn figure1a(
         });
     }
     let fig = Lines {
-        title: "ER-UCB Figure 1a reproduced: exploitation rates of arms 1 and 7 (101 settings x 5 runs each)".into(),
+        title: format!(
+            "ER-UCB Figure 1a reproduced: exploitation rates of arms 1 and 7 ({} settings per parameter, {} runs each)",
+            settings, runs
+        ),
         panels,
     };
     save(&fig, out, "figure1a")
 }
 
 fn figure1b(results: &Path, out: &Path) -> Result<Vec<PathBuf>> {
-    let runs = read_parquet(&results.join(crate::experiment::RUNS))?;
-    let cells = runs.column("cell")?.u64()?;
-    let fam = runs.column("policy_family")?.str()?;
-    let mut family_of: BTreeMap<u64, String> = BTreeMap::new();
-    for i in 0..runs.height() {
-        family_of.insert(
-            cells.get(i).unwrap_or(0),
-            fam.get(i).unwrap_or("").to_string(),
-        );
-    }
+    let res = read_results(results)?;
+    let family_of: BTreeMap<u64, String> = res
+        .runs
+        .iter()
+        .map(|r| (r.cell, r.family.clone()))
+        .collect();
     let traj = read_parquet(&results.join(crate::experiment::TRAJECTORIES))?;
     let (tc, ts, tr) = (
         traj.column("cell")?.u64()?,
         traj.column("step")?.u32()?,
         traj.column("reward")?.f64()?,
     );
-    let budget = 1000usize;
+    let budget = res.runs.iter().map(|r| r.budget_abs).fold(0.0, f64::max) as usize;
     let mut sums: BTreeMap<String, (Vec<f64>, BTreeMap<u64, ()>)> = BTreeMap::new();
     let mut counts: BTreeMap<u64, f64> = BTreeMap::new();
     for i in 0..traj.height() {
@@ -354,19 +345,20 @@ fn figure1b(results: &Path, out: &Path) -> Result<Vec<PathBuf>> {
 }
 
 /// (paper's dataset, ours, β, paper's ground truth) in the paper's order.
-const DATASETS: [(&str, &str, f64, &str); 12] = [
-    ("Balance", "balance-scale", 0.5, "SGD"),
-    ("Car", "car", 0.6, "ET"),
-    ("Chess", "chess", 0.5, "Ada"),
-    ("Cylinder", "cylinder-bands", 0.5, "ET"),
-    ("Ecoli", "ecoli", 0.5, "RF"),
-    ("Glass", "glass", 0.4, "DT"),
-    ("Messidor (pima substitutes)", "pima", 0.5, "SGD"),
-    ("Nursery", "nursery", 0.5, "Ada"),
-    ("Spambase", "spambase", 0.7, "Ada"),
-    ("Statlog", "statlog-segment", 0.6, "Ada"),
-    ("WDBC", "wdbc", 0.6, "Ada"),
-    ("Wilt (phoneme substitutes)", "phoneme", 0.8, "Ada"),
+/// The paper's Table 2 datasets: (the paper's name, the dataset here, the paper's ground truth).
+const DATASETS: [(&str, &str, &str); 12] = [
+    ("Balance", "balance-scale", "SGD"),
+    ("Car", "car", "ET"),
+    ("Chess", "chess", "Ada"),
+    ("Cylinder", "cylinder-bands", "ET"),
+    ("Ecoli", "ecoli", "RF"),
+    ("Glass", "glass", "DT"),
+    ("Messidor (pima substitutes)", "pima", "SGD"),
+    ("Nursery", "nursery", "Ada"),
+    ("Spambase", "spambase", "Ada"),
+    ("Statlog", "statlog-segment", "Ada"),
+    ("WDBC", "wdbc", "Ada"),
+    ("Wilt (phoneme substitutes)", "phoneme", "Ada"),
 ];
 
 /// One method's row of the paper's Table 2: (method, V-Eval, R, B. Alg., T-Eval).
@@ -529,39 +521,46 @@ fn abbrev(l: &str) -> &str {
     LEARNERS.iter().find(|x| x.0 == l).map_or(l, |x| x.1)
 }
 
-fn table2(opts: &ReproduceOptions, out: &Path) -> Result<Vec<PathBuf>> {
-    let traces = opts.traces.join("sklearn-random");
-    let budget = 200.0;
+/// Table 2 from the results of `experiments/erucb-table2.toml` (one task per dataset).
+fn table2(
+    exp: &Experiment,
+    ts: &crate::trace::TraceSet,
+    dir: &Path,
+    out: &Path,
+) -> Result<Vec<PathBuf>> {
+    let res = read_results(dir)?;
     let paper = paper_table2();
+    let budgets: BTreeSet<u64> = res.runs.iter().map(|r| r.budget_abs as u64).collect();
     let mut md = format!(
-        "# ER-UCB Table 2 reproduced on the recorded `sklearn-random` traces\n\n\
-         Each dataset: ER-UCB's ten learners, each with a pool of 200 recorded random-search \
-         evaluations; budget {budget} pulls per run (one learner's pool, so no arm can run out; the \
-         paper drew 1 000 fresh trials), {} runs with permuted trial orders, failed evaluations \
-         skipped (ER-UCB's code). θ = 0.01, γ = 20, β = the paper's value for the dataset (for the \
-         substitutes: the value of the dataset they stand in for). Ground truth (GT) = the learner(s) \
-         whose whole pool holds the best validation accuracy. V-Eval / T-Eval = mean best \
-         validation / its test accuracy; R_GT = share of pulls on GT; B. Alg. = most frequent \
-         learner of the best evaluation.\n\n",
-        opts.table2_repetitions
+        "# ER-UCB Table 2 reproduced on the recorded `{}` traces\n\n\
+         From `{}` ({}). Each dataset: ER-UCB's ten learners, each with a pool of recorded \
+         random-search evaluations; budget {} pulls per run, {} runs with permuted trial orders, \
+         failed evaluations skipped (ER-UCB's code); β per dataset as the experiment file sets it. \
+         Ground truth (GT) = the learner(s) whose whole pool holds the best validation accuracy. \
+         V-Eval / T-Eval = mean best validation / its test accuracy; R_GT = share of pulls on GT; \
+         B. Alg. = most frequent learner of the best evaluation.\n\n",
+        ts.manifest.name,
+        exp.file.display(),
+        exp.description,
+        budgets
+            .iter()
+            .map(u64::to_string)
+            .collect::<Vec<_>>()
+            .join(", "),
+        exp.repetitions
     );
     let mut csv = String::from(
         "dataset,method,policy,v_eval,r_gt,b_alg,t_eval,paper_v_eval,paper_r_gt,paper_b_alg,paper_t_eval\n",
     );
     let mut scores = String::from("unit,policy,score\n");
-    for (paper_name, dataset, beta, paper_gt) in DATASETS {
-        let load = LoadOptions {
-            allow_missing_arms: false,
-            filter: TaskFilter {
-                datasets: Some(vec![dataset.to_string()]),
-                learners: Some(LEARNERS.iter().map(|l| l.0.to_string()).collect()),
-                ..TaskFilter::default()
-            },
+    for (paper_name, dataset, paper_gt) in DATASETS {
+        let Some(task) = ts.tasks.iter().find(|t| t.dataset == dataset) else {
+            anyhow::bail!(
+                "{}: Table 2 needs dataset '{dataset}', which the experiment's tasks lack",
+                exp.file.display()
+            );
         };
-        let ts = load_trace_set(&traces, &load)
-            .with_context(|| format!("ER-UCB Table 2 needs {}", traces.display()))?;
         // Ground truth from the full pools.
-        let task = &ts.tasks[0];
         let best: Vec<f64> = task
             .arms
             .iter()
@@ -582,65 +581,27 @@ fn table2(opts: &ReproduceOptions, out: &Path) -> Result<Vec<PathBuf>> {
             .filter(|(_, b)| **b == top)
             .map(|(l, _)| l.as_str())
             .collect();
-        let mut given = BTreeMap::new();
-        given.insert("beta".to_string(), toml::Value::Float(beta));
-        let mut policies = expand("er-ucb", &given)?;
-        policies.extend(expand("ucb1", &BTreeMap::new())?);
-        policies.extend(expand("epsilon-greedy", &BTreeMap::new())?);
-        let mut tau = BTreeMap::new();
-        tau.insert(
-            "tau".to_string(),
-            toml::Value::Array(vec![toml::Value::Float(0.1), toml::Value::Float(0.5)]),
-        );
-        policies.extend(expand("softmax", &tau)?);
-        let mut init = BTreeMap::new();
-        init.insert(
-            "initial_pulls".to_string(),
-            toml::Value::Array(vec![toml::Value::Integer(1), toml::Value::Integer(0)]),
-        );
-        policies.extend(expand("random", &init)?);
-        let exp = Experiment {
-            file: opts.experiments.join("(erucb table 2)"),
-            name: format!("erucb-table2-{dataset}"),
-            description: format!("ER-UCB Table 2 on {dataset}"),
-            traces_dir: Some(traces.clone()),
-            seed: 2019,
-            repetitions: opts.table2_repetitions,
-            load,
-            world: WorldSetup {
-                kind: WorldKind::PullCount,
-                budgets: vec![budget],
-                unit: BudgetUnit::Pulls,
-                slice: 1.0,
-                overhead: Overhead::None,
-                order: Order::Permute,
-                failures_consume_budget: false,
-                exhausted: Exhausted::Empty,
-                arms: Vec::new(),
-            },
-            policies,
-            source: String::new(),
-        };
-        let dir = opts.results.join(&exp.name);
-        run(&exp, &ts, &dir, opts)?;
-        let df = read_parquet(&dir.join(crate::experiment::RUNS))?;
-        let pol = df.column("policy")?.str()?;
-        let v = df.column("best_score")?.f64()?;
-        let t = df.column("best_test_score")?.f64()?;
-        let bl = df.column("best_learner")?.str()?;
-        let pulls = df.column("pulls")?.str()?;
         // policy -> (best validation, its test score, share on GT, best learner counts) per run
         type Acc = (Vec<f64>, Vec<f64>, Vec<f64>, BTreeMap<String, usize>);
         let mut acc: BTreeMap<String, Acc> = BTreeMap::new();
-        for i in 0..df.height() {
-            let p = pol.get(i).unwrap_or("").to_string();
-            let e = acc.entry(p).or_default();
-            e.0.push(v.get(i).unwrap_or(f64::NAN));
-            e.1.push(t.get(i).unwrap_or(f64::NAN));
-            let pj: serde_json::Value = serde_json::from_str(pulls.get(i).unwrap_or("{}"))?;
-            let on_gt: f64 = gt.iter().map(|l| pj[*l].as_f64().unwrap_or(0.0)).sum();
-            e.2.push(on_gt / budget);
-            *e.3.entry(bl.get(i).unwrap_or("").to_string()).or_default() += 1;
+        let mut beta = f64::NAN;
+        for r in res.runs.iter().filter(|r| r.dataset == dataset) {
+            if r.family == "er-ucb" {
+                let v: serde_json::Value = serde_json::from_str(&r.params)?;
+                beta = v["beta"].as_f64().unwrap_or(f64::NAN);
+            }
+            let e = acc.entry(r.policy.clone()).or_default();
+            e.0.push(r.best_score);
+            e.1.push(r.best_test_score);
+            let total: f64 = r.pulls.iter().map(|p| p.1).sum();
+            let on_gt: f64 = r
+                .pulls
+                .iter()
+                .filter(|p| gt.contains(&p.0.as_str()))
+                .map(|p| p.1)
+                .sum();
+            e.2.push(on_gt / total.max(1.0));
+            *e.3.entry(r.best_learner.clone()).or_default() += 1;
         }
         let _ = writeln!(
             md,

@@ -1,15 +1,29 @@
-//! HAMLET reproduced (Schmidt et al. 2020, `../shared/papers/004_366c3cb053cfed37.txt`): the Table II
-//! grid on recorded traces, the parameter studies (Figs. 2, 3, 5, 6), each family at its best
-//! setting compared per budget (Figs. 4, 7) and over all (task, budget) units with 95 % intervals
-//! (Fig. 8), and the paper's claim tested with Wilcoxon–Holm.
+//! HAMLET reproduced (Schmidt, Gastinger, Nicolas & Schülke 2020, "HAMLET: A Learning
+//! Curve-Enabled Multi-Armed Bandit for Algorithm Selection", IJCNN): the Table II grid on recorded
+//! traces, the parameter studies (Figs. 2, 3, 5, 6), and the paper's claim (Fig. 8: Variant 3 ranks
+//! better than every non-HAMLET policy) tested no stronger than the data allow.
+//!
+//! The claim is a family of four hypotheses, Variant 3 against each non-HAMLET baseline
+//! (round-robin, ucb1-btb, bestk-rewards, bestk-velocity), tested with Wilcoxon signed-rank and
+//! Holm's correction over those four only. It is tested
+//! - at independent units (datasets) and at task units (which share datasets, so are labelled);
+//! - with settings that were not tuned on the test units: Variant 3 at the paper's ρ = 0.05 with
+//!   the baselines' settings chosen on the *other* trace set, and every family chosen on the
+//!   other trace set; the in-sample choice (tuned on the test units) is shown last, labelled;
+//! - with the baselines' BTB start (some arms may never be tried) and with every arm tried first;
+//! - with the mean score difference and its 95 % interval beside every test.
+//!
+//! Both experiments are files under `experiments/` that `banditbench run` also runs.
 
+use std::collections::BTreeSet;
 use std::fmt::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use anyhow::Result;
+use anyhow::{Result, bail};
 
 use super::ReproduceOptions;
-use crate::analysis::compare::Comparison;
+use crate::analysis::compare::{Options, ScoreTable, compare, mean_difference, pair_tests};
+use crate::analysis::units::{FoundNothing, UnitKind, unit_table};
 use crate::experiment::{RunOptions, prepare, run_with_progress};
 use crate::report::{
     ReportOptions, Results, Run, best_per_family, mean_ranks_by_budget, read_results,
@@ -17,13 +31,24 @@ use crate::report::{
 };
 
 const EXPERIMENTS: [&str; 2] = ["hamlet.toml", "hamlet-lcdb.toml"];
-const NON_HAMLET: [&str; 4] = ["round-robin", "ucb1-btb", "bestk-rewards", "bestk-velocity"];
+/// The claim's baselines: every non-HAMLET family of the paper's Table II.
+pub const NON_HAMLET: [&str; 4] = ["round-robin", "ucb1-btb", "bestk-rewards", "bestk-velocity"];
+const VARIANT3: &str = "hamlet-ucb";
+/// The baselines' start phase: BTB's (none) and every arm once.
+const STARTS: [&str; 2] = ["none", "each-arm-once"];
+
+struct SetResults {
+    name: String,
+    dir: PathBuf,
+    res: Results,
+}
 
 /// Run both HAMLET experiments (resuming finished cells) and write `results/hamlet/<experiment>/`:
-/// `all/` (every setting, parameter studies), `best/` (each family at its best setting) and
-/// `claim.md`.
+/// `all/` (every setting, parameter studies), `paper-settings/`, `cross/` and `best/` (reports of
+/// the compared settings) and `claim.md`.
 pub fn reproduce(opts: &ReproduceOptions) -> Result<Vec<PathBuf>> {
     let mut files = Vec::new();
+    let mut sets = Vec::new();
     for name in EXPERIMENTS {
         let (exp, ts) = prepare(&opts.experiments.join(name))?;
         let results = opts.results.join(&exp.name);
@@ -37,71 +62,25 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<Vec<PathBuf>> {
             },
             opts.quiet,
         )?;
-        let out = opts.results.join("hamlet").join(&exp.name);
-        let ro = ReportOptions::default();
         let res = read_results(&results)?;
-        files.extend(report_loaded(&results, &res, &out.join("all"), &ro)?.files);
-        let set = &ts.manifest.name;
-        let best = best_per_family(&res.runs, res.higher_is_better);
-        let mut md = format!(
-            "# HAMLET's claim on `{set}` ({} tasks)\n\n\
-             The paper: Variant 3 (learning-curve extrapolation + UCB bonus) ranks better than every \
-             non-HAMLET policy with 95 % confidence (Fig. 8). Tested with Wilcoxon signed-rank tests \
-             (Pratt) and Holm's correction over all pairs of the compared settings, on all \
-             (task, budget) units, α = 0.05.\n\n\
-             ## 1. Each family at its best setting\n\n\
-             The best setting of a family has the best mean rank among its own settings over all \
-             (task, budget) units (how the paper picked from its parameter studies).\n\n\
-             | family | setting | mean rank within the family |\n|---|---|---|\n",
-            ts.tasks.len()
+        let out = opts.results.join("hamlet").join(&exp.name);
+        files.extend(
+            report_loaded(&results, &res, &out.join("all"), &ReportOptions::default())?.files,
         );
-        for (f, p, r) in &best {
-            let _ = writeln!(md, "| {f} | `{p}` | {r:.3} |");
-        }
-        let heading = format!("HAMLET on {set}: each family at its best setting");
-        let (written, text) = claim_for(&results, &res, &best, &out.join("best"), &heading)?;
+        sets.push(SetResults {
+            name: ts.manifest.name.clone(),
+            dir: results,
+            res,
+        });
+    }
+    for i in 0..sets.len() {
+        let (this, other) = (&sets[i], &sets[1 - i]);
+        let out = opts
+            .results
+            .join("hamlet")
+            .join(this.dir.file_name().unwrap_or_default());
+        let (md, written) = claim_document(this, other, &out)?;
         files.extend(written);
-        let _ = writeln!(md, "\n{text}(Variant 3 at its best setting).\n");
-        // The paper's own choices for the HAMLET variants (ε1 = ε2 = 0.1, ρ = 0.05), the others at
-        // their best: the claim should not hinge on tuning the variants on the test traces.
-        let paper: Vec<(String, String, f64)> = best
-            .iter()
-            .map(|(fam, id, r)| {
-                let want = match fam.as_str() {
-                    "hamlet-eps" => Some("(eps1=0.1, eps2=0.1,"),
-                    "hamlet-ucb" => Some("(rho=0.05,"),
-                    _ => None,
-                };
-                let id = want
-                    .and_then(|w| {
-                        res.runs
-                            .iter()
-                            .find(|r| r.family == *fam && r.policy.contains(w))
-                            .map(|r| r.policy.clone())
-                    })
-                    .unwrap_or_else(|| id.clone());
-                (fam.clone(), id, *r)
-            })
-            .collect();
-        if paper != best {
-            let heading = format!(
-                "HAMLET on {set}: the paper's settings of Variants 1 and 3, the others at their best"
-            );
-            let dir = out.join("paper-settings");
-            let (written, text) = claim_for(&results, &res, &paper, &dir, &heading)?;
-            files.extend(written);
-            let _ = writeln!(
-                md,
-                "## 2. The paper's settings of the HAMLET variants\n\n\
-                 Variant 1 with ε1 = ε2 = 0.1 and Variant 3 with ρ = 0.05, as the paper selected; \
-                 the other families at their best setting (figures in `paper-settings/`).\n\n\
-                 {text}(Variant 3 at the paper's ρ).\n"
-            );
-        }
-        let _ = writeln!(
-            md,
-            "Figures: `all/` holds the parameter studies (`param_study_hamlet-eps`, `param_study_hamlet-ucb`, `param_study_bestk-*`); `best/` the per-budget rank boxplots, mean ranks with 95 % t intervals, and CD diagrams."
-        );
         let path = out.join("claim.md");
         std::fs::write(&path, md)?;
         files.push(path);
@@ -109,45 +88,318 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<Vec<PathBuf>> {
     Ok(files)
 }
 
-/// Report the `chosen` settings into `dir` and write the claim test on them: the Wilcoxon–Holm
-/// table, the per-budget mean ranks and the verdict (ending "**The claim holds on these
-/// traces** ", for the caller to qualify).
-fn claim_for(
-    results: &std::path::Path,
-    res: &Results,
-    chosen: &[(String, String, f64)],
-    dir: &std::path::Path,
-    heading: &str,
-) -> Result<(Vec<PathBuf>, String)> {
-    let ids: Vec<String> = chosen.iter().map(|b| b.1.clone()).collect();
-    let report = report_policies(results, res, &ids, dir, &ReportOptions::default(), heading)?;
-    let (text, holds) = claim_section(&report.comparison, chosen);
-    let table = budget_table(&res.runs, chosen, res.higher_is_better, &res.budget_unit);
-    let verdict = if holds { "holds" } else { "does not hold" };
-    Ok((
-        report.files,
-        format!("{text}\n{table}\n**The claim {verdict} on these traces** "),
-    ))
+/// Runs whose policy has the given baseline start (families without a `start` keep all runs).
+fn with_start(runs: &[Run], start: &str) -> Vec<Run> {
+    let want = format!("\"start\":\"{start}\"");
+    runs.iter()
+        .filter(|r| !r.params.contains("\"start\":") || r.params.contains(&want))
+        .cloned()
+        .collect()
 }
 
-/// A markdown table: one row per budget, one column per family at its best setting, the mean
-/// rank among those settings in each cell (the row's best in bold).
-fn budget_table(runs: &[Run], best: &[(String, String, f64)], higher: bool, unit: &str) -> String {
-    let ids: Vec<String> = best.iter().map(|b| b.1.clone()).collect();
+/// The compared settings (family, policy id) of one selection.
+type Chosen = Vec<(String, String)>;
+
+/// Each family's best setting on `runs` (in-sample, or on the other trace set).
+fn chosen_best(runs: &[Run], higher: bool) -> Chosen {
+    best_per_family(runs, higher)
+        .into_iter()
+        .map(|(f, p, _)| (f, p))
+        .collect()
+}
+
+/// Variant 3 at the paper's ρ = 0.05 (other parameters at their defaults), the baselines as in
+/// `baselines`.
+fn chosen_paper(runs: &[Run], baselines: &Chosen) -> Result<Chosen> {
+    let v3 = runs
+        .iter()
+        .find(|r| {
+            r.family == VARIANT3
+                && r.params.contains("\"rho\":0.05")
+                && r.params.contains("\"bonus\":\"standard\"")
+                && r.params.contains("\"unfit\":\"explore\"")
+        })
+        .map(|r| r.policy.clone());
+    let Some(v3) = v3 else {
+        bail!(
+            "the results hold no {VARIANT3} with rho = 0.05, bonus = standard, unfit = explore (the paper's Variant 3); add it to the experiment"
+        );
+    };
+    let mut out = vec![(VARIANT3.to_string(), v3)];
+    out.extend(baselines.iter().filter(|(f, _)| f != VARIANT3).cloned());
+    Ok(out)
+}
+
+/// One test of the claim: the comparison of Variant 3 with the four baselines at one unit.
+pub struct ClaimTest {
+    pub unit: UnitKind,
+    pub n_units: usize,
+    pub n_datasets: usize,
+    /// Variant 3's mean rank among the five compared settings, with its 95 % t interval.
+    pub v3_rank: (f64, f64, f64),
+    /// Per baseline family: (policy, its mean rank, p (Holm over the four), Variant 3 better and
+    /// significant, mean score difference V3 − baseline with 95 % interval).
+    pub against: Vec<(String, String, f64, f64, bool, (f64, f64, f64))>,
+    pub holds: bool,
+    /// The smallest Holm-adjusted p any outcome could give at this number of units.
+    pub min_p_holm: f64,
+}
+
+/// Test the claim on `runs` for the `chosen` settings at `unit`. An absent Variant 3 or baseline
+/// is an error: a claim that compares against nothing never holds.
+pub fn claim_test(
+    runs: &[Run],
+    chosen: &Chosen,
+    higher: bool,
+    unit: UnitKind,
+) -> Result<ClaimTest> {
+    let find = |fam: &str| chosen.iter().find(|c| c.0 == fam).map(|c| c.1.clone());
+    let Some(v3) = find(VARIANT3) else {
+        bail!("the claim compares Variant 3 ({VARIANT3}), which is absent from the results");
+    };
+    let mut ids = vec![v3.clone()];
+    for fam in NON_HAMLET {
+        let Some(p) = find(fam) else {
+            bail!(
+                "the claim compares against nothing for baseline family '{fam}': it is absent from the results (the claim needs all of {})",
+                NON_HAMLET.join(", ")
+            );
+        };
+        ids.push(p);
+    }
+    let keep: BTreeSet<&String> = ids.iter().collect();
+    let sub: Vec<Run> = runs
+        .iter()
+        .filter(|r| keep.contains(&r.policy))
+        .cloned()
+        .collect();
+    for id in &ids {
+        if !sub.iter().any(|r| &r.policy == id) {
+            bail!("the claim compares '{id}', which has no cell in these results");
+        }
+    }
+    let units = unit_table(&sub, unit, FoundNothing::Worst, higher);
+    let (table, _) = ScoreTable::from_rows(
+        &units.rows,
+        higher,
+        crate::analysis::compare::Missing::Error,
+        true,
+    )?;
+    let opts = Options::default();
+    let c = compare(table, &opts);
+    let idx = |p: &str| {
+        c.table
+            .policies
+            .iter()
+            .position(|x| x == p)
+            .expect("compared")
+    };
+    let i3 = idx(&v3);
+    let pairs: Vec<(usize, usize)> = ids[1..].iter().map(|p| (i3, idx(p))).collect();
+    let tests = pair_tests(&c.table, &pairs, &opts);
+    let s3 = &c.summary[i3];
+    let mut against = Vec::new();
+    let mut holds = true;
+    for ((fam, p), t) in NON_HAMLET.iter().zip(&ids[1..]).zip(&tests) {
+        let sp = &c.summary[idx(p)];
+        let better = s3.mean_rank < sp.mean_rank;
+        let ok = t.reject && better;
+        holds &= ok;
+        let (m, lo, hi, _) = mean_difference(&c.table, i3, idx(p));
+        against.push((
+            fam.to_string(),
+            p.clone(),
+            sp.mean_rank,
+            t.p_holm,
+            ok,
+            (m, lo, hi),
+        ));
+    }
+    let n = c.table.units.len();
+    // The exact two-sided signed-rank test's smallest p is 2 / 2^n; Holm multiplies the smallest
+    // of four by 4.
+    let min_p = (4.0 * 2.0 / 2f64.powi(n.min(1000) as i32)).min(1.0);
+    Ok(ClaimTest {
+        unit,
+        n_units: n,
+        n_datasets: units.n_datasets,
+        v3_rank: (s3.mean_rank, s3.ci_low, s3.ci_high),
+        against,
+        holds,
+        min_p_holm: min_p,
+    })
+}
+
+fn fmt_p(p: f64) -> String {
+    if p < 1e-3 {
+        format!("{p:.1e}")
+    } else {
+        format!("{p:.3}")
+    }
+}
+
+/// A row of the claim table.
+fn claim_row(selection: &str, start: &str, t: &ClaimTest) -> String {
+    let cells: Vec<String> = t
+        .against
+        .iter()
+        .map(|(_, _, _, p, ok, (m, lo, hi))| {
+            format!(
+                "p {}{}; Δ {:+.4} [{:+.4}, {:+.4}]",
+                fmt_p(*p),
+                if *ok { " ✓" } else { "" },
+                m,
+                lo,
+                hi
+            )
+        })
+        .collect();
+    format!(
+        "| {selection} | {start} | {} ({}{}) | {:.2} [{:.2}, {:.2}] | {} | **{}** |",
+        t.unit.as_str(),
+        t.n_units,
+        if t.n_units > t.n_datasets {
+            ", not independent"
+        } else {
+            ""
+        },
+        t.v3_rank.0,
+        t.v3_rank.1,
+        t.v3_rank.2,
+        cells.join(" | "),
+        if t.holds { "holds" } else { "does not hold" }
+    )
+}
+
+fn claim_document(
+    this: &SetResults,
+    other: &SetResults,
+    out: &Path,
+) -> Result<(String, Vec<PathBuf>)> {
+    let higher = this.res.higher_is_better;
+    let mut files = Vec::new();
     let mut md = format!(
-        "Mean rank per budget ({}; the compared settings, ranked within each (task, budget) unit; 1 = best; the best of each row in bold):\n\n| budget | {} |\n|---|{}\n",
+        "# HAMLET's claim on `{}`\n\n\
+         The paper (Fig. 8): Variant 3 (learning-curve extrapolation + UCB bonus) ranks better than every \
+         non-HAMLET policy. Tested here as a family of four hypotheses — Variant 3 against round-robin, \
+         ucb1-btb, bestk-rewards and bestk-velocity — with Wilcoxon signed-rank tests (Pratt) and Holm's \
+         correction over those four, α = 0.05. Ranks are among the five compared settings. A test \
+         counts (✓) when Holm rejects and Variant 3 has the better mean rank; the claim holds when all \
+         four count. Δ is the mean score difference Variant 3 − baseline over the units, with its 95 % t \
+         interval. A cell that found nothing scores its unit's worst.\n\n\
+         Settings compared, none tuned on the units they are tested on except in the last rows:\n\n\
+         - **paper**: Variant 3 at the paper's ρ = 0.05; each baseline at its best setting on the \
+         other trace set (`{}`);\n\
+         - **cross**: every family at its best setting on the other trace set;\n\
+         - **in-sample**: every family at its best setting on these traces (tuned on the test units: \
+         optimistic, shown for comparison only).\n\n\
+         Baseline start: `none` is BTB's (ucb1-btb and bestk may leave arms untried; what HAMLET \
+         compared against), `each-arm-once` tries every arm first as Variant 3 and round-robin do.\n\n",
+        this.name, other.name
+    );
+    let header = format!(
+        "| settings | baseline start | unit (n) | V3 mean rank [95 %] | {} | claim |\n|---|---|---|---|---|---|---|---|---|\n",
+        NON_HAMLET.map(|f| format!("vs {f}")).join(" | ")
+    );
+    md.push_str(&header);
+    let mut notes = Vec::new();
+    for start in STARTS {
+        let runs = with_start(&this.res.runs, start);
+        let other_runs = with_start(&other.res.runs, start);
+        let cross = chosen_best(&other_runs, other.res.higher_is_better);
+        let paper = chosen_paper(&runs, &cross)?;
+        let in_sample = chosen_best(&runs, higher);
+        for (label, chosen) in [
+            ("paper", &paper),
+            ("cross", &cross),
+            ("in-sample", &in_sample),
+        ] {
+            for unit in [UnitKind::Dataset, UnitKind::Task] {
+                let t = claim_test(&runs, chosen, higher, unit)?;
+                if unit == UnitKind::Dataset && t.min_p_holm > 0.05 {
+                    let note = format!(
+                        "At {} dataset units no outcome can pass: the smallest exact two-sided Wilcoxon p is 2/2^{} and Holm over four hypotheses multiplies it by 4, giving at least {:.3}.",
+                        t.n_units, t.n_units, t.min_p_holm
+                    );
+                    if !notes.contains(&note) {
+                        notes.push(note);
+                    }
+                }
+                let _ = writeln!(md, "{}", claim_row(label, start, &t));
+            }
+        }
+        if start == "none" {
+            // Reports of the compared settings, and Fig. 8's own unit, for the BTB start.
+            for (label, chosen) in [
+                ("paper-settings", &paper),
+                ("cross", &cross),
+                ("best", &in_sample),
+            ] {
+                let ids: Vec<String> = chosen.iter().map(|c| c.1.clone()).collect();
+                let heading = format!("HAMLET on {}: {label} settings", this.name);
+                let r = report_policies(
+                    &this.dir,
+                    &this.res,
+                    &ids,
+                    &out.join(label),
+                    &ReportOptions::default(),
+                    &heading,
+                )?;
+                files.extend(r.files);
+            }
+        }
+    }
+    md.push('\n');
+    for n in &notes {
+        let _ = writeln!(md, "{n}\n");
+    }
+    // The paper's own reading: (task, budget) units, not independent; shown for Fig. 8 only.
+    let runs = with_start(&this.res.runs, "none");
+    let cross = chosen_best(
+        &with_start(&other.res.runs, "none"),
+        other.res.higher_is_better,
+    );
+    let paper = chosen_paper(&runs, &cross)?;
+    let t = claim_test(&runs, &paper, higher, UnitKind::TaskBudget)?;
+    let _ = writeln!(
+        md,
+        "The paper's Fig. 8 unit, (task, budget) — {} units from {} datasets, **not independent**, so its p-values are too small — for the paper settings with BTB start:\n\n{header}{}\n",
+        t.n_units,
+        t.n_datasets,
+        claim_row("paper", "none", &t)
+    );
+    let ids: Vec<String> = paper.iter().map(|c| c.1.clone()).collect();
+    let _ = writeln!(
+        md,
+        "{}\n\nCompared settings (paper, BTB start):\n\n{}\n\nReports: `paper-settings/`, `cross/`, `best/` (BTB start; dataset units); `all/` holds every setting and the parameter studies.",
+        budget_table(&runs, &paper, higher, &this.res.budget_unit),
+        ids.iter()
+            .map(|i| format!("- `{i}`"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    Ok((md, files))
+}
+
+/// A markdown table: one row per budget, one column per compared setting, the mean rank among
+/// those settings at dataset units of that budget (the row's best in bold).
+fn budget_table(runs: &[Run], chosen: &Chosen, higher: bool, unit: &str) -> String {
+    let ids: Vec<String> = chosen.iter().map(|b| b.1.clone()).collect();
+    let mut md = format!(
+        "Mean rank per budget ({}; the compared settings ranked within each dataset, runs and repetitions averaged; 1 = best; the best of each row in bold):\n\n| budget | {} |\n|---|{}\n",
         if unit == "task" {
             "budgets as a fraction of the task's mean arm length".to_string()
         } else {
             format!("budgets in {unit}")
         },
-        best.iter()
+        chosen
+            .iter()
             .map(|b| b.0.as_str())
             .collect::<Vec<_>>()
             .join(" | "),
-        "---|".repeat(best.len())
+        "---|".repeat(chosen.len())
     );
-    for (b, means) in mean_ranks_by_budget(runs, &ids, higher) {
+    for (b, means) in mean_ranks_by_budget(runs, &ids, higher, UnitKind::Dataset) {
         let lo = means.iter().copied().fold(f64::INFINITY, f64::min);
         let cells: Vec<String> = means
             .iter()
@@ -164,51 +416,74 @@ fn budget_table(runs: &[Run], best: &[(String, String, f64)], higher: bool, unit
     md
 }
 
-/// The Wilcoxon–Holm comparison of Variant 3 with each non-HAMLET family in `c` (the comparison
-/// of the settings in `chosen`): a markdown table, and whether Variant 3 is better than all of
-/// them and significantly so.
-fn claim_section(c: &Comparison, chosen: &[(String, String, f64)]) -> (String, bool) {
-    // (mean rank, 95 % interval low, high).
-    let row = |p: &str| -> (f64, f64, f64) {
-        c.summary
-            .iter()
-            .find(|s| s.policy == p)
-            .map_or((f64::NAN, f64::NAN, f64::NAN), |s| {
-                (s.mean_rank, s.ci_low, s.ci_high)
-            })
-    };
-    let mean_rank = |p: &str| row(p).0;
-    let v3 = chosen
-        .iter()
-        .find(|b| b.0 == "hamlet-ucb")
-        .map(|b| b.1.clone())
-        .unwrap_or_default();
-    let (m3, lo3, hi3) = row(&v3);
-    let mut md = format!(
-        "Variant 3 = `{v3}`, mean rank {m3:.3} (95 % t interval {lo3:.3}–{hi3:.3}) among the {} compared settings. The verdict is Wilcoxon–Holm's; the last column is the paper's own reading of Fig. 8 (the two 95 % intervals do not overlap).\n\n| against | its mean rank (95 % interval) | p (Holm) | Variant 3 better and significant | intervals apart |\n|---|---|---|---|---|\n",
-        chosen.len()
-    );
-    let mut holds = true;
-    for fam in NON_HAMLET {
-        let Some((_, other, _)) = chosen.iter().find(|b| b.0 == fam) else {
-            continue;
-        };
-        let pair = c
-            .wilcoxon
-            .iter()
-            .find(|p| (p.a == v3 && p.b == *other) || (p.b == v3 && p.a == *other));
-        let (p_holm, reject) = pair.map_or((f64::NAN, false), |p| (p.p_holm, p.reject));
-        let better = mean_rank(&v3) < mean_rank(other);
-        let ok = reject && better;
-        holds &= ok;
-        let (m, lo, hi) = row(other);
-        let apart = hi3 < lo;
-        let _ = writeln!(
-            md,
-            "| `{other}` | {m:.3} ({lo:.3}–{hi:.3}) | {p_holm:.3e} | {} | {} |",
-            if ok { "yes" } else { "no" },
-            if apart { "yes" } else { "no" }
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(dataset: &str, policy: &str, fam: &str, score: f64) -> Run {
+        Run {
+            cell: 0,
+            dataset: dataset.into(),
+            run: 0,
+            budget: 1.0,
+            budget_abs: 1.0,
+            family: fam.into(),
+            policy: policy.into(),
+            params: "{}".into(),
+            repetition: 0,
+            best_score: score,
+            best_test_score: f64::NAN,
+            best_learner: String::new(),
+            pulls: Vec::new(),
+            exhausted_pulls: 0,
+            exhausted_budget: 0.0,
+        }
+    }
+
+    #[test]
+    fn a_claim_against_an_absent_baseline_is_an_error() {
+        let mut runs = Vec::new();
+        for d in ["a", "b", "c"] {
+            runs.push(run(d, "v3", VARIANT3, 0.9));
+            runs.push(run(d, "rr", "round-robin", 0.5));
+        }
+        let chosen: Chosen = vec![
+            (VARIANT3.into(), "v3".into()),
+            ("round-robin".into(), "rr".into()),
+        ];
+        let e = claim_test(&runs, &chosen, true, UnitKind::Dataset)
+            .err()
+            .expect("absent baselines are an error")
+            .to_string();
+        assert!(
+            e.contains("compares against nothing") && e.contains("ucb1-btb"),
+            "{e}"
         );
     }
-    (md, holds)
+
+    #[test]
+    fn the_claim_family_is_four_hypotheses_with_holm_and_differences() {
+        let mut runs = Vec::new();
+        let fams = ["round-robin", "ucb1-btb", "bestk-rewards", "bestk-velocity"];
+        for (i, d) in ["a", "b", "c", "d", "e", "f", "g", "h"].iter().enumerate() {
+            runs.push(run(d, "v3", VARIANT3, 0.9 + 0.001 * i as f64));
+            for (j, f) in fams.iter().enumerate() {
+                runs.push(run(d, f, f, 0.5 + 0.01 * j as f64));
+            }
+        }
+        let mut chosen: Chosen = vec![(VARIANT3.into(), "v3".into())];
+        chosen.extend(fams.iter().map(|f| (f.to_string(), f.to_string())));
+        let t = claim_test(&runs, &chosen, true, UnitKind::Dataset).unwrap();
+        assert_eq!(t.n_units, 8);
+        assert_eq!(t.v3_rank.0, 1.0);
+        // Exact p at n = 8 with every difference positive: 2/256; Holm over four: 4 * 2/256.
+        for a in &t.against {
+            assert!((a.3 - 4.0 * 2.0 / 256.0).abs() < 1e-12, "{}", a.3);
+            assert!(a.4);
+        }
+        assert!(t.holds);
+        // Δ for round-robin: mean of (0.9 + 0.001 i) - 0.5 over i = 0..8 = 0.4035.
+        assert!((t.against[0].5.0 - 0.4035).abs() < 1e-9);
+        assert!((t.min_p_holm - 8.0 / 256.0).abs() < 1e-12);
+    }
 }

@@ -15,8 +15,6 @@ pub struct ReproduceOptions {
     /// Folder of results (`results/`).
     pub results: PathBuf,
     pub threads: Option<usize>,
-    /// Repetitions of the real-data table (ER-UCB Table 2).
-    pub table2_repetitions: u32,
     /// Do not draw progress bars.
     pub quiet: bool,
 }
@@ -28,7 +26,6 @@ impl Default for ReproduceOptions {
             traces: PathBuf::from("traces"),
             results: PathBuf::from("results"),
             threads: None,
-            table2_repetitions: 20,
             quiet: false,
         }
     }

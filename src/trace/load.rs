@@ -106,9 +106,77 @@ impl RowNamer {
     }
 }
 
+/// Check a CSV file's shape before polars reads it, so that problems name the line: valid UTF-8,
+/// no duplicate header, and as many fields on every line as in the header (quotes respected).
+pub fn check_csv_shape(path: &Path) -> Result<()> {
+    let bytes = std::fs::read(path).with_context(|| format!("{}: cannot read", path.display()))?;
+    let text = match std::str::from_utf8(&bytes) {
+        Ok(t) => t,
+        Err(e) => {
+            let line = bytes[..e.valid_up_to()]
+                .iter()
+                .filter(|&&b| b == b'\n')
+                .count()
+                + 1;
+            bail!(
+                "{}: line {line}: not valid UTF-8 (byte {} of the file); save the file as UTF-8",
+                path.display(),
+                e.valid_up_to() + 1
+            );
+        }
+    };
+    let fields = |line: &str| -> Vec<String> {
+        let (mut out, mut cur, mut quoted) = (Vec::new(), String::new(), false);
+        for ch in line.chars() {
+            match ch {
+                '"' => quoted = !quoted,
+                ',' if !quoted => out.push(std::mem::take(&mut cur)),
+                c => cur.push(c),
+            }
+        }
+        out.push(cur);
+        out
+    };
+    let mut lines = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty());
+    let Some((_, header)) = lines.next() else {
+        bail!(
+            "{}: the file is empty; it needs a header line",
+            path.display()
+        );
+    };
+    let names = fields(header.trim_end_matches('\r'));
+    for (i, n) in names.iter().enumerate() {
+        if names[..i].contains(n) {
+            bail!(
+                "{}: line 1: column '{}' appears twice in the header (columns {} and {}); rename or remove one",
+                path.display(),
+                n.trim(),
+                names[..i].iter().position(|m| m == n).unwrap_or(0) + 1,
+                i + 1
+            );
+        }
+    }
+    for (i, line) in lines {
+        let got = fields(line.trim_end_matches('\r')).len();
+        if got != names.len() {
+            bail!(
+                "{}: line {}: {got} field(s), but the header has {}; fix or remove that line",
+                path.display(),
+                i + 1,
+                names.len()
+            );
+        }
+    }
+    Ok(())
+}
+
 fn read_frame(path: &Path) -> Result<DataFrame> {
     let is_csv = path.extension().is_some_and(|e| e == "csv");
     if is_csv {
+        check_csv_shape(path)?;
         CsvReadOptions::default()
             .with_has_header(true)
             .with_infer_schema_length(None)
@@ -404,9 +472,34 @@ fn hash_files(paths: &[&Path]) -> Result<String> {
     Ok(format!("{h:016x}"))
 }
 
-fn evaluations_path(dir: &Path) -> Result<PathBuf> {
-    for name in ["evaluations.parquet", "evaluations.csv"] {
-        let p = dir.join(name);
+fn evaluations_path(dir: &Path, notes: &mut Vec<String>) -> Result<PathBuf> {
+    let (pq, csv) = (dir.join("evaluations.parquet"), dir.join("evaluations.csv"));
+    if pq.is_file() && csv.is_file() {
+        let (a, b) = (read_frame(&pq)?, read_frame(&csv)?);
+        let same = a.height() == b.height()
+            && a.get_column_names() == b.get_column_names()
+            && a.columns().iter().zip(b.columns()).all(|(x, y)| {
+                x.cast(&DataType::String)
+                    .ok()
+                    .zip(y.cast(&DataType::String).ok())
+                    .is_some_and(|(x, y)| {
+                        x.as_materialized_series()
+                            .equals_missing(y.as_materialized_series())
+                    })
+            });
+        if !same {
+            bail!(
+                "{}: both evaluations.parquet and evaluations.csv are here and they differ; banditbench reads one file: remove the one that is not the trace set",
+                dir.display()
+            );
+        }
+        notes.push(format!(
+            "{}: both evaluations.parquet and evaluations.csv are here (same rows); reading evaluations.parquet",
+            dir.display()
+        ));
+        return Ok(pq);
+    }
+    for p in [pq, csv] {
         if p.is_file() {
             return Ok(p);
         }
@@ -424,7 +517,8 @@ pub fn load_trace_set(dir: &Path, opts: &LoadOptions) -> Result<TraceSet> {
     }
     let manifest_path = dir.join("traceset.toml");
     let manifest = read_manifest(&manifest_path)?;
-    let ev_path = evaluations_path(dir)?;
+    let mut notes = Vec::new();
+    let ev_path = evaluations_path(dir, &mut notes)?;
     let content_hash = hash_files(&[&manifest_path, &ev_path])?;
     let df = read_frame(&ev_path)?;
     let rows = RowNamer {
@@ -541,6 +635,7 @@ pub fn load_trace_set(dir: &Path, opts: &LoadOptions) -> Result<TraceSet> {
     let all_datasets: BTreeSet<&str> = arms.keys().map(|(d, _)| d.as_str()).collect();
     let all_runs: BTreeSet<i64> = arms.keys().map(|(_, r)| *r).collect();
     let all_learners: BTreeSet<String> = arms.values().flat_map(|m| m.keys().cloned()).collect();
+    let dataset_names: Vec<String> = all_datasets.iter().map(|s| s.to_string()).collect();
     let list = |it: Vec<String>| it.join(", ");
     if let Some(want) = &f.datasets {
         for d in want {
@@ -650,12 +745,35 @@ pub fn load_trace_set(dir: &Path, opts: &LoadOptions) -> Result<TraceSet> {
         tasks.truncate(max);
     }
     if tasks.is_empty() {
+        let mut given = Vec::new();
+        if let Some(d) = &f.datasets {
+            given.push(format!("datasets = {d:?}"));
+        }
+        if let Some(r) = &f.runs {
+            given.push(format!("runs = {r:?}"));
+        }
+        if let Some(l) = &f.learners {
+            given.push(format!("learners = {l:?}"));
+        }
         bail!(
-            "{}: no task left to replay after filtering (datasets {:?}, runs {:?}, learners {:?})",
+            "{}: no task left to replay{}; the trace set has the datasets {} (see `banditbench traces inspect {}`)",
             dir.display(),
-            f.datasets,
-            f.runs,
-            f.learners
+            if given.is_empty() {
+                " (no filter was given: the trace set holds no complete task)".to_string()
+            } else {
+                format!(" after the [tasks] filter {}", given.join(", "))
+            },
+            {
+                let names: std::collections::BTreeSet<&str> =
+                    dataset_names.iter().map(String::as_str).collect();
+                let v: Vec<&str> = names.into_iter().take(8).collect();
+                format!(
+                    "{}{}",
+                    v.join(", "),
+                    if dataset_names.len() > 8 { ", ..." } else { "" }
+                )
+            },
+            dir.display()
         );
     }
     Ok(TraceSet {
@@ -667,5 +785,6 @@ pub fn load_trace_set(dir: &Path, opts: &LoadOptions) -> Result<TraceSet> {
         dropped,
         extra_columns,
         content_hash,
+        notes,
     })
 }

@@ -82,6 +82,23 @@ pub fn read_manifest(path: &Path) -> Result<Manifest> {
     let table: toml::Table = text
         .parse()
         .with_context(|| format!("{}: not valid TOML", path.display()))?;
+    const TOP_KEYS: [&str; 6] = [
+        "format",
+        "name",
+        "description",
+        "metric",
+        "direction",
+        "provenance",
+    ];
+    for key in table.keys() {
+        if !TOP_KEYS.contains(&key.as_str()) {
+            bail!(
+                "{}: unknown key '{key}'; a trace-set manifest has the keys {} (free-form facts go under [provenance])",
+                path.display(),
+                TOP_KEYS.join(", ")
+            );
+        }
+    }
     let format = required_str(&table, "format", path, "")?;
     if format != FORMAT_V1 {
         bail!(

@@ -7,8 +7,9 @@
 
 mod load;
 mod manifest;
+pub mod pool;
 
-pub use load::{LoadOptions, TaskFilter, load_trace_set};
+pub use load::{LoadOptions, TaskFilter, check_csv_shape, load_trace_set};
 pub use manifest::{Direction, Manifest, Source};
 
 use std::path::PathBuf;
@@ -112,6 +113,8 @@ pub struct TraceSet {
     pub extra_columns: Vec<String>,
     /// FNV-1a 64 of the manifest's and the evaluations file's bytes, hex.
     pub content_hash: String,
+    /// Things a user should know about how the folder was read.
+    pub notes: Vec<String>,
 }
 
 impl TraceSet {

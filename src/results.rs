@@ -1,0 +1,211 @@
+//! The one typed reader of a results folder (`runs.parquet`, `trajectories.parquet`), used by
+//! `report`, `reproduce` and `run`'s printed ranking. Nothing else reads result columns by name.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use anyhow::{Result, bail};
+use polars::prelude::*;
+
+use crate::experiment::read_parquet;
+
+/// One row of runs.parquet, as much as the report needs.
+#[derive(Clone, Debug)]
+pub struct Run {
+    pub cell: u64,
+    pub dataset: String,
+    pub run: i64,
+    pub budget: f64,
+    pub budget_abs: f64,
+    pub family: String,
+    pub policy: String,
+    pub params: String,
+    pub repetition: u32,
+    pub best_score: f64,
+    /// The test score of the best evaluation (NaN if none).
+    pub best_test_score: f64,
+    /// The learner of the best evaluation ("" if none).
+    pub best_learner: String,
+    /// Learner -> pulls.
+    pub pulls: Vec<(String, f64)>,
+    /// Pulls of arms whose traces had ended, and the budget they took.
+    pub exhausted_pulls: u64,
+    pub exhausted_budget: f64,
+}
+
+pub struct Results {
+    pub runs: Vec<Run>,
+    pub higher_is_better: bool,
+    pub metric_note: String,
+    pub budget_unit: String,
+}
+
+pub fn read_results(dir: &Path) -> Result<Results> {
+    let path = dir.join(crate::experiment::RUNS);
+    if !path.is_file() {
+        bail!(
+            "{}: no runs.parquet here; give a results folder written by `banditbench run` (or use --scores FILE.csv)",
+            dir.display()
+        );
+    }
+    let df = read_parquet(&path)?;
+    let column = |name: &str, want: &DataType| -> Result<Series> {
+        let c = df.column(name).map_err(|_| {
+            anyhow::anyhow!(
+                "{}: no column '{name}'; this is not a runs.parquet written by `banditbench run` (rerun the experiment to rewrite it)",
+                path.display()
+            )
+        })?;
+        c.as_materialized_series().cast(want).map_err(|_| {
+            anyhow::anyhow!(
+                "{}: column '{name}' has type {}, expected {want}; rerun the experiment to rewrite it",
+                path.display(),
+                c.dtype()
+            )
+        })
+    };
+    let s = |name: &str| -> Result<Vec<String>> {
+        Ok(column(name, &DataType::String)?
+            .str()?
+            .iter()
+            .map(|v| v.unwrap_or("").to_string())
+            .collect())
+    };
+    let f = |name: &str| -> Result<Vec<f64>> {
+        Ok(column(name, &DataType::Float64)?
+            .f64()?
+            .iter()
+            .map(|v| v.unwrap_or(f64::NAN))
+            .collect())
+    };
+    let u = |name: &str| -> Result<Vec<u64>> {
+        Ok(column(name, &DataType::UInt64)?
+            .u64()?
+            .iter()
+            .map(|v| v.unwrap_or(0))
+            .collect())
+    };
+    let cell = u("cell")?;
+    let run: Vec<i64> = column("run", &DataType::Int64)?
+        .i64()?
+        .iter()
+        .map(|v| v.unwrap_or(0))
+        .collect();
+    let rep = u("repetition")?;
+    let (dataset, family, policy, params, pulls, direction, unit, best_learner) = (
+        s("dataset")?,
+        s("policy_family")?,
+        s("policy")?,
+        s("params")?,
+        s("pulls")?,
+        s("direction")?,
+        s("budget_unit")?,
+        s("best_learner")?,
+    );
+    let (budget, budget_abs, best, best_test) = (
+        f("budget")?,
+        f("budget_abs")?,
+        f("best_score")?,
+        f("best_test_score")?,
+    );
+    // Written since results format 2; older folders read as zeros.
+    let (ex_pulls, ex_budget) = if df.column("exhausted_pulls").is_ok() {
+        (u("exhausted_pulls")?, f("exhausted_budget")?)
+    } else {
+        (vec![0; df.height()], vec![0.0; df.height()])
+    };
+    let mut runs = Vec::with_capacity(df.height());
+    for i in 0..df.height() {
+        let pulls: Vec<(String, f64)> = match serde_json::from_str::<serde_json::Value>(&pulls[i]) {
+            Ok(serde_json::Value::Object(m)) => m
+                .into_iter()
+                .map(|(k, v)| (k, v.as_f64().unwrap_or(0.0)))
+                .collect(),
+            _ => Vec::new(),
+        };
+        runs.push(Run {
+            cell: cell[i],
+            dataset: dataset[i].clone(),
+            run: run[i],
+            budget: budget[i],
+            budget_abs: budget_abs[i],
+            family: family[i].clone(),
+            policy: policy[i].clone(),
+            params: params[i].clone(),
+            repetition: rep[i] as u32,
+            best_score: best[i],
+            best_test_score: best_test[i],
+            best_learner: best_learner[i].clone(),
+            pulls,
+            exhausted_pulls: ex_pulls[i],
+            exhausted_budget: ex_budget[i],
+        });
+    }
+    Ok(Results {
+        runs,
+        higher_is_better: direction.first().is_none_or(|d| d == "maximize"),
+        metric_note: "best validation score found".to_string(),
+        budget_unit: unit.first().cloned().unwrap_or_default(),
+    })
+}
+
+/// Cells that pulled arms past their traces' ends: (such cells, all cells, mean budget share).
+pub fn exhausted_summary(runs: &[Run]) -> (usize, usize, f64) {
+    let hit: Vec<&Run> = runs
+        .iter()
+        .filter(|r| r.exhausted_budget > 0.0 || r.exhausted_pulls > 0)
+        .collect();
+    let share = hit
+        .iter()
+        .map(|r| r.exhausted_budget / r.budget_abs.max(f64::MIN_POSITIVE))
+        .sum::<f64>()
+        / hit.len().max(1) as f64;
+    (hit.len(), runs.len(), share)
+}
+
+/// Per cell, the incumbent at `points` + 1 evenly spaced fractions of the cell's budget
+/// (0, 1/points, ..., 1): the last decision with time <= t (NaN before the first incumbent).
+pub fn anytime_curves(dir: &Path, runs: &[Run], points: usize) -> Result<BTreeMap<u64, Vec<f64>>> {
+    let path = dir.join(crate::experiment::TRAJECTORIES);
+    let df = read_parquet(&path)?;
+    let cell = df.column("cell")?.u64()?;
+    let time = df.column("time")?.f64()?;
+    let inc = df.column("incumbent")?.f64()?;
+    let budget: BTreeMap<u64, f64> = runs.iter().map(|r| (r.cell, r.budget_abs)).collect();
+    let mut out: BTreeMap<u64, Vec<f64>> = BTreeMap::new();
+    let (mut cur, mut curve, mut j) = (u64::MAX, Vec::new(), 0usize);
+    let mut last = f64::NAN;
+    let mut b = 1.0;
+    let finish = |cur: u64,
+                  curve: &mut Vec<f64>,
+                  j: &mut usize,
+                  last: f64,
+                  out: &mut BTreeMap<u64, Vec<f64>>| {
+        if cur != u64::MAX {
+            while *j <= points {
+                curve.push(last);
+                *j += 1;
+            }
+            out.insert(cur, std::mem::take(curve));
+        }
+    };
+    for i in 0..df.height() {
+        let c = cell.get(i).unwrap_or(0);
+        if c != cur {
+            finish(cur, &mut curve, &mut j, last, &mut out);
+            cur = c;
+            j = 0;
+            last = f64::NAN;
+            b = budget.get(&c).copied().unwrap_or(1.0);
+        }
+        let t = time.get(i).unwrap_or(0.0);
+        // Grid points strictly before this decision's time take the incumbent so far.
+        while j <= points && (j as f64 / points as f64) * b < t * (1.0 - 1e-12) {
+            curve.push(last);
+            j += 1;
+        }
+        last = inc.get(i).unwrap_or(f64::NAN);
+    }
+    finish(cur, &mut curve, &mut j, last, &mut out);
+    Ok(out)
+}
