@@ -99,7 +99,11 @@ fn policies_lists_the_registry_with_parameters_and_sources() {
     }
     assert!(s.contains("epsilon = 0.1"), "{s}");
     assert!(s.contains("tau = 0.1"), "{s}");
-    assert!(s.contains("papers/000_d1ed9ef9d25e42df.txt"), "{s}");
+    // Citations a reader can follow: author, year, title; never a file a clone lacks.
+    assert!(s.contains("Hu, Yu & Liao 2019"), "{s}");
+    assert!(s.contains("Auer, Cesa-Bianchi & Fischer 2002"), "{s}");
+    assert!(!s.contains("papers/") && !s.contains(".txt"), "{s}");
+    assert!(s.contains("start = none"), "{s}");
     assert!(s.contains("worlds: time-sliced, pull-count"), "{s}");
 }
 
@@ -128,8 +132,11 @@ fn an_experiment_runs_and_prints_its_ranking() {
     let out = dir.join("results");
     let o = run_exp(&exp, &out, 2);
     let s = stdout(&o);
-    assert!(s.contains("Mean rank over 4 units"), "{s}");
-    assert!(s.contains("ucb1(tie_break=first)"), "{s}");
+    assert!(
+        s.contains("Unit = dataset: 2 units from 2 dataset(s)"),
+        "{s}"
+    );
+    assert!(s.contains("ucb1(tie_break=first, log_t=pulls)"), "{s}");
     assert!(stderr(&o).contains("2 tasks x 2 budgets x 5 policies x 2 repetitions = 40 cells"));
     for f in [
         "runs.parquet",

@@ -131,7 +131,10 @@ fn csv_problems_name_the_line() {
             .unwrap()
             .stdout,
     );
-    assert!(e.contains("line 4") && e.contains("fields"), "{e}");
+    assert!(
+        e.contains("line 4: 9 field(s), but the header has 8"),
+        "{e}"
+    );
     assert!(!e.contains("truncate_ragged_lines"), "{e}");
     let dup = tiny_variant(
         "inputs-dup",
@@ -256,4 +259,63 @@ family = "round-robin"
     let bad = body.replace("d2 = 1.0", "d3 = 1.0");
     let e = run_exp(&dir, "perds-missing", &bad);
     assert!(e.contains("parameter 'epsilon'") && e.contains("d2"), "{e}");
+}
+
+#[test]
+fn damaged_results_folders_name_the_file_and_what_to_do() {
+    let dir = scratch("inputs-results");
+    let exp = experiment(&dir, "r", &format!("{}{ONE_POLICY}", world("[3]", "0.5")));
+    let out = dir.join("out");
+    run_ok(&[
+        "run",
+        exp.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+    ]);
+    // A runs.parquet of another schema: the report names the file and the column.
+    let other = dir.join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::copy(out.join("trajectories.parquet"), other.join("runs.parquet")).unwrap();
+    let e = fails(&["report", other.to_str().unwrap()]);
+    assert!(e.contains("runs.parquet") && e.contains("no column"), "{e}");
+    // A truncated lock file blocks a resume with advice.
+    let lock = out.join("experiment.lock.toml");
+    let text = std::fs::read_to_string(&lock).unwrap();
+    std::fs::write(&lock, &text[..text.len() / 3]).unwrap();
+    let e = fails(&[
+        "run",
+        exp.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+    ]);
+    assert!(
+        e.contains("experiment.lock.toml") && e.contains("delete this file"),
+        "{e}"
+    );
+    // A garbage part file blocks a resume with advice; deleting it lets the run finish.
+    std::fs::write(&lock, text).unwrap();
+    let part = out.join("parts").join("runs-000099.parquet");
+    std::fs::create_dir_all(part.parent().unwrap()).unwrap();
+    std::fs::write(&part, b"not parquet").unwrap();
+    let e = fails(&[
+        "run",
+        exp.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+    ]);
+    assert!(
+        e.contains("runs-000099.parquet") && e.contains("delete it"),
+        "{e}"
+    );
+    std::fs::remove_file(&part).unwrap();
+    run_ok(&[
+        "run",
+        exp.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+    ]);
 }

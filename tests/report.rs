@@ -97,7 +97,7 @@ fn scores_csv_report_writes_the_contract_files_with_golden_values() {
     let mut lines = summary.lines();
     assert_eq!(
         lines.next().unwrap(),
-        "policy,n,mean_rank,sd_rank,ci_low,ci_high,ci_kind,mean_score"
+        "policy,n,mean_rank,sd_rank,ci_low,ci_high,ci_kind,mean_score,cells,found_nothing"
     );
     let mut last = 0.0;
     for line in lines {
@@ -260,11 +260,34 @@ epsilon = [0.1, 0.5]
         results.to_str().unwrap(),
         "--quiet",
     ]);
+    // The default unit is the dataset: 2 datasets (d1, d2), each the mean over its run, the 2
+    // budgets and 3 repetitions, independent of each other.
     let o = run_ok(&["report", results.to_str().unwrap(), "--per-budget"]);
     let out = results.join("report");
     let t = json(&out.join("tests.json"));
+    assert_eq!(t["n_units"], 2, "2 datasets");
+    assert_eq!(t["options"]["unit"], "dataset");
+    assert_eq!(t["units"]["independent"], true);
+    assert_eq!(t["units"]["cells_per_score"][0], 6);
+    let md = read(&out.join("report.md"));
+    assert!(
+        md.contains("Unit = dataset: 2 units from 2 dataset(s)"),
+        "{md}"
+    );
+    // (task, budget) units are available and labelled as not independent.
+    let tb = results.join("tb");
+    run_ok(&[
+        "report",
+        results.to_str().unwrap(),
+        "--unit",
+        "task-budget",
+        "--out",
+        tb.to_str().unwrap(),
+    ]);
+    let t = json(&tb.join("tests.json"));
     assert_eq!(t["n_units"], 4, "2 tasks x 2 budgets");
-    assert_eq!(t["options"]["unit"], "task-budget");
+    assert_eq!(t["units"]["independent"], false);
+    assert!(read(&tb.join("report.md")).contains("not independent"));
     let boxes = read(&out.join("rank_boxplots.svg"));
     assert!(
         boxes.contains("budget 6 s\n") && boxes.contains("budget 12 s\n"),
@@ -296,10 +319,10 @@ epsilon = [0.1, 0.5]
         1 + 4 * 51,
         "4 policies x 51 grid points"
     );
-    // Per-budget sub-reports use tasks as units.
+    // Per-budget sub-reports keep the unit.
     let sub = json(&out.join("budget-6").join("tests.json"));
     assert_eq!(sub["n_units"], 2);
-    assert_eq!(sub["options"]["unit"], "task");
+    assert_eq!(sub["options"]["unit"], "dataset");
     assert!(String::from_utf8_lossy(&o.stdout).contains("Friedman"));
     // Every cell as a unit: 2 tasks x 2 budgets x 3 repetitions.
     let cells = results.join("per-cell");
@@ -314,4 +337,87 @@ epsilon = [0.1, 0.5]
     let t = json(&cells.join("tests.json"));
     assert_eq!(t["n_units"], 12);
     assert_eq!(t["options"]["unit"], "task-budget-repetition");
+}
+
+#[test]
+fn cells_that_found_nothing_are_counted_and_scored_by_the_named_rule() {
+    // Budget 1 s, slice 0.5 s: arm a of d1 reveals its first evaluation at 2 s, so a policy
+    // that starts on it finds nothing in some cells; every count is reported.
+    let dir = scratch("report-found-nothing");
+    let exp = experiment(
+        &dir,
+        "fn",
+        r#"seed = 5
+repetitions = 4
+[world]
+kind = "time-sliced"
+budgets = [1.0, 4.0]
+slice = 0.5
+[[policies]]
+family = "round-robin"
+[[policies]]
+family = "random"
+"#,
+    );
+    let results = dir.join("results");
+    run_ok(&[
+        "run",
+        exp.to_str().unwrap(),
+        "--out",
+        results.to_str().unwrap(),
+        "--quiet",
+    ]);
+    let res = banditbench::results::read_results(&results).unwrap();
+    let nothing = |p: &str| {
+        res.runs
+            .iter()
+            .filter(|r| r.policy == p && r.best_score.is_nan())
+            .count()
+    };
+    let rr = nothing("round-robin");
+    assert!(
+        rr > 0,
+        "round-robin starts on arm a of d1 and finds nothing at budget 1"
+    );
+    run_ok(&["report", results.to_str().unwrap()]);
+    let t = json(&results.join("report").join("tests.json"));
+    assert_eq!(t["units"]["found_nothing_rule"], "worst");
+    assert_eq!(
+        t["units"]["found_nothing"]["round-robin"]["found_nothing"],
+        rr as u64
+    );
+    assert_eq!(t["units"]["found_nothing"]["round-robin"]["cells"], 16);
+    let summary = read(&results.join("report").join("summary.csv"));
+    assert!(
+        summary
+            .lines()
+            .next()
+            .unwrap()
+            .ends_with(",cells,found_nothing")
+    );
+    let row = summary
+        .lines()
+        .find(|l| l.starts_with("round-robin,"))
+        .unwrap();
+    assert!(row.ends_with(&format!(",16,{rr}")), "{row}");
+    assert!(
+        read(&results.join("report").join("report.md"))
+            .contains(&format!("round-robin: {rr} of 16 cells found nothing"))
+    );
+    // drop: the same counts, other means.
+    let d = results.join("drop");
+    run_ok(&[
+        "report",
+        results.to_str().unwrap(),
+        "--found-nothing",
+        "drop",
+        "--out",
+        d.to_str().unwrap(),
+    ]);
+    let t2 = json(&d.join("tests.json"));
+    assert_eq!(t2["units"]["found_nothing_rule"], "drop");
+    assert_eq!(
+        t2["units"]["found_nothing"]["round-robin"]["found_nothing"],
+        rr as u64
+    );
 }

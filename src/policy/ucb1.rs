@@ -239,6 +239,7 @@ mod tests {
     ///   index_1 = 0.05 + c = 1.844123, so arm 0;
     /// - log_t = round (the ER-UCB authors' code, round 6): c = sqrt(2 ln 6) = 1.893019;
     ///   index_0 = 0.95 + c/2 = 1.896510 < index_1 = 0.05 + c = 1.943019, so arm 1.
+    ///
     /// The whole sequences were computed independently (a 10-line Python loop).
     #[test]
     fn c_ucb_log_conventions_give_the_hand_computed_sequences() {

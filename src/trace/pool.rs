@@ -424,8 +424,9 @@ pub fn load_pool(dir: &Path, allow_incomplete: bool) -> Result<Pool> {
 
     // Curves.
     let files = curve_files(dir)?;
-    let mut by_task: BTreeMap<(String, i64), Vec<Option<Vec<(u32, f32, f32, f32, Status)>>>> =
-        BTreeMap::new();
+    // (unit, score, test score, cost, status) rows of each configuration of each task.
+    type Units = Vec<(u32, f32, f32, f32, Status)>;
+    let mut by_task: BTreeMap<(String, i64), Vec<Option<Units>>> = BTreeMap::new();
     let mut hash = fnv1a64(&std::fs::read(&manifest_path)?);
     hash = fnv1a64(&[hash.to_le_bytes().as_slice(), &std::fs::read(&cfg_path)?].concat());
     for f in &files {
@@ -457,11 +458,10 @@ pub fn load_pool(dir: &Path, allow_incomplete: bool) -> Result<Pool> {
                     manifest.units
                 );
             }
-            let st = match status.get(i).unwrap_or("ok") {
-                s => Status::parse(s).ok_or_else(|| {
-                    anyhow::anyhow!("{at}: unknown status '{s}'; allowed: ok, failed, timeout")
-                })?,
-            };
+            let s = status.get(i).unwrap_or("ok");
+            let st = Status::parse(s).ok_or_else(|| {
+                anyhow::anyhow!("{at}: unknown status '{s}'; allowed: ok, failed, timeout")
+            })?;
             let sc = score.get(i).unwrap_or(f32::NAN);
             if st == Status::Ok && !sc.is_finite() {
                 bail!("{at}: an ok unit needs a finite score");
@@ -545,6 +545,13 @@ pub fn load_pool(dir: &Path, allow_incomplete: bool) -> Result<Pool> {
     }
     if tasks.is_empty() {
         bail!("{}: the curves hold no rows", dir.display());
+    }
+    if !manifest.complete && !allow_incomplete {
+        bail!(
+            "{}: the pool's manifest says complete = false (a recording in progress: {} tasks so far); pass --allow-incomplete to use it anyway",
+            dir.display(),
+            tasks.len()
+        );
     }
     if missing > 0 {
         if manifest.complete {
@@ -684,7 +691,7 @@ pub fn describe(pool: &Pool) -> String {
         .max(7);
     let _ = writeln!(
         s,
-        "\n   {:<width$}  {:>7}  {:>8}  {:>6}  {:>8}  {:>10}  {:>23}  {:>23}  {}",
+        "\n   {:<width$}  {:>7}  {:>8}  {:>6}  {:>8}  {:>10}  {:>23}  {:>23}  unit",
         "learner",
         "configs",
         "curves",
@@ -693,7 +700,6 @@ pub fn describe(pool: &Pool) -> String {
         "neighbours",
         "final score (min/med/max)",
         "best score (min/med/max)",
-        "unit"
     );
     for (li, l) in m.learners.iter().enumerate() {
         let idx: Vec<usize> = (0..pool.configs.len())
