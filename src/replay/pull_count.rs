@@ -219,6 +219,8 @@ mod tests {
         assert!(obs.exhausted);
         assert_eq!(obs.reward, None);
         assert_eq!(w.ledger().used, 2.0);
+        assert_eq!(w.ledger().exhausted_pulls, 1);
+        assert_eq!(w.ledger().exhausted_budget, 1.0);
         let mut w = PullCount::new(&t, cfg(Order::Recorded, false, Exhausted::Resample), 1.0, 1);
         w.pull(0);
         let obs = w.pull(0);

@@ -215,6 +215,10 @@ mod tests {
         assert!(obs.revealed.is_empty());
         assert_eq!(obs.reward, Some(0.3));
         assert_eq!(w.ledger().used, 20.0);
+        // The trace ends at 1 s: 9 s of the first slice and all 10 s of the second bought
+        // nothing; one pull started on an exhausted arm.
+        assert_eq!(w.ledger().exhausted_pulls, 1);
+        assert!((w.ledger().exhausted_budget - 19.0).abs() < 1e-12);
     }
 
     #[test]
