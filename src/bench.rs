@@ -107,7 +107,9 @@ pub fn measure_ucb1(
             exhausted: Exhausted::Resample,
             arms: Vec::new(),
         },
-        WorldKind::Synthetic => anyhow::bail!("the synthetic world is not benchmarked"),
+        WorldKind::Synthetic | WorldKind::Pool => {
+            anyhow::bail!("the {} world is not benchmarked here", kind.as_str())
+        }
     };
     let exp = bench_experiment(ts, world)?;
     let t0 = Instant::now();

@@ -165,6 +165,9 @@ pub fn run_cell(
             );
             replay_in(&mut w, p, cfg, &mut rng, Overhead::None, sign, steps_ref)?
         }
+        WorldKind::Pool => bail!(
+            "the pool world is not run from experiment files yet (it has its own driver: replay::pool)"
+        ),
         WorldKind::Synthetic => {
             let dists = exp.world.arms.iter().map(|(_, d)| *d).collect();
             let mut w = Synthetic::new(task, dists, budget_abs as u64, world_seed);
@@ -243,7 +246,14 @@ pub fn drive<W: World>(
             }
         }
         let t0 = (overhead == Overhead::Measured).then(Instant::now);
-        let Action::Pull(arm) = policy.decide(&world.view(), rng);
+        let arm = match policy.decide(&world.view(), rng) {
+            Action::Pull(arm) => arm,
+            other => bail!(
+                "policy {} asked for {other:?}, which the {} world does not offer (drawing and mutating configurations needs the pool world)",
+                cfg.id(),
+                world.kind().as_str()
+            ),
+        };
         if let Overhead::PerFit(s) = overhead {
             let fits = policy.take_fits();
             if fits > 0 {

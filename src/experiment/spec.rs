@@ -158,6 +158,7 @@ impl WorldSetup {
                     Exhausted::Stop => "stop",
                 }
             ),
+            WorldKind::Pool => format!("pool, budgets {:?} {}", self.budgets, self.unit.as_str()),
             WorldKind::Synthetic => format!(
                 "synthetic, budgets {:?} pulls, arms {}",
                 self.budgets,
@@ -268,6 +269,9 @@ fn resolve_world(file: &Path, w: &WorldSpec) -> Result<WorldSetup> {
         only("arms", w.arms.is_some(), "synthetic")?;
     }
     match kind {
+        WorldKind::Pool => bail!(
+            "{at}: key 'world.kind' is 'pool', which experiment files cannot run yet; allowed: time-sliced, pull-count, synthetic"
+        ),
         WorldKind::TimeSliced => {
             only("order", w.order.is_some(), "pull-count")?;
             only(

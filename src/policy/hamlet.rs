@@ -317,6 +317,7 @@ mod tests {
             used,
             slice: 10.0,
             kind: WorldKind::TimeSliced,
+            pool: None,
         }
     }
 
@@ -388,7 +389,9 @@ mod tests {
         let mut rng = Rng::new(3);
         let mut c = [0usize; 3];
         for _ in 0..30000 {
-            let Action::Pull(a) = p.decide(&view(&[4, 4, 4], &clock, 12.0, 20.0), &mut rng);
+            let Action::Pull(a) = p.decide(&view(&[4, 4, 4], &clock, 12.0, 20.0), &mut rng) else {
+                panic!("a learner-level policy only pulls")
+            };
             c[a] += 1;
         }
         // best: 0.4 + 0.3/3 = 0.5; runner-up: 0.3 + 0.1 = 0.4; worst: 0.1.
@@ -471,7 +474,9 @@ mod tests {
         let mut got = Vec::new();
         for _ in 0..4 {
             let v = view(&[0, 0], &clock, 0.0, 100.0);
-            let Action::Pull(a) = p.decide(&v, &mut rng);
+            let Action::Pull(a) = p.decide(&v, &mut rng) else {
+                panic!("a learner-level policy only pulls")
+            };
             got.push(a);
             // Reveal nothing: no points before the first ok evaluation.
             p.observe(&Observation {

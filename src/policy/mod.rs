@@ -10,6 +10,7 @@ mod bestk;
 mod epsilon_greedy;
 mod erucb;
 mod hamlet;
+mod hyperband;
 mod random;
 mod round_robin;
 mod softmax;
@@ -24,10 +25,19 @@ use anyhow::{Result, bail};
 use crate::replay::{Observation, View, WorldKind};
 use crate::rng::Rng;
 
-/// What a policy asks the world to do. An enum so configuration-level policies can add actions.
+/// What a policy asks the world to do.
+///
+/// Learner-level worlds (time-sliced, pull-count, synthetic) have a fixed set of arms and offer
+/// only `Pull`. The pool world's arms are configurations that appear during a cell: `Draw` adds a
+/// fresh configuration (seeded, without replacement) and trains its first unit, `Mutate(arm)` adds
+/// an unevaluated grid neighbour of `arm` and trains its first unit, `Pull(arm)` trains `arm` one
+/// more unit. A new arm's id is the number of arms before it; the policy learns it from the
+/// observation that follows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Action {
     Pull(usize),
+    Draw,
+    Mutate(usize),
 }
 
 pub trait Policy: Send {
@@ -276,6 +286,9 @@ static REGISTRY: LazyLock<Vec<Family>> = LazyLock::new(|| {
         hamlet::family_eps(),
         hamlet::family_decay(),
         hamlet::family_ucb(),
+        hyperband::family_random_search(),
+        hyperband::family_successive_halving(),
+        hyperband::family_hyperband(),
     ]
 });
 
@@ -519,6 +532,7 @@ pub(crate) mod testing {
             used: pulls.iter().sum::<u64>() as f64,
             slice: 1.0,
             kind: WorldKind::PullCount,
+            pool: None,
         }
     }
 

@@ -70,7 +70,9 @@ mod tests {
         assert_eq!(first, [0, 1, 2, 3].map(Action::Pull).to_vec());
         let mut counts = [0usize; 4];
         for _ in 0..4000 {
-            let Action::Pull(a) = p.decide(&v, &mut rng);
+            let Action::Pull(a) = p.decide(&v, &mut rng) else {
+                panic!("a learner-level policy only pulls")
+            };
             counts[a] += 1;
         }
         assert!(

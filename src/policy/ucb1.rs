@@ -213,7 +213,9 @@ mod tests {
         let mut rng = Rng::new(5);
         let mut seen = [false; 3];
         for _ in 0..100 {
-            let Action::Pull(a) = p.decide(&testing::view(&[0, 0, 0], &z), &mut rng);
+            let Action::Pull(a) = p.decide(&testing::view(&[0, 0, 0], &z), &mut rng) else {
+                panic!("a learner-level policy only pulls")
+            };
             seen[a] = true;
         }
         assert_eq!(seen, [true; 3]);
@@ -251,7 +253,9 @@ mod tests {
             let mut rng = Rng::new(1);
             let mut seq = Vec::new();
             for _ in 0..12 {
-                let Action::Pull(a) = p.decide(&testing::view(&pulls, &z), &mut rng);
+                let Action::Pull(a) = p.decide(&testing::view(&pulls, &z), &mut rng) else {
+                    panic!("a learner-level policy only pulls")
+                };
                 p.observe(&testing::obs(a, Some(rewards[a])));
                 pulls[a] += 1;
                 seq.push(a);
@@ -273,7 +277,9 @@ mod tests {
         let mut rng = Rng::new(7);
         let mut pulls = vec![0u64; 3];
         for expect in 0..3 {
-            let Action::Pull(a) = p.decide(&testing::view(&pulls, &z), &mut rng);
+            let Action::Pull(a) = p.decide(&testing::view(&pulls, &z), &mut rng) else {
+                panic!("a learner-level policy only pulls")
+            };
             assert_eq!(a, expect);
             p.observe(&testing::obs(a, Some(0.5)));
             pulls[a] += 1;

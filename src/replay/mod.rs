@@ -15,6 +15,7 @@
 //!
 //! Policies that average rewards count a `None` as a pull without a reward.
 
+pub mod pool;
 mod pull_count;
 mod synthetic;
 mod time_sliced;
@@ -31,6 +32,9 @@ pub enum WorldKind {
     TimeSliced,
     PullCount,
     Synthetic,
+    /// Configuration level: arms are configurations of a recorded pool, drawn, trained unit by
+    /// unit and mutated (`replay::pool`).
+    Pool,
 }
 
 impl WorldKind {
@@ -39,9 +43,11 @@ impl WorldKind {
             WorldKind::TimeSliced => "time-sliced",
             WorldKind::PullCount => "pull-count",
             WorldKind::Synthetic => "synthetic",
+            WorldKind::Pool => "pool",
         }
     }
 
+    /// The learner-level worlds (a fixed set of arms, `Action::Pull` only).
     pub const ALL: [WorldKind; 3] = [
         WorldKind::TimeSliced,
         WorldKind::PullCount,
@@ -89,9 +95,26 @@ pub struct View<'a> {
     pub budget: f64,
     /// Budget used so far, including charged overhead.
     pub used: f64,
-    /// The slice length in seconds (time-sliced), 1 pull (pull-count).
+    /// The slice length in seconds (time-sliced), 1 pull (pull-count), 1 unit (pool).
     pub slice: f64,
     pub kind: WorldKind,
+    /// What the pool world adds; `None` in learner-level worlds.
+    pub pool: Option<PoolView<'a>>,
+}
+
+/// The pool world's part of a view.
+#[derive(Clone, Copy, Debug)]
+pub struct PoolView<'a> {
+    /// Fidelity units in a full curve.
+    pub units: u32,
+    /// Configurations not yet drawn.
+    pub undrawn: usize,
+    /// Per arm: the score (reward orientation) after its last trained unit, `-inf` if none.
+    pub last: &'a [f64],
+    /// Per arm: its curve has ended (fully trained, or failed).
+    pub done: &'a [bool],
+    /// Per arm: its configuration's index in the pool.
+    pub config: &'a [u32],
 }
 
 impl View<'_> {
@@ -238,6 +261,7 @@ pub trait World {
             used: l.used,
             slice: self.slice(),
             kind: self.kind(),
+            pool: None,
         }
     }
 }

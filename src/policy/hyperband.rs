@@ -1,0 +1,388 @@
+//! Configuration-level baselines in the pool world: random search, successive halving, Hyperband.
+//!
+//! - `random-search` (Bergstra & Bengio 2012, "Random Search for Hyper-Parameter Optimization",
+//!   JMLR 13): draw a configuration, train it to full fidelity (`units` of the pool), repeat.
+//! - `successive-halving` (Jamieson & Talwalkar 2016, "Non-stochastic Best Arm Identification and
+//!   Hyperparameter Optimization", AISTATS; as the inner loop of Li et al. 2018, Algorithm 1):
+//!   draw n configurations, train each to r_0 = `r_min` units, keep the best ⌊n_i/η⌋ by the score
+//!   at their last trained unit, train those to r_{i+1} = η r_i, …, until one remains or r reaches
+//!   R; then start again with n fresh configurations.
+//! - `hyperband` (Li, Jamieson, DeSalvo, Rostamizadeh & Talwalkar 2018, "Hyperband: A Novel
+//!   Bandit-Based Approach to Hyperparameter Optimization", JMLR 18, Algorithm 1): with
+//!   s_max = ⌊log_η(R / r_min)⌋, brackets s = s_max, …, 0, each successive halving with
+//!   n = ⌈(s_max + 1) η^s / (s + 1)⌉ configurations and r = R η^(−s) units (in multiples of r_min,
+//!   rounded to whole units); the sequence of brackets repeats until the budget ends.
+//!
+//! Training is incremental, as the pool records one curve per configuration: promoting a
+//! configuration from r_i to r_{i+1} units trains its units r_i + 1 … r_{i+1} (the paper's
+//! "resume" variant; no unit is paid for twice). `R = 0` means the pool's full curve length.
+//! Ranking ties go to the earlier-drawn arm.
+
+use super::{Action, Family, Kind, ParamDef, Params, Policy, Value};
+use crate::replay::{Observation, View, WorldKind};
+use crate::rng::Rng;
+
+const WORLDS: &[WorldKind] = &[WorldKind::Pool];
+
+pub fn family_random_search() -> Family {
+    Family {
+        name: "random-search",
+        summary: "draw a configuration, train it to full fidelity, repeat",
+        source: "Bergstra & Bengio 2012, 'Random Search for Hyper-Parameter Optimization', JMLR 13",
+        worlds: WORLDS,
+        params: vec![],
+        build: |_: &Params, _| Box::new(RandomSearch { current: None }),
+    }
+}
+
+fn eta_param() -> ParamDef {
+    ParamDef {
+        name: "eta",
+        kind: Kind::Int { min: 2, max: 100 },
+        default: Value::Int(3),
+        doc: "the halving rate: keep 1/eta of the configurations at each rung (the paper's default 3)",
+    }
+}
+
+fn r_params() -> Vec<ParamDef> {
+    vec![
+        ParamDef {
+            name: "r_max",
+            kind: Kind::Int {
+                min: 0,
+                max: 100_000,
+            },
+            default: Value::Int(0),
+            doc: "R, the most units one configuration is trained (0: the pool's full curve)",
+        },
+        ParamDef {
+            name: "r_min",
+            kind: Kind::Int {
+                min: 1,
+                max: 100_000,
+            },
+            default: Value::Int(1),
+            doc: "the minimum resource: units at the first rung",
+        },
+    ]
+}
+
+pub fn family_successive_halving() -> Family {
+    let mut params = vec![
+        ParamDef {
+            name: "n",
+            kind: Kind::Int {
+                min: 1,
+                max: 1_000_000,
+            },
+            default: Value::Int(27),
+            doc: "configurations drawn at the start of each round",
+        },
+        eta_param(),
+    ];
+    params.extend(r_params());
+    Family {
+        name: "successive-halving",
+        summary: "train n configurations r_min units, keep the best 1/eta, multiply their units by eta, repeat",
+        source: "Jamieson & Talwalkar 2016, 'Non-stochastic Best Arm Identification and Hyperparameter Optimization', AISTATS (the SuccessiveHalving inner loop of Li et al. 2018, Alg. 1)",
+        worlds: WORLDS,
+        params,
+        build: |p: &Params, _| {
+            Box::new(Halving::new(
+                Plan::Single {
+                    n: p.int("n") as usize,
+                },
+                p.int("eta") as u32,
+                p.int("r_max") as u32,
+                p.int("r_min") as u32,
+            ))
+        },
+    }
+}
+
+pub fn family_hyperband() -> Family {
+    let mut params = vec![eta_param()];
+    params.extend(r_params());
+    Family {
+        name: "hyperband",
+        summary: "successive halving over brackets that trade many short against few long trainings",
+        source: "Li, Jamieson, DeSalvo, Rostamizadeh & Talwalkar 2018, 'Hyperband: A Novel Bandit-Based Approach to Hyperparameter Optimization', JMLR 18, Algorithm 1",
+        worlds: WORLDS,
+        params,
+        build: |p: &Params, _| {
+            Box::new(Halving::new(
+                Plan::Hyperband,
+                p.int("eta") as u32,
+                p.int("r_max") as u32,
+                p.int("r_min") as u32,
+            ))
+        },
+    }
+}
+
+pub struct RandomSearch {
+    current: Option<usize>,
+}
+
+impl Policy for RandomSearch {
+    fn decide(&mut self, view: &View<'_>, _rng: &mut Rng) -> Action {
+        match (self.current, view.pool) {
+            (Some(a), Some(p)) if !p.done[a] => Action::Pull(a),
+            _ => Action::Draw,
+        }
+    }
+
+    fn observe(&mut self, obs: &Observation<'_>) {
+        self.current = Some(obs.arm);
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Plan {
+    Single { n: usize },
+    Hyperband,
+}
+
+/// One successive-halving bracket in progress.
+#[derive(Clone, Debug)]
+struct Bracket {
+    /// (configurations, units) per rung.
+    rungs: Vec<(usize, u32)>,
+    rung: usize,
+    to_draw: usize,
+    members: Vec<usize>,
+}
+
+pub struct Halving {
+    plan: Plan,
+    eta: u32,
+    r_max: u32,
+    r_min: u32,
+    /// Brackets of one Hyperband iteration (s = s_max … 0), or the single SH round.
+    brackets: Vec<Vec<(usize, u32)>>,
+    next_bracket: usize,
+    current: Option<Bracket>,
+    known: usize,
+}
+
+impl Halving {
+    fn new(plan: Plan, eta: u32, r_max: u32, r_min: u32) -> Self {
+        Halving {
+            plan,
+            eta,
+            r_max,
+            r_min,
+            brackets: Vec::new(),
+            next_bracket: 0,
+            current: None,
+            known: 0,
+        }
+    }
+
+    /// The rungs of every bracket for a pool whose curves have `units` units.
+    fn plan_brackets(&mut self, units: u32) {
+        let r_max = if self.r_max == 0 {
+            units
+        } else {
+            self.r_max.min(units)
+        };
+        let r_min = self.r_min.min(r_max).max(1);
+        let eta = self.eta;
+        // s_max = floor(log_eta(R / r_min)), computed in integers.
+        let mut s_max = 0u32;
+        while u64::from(r_min) * u64::from(eta).pow(s_max + 1) <= u64::from(r_max) {
+            s_max += 1;
+        }
+        let rungs = |n: usize, s: u32| -> Vec<(usize, u32)> {
+            // r = R eta^-s, in whole units (at least r_min); rung i: n_i = floor(n / eta^i),
+            // r_i = r eta^i (the last rung trains to R).
+            let r = (f64::from(r_max) / f64::from(eta).powi(s as i32))
+                .round()
+                .max(f64::from(r_min)) as u32;
+            (0..=s)
+                .map(|i| {
+                    let n_i = (n / (eta as usize).pow(i)).max(1);
+                    let r_i = if i == s {
+                        r_max
+                    } else {
+                        (r * eta.pow(i)).min(r_max)
+                    };
+                    (n_i, r_i)
+                })
+                .collect()
+        };
+        self.brackets = match self.plan {
+            Plan::Single { n } => vec![rungs(n, s_max)],
+            Plan::Hyperband => (0..=s_max)
+                .rev()
+                .map(|s| {
+                    let n = ((s_max + 1) as f64 * f64::from(eta).powi(s as i32) / f64::from(s + 1))
+                        .ceil() as usize;
+                    rungs(n, s)
+                })
+                .collect(),
+        };
+    }
+
+    fn start_bracket(&mut self) {
+        let rungs = self.brackets[self.next_bracket].clone();
+        self.next_bracket = (self.next_bracket + 1) % self.brackets.len();
+        self.current = Some(Bracket {
+            to_draw: rungs[0].0,
+            rungs,
+            rung: 0,
+            members: Vec::new(),
+        });
+    }
+}
+
+impl Policy for Halving {
+    fn decide(&mut self, view: &View<'_>, _rng: &mut Rng) -> Action {
+        let Some(pool) = view.pool else {
+            return Action::Draw;
+        };
+        if self.brackets.is_empty() {
+            self.plan_brackets(pool.units);
+        }
+        // Each pass either returns an action or moves the plan forward (a rung or a bracket);
+        // a whole cycle of brackets with nothing to do falls back to the best unfinished arm.
+        for _ in 0..4 * (self.brackets.len() + 1) * 64 {
+            if self.current.is_none() {
+                self.start_bracket();
+            }
+            let b = self.current.as_mut().expect("started");
+            if b.to_draw > 0 {
+                if pool.undrawn > 0 {
+                    return Action::Draw;
+                }
+                b.to_draw = 0;
+            }
+            let target = b.rungs[b.rung].1;
+            if let Some(&a) = b
+                .members
+                .iter()
+                .find(|&&a| view.pulls[a] < u64::from(target) && !pool.done[a])
+            {
+                return Action::Pull(a);
+            }
+            // The rung is complete: promote the best floor(n_i / eta) by their last score.
+            if b.rung + 1 < b.rungs.len() && !b.members.is_empty() {
+                let keep = b.rungs[b.rung + 1].0.min(b.members.len());
+                let mut ranked = b.members.clone();
+                ranked.sort_by(|&x, &y| pool.last[y].total_cmp(&pool.last[x]).then(x.cmp(&y)));
+                ranked.truncate(keep);
+                ranked.sort_unstable();
+                b.members = ranked;
+                b.rung += 1;
+            } else {
+                self.current = None;
+            }
+        }
+        // Nothing planned can run (the pool ran out of configurations): train the best
+        // unfinished arm, so the budget is not wasted.
+        let best = (0..view.n_arms)
+            .filter(|&a| !pool.done[a])
+            .max_by(|&x, &y| pool.last[x].total_cmp(&pool.last[y]).then(y.cmp(&x)));
+        match best {
+            Some(a) => Action::Pull(a),
+            None => Action::Draw,
+        }
+    }
+
+    fn observe(&mut self, obs: &Observation<'_>) {
+        if obs.arm >= self.known {
+            self.known = obs.arm + 1;
+            if let Some(b) = self.current.as_mut() {
+                b.members.push(obs.arm);
+                b.to_draw = b.to_draw.saturating_sub(1);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::testing;
+    use crate::replay::pool::{PoolWorld, PoolWorldConfig, drive_pool, tests::hand_pool};
+
+    #[test]
+    fn hyperband_brackets_follow_the_papers_listing() {
+        // R = 9, eta = 3, r_min = 1: s_max = 2. Li et al. (2018), Algorithm 1:
+        //   s = 2: n = 9, r = 1: rungs (9, 1), (3, 3), (1, 9)
+        //   s = 1: n = ceil(3 * 3 / 2) = 5, r = 3: rungs (5, 3), (1, 9)
+        //   s = 0: n = 3, r = 9: rung (3, 9)
+        let mut h = Halving::new(Plan::Hyperband, 3, 0, 1);
+        h.plan_brackets(9);
+        assert_eq!(
+            h.brackets,
+            vec![
+                vec![(9, 1), (3, 3), (1, 9)],
+                vec![(5, 3), (1, 9)],
+                vec![(3, 9)]
+            ]
+        );
+        // R = 27 (the sklearn-grid pool): s_max = 3, brackets of 27, 12, 6 and 4 configurations.
+        let mut h = Halving::new(Plan::Hyperband, 3, 0, 1);
+        h.plan_brackets(27);
+        let n0: Vec<usize> = h.brackets.iter().map(|b| b[0].0).collect();
+        let r0: Vec<u32> = h.brackets.iter().map(|b| b[0].1).collect();
+        assert_eq!(n0, vec![27, 12, 6, 4]);
+        assert_eq!(r0, vec![1, 3, 9, 27]);
+    }
+
+    #[test]
+    fn hyperband_trains_and_promotes_on_a_hand_made_pool() {
+        // 20 configurations, 9 units; config i scores 0.01 i + 0.001 u, so the promoted arm of a
+        // rung is its member with the largest config. One Hyperband iteration costs
+        // 9·1 + 3·2 + 1·6 = 21, then 5·3 + 1·6 = 21, then 3·9 = 27 units: 69 in all, 17 draws.
+        let pool = hand_pool(20, 9, |i| {
+            (1..=9)
+                .map(|u| 0.01 * i as f32 + 0.001 * u as f32)
+                .collect()
+        });
+        let mut world = PoolWorld::new(
+            &pool,
+            &pool.tasks[0],
+            PoolWorldConfig::default(),
+            69.0,
+            1.0,
+            3,
+        );
+        let mut p = testing::build("hyperband", &[], 0);
+        let mut rng = Rng::new(1);
+        drive_pool(&mut world, p.as_mut(), "hyperband", &mut rng).unwrap();
+        assert_eq!(world.n_arms(), 17);
+        assert_eq!(world.ledger().used, 69.0);
+        let units: Vec<u64> = world.ledger().pulls.clone();
+        let cfg = world.arm_configs().to_vec();
+        // Bracket s = 2 (arms 0..9): units 9, 3, 3 for the three best configs, 1 for the rest.
+        let mut b1: Vec<(u32, u64)> = (0..9).map(|a| (cfg[a], units[a])).collect();
+        b1.sort();
+        let u1: Vec<u64> = b1.iter().rev().map(|x| x.1).collect();
+        assert_eq!(u1, vec![9, 3, 3, 1, 1, 1, 1, 1, 1]);
+        // Bracket s = 1 (arms 9..14): the best to 9 units, the rest at 3.
+        let mut b2: Vec<(u32, u64)> = (9..14).map(|a| (cfg[a], units[a])).collect();
+        b2.sort();
+        let u2: Vec<u64> = b2.iter().rev().map(|x| x.1).collect();
+        assert_eq!(u2, vec![9, 3, 3, 3, 3]);
+        // Bracket s = 0 (arms 14..17): all to 9 units.
+        assert_eq!(&units[14..17], &[9, 9, 9]);
+    }
+
+    #[test]
+    fn random_search_trains_each_draw_to_full_fidelity() {
+        let pool = hand_pool(5, 4, |i| vec![0.1 * i as f32; 4]);
+        let mut world = PoolWorld::new(
+            &pool,
+            &pool.tasks[0],
+            PoolWorldConfig::default(),
+            10.0,
+            1.0,
+            2,
+        );
+        let mut p = testing::build("random-search", &[], 0);
+        drive_pool(&mut world, p.as_mut(), "random-search", &mut Rng::new(1)).unwrap();
+        assert_eq!(world.ledger().pulls, vec![4, 4, 2]);
+    }
+}

@@ -1,0 +1,599 @@
+//! The pool world: configuration-level replay (D-TTTS, Hyperband, Mutant-UCB, CASH).
+//!
+//! Arms are configurations of a recorded pool (`trace::pool`), each with a learning curve of
+//! `units` fidelity units on the task being replayed. A policy acts with
+//! - `Draw`: a fresh configuration, drawn uniformly without replacement with the cell's seed,
+//!   becomes a new arm and trains its first unit;
+//! - `Mutate(arm)`: an undrawn grid neighbour of `arm`'s configuration (uniformly among them)
+//!   becomes a new arm and trains its first unit. Replay cannot inherit the parent's trained
+//!   weights, as Brégère & Keisler's mutants do: the mutant starts from unit 1 of its own curve.
+//!   When every neighbour is drawn already, the mutation falls back to a fresh draw (counted);
+//! - `Pull(arm)`: `arm` trains one more unit.
+//!
+//! Training unit u of an arm reveals that unit's recorded validation score and charges the
+//! budget: one unit (`budget_unit = units`) or the unit's recorded cost (`seconds`). A failed or
+//! timed-out unit reveals nothing and ends the curve. Pulling an arm whose curve has ended is a
+//! wasted decision: it reveals nothing and charges one unit (or, in seconds, the arm's last unit's
+//! cost), and is counted as an exhausted pull.
+//!
+//! The incumbent (anytime curves) is named: `best-seen` (the best unit score revealed so far) or
+//! `last` (the best score any arm shows at its last trained unit). The recommendation at the end is
+//! named separately: `best-seen`, `last`, or `mean-of-units` (the arm with the best mean over its
+//! trained units, Mutant-UCB's choice), each with the test score of the same unit.
+
+use super::{Incumbent, Ledger, Observation, PoolView, View, WorldKind};
+use crate::policy::Action;
+use crate::rng::Rng;
+use crate::trace::Status;
+use crate::trace::pool::{Pool, PoolTask};
+
+/// What the budget counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PoolBudget {
+    /// Fidelity units trained.
+    Units,
+    /// Seconds of recorded training cost.
+    Seconds,
+}
+
+/// Which score is the incumbent while a cell runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IncumbentRule {
+    BestSeen,
+    Last,
+}
+
+/// Which configuration a cell recommends at its end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Recommendation {
+    BestSeen,
+    Last,
+    MeanOfUnits,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PoolWorldConfig {
+    pub budget_unit: PoolBudget,
+    pub incumbent: IncumbentRule,
+    pub recommendation: Recommendation,
+    /// At most this many arms (draws and mutations); `None`: no cap.
+    pub max_arms: Option<usize>,
+}
+
+impl Default for PoolWorldConfig {
+    fn default() -> Self {
+        PoolWorldConfig {
+            budget_unit: PoolBudget::Units,
+            incumbent: IncumbentRule::BestSeen,
+            recommendation: Recommendation::BestSeen,
+            max_arms: None,
+        }
+    }
+}
+
+/// The configuration a cell recommends: its arm, configuration index, the unit whose scores are
+/// reported, and the validation and test scores there (trace orientation).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Recommended {
+    pub arm: usize,
+    pub config: u32,
+    pub unit: u32,
+    pub score: f64,
+    pub test_score: f64,
+}
+
+pub struct PoolWorld<'a> {
+    pool: &'a Pool,
+    task: &'a PoolTask,
+    cfg: PoolWorldConfig,
+    sign: f64,
+    rng: Rng,
+    /// Configurations in draw order (a seeded permutation), consumed from `next`.
+    order: Vec<u32>,
+    next: usize,
+    drawn: Vec<bool>,
+    undrawn: usize,
+    ledger: Ledger,
+    last: Vec<f64>,
+    done: Vec<bool>,
+    config: Vec<u32>,
+    /// Per arm: the sum of its ok unit rewards and their count (for `mean-of-units`).
+    sums: Vec<(f64, u32)>,
+    best_seen: Option<(usize, u32, f64)>,
+    pub draws: u64,
+    pub mutations: u64,
+    pub mutation_fallbacks: u64,
+}
+
+impl<'a> PoolWorld<'a> {
+    /// A world on `task` of `pool` with `budget` (in `cfg.budget_unit`); `sign` is +1 when higher
+    /// scores are better, −1 otherwise; `seed` orders the draws.
+    pub fn new(
+        pool: &'a Pool,
+        task: &'a PoolTask,
+        cfg: PoolWorldConfig,
+        budget: f64,
+        sign: f64,
+        seed: u64,
+    ) -> Self {
+        let mut rng = Rng::new(seed);
+        let mut order: Vec<u32> = (0..pool.configs.len() as u32)
+            .filter(|&c| !task.curves[c as usize].is_empty())
+            .collect();
+        rng.shuffle(&mut order);
+        let undrawn = order.len();
+        PoolWorld {
+            pool,
+            task,
+            cfg,
+            sign,
+            rng,
+            order,
+            next: 0,
+            drawn: vec![false; pool.configs.len()],
+            undrawn,
+            ledger: Ledger::new(0, budget),
+            last: Vec::new(),
+            done: Vec::new(),
+            config: Vec::new(),
+            sums: Vec::new(),
+            best_seen: None,
+            draws: 0,
+            mutations: 0,
+            mutation_fallbacks: 0,
+        }
+    }
+
+    pub fn ledger(&self) -> &Ledger {
+        &self.ledger
+    }
+
+    pub fn n_arms(&self) -> usize {
+        self.config.len()
+    }
+
+    /// The configuration (index into `pool.configs`) of each arm.
+    pub fn arm_configs(&self) -> &[u32] {
+        &self.config
+    }
+
+    /// No budget is left, or nothing is left to train.
+    pub fn done(&self) -> bool {
+        self.ledger.used >= self.ledger.budget
+            || (self.undrawn == 0 && self.done.iter().all(|&d| d))
+    }
+
+    pub fn view(&self) -> View<'_> {
+        let l = &self.ledger;
+        View {
+            n_arms: self.config.len(),
+            step: l.decisions,
+            pulls: &l.pulls,
+            arm_clock: &l.arm_clock,
+            arm_best: &l.arm_best,
+            budget: l.budget,
+            used: l.used,
+            slice: 1.0,
+            kind: WorldKind::Pool,
+            pool: Some(PoolView {
+                units: self.pool.manifest.units,
+                undrawn: self.undrawn,
+                last: &self.last,
+                done: &self.done,
+                config: &self.config,
+            }),
+        }
+    }
+
+    fn add_arm(&mut self, c: u32) -> usize {
+        self.drawn[c as usize] = true;
+        self.undrawn -= 1;
+        let l = &mut self.ledger;
+        l.pulls.push(0);
+        l.arm_clock.push(0.0);
+        l.arm_best.push(f64::NEG_INFINITY);
+        l.arm_time_s.push(0.0);
+        self.last.push(f64::NEG_INFINITY);
+        self.done.push(false);
+        self.config.push(c);
+        self.sums.push((0.0, 0));
+        self.config.len() - 1
+    }
+
+    fn draw_fresh(&mut self) -> Option<usize> {
+        while self.next < self.order.len() {
+            let c = self.order[self.next];
+            self.next += 1;
+            if !self.drawn[c as usize] {
+                self.draws += 1;
+                return Some(self.add_arm(c));
+            }
+        }
+        None
+    }
+
+    /// Apply a policy's action; an action the world cannot take is an error in words.
+    pub fn apply(&mut self, action: Action) -> Result<Observation<'_>, String> {
+        let arm = match action {
+            Action::Pull(a) => {
+                if a >= self.config.len() {
+                    return Err(format!(
+                        "pulled arm {a}, but only {} arms exist",
+                        self.config.len()
+                    ));
+                }
+                a
+            }
+            Action::Draw | Action::Mutate(_) => {
+                if self.cfg.max_arms.is_some_and(|m| self.config.len() >= m) {
+                    return Err(format!(
+                        "asked for a new arm beyond the cap of {} live arms",
+                        self.config.len()
+                    ));
+                }
+                let new = match action {
+                    Action::Mutate(p) => {
+                        if p >= self.config.len() {
+                            return Err(format!(
+                                "mutated arm {p}, but only {} arms exist",
+                                self.config.len()
+                            ));
+                        }
+                        let parent = self.config[p] as usize;
+                        let free: Vec<u32> = self.pool.neighbours[parent]
+                            .iter()
+                            .copied()
+                            .filter(|&n| {
+                                !self.drawn[n as usize] && !self.task.curves[n as usize].is_empty()
+                            })
+                            .collect();
+                        self.mutations += 1;
+                        if free.is_empty() {
+                            self.mutation_fallbacks += 1;
+                            self.draw_fresh()
+                        } else {
+                            let c = free[self.rng.below(free.len())];
+                            Some(self.add_arm(c))
+                        }
+                    }
+                    _ => self.draw_fresh(),
+                };
+                match new {
+                    Some(a) => a,
+                    None => {
+                        return Err("asked for a new arm, but every configuration is drawn".into());
+                    }
+                }
+            }
+        };
+        Ok(self.train(arm))
+    }
+
+    /// Train `arm` one more unit.
+    fn train(&mut self, arm: usize) -> Observation<'_> {
+        let task = self.task;
+        let curve = &task.curves[self.config[arm] as usize];
+        let u = self.ledger.pulls[arm] as usize;
+        let l = &mut self.ledger;
+        l.decisions += 1;
+        l.revealed.clear();
+        if self.done[arm] || u >= curve.len() {
+            self.done[arm] = true;
+            let cost = match self.cfg.budget_unit {
+                PoolBudget::Units => 1.0,
+                PoolBudget::Seconds => curve.cost_s.last().map_or(0.0, |&c| f64::from(c)),
+            };
+            l.used += cost;
+            l.exhausted_pulls += 1;
+            l.exhausted_budget += cost;
+            return Observation {
+                arm,
+                reward: None,
+                revealed: &l.revealed,
+                arm_clock: l.arm_clock[arm],
+                exhausted: true,
+            };
+        }
+        let cost_s = f64::from(curve.cost_s[u]);
+        l.used += match self.cfg.budget_unit {
+            PoolBudget::Units => 1.0,
+            PoolBudget::Seconds => cost_s,
+        };
+        l.pulls[arm] += 1;
+        l.arm_clock[arm] = (u + 1) as f64;
+        l.arm_time_s[arm] += cost_s;
+        let status = curve.status[u];
+        let reward = self.sign * f64::from(curve.score[u]);
+        let world_time = l.used;
+        l.reveal(arm, u, (u + 1) as f64, world_time, status, reward);
+        let ok = status == Status::Ok;
+        if ok {
+            self.last[arm] = reward;
+            self.sums[arm].0 += reward;
+            self.sums[arm].1 += 1;
+            if self.best_seen.is_none_or(|b| reward > b.2) {
+                self.best_seen = Some((arm, u as u32, reward));
+            }
+        }
+        self.done[arm] = !ok || u + 1 >= curve.len() || u + 1 >= self.pool.manifest.units as usize;
+        if self.cfg.incumbent == IncumbentRule::Last {
+            l.incumbent = self
+                .last
+                .iter()
+                .enumerate()
+                .filter(|(_, v)| v.is_finite())
+                .fold(None, |best: Option<(usize, f64)>, (i, &v)| match best {
+                    Some((_, b)) if b >= v => best,
+                    _ => Some((i, v)),
+                })
+                .map(|(i, v)| Incumbent {
+                    arm: i,
+                    eval: l.pulls[i] as usize - 1,
+                    reward: v,
+                    found_at: world_time,
+                });
+        }
+        Observation {
+            arm,
+            reward: ok.then_some(reward),
+            revealed: &l.revealed,
+            arm_clock: (u + 1) as f64,
+            exhausted: self.done[arm],
+        }
+    }
+
+    /// The configuration the cell recommends under the configured rule.
+    pub fn recommend(&self) -> Option<Recommended> {
+        let (arm, unit) = match self.cfg.recommendation {
+            Recommendation::BestSeen => self.best_seen.map(|(a, u, _)| (a, u))?,
+            Recommendation::Last => {
+                let a = argmax_finite(&self.last)?;
+                (a, self.last_ok_unit(a)?)
+            }
+            Recommendation::MeanOfUnits => {
+                let means: Vec<f64> = self
+                    .sums
+                    .iter()
+                    .map(|&(s, n)| {
+                        if n > 0 {
+                            s / f64::from(n)
+                        } else {
+                            f64::NEG_INFINITY
+                        }
+                    })
+                    .collect();
+                let a = argmax_finite(&means)?;
+                (a, self.last_ok_unit(a)?)
+            }
+        };
+        let c = self.config[arm];
+        let curve = &self.task.curves[c as usize];
+        Some(Recommended {
+            arm,
+            config: c,
+            unit: unit + 1,
+            score: f64::from(curve.score[unit as usize]),
+            test_score: f64::from(curve.test_score[unit as usize]),
+        })
+    }
+
+    /// The 0-based index of `arm`'s last trained unit that is ok.
+    fn last_ok_unit(&self, arm: usize) -> Option<u32> {
+        let curve = &self.task.curves[self.config[arm] as usize];
+        (0..self.ledger.pulls[arm] as usize)
+            .rev()
+            .find(|&u| curve.status[u] == Status::Ok)
+            .map(|u| u as u32)
+    }
+}
+
+/// The first index of the largest finite value.
+fn argmax_finite(v: &[f64]) -> Option<usize> {
+    let mut best: Option<usize> = None;
+    for (i, &x) in v.iter().enumerate() {
+        if x.is_finite() && best.is_none_or(|b| x > v[b]) {
+            best = Some(i);
+        }
+    }
+    best
+}
+
+/// The replay loop of the pool world: decide, apply, observe, until the budget is spent or the
+/// pool has nothing left to train. An action the world cannot take is an error naming the policy.
+pub fn drive_pool(
+    world: &mut PoolWorld<'_>,
+    policy: &mut dyn crate::policy::Policy,
+    policy_id: &str,
+    rng: &mut Rng,
+) -> anyhow::Result<()> {
+    while !world.done() {
+        let action = policy.decide(&world.view(), rng);
+        let obs = world
+            .apply(action)
+            .map_err(|e| anyhow::anyhow!("policy {policy_id} {e} (a bug in the policy)"))?;
+        policy.observe(&obs);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::trace::Direction;
+    use crate::trace::pool::{
+        Curve, DimKind, Neighbours, PoolConfig, PoolDim, PoolLearner, PoolManifest,
+    };
+
+    /// A hand-made pool: one learner with one ordinal dimension of `n` levels (config i has
+    /// level i; neighbours i ± 1), `units` units, one task; `curve(i)` gives config i's scores
+    /// (NaN = failed) and every unit costs (i + 1) × 0.1 s.
+    pub fn hand_pool(n: usize, units: u32, curve: impl Fn(usize) -> Vec<f32>) -> Pool {
+        let manifest = PoolManifest {
+            name: "hand".into(),
+            description: String::new(),
+            metric: "accuracy".into(),
+            direction: Direction::Maximize,
+            units,
+            neighbours: Neighbours::Grid,
+            complete: true,
+            learners: vec![PoolLearner {
+                name: "m".into(),
+                unit: "1 epoch".into(),
+                dims: vec![PoolDim {
+                    name: "x".into(),
+                    kind: DimKind::Ordinal,
+                    values: (0..n).map(|i| i.to_string()).collect(),
+                }],
+            }],
+            provenance: toml::Table::new(),
+        };
+        let configs: Vec<PoolConfig> = (0..n)
+            .map(|i| PoolConfig {
+                id: i as u32,
+                learner: 0,
+                levels: vec![i as u16],
+                config: "{}".into(),
+            })
+            .collect();
+        let curves = (0..n)
+            .map(|i| {
+                let s = curve(i);
+                Curve {
+                    test_score: s.iter().map(|x| x - 0.01).collect(),
+                    cost_s: vec![(i as f32 + 1.0) * 0.1; s.len()],
+                    status: s
+                        .iter()
+                        .map(|x| {
+                            if x.is_nan() {
+                                Status::Failed
+                            } else {
+                                Status::Ok
+                            }
+                        })
+                        .collect(),
+                    score: s,
+                }
+            })
+            .collect();
+        let neighbours = crate::trace::pool::grid_neighbours(&manifest, &configs);
+        Pool {
+            dir: "hand".into(),
+            manifest,
+            configs,
+            tasks: vec![PoolTask {
+                dataset: "hand".into(),
+                run: 0,
+                curves,
+            }],
+            neighbours,
+            missing_curves: 0,
+            content_hash: String::new(),
+        }
+    }
+
+    #[test]
+    fn draws_pulls_and_mutations_charge_and_reveal_by_the_rules() {
+        // Config i: unit scores 0.1 i + 0.01 u (failures: the next test).
+        let pool = hand_pool(4, 3, |i| {
+            (1..=3).map(|u| 0.1 * i as f32 + 0.01 * u as f32).collect()
+        });
+        let cfg = PoolWorldConfig {
+            budget_unit: PoolBudget::Seconds,
+            ..PoolWorldConfig::default()
+        };
+        let mut w = PoolWorld::new(&pool, &pool.tasks[0], cfg, 100.0, 1.0, 7);
+        let o = w.apply(Action::Draw).unwrap();
+        assert_eq!(o.arm, 0);
+        let c0 = w.arm_configs()[0] as usize;
+        // One unit of config c0: its score at unit 1, its cost (c0 + 1) x 0.1 s.
+        assert!((w.view().pool.unwrap().last[0] - (0.1 * c0 as f64 + 0.01)).abs() < 1e-6);
+        assert!((w.ledger().used - (c0 as f64 + 1.0) * 0.1).abs() < 1e-6);
+        // A mutation draws an undrawn grid neighbour (c0 ± 1) as arm 1, from unit 1.
+        let o = w.apply(Action::Mutate(0)).unwrap();
+        assert_eq!((o.arm, o.arm_clock), (1, 1.0));
+        let c1 = w.arm_configs()[1] as i64;
+        assert_eq!((c1 - c0 as i64).abs(), 1);
+        // Train arm 0 to the end: units 2 and 3, then a wasted pull.
+        w.apply(Action::Pull(0)).unwrap();
+        let o = w.apply(Action::Pull(0)).unwrap();
+        assert!(o.exhausted && o.reward.is_some());
+        let o = w.apply(Action::Pull(0)).unwrap();
+        assert!(o.exhausted && o.reward.is_none());
+        assert_eq!(w.ledger().exhausted_pulls, 1);
+        assert_eq!(w.ledger().pulls[0], 3);
+        // Errors in words.
+        assert!(
+            w.apply(Action::Pull(9))
+                .unwrap_err()
+                .contains("only 2 arms")
+        );
+    }
+
+    #[test]
+    fn a_failed_unit_ends_the_curve_and_incumbent_rules_differ() {
+        // Config 0 peaks at unit 1 (0.9) and falls; config 1 rises to 0.8.
+        let pool = hand_pool(2, 3, |i| {
+            if i == 0 {
+                vec![0.9, 0.5, 0.4]
+            } else {
+                vec![0.6, 0.7, 0.8]
+            }
+        });
+        for (rule, inc) in [(IncumbentRule::BestSeen, 0.9), (IncumbentRule::Last, 0.8)] {
+            let cfg = PoolWorldConfig {
+                incumbent: rule,
+                recommendation: Recommendation::Last,
+                ..PoolWorldConfig::default()
+            };
+            let mut w = PoolWorld::new(&pool, &pool.tasks[0], cfg, 6.0, 1.0, 1);
+            w.apply(Action::Draw).unwrap();
+            w.apply(Action::Draw).unwrap();
+            for a in [0, 0, 1, 1] {
+                w.apply(Action::Pull(a)).unwrap();
+            }
+            assert!(w.done());
+            assert!(
+                (w.ledger().incumbent.unwrap().reward - inc).abs() < 1e-6,
+                "{rule:?}"
+            );
+            // Recommendation `last`: the arm best at its last unit, config 1 at unit 3.
+            let r = w.recommend().unwrap();
+            assert_eq!((r.config, r.unit), (1, 3));
+            assert!((r.test_score - 0.79).abs() < 1e-6);
+        }
+        // best-seen recommends config 0's unit 1; mean-of-units config 1 (0.7 > 0.6).
+        for (rec, want) in [
+            (Recommendation::BestSeen, (0, 1)),
+            (Recommendation::MeanOfUnits, (1, 3)),
+        ] {
+            let cfg = PoolWorldConfig {
+                recommendation: rec,
+                ..PoolWorldConfig::default()
+            };
+            let mut w = PoolWorld::new(&pool, &pool.tasks[0], cfg, 6.0, 1.0, 1);
+            w.apply(Action::Draw).unwrap();
+            w.apply(Action::Draw).unwrap();
+            for a in [0, 0, 1, 1] {
+                w.apply(Action::Pull(a)).unwrap();
+            }
+            let r = w.recommend().unwrap();
+            let c = |arm: usize| w.arm_configs()[arm];
+            assert_eq!((c(r.arm), r.unit), want, "{rec:?}");
+        }
+        // A failed unit: nothing revealed, the curve ends.
+        let pool = hand_pool(1, 3, |_| vec![0.5, f32::NAN, 0.9]);
+        let mut w = PoolWorld::new(
+            &pool,
+            &pool.tasks[0],
+            PoolWorldConfig::default(),
+            10.0,
+            1.0,
+            1,
+        );
+        w.apply(Action::Draw).unwrap();
+        let o = w.apply(Action::Pull(0)).unwrap();
+        assert!(o.reward.is_none() && o.exhausted);
+        assert!(w.done(), "no undrawn configuration, every arm done");
+        assert_eq!(w.ledger().failures, 1);
+    }
+}
