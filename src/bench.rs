@@ -230,3 +230,94 @@ pub fn measure_fits(sizes: &[usize], repeats: usize) -> Vec<FitTiming> {
         })
         .collect()
 }
+
+pub struct PoolTiming {
+    pub policy: String,
+    pub cells: u64,
+    pub decisions: u64,
+    pub seconds: f64,
+    /// Configurations per learner's part of the pool (the cells replay one learner's grid).
+    pub configs: usize,
+}
+
+impl PoolTiming {
+    pub fn decisions_per_second(&self) -> f64 {
+        self.decisions as f64 / self.seconds.max(1e-12)
+    }
+
+    pub fn ms_per_cell(&self) -> f64 {
+        1e3 * self.seconds / self.cells.max(1) as f64
+    }
+}
+
+/// Replay `policy` (a pool-world family at its defaults) on one learner's grid of every task of
+/// `pool` for about `seconds`, budget `budget_units` units per cell, one thread.
+pub fn measure_pool(
+    pool: &crate::trace::pool::Pool,
+    learner: usize,
+    policy: &str,
+    budget_units: f64,
+    seconds: f64,
+) -> Result<PoolTiming> {
+    use crate::replay::pool::{PoolWorld, PoolWorldConfig, drive_pool};
+    use crate::trace::pool::{Pool, PoolTask};
+    // One learner's configurations as a pool of their own (what a single-learner study replays).
+    let keep: Vec<usize> = (0..pool.configs.len())
+        .filter(|&i| pool.configs[i].learner == learner)
+        .collect();
+    let sub = Pool {
+        configs: keep.iter().map(|&i| pool.configs[i].clone()).collect(),
+        tasks: pool
+            .tasks
+            .iter()
+            .map(|t| PoolTask {
+                dataset: t.dataset.clone(),
+                run: t.run,
+                curves: keep.iter().map(|&i| t.curves[i].clone()).collect(),
+            })
+            .collect(),
+        neighbours: Vec::new(),
+        ..pool.clone()
+    };
+    let sub = Pool {
+        neighbours: crate::trace::pool::grid_neighbours(&sub.manifest, &sub.configs),
+        ..sub
+    };
+    let cfg = crate::policy::default_config(policy)?;
+    let sign = if sub.manifest.direction == crate::trace::Direction::Maximize {
+        1.0
+    } else {
+        -1.0
+    };
+    let (mut cells, mut decisions) = (0u64, 0u64);
+    let t0 = Instant::now();
+    while t0.elapsed().as_secs_f64() < seconds {
+        for (ti, task) in sub.tasks.iter().enumerate() {
+            let seed = cells.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ ti as u64;
+            let mut world = PoolWorld::new(
+                &sub,
+                task,
+                PoolWorldConfig::default(),
+                budget_units,
+                sign,
+                seed,
+            );
+            let mut p = cfg.build(0);
+            drive_pool(
+                &mut world,
+                p.as_mut(),
+                policy,
+                &mut crate::rng::Rng::new(seed),
+            )?;
+            decisions += world.ledger().decisions;
+            cells += 1;
+        }
+    }
+    Ok(PoolTiming {
+        policy: policy.to_string(),
+        cells,
+        decisions,
+        seconds: t0.elapsed().as_secs_f64(),
+        configs: keep.len(),
+    })
+}

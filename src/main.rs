@@ -134,8 +134,9 @@ enum Command {
         #[arg(long, default_value_t = 1_000_000)]
         report_rows: usize,
         /// Run only some measurements (repeatable): load, replay, fits, report (a large scores
-        /// table), report-policies (100 units x 50, 100, 200 policies)
-        #[arg(long, value_parser = ["load", "replay", "fits", "report", "report-policies"])]
+        /// table), report-policies (100 units x 50, 100, 200 policies), pool (configuration-level
+        /// replay on traces/sklearn-grid)
+        #[arg(long, value_parser = ["load", "replay", "fits", "report", "report-policies", "pool"])]
         only: Vec<String>,
     },
 }
@@ -604,6 +605,24 @@ fn run_bench(
             m.rows, m.units, m.policies, m.seconds, m.rss_before_mib, m.rss_after_mib
         );
         let _ = std::fs::remove_dir_all(&dir);
+    }
+    if want("pool") {
+        let dir = std::path::Path::new("traces/sklearn-grid");
+        let pool = pool::load_pool(dir, true)?;
+        for policy in ["random-search", "hyperband"] {
+            // One Hyperband iteration on 27-unit curves (eta = 3) trains 81 + 78 + 90 + 108 = 357
+            // units, so 1 000 units is almost three.
+            let t = bench::measure_pool(&pool, 0, policy, 1000.0, seconds)?;
+            println!(
+                "{} on one learner's grid of {} ({} configurations, 27 units, budget 1000 units): {:.0} decisions/s, {:.3} ms per cell ({} cells, one thread)",
+                t.policy,
+                dir.display(),
+                t.configs,
+                t.decisions_per_second(),
+                t.ms_per_cell(),
+                t.cells
+            );
+        }
     }
     if want("report-policies") {
         for policies in [50, 100, 200] {
