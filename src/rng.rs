@@ -102,6 +102,35 @@ impl Rng {
         }
     }
 
+    /// Gamma(shape, 1) draw (Marsaglia & Tsang 2000; shapes below 1 by the boost
+    /// Gamma(a) = Gamma(a + 1) · U^(1/a)).
+    pub fn gamma(&mut self, shape: f64) -> f64 {
+        if shape < 1.0 {
+            let u = self.f64().max(f64::MIN_POSITIVE);
+            return self.gamma(shape + 1.0) * u.powf(1.0 / shape);
+        }
+        let d = shape - 1.0 / 3.0;
+        let c = 1.0 / (9.0 * d).sqrt();
+        loop {
+            let x = self.normal();
+            let v = (1.0 + c * x).powi(3);
+            if v <= 0.0 {
+                continue;
+            }
+            let u = self.f64();
+            if u < 1.0 - 0.0331 * x.powi(4) || u.ln() < 0.5 * x * x + d * (1.0 - v + v.ln()) {
+                return d * v;
+            }
+        }
+    }
+
+    /// Beta(a, b) draw, as X / (X + Y) with X ~ Gamma(a), Y ~ Gamma(b).
+    pub fn beta(&mut self, a: f64, b: f64) -> f64 {
+        let x = self.gamma(a);
+        let y = self.gamma(b);
+        if x + y > 0.0 { x / (x + y) } else { 0.5 }
+    }
+
     /// Fisher–Yates shuffle.
     pub fn shuffle<T>(&mut self, v: &mut [T]) {
         for i in (1..v.len()).rev() {
@@ -187,5 +216,26 @@ mod tests {
     fn fnv_known_value() {
         assert_eq!(fnv1a64(b""), 0xcbf29ce484222325);
         assert_eq!(fnv1a64(b"a"), 0xaf63dc4c8601ec8c);
+    }
+
+    #[test]
+    fn beta_draws_have_the_right_mean_and_variance() {
+        let mut rng = Rng::new(42);
+        for (a, b) in [(1.0, 1.0), (2.0, 5.0), (0.5, 0.5), (30.0, 1.0)] {
+            let n = 40_000;
+            let xs: Vec<f64> = (0..n).map(|_| rng.beta(a, b)).collect();
+            let m = xs.iter().sum::<f64>() / n as f64;
+            let v = xs.iter().map(|x| (x - m).powi(2)).sum::<f64>() / n as f64;
+            let (em, ev) = (a / (a + b), a * b / ((a + b).powi(2) * (a + b + 1.0)));
+            assert!(
+                (m - em).abs() < 4.0 * (ev / n as f64).sqrt() + 1e-3,
+                "{a},{b}: mean {m} vs {em}"
+            );
+            assert!(
+                (v - ev).abs() < 0.05 * ev + 1e-3,
+                "{a},{b}: var {v} vs {ev}"
+            );
+            assert!(xs.iter().all(|x| (0.0..=1.0).contains(x)));
+        }
     }
 }

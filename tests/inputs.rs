@@ -319,3 +319,36 @@ fn damaged_results_folders_name_the_file_and_what_to_do() {
         "--quiet",
     ]);
 }
+
+#[test]
+fn no_task_left_says_which_filter_or_that_none_was_given() {
+    // d1 lacks learner b, d2 lacks learner c: with allow_missing_arms both tasks are dropped.
+    let ts = tiny_variant(
+        "inputs-no-task",
+        |c| {
+            c.lines()
+                .filter(|l| !l.starts_with("d1,b,") && !l.starts_with("d2,c,"))
+                .collect::<Vec<_>>()
+                .join("\n")
+                + "\n"
+        },
+        |m| m.into(),
+    );
+    let dir = scratch("inputs-no-task-exp");
+    let exp = dir.join("e.toml");
+    std::fs::write(
+        &exp,
+        format!(
+            "name = \"e\"\ntraces = \"{}\"\nallow_missing_arms = true\n{}{ONE_POLICY}",
+            ts.display(),
+            world("[3]", "0.5")
+        ),
+    )
+    .unwrap();
+    let e = fails(&["run", exp.to_str().unwrap(), "--quiet"]);
+    assert!(
+        e.contains("no task left to replay (no filter was given"),
+        "{e}"
+    );
+    assert!(!e.contains("None"), "{e}");
+}

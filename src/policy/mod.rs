@@ -14,6 +14,7 @@ mod hyperband;
 mod random;
 mod round_robin;
 mod softmax;
+mod ttts;
 mod ucb1;
 
 use std::collections::BTreeMap;
@@ -289,6 +290,9 @@ static REGISTRY: LazyLock<Vec<Family>> = LazyLock::new(|| {
         hyperband::family_random_search(),
         hyperband::family_successive_halving(),
         hyperband::family_hyperband(),
+        ttts::family_ttts(),
+        ttts::family_t3c(),
+        ttts::family_dttts(),
     ]
 });
 
