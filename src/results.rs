@@ -33,6 +33,36 @@ pub struct Run {
     pub exhausted_budget: f64,
 }
 
+impl Run {
+    /// A cell with the given identity and score and nothing else (for tests of the analysis).
+    pub fn scored(
+        dataset: &str,
+        run: i64,
+        budget: f64,
+        repetition: u32,
+        policy: &str,
+        score: f64,
+    ) -> Run {
+        Run {
+            cell: 0,
+            dataset: dataset.into(),
+            run,
+            budget,
+            budget_abs: budget,
+            family: policy.split('(').next().unwrap_or(policy).into(),
+            policy: policy.into(),
+            params: "{}".into(),
+            repetition,
+            best_score: score,
+            best_test_score: f64::NAN,
+            best_learner: String::new(),
+            pulls: Vec::new(),
+            exhausted_pulls: 0,
+            exhausted_budget: 0.0,
+        }
+    }
+}
+
 pub struct Results {
     pub runs: Vec<Run>,
     pub higher_is_better: bool,

@@ -508,12 +508,15 @@ def record(plan_path: Path, out: Path, cache: Path, stop_after: int | None, quie
     return 0
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def run_cli(doc: str, record_fn, unit: str, argv=None) -> int:
+    """The command line shared by the recorders: PLAN --out DIR [--cache] [--stop-after N]
+    [--quiet] [--shard K/N]; `record_fn(plan, out, cache, stop_after, quiet, shard)`."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("plan", type=Path)
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--cache", type=Path, default=HERE / ".cache", help="where packages are downloaded (git-ignored)")
-    ap.add_argument("--stop-after", type=int, default=None, help="stop after N evaluations (exit 3), as an interruption would")
+    ap.add_argument("--stop-after", type=int, default=None,
+                    help=f"stop after N {unit} (exit 3), as an interruption would")
     ap.add_argument("--quiet", action="store_true")
     ap.add_argument("--shard", default="0/1", help="K/N: record only parts K, K+N, K+2N, ... (run N processes with K = 0..N-1)")
     args = ap.parse_args(argv)
@@ -525,10 +528,14 @@ def main(argv=None) -> int:
         print(f"error: --shard '{args.shard}' must be K/N with 0 <= K < N", file=sys.stderr)
         return 2
     try:
-        return record(args.plan, args.out, args.cache, args.stop_after, args.quiet, (k, n))
+        return record_fn(args.plan, args.out, args.cache, args.stop_after, args.quiet, (k, n))
     except PlanError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+
+
+def main(argv=None) -> int:
+    return run_cli(__doc__, record, "evaluations", argv)
 
 
 if __name__ == "__main__":

@@ -27,7 +27,6 @@ work gives every dataset one complete run. `--shard K/N` records parts K, K+N, .
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import os
@@ -46,7 +45,8 @@ for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_
 
 import datasets as dsets  # noqa: E402
 import grids  # noqa: E402
-from record import SPLIT, PlanError, append_journal, package_versions, read_journal, stable_seed  # noqa: E402
+import traceset_io as tio  # noqa: E402
+from record import SPLIT, PlanError, append_journal, package_versions, read_journal, run_cli, stable_seed  # noqa: E402
 
 FORMAT = "banditbench-pool/1"
 RECORDER_VERSION = "1"
@@ -198,17 +198,6 @@ def preprocess(X, tr, va, te, scaled: bool):
 # Outputs.
 
 
-def _toml(v) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, (int, float)):
-        return repr(v)
-    if isinstance(v, (list, tuple)):
-        return "[" + ", ".join(_toml(x) for x in v) + "]"
-    s = str(v).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
-    return f'"{s}"'
-
-
 def write_atomic(path: Path, write) -> None:
     tmp = path.with_name(path.name + ".tmp")
     write(tmp)
@@ -219,23 +208,23 @@ def write_atomic(path: Path, write) -> None:
 
 def write_manifest(out: Path, plan: dict, infos: dict, parts_done: int, parts_planned: int, cpu_h: float) -> None:
     lines = [
-        f"format = {_toml(FORMAT)}",
-        f"name = {_toml(plan['name'])}",
-        f"description = {_toml(plan['description'])}",
+        f"format = {tio.toml_value(FORMAT)}",
+        f"name = {tio.toml_value(plan['name'])}",
+        f"description = {tio.toml_value(plan['description'])}",
         'metric = "accuracy"',
         'direction = "maximize"',
         f"units = {grids.UNITS}",
         'neighbours = "grid"',
-        f"complete = {_toml(parts_done == parts_planned)}",
+        f"complete = {tio.toml_value(parts_done == parts_planned)}",
         "",
     ]
     for learner in plan["learners"]:
         g = grids.LEARNERS[learner]
-        lines += ["[[learners]]", f"name = {_toml(g.name)}", f"estimator = {_toml(g.estimator)}",
-                  f"unit = {_toml(g.unit)}", f"curve = {_toml(g.curve)}", ""]
+        lines += ["[[learners]]", f"name = {tio.toml_value(g.name)}", f"estimator = {tio.toml_value(g.estimator)}",
+                  f"unit = {tio.toml_value(g.unit)}", f"curve = {tio.toml_value(g.curve)}", ""]
         for d in g.dims:
-            lines += ["[[learners.dims]]", f"name = {_toml(d.name)}", f"kind = {_toml(d.kind)}",
-                      f"values = {_toml([str(v) for v in d.values])}", ""]
+            lines += ["[[learners.dims]]", f"name = {tio.toml_value(d.name)}", f"kind = {tio.toml_value(d.kind)}",
+                      f"values = {tio.toml_value([str(v) for v in d.values])}", ""]
     prov = {
         "source": "recorded",
         "recorder": "scripts/record/record_grid.py",
@@ -257,12 +246,12 @@ def write_manifest(out: Path, plan: dict, infos: dict, parts_done: int, parts_pl
         "cpu_hours": round(cpu_h, 4),
     }
     lines.append("[provenance]")
-    lines += [f"{k} = {_toml(v)}" for k, v in prov.items()]
+    lines += [f"{k} = {tio.toml_value(v)}" for k, v in prov.items()]
     for d in plan["datasets"]:
         if d in infos:
             lines.append("")
             lines.append("[[provenance.datasets]]")
-            lines += [f"{k} = {_toml(v)}" for k, v in infos[d].items()]
+            lines += [f"{k} = {tio.toml_value(v)}" for k, v in infos[d].items()]
     text = "\n".join(lines) + "\n"
     write_atomic(out / "pool.toml", lambda p: p.write_text(text))
 
@@ -380,26 +369,7 @@ def record(plan_path: Path, out: Path, cache: Path, stop_after: int | None, quie
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("plan", type=Path)
-    ap.add_argument("--out", type=Path, required=True)
-    ap.add_argument("--cache", type=Path, default=HERE / ".cache", help="where packages are downloaded (git-ignored)")
-    ap.add_argument("--stop-after", type=int, default=None, help="stop after N curves (exit 3), as an interruption would")
-    ap.add_argument("--quiet", action="store_true")
-    ap.add_argument("--shard", default="0/1", help="K/N: record only parts K, K+N, ... (run N processes, K = 0..N-1)")
-    args = ap.parse_args(argv)
-    try:
-        k, n = (int(x) for x in args.shard.split("/"))
-        if not 0 <= k < n:
-            raise ValueError
-    except ValueError:
-        print(f"error: --shard '{args.shard}' must be K/N with 0 <= K < N", file=sys.stderr)
-        return 2
-    try:
-        return record(args.plan, args.out, args.cache, args.stop_after, args.quiet, (k, n))
-    except PlanError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    return run_cli(__doc__, record, "curves", argv)
 
 
 if __name__ == "__main__":

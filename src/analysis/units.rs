@@ -288,23 +288,7 @@ mod tests {
     use super::*;
 
     fn run(dataset: &str, run: i64, budget: f64, rep: u32, policy: &str, score: f64) -> Run {
-        Run {
-            cell: 0,
-            dataset: dataset.into(),
-            run,
-            budget,
-            budget_abs: budget,
-            family: policy.into(),
-            policy: policy.into(),
-            params: "{}".into(),
-            repetition: rep,
-            best_score: score,
-            best_test_score: f64::NAN,
-            best_learner: String::new(),
-            pulls: Vec::new(),
-            exhausted_pulls: 0,
-            exhausted_budget: 0.0,
-        }
+        Run::scored(dataset, run, budget, rep, policy, score)
     }
 
     #[test]

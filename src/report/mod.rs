@@ -1115,21 +1115,8 @@ mod tests {
 
     fn run(dataset: &str, budget: f64, policy: &str, score: f64) -> Run {
         Run {
-            cell: 0,
-            dataset: dataset.into(),
-            run: 0,
-            budget,
-            budget_abs: budget,
-            family: policy.into(),
-            policy: policy.into(),
             params: String::new(),
-            repetition: 0,
-            best_score: score,
-            best_test_score: f64::NAN,
-            best_learner: String::new(),
-            pulls: Vec::new(),
-            exhausted_pulls: 0,
-            exhausted_budget: 0.0,
+            ..Run::scored(dataset, 0, budget, 0, policy, score)
         }
     }
 

@@ -443,21 +443,8 @@ mod tests {
 
     fn run(dataset: &str, policy: &str, fam: &str, score: f64) -> Run {
         Run {
-            cell: 0,
-            dataset: dataset.into(),
-            run: 0,
-            budget: 1.0,
-            budget_abs: 1.0,
             family: fam.into(),
-            policy: policy.into(),
-            params: "{}".into(),
-            repetition: 0,
-            best_score: score,
-            best_test_score: f64::NAN,
-            best_learner: String::new(),
-            pulls: Vec::new(),
-            exhausted_pulls: 0,
-            exhausted_budget: 0.0,
+            ..Run::scored(dataset, 0, 1.0, 0, policy, score)
         }
     }
 
