@@ -233,26 +233,33 @@ def _warm_up():
     make_pipeline("gaussian-nb", {"var_smoothing": 1e-9}, __import__("pandas").DataFrame({"a": [0.0]}), 0)
 
 
-def make_pipeline(learner, config, X, seed):
+def make_preprocessor(X, scaled: bool):
+    """Median imputation (+ standard scaling) of the float columns, most-frequent imputation and
+    one-hot encoding of the others: the preprocessing every recorder fits on the training split."""
     from sklearn.compose import ColumnTransformer
     from sklearn.impute import SimpleImputer
     from sklearn.pipeline import Pipeline
     from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
-    _, scale, _ = spaces.LEARNERS[learner]
     num = [c for c in X.columns if X[c].dtype.kind == "f"]
     cat = [c for c in X.columns if c not in num]
     parts = []
     if num:
         steps = [("impute", SimpleImputer(strategy="median"))]
-        if scale:
+        if scaled:
             steps.append(("scale", StandardScaler()))
         parts.append(("num", Pipeline(steps), num))
     if cat:
         parts.append(("cat", Pipeline([("impute", SimpleImputer(strategy="most_frequent")),
                                        ("onehot", OneHotEncoder(handle_unknown="ignore", sparse_output=False))]), cat))
-    pre = ColumnTransformer(parts)
-    return Pipeline([("pre", pre), ("model", spaces.build(learner, config, seed))])
+    return ColumnTransformer(parts)
+
+
+def make_pipeline(learner, config, X, seed):
+    from sklearn.pipeline import Pipeline
+
+    _, scale, _ = spaces.LEARNERS[learner]
+    return Pipeline([("pre", make_preprocessor(X, scale)), ("model", spaces.build(learner, config, seed))])
 
 
 def _proc_cpu(pid) -> float:

@@ -46,7 +46,8 @@ for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_
 import datasets as dsets  # noqa: E402
 import grids  # noqa: E402
 import traceset_io as tio  # noqa: E402
-from record import SPLIT, PlanError, append_journal, package_versions, read_journal, run_cli, stable_seed  # noqa: E402
+from record import (SPLIT, PlanError, append_journal, make_preprocessor, package_versions, read_journal,  # noqa: E402
+                    run_cli, stable_seed)
 
 FORMAT = "banditbench-pool/1"
 RECORDER_VERSION = "1"
@@ -170,24 +171,9 @@ def record_curve(learner: str, config: dict, seed: int, data, limit_s: float, pr
 def preprocess(X, tr, va, te, scaled: bool):
     """Fit imputation (+ scaling) and one-hot on train; dense float64 arrays and the CPU cost."""
     import numpy as np
-    from sklearn.compose import ColumnTransformer
-    from sklearn.impute import SimpleImputer
-    from sklearn.pipeline import Pipeline
-    from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
     c0 = time.process_time()
-    num = [c for c in X.columns if X[c].dtype.kind == "f"]
-    cat = [c for c in X.columns if c not in num]
-    parts = []
-    if num:
-        steps = [("impute", SimpleImputer(strategy="median"))]
-        if scaled:
-            steps.append(("scale", StandardScaler()))
-        parts.append(("num", Pipeline(steps), num))
-    if cat:
-        parts.append(("cat", Pipeline([("impute", SimpleImputer(strategy="most_frequent")),
-                                       ("onehot", OneHotEncoder(handle_unknown="ignore", sparse_output=False))]), cat))
-    pre = ColumnTransformer(parts)
+    pre = make_preprocessor(X, scaled)
     Xtr = np.ascontiguousarray(pre.fit_transform(X.iloc[tr]), dtype=np.float64)
     Xva = np.ascontiguousarray(pre.transform(X.iloc[va]), dtype=np.float64)
     Xte = np.ascontiguousarray(pre.transform(X.iloc[te]), dtype=np.float64)
