@@ -55,6 +55,16 @@ def stable_seed(*parts) -> int:
     return int.from_bytes(h[:4], "little")
 
 
+def check_names(path: Path, plan: dict, learners) -> None:
+    """Every dataset of a plan is a known source and every learner one of `learners`."""
+    for d in plan["datasets"]:
+        if d not in dsets.SOURCES:
+            raise PlanError(f"{path}: unknown dataset '{d}'; known: {', '.join(sorted(dsets.SOURCES))}")
+    for lrn in plan["learners"]:
+        if lrn not in learners:
+            raise PlanError(f"{path}: unknown learner '{lrn}'; known: {', '.join(learners)}")
+
+
 def load_plan(path: Path) -> dict:
     try:
         plan = tomllib.loads(path.read_text())
@@ -70,12 +80,7 @@ def load_plan(path: Path) -> dict:
         raise PlanError(f"{path}: tuner 'random' needs key 'evaluations' (evaluations per dataset, learner and run)")
     if plan["tuner"] == "de" and "cpu_budget_s" not in plan:
         raise PlanError(f"{path}: tuner 'de' needs key 'cpu_budget_s' (CPU seconds per dataset, learner and run)")
-    for d in plan["datasets"]:
-        if d not in dsets.SOURCES:
-            raise PlanError(f"{path}: unknown dataset '{d}'; known: {', '.join(sorted(dsets.SOURCES))}")
-    for lrn in plan["learners"]:
-        if lrn not in spaces.LEARNERS:
-            raise PlanError(f"{path}: unknown learner '{lrn}'; known: {', '.join(spaces.LEARNERS)}")
+    check_names(path, plan, spaces.LEARNERS)
     plan.setdefault("max_rows", 2000)
     plan.setdefault("eval_cpu_limit_s", 60.0)
     plan.setdefault("max_evaluations", 100000)

@@ -46,7 +46,7 @@ for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_
 import datasets as dsets  # noqa: E402
 import grids  # noqa: E402
 import traceset_io as tio  # noqa: E402
-from record import (SPLIT, PlanError, append_journal, make_preprocessor, package_versions, read_journal,  # noqa: E402
+from record import (SPLIT, PlanError, append_journal, check_names, make_preprocessor, package_versions, read_journal,  # noqa: E402
                     run_cli, stable_seed)
 
 FORMAT = "banditbench-pool/1"
@@ -62,12 +62,7 @@ def load_plan(path: Path) -> dict:
     for k in required:
         if k not in plan:
             raise PlanError(f"{path}: missing key '{k}' (required: {', '.join(required)})")
-    for d in plan["datasets"]:
-        if d not in dsets.SOURCES:
-            raise PlanError(f"{path}: unknown dataset '{d}'; known: {', '.join(sorted(dsets.SOURCES))}")
-    for lrn in plan["learners"]:
-        if lrn not in grids.LEARNERS:
-            raise PlanError(f"{path}: unknown grid learner '{lrn}'; known: {', '.join(grids.LEARNERS)}")
+    check_names(path, plan, grids.LEARNERS)
     plan.setdefault("max_rows", 2000)
     plan.setdefault("curve_cpu_limit_s", 120.0)
     plan.setdefault("max_configs", None)  # tests record only the first N configurations of each grid

@@ -176,6 +176,28 @@ impl Ledger {
         }
     }
 
+    /// The view of this ledger that every world hands its policy.
+    fn view<'a>(
+        &'a self,
+        n_arms: usize,
+        slice: f64,
+        kind: WorldKind,
+        pool: Option<PoolView<'a>>,
+    ) -> View<'a> {
+        View {
+            n_arms,
+            step: self.decisions,
+            pulls: &self.pulls,
+            arm_clock: &self.arm_clock,
+            arm_best: &self.arm_best,
+            budget: self.budget,
+            used: self.used,
+            slice,
+            kind,
+            pool,
+        }
+    }
+
     /// Start a pull of `arm` in a world whose budget counts pulls: one decision, one unit of
     /// budget, and the arm's clock is its pull count.
     fn begin_counted_pull(&mut self, arm: usize) {
@@ -250,19 +272,8 @@ pub trait World {
     fn charge_overhead(&mut self, _seconds: f64) {}
 
     fn view(&self) -> View<'_> {
-        let l = self.ledger();
-        View {
-            n_arms: self.n_arms(),
-            step: l.decisions,
-            pulls: &l.pulls,
-            arm_clock: &l.arm_clock,
-            arm_best: &l.arm_best,
-            budget: l.budget,
-            used: l.used,
-            slice: self.slice(),
-            kind: self.kind(),
-            pool: None,
-        }
+        self.ledger()
+            .view(self.n_arms(), self.slice(), self.kind(), None)
     }
 }
 

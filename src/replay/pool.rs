@@ -164,25 +164,18 @@ impl<'a> PoolWorld<'a> {
     }
 
     pub fn view(&self) -> View<'_> {
-        let l = &self.ledger;
-        View {
-            n_arms: self.config.len(),
-            step: l.decisions,
-            pulls: &l.pulls,
-            arm_clock: &l.arm_clock,
-            arm_best: &l.arm_best,
-            budget: l.budget,
-            used: l.used,
-            slice: 1.0,
-            kind: WorldKind::Pool,
-            pool: Some(PoolView {
+        self.ledger.view(
+            self.config.len(),
+            1.0,
+            WorldKind::Pool,
+            Some(PoolView {
                 units: self.pool.manifest.units,
                 undrawn: self.undrawn,
                 last: &self.last,
                 done: &self.done,
                 config: &self.config,
             }),
-        }
+        )
     }
 
     fn add_arm(&mut self, c: u32) -> usize {
@@ -529,6 +522,17 @@ pub(crate) mod tests {
         );
     }
 
+    /// Two draws, then arms 0, 0, 1, 1 trained one unit each (6 units in all).
+    fn draw_two_and_train<'a>(pool: &'a Pool, cfg: PoolWorldConfig) -> PoolWorld<'a> {
+        let mut w = PoolWorld::new(pool, &pool.tasks[0], cfg, 6.0, 1.0, 1);
+        w.apply(Action::Draw).unwrap();
+        w.apply(Action::Draw).unwrap();
+        for a in [0, 0, 1, 1] {
+            w.apply(Action::Pull(a)).unwrap();
+        }
+        w
+    }
+
     #[test]
     fn a_failed_unit_ends_the_curve_and_incumbent_rules_differ() {
         // Config 0 peaks at unit 1 (0.9) and falls; config 1 rises to 0.8.
@@ -545,12 +549,7 @@ pub(crate) mod tests {
                 recommendation: Recommendation::Last,
                 ..PoolWorldConfig::default()
             };
-            let mut w = PoolWorld::new(&pool, &pool.tasks[0], cfg, 6.0, 1.0, 1);
-            w.apply(Action::Draw).unwrap();
-            w.apply(Action::Draw).unwrap();
-            for a in [0, 0, 1, 1] {
-                w.apply(Action::Pull(a)).unwrap();
-            }
+            let w = draw_two_and_train(&pool, cfg);
             assert!(w.done());
             assert!(
                 (w.ledger().incumbent.unwrap().reward - inc).abs() < 1e-6,
@@ -570,12 +569,7 @@ pub(crate) mod tests {
                 recommendation: rec,
                 ..PoolWorldConfig::default()
             };
-            let mut w = PoolWorld::new(&pool, &pool.tasks[0], cfg, 6.0, 1.0, 1);
-            w.apply(Action::Draw).unwrap();
-            w.apply(Action::Draw).unwrap();
-            for a in [0, 0, 1, 1] {
-                w.apply(Action::Pull(a)).unwrap();
-            }
+            let w = draw_two_and_train(&pool, cfg);
             let r = w.recommend().unwrap();
             let c = |arm: usize| w.arm_configs()[arm];
             assert_eq!((c(r.arm), r.unit), want, "{rec:?}");
