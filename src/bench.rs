@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use anyhow::Result;
 
-use crate::experiment::{BudgetUnit, Cell, Experiment, WorldSetup, run_cell};
+use crate::experiment::{BudgetUnit, Cell, Experiment, WorldOptions, WorldSetup, run_cell};
 use crate::policy::default_config;
 use crate::replay::{Exhausted, Order, Overhead, WorldKind};
 use crate::trace::{LoadOptions, TraceSet, load_trace_set};
@@ -86,26 +86,21 @@ pub fn measure_ucb1(
 ) -> Result<Throughput> {
     let world = match kind {
         WorldKind::TimeSliced => WorldSetup {
-            kind,
             budgets: vec![2.0],
             unit: BudgetUnit::Task,
-            slice: 0.001,
-            overhead: Overhead::None,
-            order: Order::Permute,
-            failures_consume_budget: false,
-            exhausted: Exhausted::Empty,
-            arms: Vec::new(),
+            options: WorldOptions::TimeSliced {
+                slice: 0.001,
+                overhead: Overhead::None,
+            },
         },
         WorldKind::PullCount => WorldSetup {
-            kind,
             budgets: vec![2000.0],
             unit: BudgetUnit::Pulls,
-            slice: 1.0,
-            overhead: Overhead::None,
-            order: Order::Permute,
-            failures_consume_budget: false,
-            exhausted: Exhausted::Resample,
-            arms: Vec::new(),
+            options: WorldOptions::PullCount {
+                order: Order::Permute,
+                failures_consume_budget: false,
+                exhausted: Exhausted::Resample,
+            },
         },
         WorldKind::Synthetic | WorldKind::Pool => {
             anyhow::bail!("the {} world is not benchmarked here", kind.as_str())
@@ -308,6 +303,7 @@ pub fn measure_pool(
                 p.as_mut(),
                 policy,
                 &mut crate::rng::Rng::new(seed),
+                None,
             )?;
             decisions += world.ledger().decisions;
             cells += 1;

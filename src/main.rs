@@ -340,11 +340,51 @@ fn run(
     batch_size: Option<usize>,
     quiet: bool,
 ) -> Result<ExitCode> {
-    let (exp, ts) = experiment::prepare(&path)?;
+    let opts = RunOptions {
+        out,
+        threads,
+        batch_size,
+    };
+    let exp = experiment::load_experiment(&path)?;
+    let (summary, what) = if exp.world.kind() == banditbench::replay::WorldKind::Pool {
+        let data = experiment::pool::prepare_pool(&exp)?;
+        if data.pool.missing_curves > 0 {
+            eprintln!(
+                "warning: the pool {} is incomplete ({} curves missing or short); configurations without a curve are never drawn",
+                data.pool.manifest.name, data.pool.missing_curves
+            );
+        }
+        if !data.dropped.is_empty() {
+            eprintln!(
+                "warning: {} tasks dropped, the pool has no curve for them: {}",
+                data.dropped.len(),
+                data.dropped.join(", ")
+            );
+        }
+        let what = format!(
+            "{} of the recommended configuration (validation)",
+            data.pool.manifest.metric
+        );
+        (
+            experiment::run_pool_with_progress(&exp, &data, &opts, quiet)?,
+            what,
+        )
+    } else {
+        let (exp, ts) = experiment::prepare(&path)?;
+        warn_traces(&exp, &ts);
+        (
+            experiment::run_with_progress(&exp, &ts, &opts, quiet)?,
+            format!("best {} found", ts.manifest.metric),
+        )
+    };
+    print_ranking(&summary.out, &what)
+}
+
+fn warn_traces(exp: &experiment::Experiment, ts: &banditbench::trace::TraceSet) {
     for n in &ts.notes {
         eprintln!("note: {n}");
     }
-    for w in experiment::budget_warnings(&exp, &ts) {
+    for w in experiment::budget_warnings(exp, ts) {
         eprintln!("warning: {w}");
     }
     for d in &ts.dropped {
@@ -355,19 +395,15 @@ fn run(
             d.missing.join(", ")
         );
     }
-    let opts = RunOptions {
-        out,
-        threads,
-        batch_size,
-    };
-    let summary = experiment::run_with_progress(&exp, &ts, &opts, quiet)?;
-    let (ranks, units) = experiment::ranking(&summary.out)?;
+}
+
+fn print_ranking(out: &std::path::Path, what: &str) -> Result<ExitCode> {
+    let (ranks, units) = experiment::ranking(out)?;
     if let Some(w) = &units.exhausted {
         eprintln!("warning: {w}");
     }
     println!(
-        "\nMean rank of the best {} found (1 = best). {}\n",
-        ts.manifest.metric,
+        "\nMean rank of the {what} (1 = best). {}\n",
         units.table.describe()
     );
     let width = ranks

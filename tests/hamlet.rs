@@ -166,7 +166,10 @@ family = "hamlet-ucb"
     // Charging per fit shortens the replay: the overhead eats part of the budget.
     let mut e2 = e.clone();
     let span = ts.tasks[0].mean_arm_span_s();
-    e2.world.overhead = banditbench::replay::Overhead::PerFit(0.001 * span);
+    e2.world.options = banditbench::experiment::WorldOptions::TimeSliced {
+        slice: e.world.slice(),
+        overhead: banditbench::replay::Overhead::PerFit(0.001 * span),
+    };
     let charged = run_cell(&cells[0], &e2, &ts, false).unwrap();
     assert!(charged.overhead_s > 0.0);
     assert!(

@@ -252,3 +252,220 @@ fn each_broken_rule_is_refused_with_where_and_why() {
     let dir = write_pool("pool-incomplete-ok", &incomplete, configs(&GRID), &short);
     assert_eq!(load_pool(&dir, true).unwrap().missing_curves, 1);
 }
+
+/// A pool experiment on the tiny pool, written beside it.
+fn pool_experiment(dir: &Path, world: &str, policies: &str) -> PathBuf {
+    let exp = dir.join("exp.toml");
+    std::fs::write(
+        &exp,
+        format!(
+            "name = \"tiny-pool-exp\"\ntraces = \".\"\nseed = 3\nrepetitions = 2\n[world]\nkind = \"pool\"\n{world}\n{policies}"
+        ),
+    )
+    .unwrap();
+    exp
+}
+
+fn read(path: &Path) -> DataFrame {
+    ParquetReader::new(std::fs::File::open(path).unwrap())
+        .finish()
+        .unwrap()
+}
+
+#[test]
+fn a_pool_experiment_runs_stores_and_resumes_with_answers_by_hand() {
+    let dir = write_pool("pool-exp", MANIFEST, configs(&GRID), &rows());
+    let exp = pool_experiment(
+        &dir,
+        "budget_unit = \"evaluations\"\nbudgets = [4]",
+        "[[policies]]\nfamily = \"random-search\"\n[[policies]]\nfamily = \"hyperband\"",
+    );
+    let out = dir.join("results");
+    let args = [
+        "run",
+        exp.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--threads",
+        "1",
+    ];
+    let first = common::run_ok(&args);
+    let text = String::from_utf8_lossy(&first.stdout);
+    assert!(
+        text.contains("accuracy of the recommended configuration"),
+        "{text}"
+    );
+    let runs = read(&out.join("runs.parquet"));
+    // 2 tasks x 1 budget x 2 policies x 2 repetitions.
+    assert_eq!(runs.height(), 8);
+    let col = |n: &str| runs.column(n).unwrap().as_materialized_series().clone();
+    let policy = col("policy");
+    let dataset = col("dataset");
+    let drawn = col("configs_drawn");
+    let units = col("units_trained");
+    let rec = col("recommended_config");
+    let best = col("best_score");
+    let test = col("best_test_score");
+    let budget_abs = col("budget_abs");
+    for i in 0..8 {
+        // 4 evaluations of 3 units = 12 units.
+        assert_eq!(budget_abs.f64().unwrap().get(i), Some(12.0));
+        if policy.str().unwrap().get(i) != Some("random-search") {
+            continue;
+        }
+        // Random search trains every configuration fully: 3 + 3 + 3 units, and config 3 on d
+        // fails at its 2nd unit (counted), so 11 units on d and 12 on e; all 4 are drawn.
+        let on_d = dataset.str().unwrap().get(i) == Some("d");
+        assert_eq!(drawn.u64().unwrap().get(i), Some(4));
+        assert_eq!(
+            units.u64().unwrap().get(i),
+            Some(if on_d { 11 } else { 12 })
+        );
+        // Best seen: config 3, at unit 1 on d (0.5 + 0.3 + 0.01) and unit 3 on e (0.83);
+        // the test score is 0.01 lower.
+        assert_eq!(rec.u32().unwrap().get(i), Some(3));
+        let want = if on_d { 0.81 } else { 0.83 };
+        assert!((best.f64().unwrap().get(i).unwrap() - want).abs() < 1e-6);
+        assert!((test.f64().unwrap().get(i).unwrap() - (want - 0.01)).abs() < 1e-6);
+    }
+    // Trajectories: one row per decision, random search's first three are draw, pull, pull of
+    // one configuration at units 1, 2, 3.
+    let traj = read(&out.join("trajectories.parquet"));
+    let decisions: u64 = col("decisions").u64().unwrap().iter().flatten().sum();
+    assert_eq!(traj.height() as u64, decisions);
+    let tcol = |n: &str| traj.column(n).unwrap().as_materialized_series().clone();
+    let first_rs = (0..8)
+        .find(|&i| policy.str().unwrap().get(i) == Some("random-search"))
+        .unwrap();
+    let cell = col("cell").u64().unwrap().get(first_rs).unwrap();
+    let rows: Vec<usize> = (0..traj.height())
+        .filter(|&r| tcol("cell").u64().unwrap().get(r) == Some(cell))
+        .collect();
+    let action = tcol("action");
+    let actions: Vec<&str> = rows[..3]
+        .iter()
+        .map(|&r| action.str().unwrap().get(r).unwrap())
+        .collect();
+    assert_eq!(actions, ["draw", "pull", "pull"]);
+    let fid: Vec<u32> = rows[..3]
+        .iter()
+        .map(|&r| tcol("fidelity").u32().unwrap().get(r).unwrap())
+        .collect();
+    assert_eq!(fid, [1, 2, 3]);
+    assert_eq!(tcol("arm").dtype(), &DataType::UInt32);
+    // A rerun resumes: nothing to run, files unchanged.
+    let before = std::fs::read(out.join("runs.parquet")).unwrap();
+    let again = common::run_ok(&args);
+    assert!(String::from_utf8_lossy(&again.stderr).contains("ran 0 cells"));
+    assert_eq!(std::fs::read(out.join("runs.parquet")).unwrap(), before);
+    // The report reads pool results like any other.
+    let rep = dir.join("report");
+    common::run_ok(&[
+        "report",
+        out.to_str().unwrap(),
+        "--out",
+        rep.to_str().unwrap(),
+    ]);
+    assert!(rep.join("report.md").is_file());
+}
+
+#[test]
+fn pool_experiment_keys_are_checked_with_the_key_named() {
+    let dir = write_pool("pool-exp-bad", MANIFEST, configs(&GRID), &rows());
+    let bad = |world: &str, policies: &str, want: &str| {
+        let exp = pool_experiment(&dir, world, policies);
+        let out = bin()
+            .args(["run", exp.to_str().unwrap(), "--out"])
+            .arg(dir.join("r"))
+            .output()
+            .unwrap();
+        let e = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && e.contains(want), "{want}: {e}");
+    };
+    let rs = "[[policies]]\nfamily = \"random-search\"";
+    bad(
+        "budgets = [4]\nincumbent = \"best\"",
+        rs,
+        "key 'world.incumbent' is 'best'; allowed: best-seen, last",
+    );
+    bad(
+        "budgets = [4]\nslice = 1",
+        rs,
+        "key 'world.slice' applies only to the time-sliced world",
+    );
+    bad(
+        "budgets = [4]\nper_learner = true",
+        "[[policies]]\nfamily = \"ucb1\"",
+        "policy 'ucb1' does not support the pool world",
+    );
+    bad("budgets = [2.5]", rs, "unit budgets are whole numbers");
+    let exp = pool_experiment(&dir, "budgets = [4]", rs);
+    let text = std::fs::read_to_string(&exp).unwrap();
+    std::fs::write(
+        &exp,
+        text.replace("[world]", "[tasks]\nlearners = [\"tree\"]\n[world]"),
+    )
+    .unwrap();
+    let out = bin()
+        .args(["run", exp.to_str().unwrap(), "--out"])
+        .arg(dir.join("r2"))
+        .output()
+        .unwrap();
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        e.contains(
+            "key 'tasks.learners' names 'tree', which the pool tiny-pool does not have; it has: net"
+        ),
+        "{e}"
+    );
+}
+
+#[test]
+fn the_bundled_pools_validate_and_an_experiment_replays_on_hpobench() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let hpo = root.join("traces/hpobench-mlp");
+    let p = load_pool(&hpo, false).unwrap();
+    // 4 datasets x 30 000 configurations x 5 seeds; the grid is 10 x 10 x 3 x 10 x 10.
+    assert_eq!((p.tasks.len(), p.configs.len()), (4, 30_000));
+    assert_eq!(p.n_units_recorded(), 600_000);
+    // Levels (5, 5, 1, 5, 5), at no end of any dimension, have 2 neighbours per dimension; levels
+    // (0, 0, 0, 0, 0) one per dimension.
+    assert_eq!(
+        p.neighbours[5 * 3000 + 5 * 300 + 100 + 5 * 10 + 5].len(),
+        10
+    );
+    assert_eq!(p.neighbours[0].len(), 5);
+    // sklearn-grid is recorded in parts: it validates as an incomplete pool until it is whole.
+    let out = bin()
+        .args(["traces", "validate", "--allow-incomplete"])
+        .arg(root.join("traces/sklearn-grid"))
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("tasks, 2500 configurations"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let dir = scratch("hpobench-exp");
+    let exp = dir.join("exp.toml");
+    std::fs::write(
+        &exp,
+        format!(
+            "name = \"hpo\"\ntraces = \"{}\"\nseed = 1\n[tasks]\ndatasets = [\"car\"]\n[world]\nkind = \"pool\"\nbudgets = [40]\nrecommendation = \"mean-of-units\"\n[[policies]]\nfamily = \"d-ttts\"\n[[policies]]\nfamily = \"random-search\"",
+            hpo.display()
+        ),
+    )
+    .unwrap();
+    let res = dir.join("r");
+    common::run_ok(&["run", exp.to_str().unwrap(), "--out", res.to_str().unwrap()]);
+    let runs = read(&res.join("runs.parquet"));
+    assert_eq!(runs.height(), 2);
+    let units = runs.column("units_trained").unwrap().u64().unwrap().clone();
+    let drawn = runs.column("configs_drawn").unwrap().u64().unwrap().clone();
+    // 40 units each; random search trains each configuration's 5 seeds: 8 configurations.
+    assert_eq!(units.get(0), Some(40));
+    assert_eq!(units.get(1), Some(40));
+    assert_eq!(drawn.get(1), Some(8));
+    // No test score ships with HPOBench: the column is null.
+    assert_eq!(runs.column("best_test_score").unwrap().null_count(), 2);
+}

@@ -1,13 +1,12 @@
 //! Cells: one task × budget × policy × repetition, and the replay of one cell.
 
-use std::time::Instant;
-
 use anyhow::{Result, bail};
 
-use super::spec::{BudgetUnit, Experiment, WorldSetup};
-use crate::policy::{Action, Policy, PolicyConfig};
+use super::spec::{Experiment, WorldOptions, WorldSetup};
+use crate::policy::{Policy, PolicyConfig};
 use crate::replay::{
-    Overhead, PullCount, PullCountConfig, Synthetic, TimeSliced, TimeSlicedConfig, World, WorldKind,
+    Overhead, PullCount, PullCountConfig, Step, Synthetic, TimeSliced, TimeSlicedConfig, World,
+    WorldKind, drive,
 };
 use crate::rng::{Rng, derive_seed};
 use crate::trace::{Task, TraceSet};
@@ -57,18 +56,6 @@ pub fn expand_cells(exp: &Experiment, ts: &TraceSet) -> Vec<Cell> {
     cells
 }
 
-/// One decision of a cell, for the trajectory.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Step {
-    pub arm: u16,
-    /// The pull's reward in the trace set's orientation (NaN if it had none).
-    pub reward: f64,
-    /// Budget used after the pull (seconds or pulls).
-    pub time: f64,
-    /// Best score so far in the trace set's orientation, NaN before any.
-    pub incumbent: f64,
-}
-
 /// What one cell produced.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CellResult {
@@ -93,17 +80,9 @@ pub struct CellResult {
     pub steps: Vec<Step>,
 }
 
-/// The absolute budget and slice of a cell for its task.
+/// The absolute budget and slice of a cell for its task (the rule is `replay::absolute`).
 pub fn absolute(setup: &WorldSetup, budget: f64, task: &Task) -> (f64, f64) {
-    match setup.unit {
-        BudgetUnit::Seconds => (budget, setup.slice),
-        BudgetUnit::Task => {
-            let span = task.mean_arm_span_s();
-            (budget * span, setup.slice * span)
-        }
-        BudgetUnit::Pulls => (budget, 1.0),
-        BudgetUnit::Pool => ((budget * task.n_evaluations() as f64).round().max(1.0), 1.0),
-    }
+    crate::replay::absolute(setup.unit, budget, setup.slice(), task)
 }
 
 /// Replay one cell. `record_steps` keeps the trajectory (every decision).
@@ -131,8 +110,8 @@ pub fn run_cell(
     let mut steps = Vec::new();
     let steps_ref = record_steps.then_some(&mut steps);
     let p = policy.as_mut();
-    let ledger = match exp.world.kind {
-        WorldKind::TimeSliced => {
+    let ledger = match &exp.world.options {
+        WorldOptions::TimeSliced { overhead, .. } => {
             let mut w = TimeSliced::new(
                 task,
                 TimeSlicedConfig {
@@ -141,35 +120,31 @@ pub fn run_cell(
                 },
                 sign,
             );
-            replay_in(
-                &mut w,
-                p,
-                cfg,
-                &mut rng,
-                exp.world.overhead,
-                sign,
-                steps_ref,
-            )?
+            replay_in(&mut w, p, cfg, &mut rng, *overhead, sign, steps_ref)?
         }
-        WorldKind::PullCount => {
+        WorldOptions::PullCount {
+            order,
+            failures_consume_budget,
+            exhausted,
+        } => {
             let mut w = PullCount::new(
                 task,
                 PullCountConfig {
                     budget_pulls: budget_abs as u64,
-                    order: exp.world.order,
-                    failures_consume_budget: exp.world.failures_consume_budget,
-                    exhausted: exp.world.exhausted,
+                    order: *order,
+                    failures_consume_budget: *failures_consume_budget,
+                    exhausted: *exhausted,
                 },
                 sign,
                 world_seed,
             );
             replay_in(&mut w, p, cfg, &mut rng, Overhead::None, sign, steps_ref)?
         }
-        WorldKind::Pool => bail!(
-            "the pool world is not run from experiment files yet (it has its own driver: replay::pool)"
+        WorldOptions::Pool(_) => bail!(
+            "the pool world replays pools, not trace sets (experiment::pool runs it); a bug in the caller"
         ),
-        WorldKind::Synthetic => {
-            let dists = exp.world.arms.iter().map(|(_, d)| *d).collect();
+        WorldOptions::Synthetic { arms } => {
+            let dists = arms.iter().map(|(_, d)| *d).collect();
             let mut w = Synthetic::new(task, dists, budget_abs as u64, world_seed);
             replay_in(&mut w, p, cfg, &mut rng, Overhead::None, sign, steps_ref)?
         }
@@ -179,7 +154,7 @@ pub fn run_cell(
         index: cell.index,
         seed: cell.seed,
         budget_abs,
-        slice_abs: if exp.world.kind == WorldKind::TimeSliced {
+        slice_abs: if exp.world.kind() == WorldKind::TimeSliced {
             slice_abs
         } else {
             f64::NAN
@@ -216,99 +191,24 @@ fn replay_in<W: World>(
     sign: f64,
     steps: Option<&mut Vec<Step>>,
 ) -> Result<crate::replay::Ledger> {
-    drive(world, policy, cfg, rng, overhead, sign, steps)?;
+    drive(world, policy, &cfg.id(), rng, overhead, sign, steps)?;
     Ok(world.ledger().clone())
-}
-
-/// The replay loop: decide, charge overhead, pull, observe, until the budget is spent.
-pub fn drive<W: World>(
-    world: &mut W,
-    policy: &mut dyn Policy,
-    cfg: &PolicyConfig,
-    rng: &mut Rng,
-    overhead: Overhead,
-    sign: f64,
-    mut steps: Option<&mut Vec<Step>>,
-) -> Result<()> {
-    let n = world.n_arms();
-    if n == 0 {
-        bail!(
-            "task {}/{} has no arms: nothing to replay (check the experiment's [tasks] learners filter)",
-            world.task().dataset,
-            world.task().run
-        );
-    }
-    while !world.done() {
-        if let Overhead::Fixed(s) = overhead {
-            world.charge_overhead(s);
-            if world.done() {
-                break;
-            }
-        }
-        let t0 = (overhead == Overhead::Measured).then(Instant::now);
-        let arm = match policy.decide(&world.view(), rng) {
-            Action::Pull(arm) => arm,
-            other => bail!(
-                "policy {} asked for {other:?}, which the {} world does not offer (drawing and mutating configurations needs the pool world)",
-                cfg.id(),
-                world.kind().as_str()
-            ),
-        };
-        if let Overhead::PerFit(s) = overhead {
-            let fits = policy.take_fits();
-            if fits > 0 {
-                world.charge_overhead(s * fits as f64);
-            }
-        }
-        if arm >= n {
-            bail!(
-                "policy {} chose arm {arm}, but the task has {n} arms (a bug in the policy)",
-                cfg.id()
-            );
-        }
-        let mut spent = t0.map(|t| t.elapsed().as_secs_f64());
-        let reward = {
-            let obs = world.pull(arm);
-            let t1 = spent.is_some().then(Instant::now);
-            policy.observe(&obs);
-            if let (Some(s), Some(t1)) = (spent.as_mut(), t1) {
-                *s += t1.elapsed().as_secs_f64();
-            }
-            obs.reward.map_or(f64::NAN, |r| sign * r)
-        };
-        if let Some(s) = spent {
-            world.charge_overhead(s);
-        }
-        if let Some(steps) = steps.as_deref_mut() {
-            let l = world.ledger();
-            steps.push(Step {
-                arm: arm as u16,
-                reward,
-                time: l.used,
-                incumbent: l.incumbent.map_or(f64::NAN, |i| sign * i.reward),
-            });
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::replay::{Exhausted, Order};
+    use crate::replay::BudgetUnit;
     use crate::trace::Arm;
 
     fn setup(unit: BudgetUnit, slice: f64) -> WorldSetup {
         WorldSetup {
-            kind: WorldKind::TimeSliced,
             budgets: vec![],
             unit,
-            slice,
-            overhead: Overhead::None,
-            order: Order::Permute,
-            failures_consume_budget: false,
-            exhausted: Exhausted::Empty,
-            arms: vec![],
+            options: WorldOptions::TimeSliced {
+                slice,
+                overhead: Overhead::None,
+            },
         }
     }
 

@@ -2,11 +2,13 @@
 //! store the results so that a run can be killed and resumed without losing or changing anything.
 
 mod cell;
+pub mod pool;
 mod spec;
 mod store;
 
-pub use cell::{Cell, CellResult, Step, absolute, drive, expand_cells, run_cell};
-pub use spec::{BudgetUnit, Experiment, WorldSetup, load_experiment};
+pub use crate::replay::{Step, drive};
+pub use cell::{Cell, CellResult, absolute, expand_cells, run_cell};
+pub use spec::{BudgetUnit, Experiment, WorldOptions, WorldSetup, load_experiment};
 pub use store::{LOCK, RUNS, Store, TRAJECTORIES, read_parquet, runs_frame, trajectories_frame};
 
 use std::path::{Path, PathBuf};
@@ -59,7 +61,7 @@ pub fn prepare(path: &Path) -> Result<(Experiment, TraceSet)> {
 /// The stand-in trace set of a synthetic experiment: one task, the arms by name, no data.
 pub fn synthetic_trace_set(exp: &Experiment) -> TraceSet {
     use crate::trace::{Arm, Direction, Manifest, Source, Task};
-    let learners: Vec<String> = exp.world.arms.iter().map(|(n, _)| n.clone()).collect();
+    let learners: Vec<String> = exp.world.arms().iter().map(|(n, _)| n.clone()).collect();
     TraceSet {
         dir: PathBuf::from("(synthetic)"),
         evaluations_file: PathBuf::from("(synthetic)"),
@@ -103,7 +105,44 @@ fn git_commit() -> String {
         .unwrap_or_else(|| "unknown".to_string())
 }
 
-fn lock_text(exp: &Experiment, ts: &TraceSet, n_cells: usize, fingerprint: &str) -> String {
+/// What a run replays, for the lock file and the fingerprint: a trace set or a pool.
+pub struct DataInfo {
+    pub name: String,
+    pub dir: PathBuf,
+    pub hash: String,
+    pub source: String,
+    pub metric: String,
+    pub tasks: Vec<String>,
+    pub learners: Vec<String>,
+}
+
+impl DataInfo {
+    pub fn of_traces(ts: &TraceSet) -> DataInfo {
+        DataInfo {
+            name: ts.manifest.name.clone(),
+            dir: ts.dir.clone(),
+            hash: ts.content_hash.clone(),
+            source: ts.manifest.source.as_str().to_string(),
+            metric: ts.manifest.metric.clone(),
+            tasks: ts.tasks.iter().map(|t| t.name()).collect(),
+            learners: ts.learners.clone(),
+        }
+    }
+
+    pub fn of_pool(data: &pool::PoolData) -> DataInfo {
+        DataInfo {
+            name: data.pool.manifest.name.clone(),
+            dir: data.pool.dir.clone(),
+            hash: data.pool.content_hash.clone(),
+            source: "recorded".into(),
+            metric: data.pool.manifest.metric.clone(),
+            tasks: data.tasks.iter().map(|t| data.task_name(t)).collect(),
+            learners: data.learner_names(),
+        }
+    }
+}
+
+fn lock_text(exp: &Experiment, info: &DataInfo, n_cells: usize, fingerprint: &str) -> String {
     let mut resolved = toml::Table::new();
     resolved.insert("fingerprint".into(), fingerprint.into());
     resolved.insert(
@@ -115,18 +154,18 @@ fn lock_text(exp: &Experiment, ts: &TraceSet, n_cells: usize, fingerprint: &str)
         "experiment_file".into(),
         exp.file.display().to_string().into(),
     );
-    resolved.insert("trace_set".into(), ts.manifest.name.clone().into());
-    resolved.insert("trace_dir".into(), ts.dir.display().to_string().into());
-    resolved.insert("trace_hash".into(), ts.content_hash.clone().into());
-    resolved.insert("trace_source".into(), ts.manifest.source.as_str().into());
+    resolved.insert("trace_set".into(), info.name.clone().into());
+    resolved.insert("trace_dir".into(), info.dir.display().to_string().into());
+    resolved.insert("trace_hash".into(), info.hash.clone().into());
+    resolved.insert("trace_source".into(), info.source.clone().into());
     resolved.insert("world".into(), exp.world.describe().into());
     resolved.insert(
         "tasks".into(),
-        toml::Value::Array(ts.tasks.iter().map(|t| t.name().into()).collect()),
+        toml::Value::Array(info.tasks.iter().map(|t| t.clone().into()).collect()),
     );
     resolved.insert(
         "learners".into(),
-        toml::Value::Array(ts.learners.iter().map(|l| l.clone().into()).collect()),
+        toml::Value::Array(info.learners.iter().map(|l| l.clone().into()).collect()),
     );
     resolved.insert(
         "policies".into(),
@@ -167,21 +206,48 @@ pub fn run_with_progress(
     opts: &RunOptions,
     quiet: bool,
 ) -> Result<RunSummary> {
-    use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
     check_work(exp, ts)?;
-    let n_cells =
-        ts.tasks.len() * exp.world.budgets.len() * exp.policies.len() * exp.repetitions as usize;
+    let info = DataInfo::of_traces(ts);
+    with_progress(exp, &info, ts.tasks.len(), quiet, &|progress| {
+        run_experiment(exp, ts, opts, progress)
+    })
+}
+
+/// `run_pool_experiment` with the same description, progress bar and closing line.
+pub fn run_pool_with_progress(
+    exp: &Experiment,
+    data: &pool::PoolData,
+    opts: &RunOptions,
+    quiet: bool,
+) -> Result<RunSummary> {
+    let info = DataInfo::of_pool(data);
+    with_progress(exp, &info, data.tasks.len(), quiet, &|progress| {
+        run_pool_experiment(exp, data, opts, progress)
+    })
+}
+
+type Runner<'a> = dyn Fn(&(dyn Fn(usize) + Sync)) -> Result<RunSummary> + 'a;
+
+fn with_progress(
+    exp: &Experiment,
+    info: &DataInfo,
+    n_tasks: usize,
+    quiet: bool,
+    run: &Runner<'_>,
+) -> Result<RunSummary> {
+    use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+    let n_cells = n_tasks * exp.world.budgets.len() * exp.policies.len() * exp.repetitions as usize;
     eprintln!(
         "{}: {} tasks x {} budgets x {} policies x {} repetitions = {} cells on {} ({}, {}), {}",
         exp.name,
-        ts.tasks.len(),
+        n_tasks,
         exp.world.budgets.len(),
         exp.policies.len(),
         exp.repetitions,
         n_cells,
-        ts.manifest.name,
-        ts.manifest.source.as_str(),
-        ts.manifest.metric,
+        info.name,
+        info.source,
+        info.metric,
         exp.world.describe()
     );
     let bar = ProgressBar::new(n_cells as u64);
@@ -195,7 +261,7 @@ pub fn run_with_progress(
         .expect("valid template")
         .progress_chars("=> "),
     );
-    let summary = run_experiment(exp, ts, opts, &|n| bar.inc(n as u64));
+    let summary = run(&|n| bar.inc(n as u64));
     bar.finish_and_clear();
     let summary = summary?;
     eprintln!(
@@ -226,7 +292,7 @@ pub fn estimate_work(exp: &Experiment, ts: &TraceSet) -> (u128, u128, u128) {
     for task in &ts.tasks {
         for &b in &exp.world.budgets {
             let (budget_abs, slice_abs) = absolute(&exp.world, b, task);
-            let steps = if exp.world.kind == crate::replay::WorldKind::TimeSliced {
+            let steps = if exp.world.kind() == crate::replay::WorldKind::TimeSliced {
                 (budget_abs / slice_abs).ceil()
             } else {
                 budget_abs
@@ -258,7 +324,7 @@ pub fn check_work(exp: &Experiment, ts: &TraceSet) -> Result<()> {
         );
     }
     if largest > MAX_DECISIONS_PER_CELL {
-        let key = if exp.world.kind == crate::replay::WorldKind::TimeSliced {
+        let key = if exp.world.kind() == crate::replay::WorldKind::TimeSliced {
             "'world.slice' (raise it) or 'world.budgets' (lower them)"
         } else {
             "'world.budgets' (lower them)"
@@ -282,14 +348,14 @@ pub fn check_work(exp: &Experiment, ts: &TraceSet) -> Result<()> {
 pub fn budget_warnings(exp: &Experiment, ts: &TraceSet) -> Vec<String> {
     use crate::replay::WorldKind;
     let mut out = Vec::new();
-    if exp.world.kind == WorldKind::Synthetic {
+    if exp.world.kind() == WorldKind::Synthetic {
         return out;
     }
     for &b in &exp.world.budgets {
         let (mut short_slice, mut past_trace, mut arms_short, mut arms) = (0, 0, 0usize, 0usize);
         for task in &ts.tasks {
             let (budget_abs, slice_abs) = absolute(&exp.world, b, task);
-            match exp.world.kind {
+            match exp.world.kind() {
                 WorldKind::TimeSliced => {
                     short_slice += usize::from(slice_abs > budget_abs);
                     let shorter = task.arms.iter().filter(|a| a.span_s() < budget_abs).count();
@@ -333,13 +399,110 @@ pub fn run_experiment(
     opts: &RunOptions,
     progress: &(dyn Fn(usize) + Sync),
 ) -> Result<RunSummary> {
+    check_work(exp, ts)?;
+    let cells = expand_cells(exp, ts);
+    run_cells(
+        exp,
+        &DataInfo::of_traces(ts),
+        &cells,
+        opts,
+        progress,
+        &|c| run_cell(c, exp, ts, true),
+        &|results| {
+            Ok((
+                runs_frame(results, &cells, exp, ts)?,
+                trajectories_frame(results, ts)?,
+            ))
+        },
+    )
+}
+
+/// Refuse pool work no machine can do, before running, with the estimate and the key to change.
+pub fn check_pool_work(exp: &Experiment, data: &pool::PoolData) -> Result<()> {
+    let per_task = exp.policies.len() as u128 * u128::from(exp.repetitions);
+    let cells = data.tasks.len() as u128 * exp.world.budgets.len() as u128 * per_task;
+    let at = exp.file.display();
+    if cells > MAX_CELLS {
+        bail!(
+            "{at}: {} tasks x {} budgets x {} policies x {} repetitions = {cells} cells, more than the {MAX_CELLS} one run can hold; lower 'repetitions', the budgets or the policy grid, or filter [tasks]",
+            data.tasks.len(),
+            exp.world.budgets.len(),
+            exp.policies.len(),
+            exp.repetitions
+        );
+    }
+    let opts = pool::pool_options(exp)?;
+    let units = data.pool.manifest.units;
+    let all_units = data.pool.configs.len() as u128 * u128::from(units);
+    let mut total = 0u128;
+    for &b in &exp.world.budgets {
+        let (cfg, abs) = opts.world_config(exp.world.unit, b, units);
+        // A unit budget bounds the decisions; a budget in seconds ends at the latest when every
+        // unit of the pool is trained (or sooner).
+        let steps = match cfg.budget_unit {
+            crate::replay::pool::PoolBudget::Units => (abs.ceil() as u128).min(u128::MAX / 4),
+            crate::replay::pool::PoolBudget::Seconds => all_units,
+        };
+        if steps > MAX_DECISIONS_PER_CELL {
+            bail!(
+                "{at}: one cell would take up to {steps} decisions at budget {b} {}, more than the {MAX_DECISIONS_PER_CELL} a cell may take; lower 'world.budgets'",
+                exp.world.unit.as_str()
+            );
+        }
+        total = total.saturating_add(steps * per_task * data.tasks.len() as u128);
+    }
+    if total > MAX_DECISIONS {
+        bail!(
+            "{at}: the experiment would take up to {total} decisions, more than the {MAX_DECISIONS} one run may take; lower 'repetitions' or the budgets, or filter [tasks]"
+        );
+    }
+    Ok(())
+}
+
+/// Run every unfinished cell of a pool experiment (see `run_experiment`).
+pub fn run_pool_experiment(
+    exp: &Experiment,
+    data: &pool::PoolData,
+    opts: &RunOptions,
+    progress: &(dyn Fn(usize) + Sync),
+) -> Result<RunSummary> {
+    check_pool_work(exp, data)?;
+    let cells = pool::expand_pool_cells(exp, data);
+    run_cells(
+        exp,
+        &DataInfo::of_pool(data),
+        &cells,
+        opts,
+        progress,
+        &|c| pool::run_pool_cell(c, exp, data, true),
+        &|results| {
+            Ok((
+                pool::pool_runs_frame(results, &cells, exp, data)?,
+                pool::pool_trajectories_frame(results, data)?,
+            ))
+        },
+    )
+}
+
+type Frames<'a, R> =
+    dyn Fn(&[R]) -> Result<(polars::prelude::DataFrame, polars::prelude::DataFrame)> + 'a;
+
+/// The store's loop, for any world: check the lock, skip finished cells, run the rest in batches
+/// on a rayon pool, publish each batch as a part, and merge the parts at the end.
+fn run_cells<R: Send>(
+    exp: &Experiment,
+    info: &DataInfo,
+    cells: &[Cell],
+    opts: &RunOptions,
+    progress: &(dyn Fn(usize) + Sync),
+    run: &(dyn Fn(&Cell) -> Result<R> + Sync),
+    frames: &Frames<'_, R>,
+) -> Result<RunSummary> {
     let out = opts
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from("results").join(&exp.name));
-    check_work(exp, ts)?;
-    let cells = expand_cells(exp, ts);
-    let fingerprint = exp.fingerprint(&ts.content_hash);
+    let fingerprint = exp.fingerprint(&info.hash);
     let lock = out.join(LOCK);
     if let Some(old) = fingerprint_in(&lock)?
         && old != fingerprint
@@ -350,7 +513,7 @@ pub fn run_experiment(
         );
     }
     let store = Store::open(&out)?;
-    std::fs::write(&lock, lock_text(exp, ts, cells.len(), &fingerprint))
+    std::fs::write(&lock, lock_text(exp, info, cells.len(), &fingerprint))
         .with_context(|| format!("{}: cannot write", lock.display()))?;
     let done = store.finished()?;
     let todo: Vec<&Cell> = cells.iter().filter(|c| !done.contains(&c.index)).collect();
@@ -372,18 +535,17 @@ pub fn run_experiment(
         let (chunk, tail) = rest.split_at(batch.min(rest.len()));
         rest = tail;
         let tb = std::time::Instant::now();
-        let results: Vec<CellResult> = pool.install(|| {
+        let results: Vec<R> = pool.install(|| {
             chunk
                 .par_iter()
                 .map(|c| {
-                    let r = run_cell(c, exp, ts, true);
+                    let r = run(c);
                     progress(1);
                     r
                 })
                 .collect::<Result<Vec<_>>>()
         })?;
-        let runs = runs_frame(&results, &cells, exp, ts)?;
-        let traj = trajectories_frame(&results, ts)?;
+        let (runs, traj) = frames(&results)?;
         store.write_part(runs, traj)?;
         if opts.batch_size.is_none() {
             let secs = tb.elapsed().as_secs_f64().max(1e-3);

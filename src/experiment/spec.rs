@@ -72,6 +72,10 @@ struct WorldSpec {
     failures_consume_budget: Option<bool>,
     exhausted: Option<String>,
     arms: Option<Vec<ArmSpec>>,
+    incumbent: Option<String>,
+    recommendation: Option<String>,
+    max_arms: Option<usize>,
+    per_learner: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -91,79 +95,111 @@ struct PolicySpec {
     params: BTreeMap<String, toml::Value>,
 }
 
-/// The unit budgets (and slices) are given in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum BudgetUnit {
-    /// Seconds of recorded time (time-sliced).
-    Seconds,
-    /// A fraction of the task's mean arm-trace length (time-sliced): 1.0 = the time at which
-    /// an average arm's trace ends.
-    Task,
-    /// Pulls (pull-count).
-    Pulls,
-    /// A fraction of the task's evaluation pool, all arms together (pull-count), rounded.
-    Pool,
+pub use crate::replay::BudgetUnit;
+use crate::replay::pool::{IncumbentRule, PoolOptions, Recommendation};
+
+/// What each world adds to budgets: one variant per world, so no option can be set for a world it
+/// does not apply to.
+#[derive(Clone, Debug, PartialEq)]
+pub enum WorldOptions {
+    TimeSliced {
+        /// The slice, in the budget unit.
+        slice: f64,
+        overhead: Overhead,
+    },
+    PullCount {
+        order: Order,
+        failures_consume_budget: bool,
+        exhausted: Exhausted,
+    },
+    Synthetic {
+        /// The arms and their distributions.
+        arms: Vec<(String, ArmDist)>,
+    },
+    Pool(PoolOptions),
 }
 
-impl BudgetUnit {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            BudgetUnit::Seconds => "seconds",
-            BudgetUnit::Task => "task",
-            BudgetUnit::Pulls => "pulls",
-            BudgetUnit::Pool => "pool",
-        }
-    }
-}
-
-/// A resolved world: kind, budgets and every replay option.
+/// A resolved world: budgets, their unit, and the world's own options.
 #[derive(Clone, Debug, PartialEq)]
 pub struct WorldSetup {
-    pub kind: WorldKind,
     pub budgets: Vec<f64>,
     pub unit: BudgetUnit,
-    /// Time-sliced only: the slice, in `unit`.
-    pub slice: f64,
-    pub overhead: Overhead,
-    pub order: Order,
-    pub failures_consume_budget: bool,
-    pub exhausted: Exhausted,
-    /// Synthetic only: the arms and their distributions.
-    pub arms: Vec<(String, ArmDist)>,
+    pub options: WorldOptions,
 }
 
 impl WorldSetup {
+    pub fn kind(&self) -> WorldKind {
+        match self.options {
+            WorldOptions::TimeSliced { .. } => WorldKind::TimeSliced,
+            WorldOptions::PullCount { .. } => WorldKind::PullCount,
+            WorldOptions::Synthetic { .. } => WorldKind::Synthetic,
+            WorldOptions::Pool(_) => WorldKind::Pool,
+        }
+    }
+
+    /// The slice in the budget unit (time-sliced), 1 otherwise.
+    pub fn slice(&self) -> f64 {
+        match self.options {
+            WorldOptions::TimeSliced { slice, .. } => slice,
+            _ => 1.0,
+        }
+    }
+
+    /// The overhead model (time-sliced), none otherwise.
+    pub fn overhead(&self) -> Overhead {
+        match self.options {
+            WorldOptions::TimeSliced { overhead, .. } => overhead,
+            _ => Overhead::None,
+        }
+    }
+
+    /// The synthetic world's arms (empty otherwise).
+    pub fn arms(&self) -> &[(String, ArmDist)] {
+        match &self.options {
+            WorldOptions::Synthetic { arms } => arms,
+            _ => &[],
+        }
+    }
+
     pub fn describe(&self) -> String {
-        match self.kind {
-            WorldKind::TimeSliced => format!(
+        match &self.options {
+            WorldOptions::TimeSliced { slice, overhead } => format!(
                 "time-sliced, budgets {:?} {}, slice {} {}, overhead {}",
                 self.budgets,
                 self.unit.as_str(),
-                self.slice,
+                slice,
                 self.unit.as_str(),
-                self.overhead.describe()
+                overhead.describe()
             ),
-            WorldKind::PullCount => format!(
+            WorldOptions::PullCount {
+                order,
+                failures_consume_budget,
+                exhausted,
+            } => format!(
                 "pull-count, budgets {:?} {}, order {}, failures_consume_budget {}, exhausted {}",
                 self.budgets,
                 self.unit.as_str(),
-                match self.order {
+                match order {
                     Order::Permute => "permute",
                     Order::Recorded => "recorded",
                 },
-                self.failures_consume_budget,
-                match self.exhausted {
+                failures_consume_budget,
+                match exhausted {
                     Exhausted::Empty => "empty",
                     Exhausted::Resample => "resample",
                     Exhausted::Stop => "stop",
                 }
             ),
-            WorldKind::Pool => format!("pool, budgets {:?} {}", self.budgets, self.unit.as_str()),
-            WorldKind::Synthetic => format!(
+            WorldOptions::Pool(o) => format!(
+                "pool, budgets {:?} {}, {}",
+                self.budgets,
+                self.unit.as_str(),
+                o.describe()
+            ),
+            WorldOptions::Synthetic { arms } => format!(
                 "synthetic, budgets {:?} pulls, arms {}",
                 self.budgets,
-                self.arms
-                    .iter()
+                arms.iter()
                     .map(|(n, d)| format!("{n} ~ {}", d.describe()))
                     .collect::<Vec<_>>()
                     .join(", ")
@@ -243,6 +279,7 @@ fn resolve_world(file: &Path, w: &WorldSpec) -> Result<WorldSetup> {
             ("time-sliced", WorldKind::TimeSliced),
             ("pull-count", WorldKind::PullCount),
             ("synthetic", WorldKind::Synthetic),
+            ("pool", WorldKind::Pool),
         ],
         WorldKind::TimeSliced,
     )?;
@@ -259,27 +296,98 @@ fn resolve_world(file: &Path, w: &WorldSpec) -> Result<WorldSetup> {
             );
         }
     }
-    let only = |name: &str, present: bool, world: &str| -> Result<()> {
-        if present {
-            bail!("{at}: key 'world.{name}' applies only to the {world} world");
+    // Every key belongs to one world; naming it for another is an error, not silently ignored.
+    let owners: [(&str, bool, WorldKind); 11] = [
+        ("arms", w.arms.is_some(), WorldKind::Synthetic),
+        ("slice", w.slice.is_some(), WorldKind::TimeSliced),
+        ("overhead", w.overhead.is_some(), WorldKind::TimeSliced),
+        ("overhead_s", w.overhead_s.is_some(), WorldKind::TimeSliced),
+        ("order", w.order.is_some(), WorldKind::PullCount),
+        (
+            "failures_consume_budget",
+            w.failures_consume_budget.is_some(),
+            WorldKind::PullCount,
+        ),
+        ("exhausted", w.exhausted.is_some(), WorldKind::PullCount),
+        ("incumbent", w.incumbent.is_some(), WorldKind::Pool),
+        (
+            "recommendation",
+            w.recommendation.is_some(),
+            WorldKind::Pool,
+        ),
+        ("max_arms", w.max_arms.is_some(), WorldKind::Pool),
+        ("per_learner", w.per_learner.is_some(), WorldKind::Pool),
+    ];
+    for (key, present, owner) in owners {
+        if present && owner != kind {
+            bail!(
+                "{at}: key 'world.{key}' applies only to the {} world",
+                owner.as_str()
+            );
+        }
+    }
+    let whole = |unit: &str| -> Result<()> {
+        for b in &w.budgets {
+            if b.fract() != 0.0 {
+                bail!("{at}: key 'world.budgets' holds {b}; {unit} budgets are whole numbers");
+            }
         }
         Ok(())
     };
-    if kind != WorldKind::Synthetic {
-        only("arms", w.arms.is_some(), "synthetic")?;
-    }
     match kind {
-        WorldKind::Pool => bail!(
-            "{at}: key 'world.kind' is 'pool', which experiment files cannot run yet; allowed: time-sliced, pull-count, synthetic"
-        ),
-        WorldKind::TimeSliced => {
-            only("order", w.order.is_some(), "pull-count")?;
-            only(
-                "failures_consume_budget",
-                w.failures_consume_budget.is_some(),
-                "pull-count",
+        WorldKind::Pool => {
+            let unit = choice(
+                file,
+                "world.budget_unit",
+                w.budget_unit.as_deref(),
+                &[
+                    ("units", BudgetUnit::Units),
+                    ("evaluations", BudgetUnit::Evaluations),
+                    ("seconds", BudgetUnit::Seconds),
+                ],
+                BudgetUnit::Units,
             )?;
-            only("exhausted", w.exhausted.is_some(), "pull-count")?;
+            if unit == BudgetUnit::Units {
+                whole("unit")?;
+            }
+            let max_arms = match w.max_arms {
+                Some(0) => bail!(
+                    "{at}: key 'world.max_arms' is 0, which allows no arm; remove it for no cap"
+                ),
+                m => m,
+            };
+            Ok(WorldSetup {
+                budgets: w.budgets.clone(),
+                unit,
+                options: WorldOptions::Pool(PoolOptions {
+                    incumbent: choice(
+                        file,
+                        "world.incumbent",
+                        w.incumbent.as_deref(),
+                        &[
+                            ("best-seen", IncumbentRule::BestSeen),
+                            ("last", IncumbentRule::Last),
+                        ],
+                        IncumbentRule::BestSeen,
+                    )?,
+                    recommendation: choice(
+                        file,
+                        "world.recommendation",
+                        w.recommendation.as_deref(),
+                        &[
+                            ("best-seen", Recommendation::BestSeen),
+                            ("last", Recommendation::Last),
+                            ("mean-of-units", Recommendation::MeanOfUnits),
+                            ("most-trained", Recommendation::MostTrained),
+                        ],
+                        Recommendation::BestSeen,
+                    )?,
+                    max_arms,
+                    per_learner: w.per_learner.unwrap_or(false),
+                }),
+            })
+        }
+        WorldKind::TimeSliced => {
             let unit = choice(
                 file,
                 "world.budget_unit",
@@ -296,13 +404,17 @@ fn resolve_world(file: &Path, w: &WorldSpec) -> Result<WorldSetup> {
             if !(slice.is_finite() && slice > 0.0) {
                 bail!("{at}: key 'world.slice' is {slice}; it must be a positive number");
             }
+            let no_seconds = |mode: &str| -> Result<()> {
+                if w.overhead_s.is_some() {
+                    bail!(
+                        "{at}: key 'world.overhead_s' applies only to overhead = \"fixed\" or \"per_fit\" (here: {mode})"
+                    );
+                }
+                Ok(())
+            };
             let overhead = match w.overhead.as_deref() {
                 None | Some("none") => {
-                    only(
-                        "overhead_s",
-                        w.overhead_s.is_some(),
-                        "overhead = \"fixed\" or \"per_fit\"",
-                    )?;
+                    no_seconds("none")?;
                     Overhead::None
                 }
                 Some("fixed") => match w.overhead_s {
@@ -317,51 +429,27 @@ fn resolve_world(file: &Path, w: &WorldSpec) -> Result<WorldSetup> {
                         "{at}: overhead = \"per_fit\" needs 'world.overhead_s', the seconds charged per curve fit (>= 0)"
                     ),
                 },
-                Some("measured") => Overhead::Measured,
-                Some(other) => {
-                    bail!("{at}: key 'world.overhead' is '{other}'; allowed: none, fixed, measured")
+                Some("measured") => {
+                    no_seconds("measured")?;
+                    Overhead::Measured
                 }
+                Some(other) => bail!(
+                    "{at}: key 'world.overhead' is '{other}'; allowed: none, fixed, per_fit, measured"
+                ),
             };
             Ok(WorldSetup {
-                kind,
                 budgets: w.budgets.clone(),
                 unit,
-                slice,
-                overhead,
-                order: Order::Permute,
-                failures_consume_budget: false,
-                exhausted: Exhausted::Empty,
-                arms: Vec::new(),
+                options: WorldOptions::TimeSliced { slice, overhead },
             })
         }
         WorldKind::Synthetic => {
-            for (key, present) in [
-                ("slice", w.slice.is_some()),
-                ("overhead", w.overhead.is_some()),
-                ("overhead_s", w.overhead_s.is_some()),
-            ] {
-                only(key, present, "time-sliced")?;
-            }
-            for (key, present) in [
-                ("order", w.order.is_some()),
-                (
-                    "failures_consume_budget",
-                    w.failures_consume_budget.is_some(),
-                ),
-                ("exhausted", w.exhausted.is_some()),
-            ] {
-                only(key, present, "pull-count")?;
-            }
             if w.budget_unit.as_deref().is_some_and(|u| u != "pulls") {
                 bail!(
                     "{at}: the synthetic world's budgets are pulls; 'world.budget_unit' must be \"pulls\""
                 );
             }
-            for b in &w.budgets {
-                if b.fract() != 0.0 {
-                    bail!("{at}: key 'world.budgets' holds {b}; pull budgets are whole numbers");
-                }
-            }
+            whole("pull")?;
             let specs = w.arms.as_ref().map_or(&[][..], |a| a.as_slice());
             if specs.len() < 2 {
                 bail!(
@@ -398,21 +486,12 @@ fn resolve_world(file: &Path, w: &WorldSpec) -> Result<WorldSetup> {
                 arms.push((a.name.clone(), dist));
             }
             Ok(WorldSetup {
-                kind,
                 budgets: w.budgets.clone(),
                 unit: BudgetUnit::Pulls,
-                slice: 1.0,
-                overhead: Overhead::None,
-                order: Order::Recorded,
-                failures_consume_budget: false,
-                exhausted: Exhausted::Empty,
-                arms,
+                options: WorldOptions::Synthetic { arms },
             })
         }
         WorldKind::PullCount => {
-            only("slice", w.slice.is_some(), "time-sliced")?;
-            only("overhead", w.overhead.is_some(), "time-sliced")?;
-            only("overhead_s", w.overhead_s.is_some(), "time-sliced")?;
             let unit = choice(
                 file,
                 "world.budget_unit",
@@ -421,40 +500,32 @@ fn resolve_world(file: &Path, w: &WorldSpec) -> Result<WorldSetup> {
                 BudgetUnit::Pulls,
             )?;
             if unit == BudgetUnit::Pulls {
-                for b in &w.budgets {
-                    if b.fract() != 0.0 {
-                        bail!(
-                            "{at}: key 'world.budgets' holds {b}; pull budgets are whole numbers"
-                        );
-                    }
-                }
+                whole("pull")?;
             }
             Ok(WorldSetup {
-                kind,
                 budgets: w.budgets.clone(),
                 unit,
-                slice: 1.0,
-                overhead: Overhead::None,
-                order: choice(
-                    file,
-                    "world.order",
-                    w.order.as_deref(),
-                    &[("permute", Order::Permute), ("recorded", Order::Recorded)],
-                    Order::Permute,
-                )?,
-                failures_consume_budget: w.failures_consume_budget.unwrap_or(false),
-                exhausted: choice(
-                    file,
-                    "world.exhausted",
-                    w.exhausted.as_deref(),
-                    &[
-                        ("empty", Exhausted::Empty),
-                        ("resample", Exhausted::Resample),
-                        ("stop", Exhausted::Stop),
-                    ],
-                    Exhausted::Empty,
-                )?,
-                arms: Vec::new(),
+                options: WorldOptions::PullCount {
+                    order: choice(
+                        file,
+                        "world.order",
+                        w.order.as_deref(),
+                        &[("permute", Order::Permute), ("recorded", Order::Recorded)],
+                        Order::Permute,
+                    )?,
+                    failures_consume_budget: w.failures_consume_budget.unwrap_or(false),
+                    exhausted: choice(
+                        file,
+                        "world.exhausted",
+                        w.exhausted.as_deref(),
+                        &[
+                            ("empty", Exhausted::Empty),
+                            ("resample", Exhausted::Resample),
+                            ("stop", Exhausted::Stop),
+                        ],
+                        Exhausted::Empty,
+                    )?,
+                },
             })
         }
     }
@@ -526,12 +597,12 @@ pub fn load_experiment(path: &Path) -> Result<Experiment> {
         let expanded = policy::expand(&p.family, &p.params)
             .with_context(|| format!("{}: [[policies]] entry {}", path.display(), i + 1))?;
         for cfg in expanded {
-            if !cfg.family.worlds.contains(&world.kind) {
+            if !cfg.family.worlds.contains(&world.kind()) {
                 bail!(
                     "{}: policy '{}' does not support the {} world",
                     path.display(),
                     cfg.family.name,
-                    world.kind.as_str()
+                    world.kind().as_str()
                 );
             }
             if policies.contains(&cfg) {
@@ -541,7 +612,7 @@ pub fn load_experiment(path: &Path) -> Result<Experiment> {
         }
     }
     let base = path.parent().unwrap_or(Path::new("."));
-    let traces_dir = match (&f.traces, world.kind) {
+    let traces_dir = match (&f.traces, world.kind()) {
         (Some(t), WorldKind::Synthetic) => bail!(
             "{}: key 'traces' ('{t}') does not apply to the synthetic world, whose arms are [[world.arms]]",
             path.display()

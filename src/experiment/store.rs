@@ -104,10 +104,13 @@ pub fn runs_frame(
         Column::new("failures".into(), u(&|r| r.failures)),
         Column::new("exhausted_pulls".into(), u(&|r| r.exhausted_pulls)),
         Column::new("exhausted_budget".into(), f(&|r| r.exhausted_budget)),
-        Column::new("replay".into(), s(&|_| exp.world.kind.as_str().to_string())),
+        Column::new(
+            "replay".into(),
+            s(&|_| exp.world.kind().as_str().to_string()),
+        ),
         Column::new(
             "overhead_model".into(),
-            s(&|_| exp.world.overhead.describe()),
+            s(&|_| exp.world.overhead().describe()),
         ),
         Column::new("trace_set".into(), s(&|_| ts.manifest.name.clone())),
         Column::new(

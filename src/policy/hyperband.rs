@@ -351,7 +351,7 @@ mod tests {
         );
         let mut p = testing::build("hyperband", &[], 0);
         let mut rng = Rng::new(1);
-        drive_pool(&mut world, p.as_mut(), "hyperband", &mut rng).unwrap();
+        drive_pool(&mut world, p.as_mut(), "hyperband", &mut rng, None).unwrap();
         assert_eq!(world.n_arms(), 17);
         assert_eq!(world.ledger().used, 69.0);
         let units: Vec<u64> = world.ledger().pulls.clone();
@@ -382,7 +382,14 @@ mod tests {
             2,
         );
         let mut p = testing::build("random-search", &[], 0);
-        drive_pool(&mut world, p.as_mut(), "random-search", &mut Rng::new(1)).unwrap();
+        drive_pool(
+            &mut world,
+            p.as_mut(),
+            "random-search",
+            &mut Rng::new(1),
+            None,
+        )
+        .unwrap();
         assert_eq!(world.ledger().pulls, vec![4, 4, 2]);
     }
 }

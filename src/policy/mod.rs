@@ -293,6 +293,7 @@ static REGISTRY: LazyLock<Vec<Family>> = LazyLock::new(|| {
         ttts::family_ttts(),
         ttts::family_t3c(),
         ttts::family_dttts(),
+        ttts::family_uniform(),
     ]
 });
 

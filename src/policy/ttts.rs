@@ -133,6 +133,54 @@ pub fn family_dttts() -> Family {
     }
 }
 
+pub fn family_uniform() -> Family {
+    Family {
+        name: "uniform",
+        summary: "Uniform allocation on K drawn configurations: each unit goes to a live arm chosen uniformly at random",
+        source: "Shang, de Heide, Ménard, Kaufmann & Valko 2020, 'Fixed-Confidence Guarantees for Bayesian Best-Arm Identification', AISTATS (the uniform-sampling baseline of its experiments and timing table)",
+        worlds: WORLDS,
+        params: vec![k_param()],
+        build: |p: &Params, _| {
+            Box::new(Uniform {
+                k: p.int("k") as usize,
+            })
+        },
+    }
+}
+
+/// Uniform sampling over a fixed set of K drawn configurations.
+pub struct Uniform {
+    k: usize,
+}
+
+impl Policy for Uniform {
+    fn decide(&mut self, view: &View<'_>, rng: &mut Rng) -> Action {
+        let n = view.n_arms;
+        let Some(pool) = view.pool else {
+            return Action::Draw;
+        };
+        if n < self.k && pool.undrawn > 0 {
+            return Action::Draw;
+        }
+        let live = pool.done.iter().filter(|&&d| !d).count();
+        if live == 0 {
+            return Action::Draw;
+        }
+        let mut i = rng.below(live);
+        for (a, &d) in pool.done.iter().enumerate() {
+            if !d {
+                if i == 0 {
+                    return Action::Pull(a);
+                }
+                i -= 1;
+            }
+        }
+        Action::Draw
+    }
+
+    fn observe(&mut self, _obs: &Observation<'_>) {}
+}
+
 #[derive(Clone, Copy, Debug)]
 enum Mode {
     Fixed(usize),
@@ -357,7 +405,7 @@ mod tests {
             &[("queried", toml::Value::String(queried.into()))],
             0,
         );
-        drive_pool(&mut world, p.as_mut(), "d-ttts", &mut Rng::new(9)).unwrap();
+        drive_pool(&mut world, p.as_mut(), "d-ttts", &mut Rng::new(9), None).unwrap();
         (world.n_arms(), world.ledger().decisions)
     }
 
@@ -445,12 +493,48 @@ mod tests {
             2,
         );
         let mut p = testing::build("ttts", &[("k", toml::Value::Integer(5))], 0);
-        drive_pool(&mut world, p.as_mut(), "ttts", &mut Rng::new(4)).unwrap();
+        drive_pool(&mut world, p.as_mut(), "ttts", &mut Rng::new(4), None).unwrap();
         // Five draws, then pulls only, until all five curves are trained to their end (50 units);
         // then fresh draws rather than wasted pulls of finished arms.
         let pulls = &world.ledger().pulls;
         assert_eq!(&pulls[..5], &[10; 5]);
         assert_eq!(pulls, &vec![10; 6]);
         assert_eq!(world.ledger().exhausted_pulls, 0);
+    }
+
+    #[test]
+    fn uniform_spreads_units_over_its_k_arms_at_random() {
+        let pool = hand_pool(50, 100, |i| vec![0.02 * i as f32; 100]);
+        let mut world = PoolWorld::new(
+            &pool,
+            &pool.tasks[0],
+            PoolWorldConfig::default(),
+            400.0,
+            1.0,
+            2,
+        );
+        let mut p = testing::build("uniform", &[("k", toml::Value::Integer(4))], 0);
+        let mut steps = Vec::new();
+        drive_pool(
+            &mut world,
+            p.as_mut(),
+            "uniform",
+            &mut Rng::new(4),
+            Some(&mut steps),
+        )
+        .unwrap();
+        // Four draws (each trains one unit), then 396 pulls over the same four arms: about 99
+        // units each (binomial s.d. under 9), never a fifth arm.
+        let pulls = &world.ledger().pulls;
+        assert_eq!(pulls.len(), 4);
+        assert_eq!(pulls.iter().sum::<u64>(), 400);
+        assert!(pulls.iter().all(|&n| (70..=130).contains(&n)), "{pulls:?}");
+        assert_eq!(
+            steps
+                .iter()
+                .filter(|s| s.action == crate::replay::pool::ActionKind::Draw)
+                .count(),
+            4
+        );
     }
 }

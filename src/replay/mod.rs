@@ -15,11 +15,13 @@
 //!
 //! Policies that average rewards count a `None` as a pull without a reward.
 
+mod drive;
 pub mod pool;
 mod pull_count;
 mod synthetic;
 mod time_sliced;
 
+pub use drive::{Step, drive};
 pub use pull_count::{Exhausted, Order, PullCount, PullCountConfig};
 pub use synthetic::{ArmDist, Synthetic};
 pub use time_sliced::{Overhead, TimeSliced, TimeSlicedConfig};
@@ -53,6 +55,51 @@ impl WorldKind {
         WorldKind::PullCount,
         WorldKind::Synthetic,
     ];
+}
+
+/// The unit budgets (and slices) are given in. Every budget rule lives in `replay`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BudgetUnit {
+    /// Seconds of recorded time (time-sliced; the pool world's recorded training cost).
+    Seconds,
+    /// A fraction of the task's mean arm-trace length (time-sliced): 1.0 = the time at which
+    /// an average arm's trace ends.
+    Task,
+    /// Pulls (pull-count, synthetic).
+    Pulls,
+    /// A fraction of the task's evaluation pool, all arms together (pull-count), rounded.
+    Pool,
+    /// Fidelity units trained (pool world).
+    Units,
+    /// Full-curve evaluations (pool world): one is the pool's `units` fidelity units.
+    Evaluations,
+}
+
+impl BudgetUnit {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BudgetUnit::Seconds => "seconds",
+            BudgetUnit::Task => "task",
+            BudgetUnit::Pulls => "pulls",
+            BudgetUnit::Pool => "pool",
+            BudgetUnit::Units => "units",
+            BudgetUnit::Evaluations => "evaluations",
+        }
+    }
+}
+
+/// The absolute budget and slice of a learner-level cell on `task`: `budget` and `slice` are in
+/// `unit`; the result is in seconds (time-sliced) or pulls.
+pub fn absolute(unit: BudgetUnit, budget: f64, slice: f64, task: &Task) -> (f64, f64) {
+    match unit {
+        BudgetUnit::Seconds => (budget, slice),
+        BudgetUnit::Task => {
+            let span = task.mean_arm_span_s();
+            (budget * span, slice * span)
+        }
+        BudgetUnit::Pool => ((budget * task.n_evaluations() as f64).round().max(1.0), 1.0),
+        BudgetUnit::Pulls | BudgetUnit::Units | BudgetUnit::Evaluations => (budget, 1.0),
+    }
 }
 
 /// An evaluation revealed by a pull, as the policy sees it.

@@ -49,6 +49,9 @@ pub enum Recommendation {
     BestSeen,
     Last,
     MeanOfUnits,
+    /// The arm trained the most units (ties: the better last score), D-TTTS's `mpa` in the
+    /// authors' Julia code.
+    MostTrained,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -68,6 +71,74 @@ impl Default for PoolWorldConfig {
             recommendation: Recommendation::BestSeen,
             max_arms: None,
         }
+    }
+}
+
+/// The pool world's options in an experiment file (`[world]` with `kind = "pool"`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PoolOptions {
+    pub incumbent: IncumbentRule,
+    pub recommendation: Recommendation,
+    pub max_arms: Option<usize>,
+    /// One task per (dataset, run, learner): each learner's configurations form a pool of their
+    /// own. Otherwise all (filtered) learners' configurations form one pool (CASH).
+    pub per_learner: bool,
+}
+
+impl IncumbentRule {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            IncumbentRule::BestSeen => "best-seen",
+            IncumbentRule::Last => "last",
+        }
+    }
+}
+
+impl Recommendation {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Recommendation::BestSeen => "best-seen",
+            Recommendation::Last => "last",
+            Recommendation::MeanOfUnits => "mean-of-units",
+            Recommendation::MostTrained => "most-trained",
+        }
+    }
+}
+
+impl PoolOptions {
+    pub fn describe(&self) -> String {
+        format!(
+            "incumbent {}, recommendation {}, max_arms {}, per_learner {}",
+            self.incumbent.as_str(),
+            self.recommendation.as_str(),
+            self.max_arms.map_or("none".to_string(), |m| m.to_string()),
+            self.per_learner
+        )
+    }
+
+    /// The world configuration and absolute budget for `budget` given in `unit` on a pool whose
+    /// full curves have `units` units.
+    pub fn world_config(
+        &self,
+        unit: super::BudgetUnit,
+        budget: f64,
+        units: u32,
+    ) -> (PoolWorldConfig, f64) {
+        use super::BudgetUnit as B;
+        let (budget_unit, abs) = match unit {
+            B::Seconds => (PoolBudget::Seconds, budget),
+            B::Evaluations => (PoolBudget::Units, (budget * f64::from(units)).round()),
+            _ => (PoolBudget::Units, budget),
+        };
+        (
+            PoolWorldConfig {
+                budget_unit,
+                incumbent: self.incumbent,
+                recommendation: self.recommendation,
+                max_arms: self.max_arms,
+            },
+            abs,
+        )
     }
 }
 
@@ -141,6 +212,22 @@ impl<'a> PoolWorld<'a> {
             draws: 0,
             mutations: 0,
             mutation_fallbacks: 0,
+        }
+    }
+
+    /// Only configurations of these learners (indices into the manifest's learners) can be
+    /// drawn or mutated into; empty keeps all.
+    pub fn restrict_to_learners(&mut self, learners: &[usize]) {
+        if learners.is_empty() {
+            return;
+        }
+        for (i, c) in self.pool.configs.iter().enumerate() {
+            if !learners.contains(&c.learner) && !self.drawn[i] {
+                self.drawn[i] = true;
+                if !self.task.curves[i].is_empty() {
+                    self.undrawn -= 1;
+                }
+            }
         }
     }
 
@@ -358,6 +445,23 @@ impl<'a> PoolWorld<'a> {
                 let a = argmax_finite(&means)?;
                 (a, self.last_ok_unit(a)?)
             }
+            Recommendation::MostTrained => {
+                let mut best: Option<usize> = None;
+                for a in 0..self.config.len() {
+                    if !self.last[a].is_finite() {
+                        continue;
+                    }
+                    let key = |i: usize| (self.ledger.pulls[i], self.last[i]);
+                    if best.is_none_or(|b| {
+                        let (kb, ka) = (key(b), key(a));
+                        ka.0 > kb.0 || (ka.0 == kb.0 && ka.1 > kb.1)
+                    }) {
+                        best = Some(a);
+                    }
+                }
+                let a = best?;
+                (a, self.last_ok_unit(a)?)
+            }
         };
         let c = self.config[arm];
         let curve = &self.task.curves[c as usize];
@@ -391,20 +495,76 @@ fn argmax_finite(v: &[f64]) -> Option<usize> {
     best
 }
 
+/// One decision of a pool cell, for the trajectory.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PoolStep {
+    pub action: ActionKind,
+    pub arm: u32,
+    /// The arm's configuration (index into the pool's configurations).
+    pub config: u32,
+    /// The unit trained (1-based; the arm's pulls after this decision).
+    pub fidelity: u32,
+    /// The unit's score in the pool's orientation (NaN if it revealed none).
+    pub reward: f64,
+    /// Budget used after the decision.
+    pub time: f64,
+    /// The incumbent in the pool's orientation, NaN before any.
+    pub incumbent: f64,
+}
+
+/// The kind of an action, as stored in trajectories.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ActionKind {
+    Pull,
+    Draw,
+    Mutate,
+}
+
+impl ActionKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ActionKind::Pull => "pull",
+            ActionKind::Draw => "draw",
+            ActionKind::Mutate => "mutate",
+        }
+    }
+}
+
 /// The replay loop of the pool world: decide, apply, observe, until the budget is spent or the
 /// pool has nothing left to train. An action the world cannot take is an error naming the policy.
+/// `steps` receives every decision when given.
 pub fn drive_pool(
     world: &mut PoolWorld<'_>,
     policy: &mut dyn crate::policy::Policy,
     policy_id: &str,
     rng: &mut Rng,
+    mut steps: Option<&mut Vec<PoolStep>>,
 ) -> anyhow::Result<()> {
     while !world.done() {
         let action = policy.decide(&world.view(), rng);
-        let obs = world
-            .apply(action)
-            .map_err(|e| anyhow::anyhow!("policy {policy_id} {e} (a bug in the policy)"))?;
-        policy.observe(&obs);
+        let (arm, reward) = {
+            let obs = world
+                .apply(action)
+                .map_err(|e| anyhow::anyhow!("policy {policy_id} {e} (a bug in the policy)"))?;
+            policy.observe(&obs);
+            (obs.arm, obs.reward)
+        };
+        if let Some(steps) = steps.as_deref_mut() {
+            let l = world.ledger();
+            steps.push(PoolStep {
+                action: match action {
+                    Action::Pull(_) => ActionKind::Pull,
+                    Action::Draw => ActionKind::Draw,
+                    Action::Mutate(_) => ActionKind::Mutate,
+                },
+                arm: arm as u32,
+                config: world.config[arm],
+                fidelity: l.pulls[arm] as u32,
+                reward: reward.map_or(f64::NAN, |r| world.sign * r),
+                time: l.used,
+                incumbent: l.incumbent.map_or(f64::NAN, |i| world.sign * i.reward),
+            });
+        }
     }
     Ok(())
 }
@@ -564,6 +724,8 @@ pub(crate) mod tests {
         for (rec, want) in [
             (Recommendation::BestSeen, (0, 1)),
             (Recommendation::MeanOfUnits, (1, 3)),
+            // Both arms trained 3 units: the tie goes to the better last score, config 1.
+            (Recommendation::MostTrained, (1, 3)),
         ] {
             let cfg = PoolWorldConfig {
                 recommendation: rec,
@@ -574,6 +736,19 @@ pub(crate) mod tests {
             let c = |arm: usize| w.arm_configs()[arm];
             assert_eq!((c(r.arm), r.unit), want, "{rec:?}");
         }
+        // most-trained prefers 3 units of a falling curve (config 0, last 0.4) to 1 unit of a
+        // better one.
+        let cfg = PoolWorldConfig {
+            recommendation: Recommendation::MostTrained,
+            ..PoolWorldConfig::default()
+        };
+        let mut w = PoolWorld::new(&pool, &pool.tasks[0], cfg, 6.0, 1.0, 1);
+        let first = w.apply(Action::Draw).unwrap().arm;
+        w.apply(Action::Draw).unwrap();
+        w.apply(Action::Pull(first)).unwrap();
+        w.apply(Action::Pull(first)).unwrap();
+        let r = w.recommend().unwrap();
+        assert_eq!((r.arm, r.unit), (first, 3));
         // A failed unit: nothing revealed, the curve ends.
         let pool = hand_pool(1, 3, |_| vec![0.5, f32::NAN, 0.9]);
         let mut w = PoolWorld::new(
