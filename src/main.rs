@@ -104,9 +104,11 @@ enum Command {
     },
     /// Reproduce a paper's tables and figures: run its experiments, then write results/<paper>/
     Reproduce {
-        /// The paper: erucb (Hu, Yu & Liao 2019: Table 1, Figure 1, Table 2) or hamlet (Schmidt et
-        /// al. 2020: Table II grid, Figs. 2-8, the Variant 3 claim)
-        #[arg(value_parser = ["erucb", "hamlet"])]
+        /// The paper: erucb (Hu, Yu & Liao 2019: Table 1, Figure 1, Table 2), hamlet (Schmidt et
+        /// al. 2020: Table II grid, Figs. 2-8, the Variant 3 claim) or shang (Shang, Kaufmann &
+        /// Valko 2019: D-TTTS against TTTS, T3C, SH, Hyperband, random search on recorded pools,
+        /// and the timing table)
+        #[arg(value_parser = ["erucb", "hamlet", "shang"])]
         paper: String,
         /// Worker threads, at least 1 [default: all cores]
         #[arg(long, value_parser = clap::value_parser!(u64).range(1..=4096).map(|v| v as usize))]
@@ -303,10 +305,10 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                 ..Default::default()
             };
             let t0 = std::time::Instant::now();
-            let files = if paper == "hamlet" {
-                banditbench::reproduce::hamlet::reproduce(&opts)?
-            } else {
-                banditbench::reproduce::erucb::reproduce(&opts)?
+            let files = match paper.as_str() {
+                "hamlet" => banditbench::reproduce::hamlet::reproduce(&opts)?,
+                "shang" => banditbench::reproduce::shang::reproduce(&opts)?,
+                _ => banditbench::reproduce::erucb::reproduce(&opts)?,
             };
             for f in &files {
                 if f.extension().is_some_and(|e| e == "md") {
@@ -645,16 +647,24 @@ fn run_bench(
     if want("pool") {
         let dir = std::path::Path::new("traces/sklearn-grid");
         let pool = pool::load_pool(dir, true)?;
-        for policy in ["random-search", "hyperband"] {
+        for policy in [
+            "random-search",
+            "hyperband",
+            "d-ttts",
+            "ttts",
+            "t3c",
+            "uniform",
+        ] {
             // One Hyperband iteration on 27-unit curves (eta = 3) trains 81 + 78 + 90 + 108 = 357
             // units, so 1 000 units is almost three.
             let t = bench::measure_pool(&pool, 0, policy, 1000.0, seconds)?;
             println!(
-                "{} on one learner's grid of {} ({} configurations, 27 units, budget 1000 units): {:.0} decisions/s, {:.3} ms per cell ({} cells, one thread)",
+                "{} on one learner's grid of {} ({} configurations, 27 units, budget 1000 units): {:.0} decisions/s ({:.2e} s per sampling step), {:.3} ms per cell ({} cells, one thread)",
                 t.policy,
                 dir.display(),
                 t.configs,
                 t.decisions_per_second(),
+                1.0 / t.decisions_per_second().max(1e-12),
                 t.ms_per_cell(),
                 t.cells
             );

@@ -180,12 +180,61 @@ pub fn read_parquet(path: &Path) -> Result<DataFrame> {
 
 pub struct Store {
     pub dir: PathBuf,
+    /// Held while the store is open: an exclusive lock on `.banditbench.lock`, so two runs
+    /// cannot write one folder.
+    _lock: File,
 }
+
+const FOLDER_LOCK: &str = ".banditbench.lock";
 
 impl Store {
     pub fn open(dir: &Path) -> Result<Store> {
         std::fs::create_dir_all(dir.join(PARTS))
             .with_context(|| format!("{}: cannot create the results folder", dir.display()))?;
+        let lock_path = dir.join(FOLDER_LOCK);
+        let lock = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&lock_path)
+            .with_context(|| format!("{}: cannot open", lock_path.display()))?;
+        match lock.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => {
+                let holder = std::fs::read_to_string(&lock_path).unwrap_or_default();
+                anyhow::bail!(
+                    "{}: another banditbench run is writing this results folder ({}); wait for it to finish, or give this run another --out",
+                    dir.display(),
+                    if holder.trim().is_empty() {
+                        "holder unknown".to_string()
+                    } else {
+                        holder.trim().to_string()
+                    }
+                );
+            }
+            Err(std::fs::TryLockError::Error(e)) => {
+                return Err(e).with_context(|| format!("{}: cannot lock", lock_path.display()));
+            }
+        }
+        {
+            use std::io::Write as _;
+            let mut f = &lock;
+            f.set_len(0)?;
+            let _ = write!(
+                f,
+                "pid {} on {}, started at unix time {}",
+                std::process::id(),
+                std::env::var("HOSTNAME")
+                    .ok()
+                    .or_else(|| std::fs::read_to_string("/etc/hostname").ok())
+                    .unwrap_or_else(|| "this machine".into())
+                    .trim(),
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_secs())
+            );
+        }
         // Temporary files are what a kill left half-written: never published, safe to remove.
         for d in [dir.to_path_buf(), dir.join(PARTS)] {
             for e in std::fs::read_dir(&d)? {
@@ -197,6 +246,7 @@ impl Store {
         }
         Ok(Store {
             dir: dir.to_path_buf(),
+            _lock: lock,
         })
     }
 
@@ -289,11 +339,14 @@ impl Store {
                     .is_some_and(|n| published.contains(n))
             })
             .collect();
+        // A kill between publishing the final files and removing the parts leaves cells in both:
+        // the merge keeps one copy of each cell (and of each (cell, step)), so it is idempotent.
+        let sorted = SortMultipleOptions::default().with_maintain_order(true);
         let mut runs = concat_files(&run_parts, &self.dir.join(RUNS))?;
-        runs = runs.sort(["cell"], SortMultipleOptions::default())?;
+        runs = first_of_each(runs.sort(["cell"], sorted.clone())?, &["cell"])?;
         runs.rechunk_mut();
         let mut traj = concat_files(&traj_parts, &self.dir.join(TRAJECTORIES))?;
-        traj = traj.sort(["cell", "step"], SortMultipleOptions::default())?;
+        traj = first_of_each(traj.sort(["cell", "step"], sorted)?, &["cell", "step"])?;
         traj.rechunk_mut();
         write_parquet_atomic(&mut traj, &self.dir.join(TRAJECTORIES))?;
         write_parquet_atomic(&mut runs, &self.dir.join(RUNS))?;
@@ -306,6 +359,33 @@ impl Store {
         }
         Ok(())
     }
+}
+
+/// The first row of each run of equal `keys` in a frame sorted by them.
+fn first_of_each(df: DataFrame, keys: &[&str]) -> Result<DataFrame> {
+    if df.height() < 2 {
+        return Ok(df);
+    }
+    let cols: Vec<Vec<u64>> = keys
+        .iter()
+        .map(|k| -> Result<Vec<u64>> {
+            Ok(df
+                .column(k)?
+                .as_materialized_series()
+                .cast(&DataType::UInt64)?
+                .u64()?
+                .iter()
+                .map(|v| v.unwrap_or(u64::MAX))
+                .collect())
+        })
+        .collect::<Result<_>>()?;
+    let keep: BooleanChunked = (0..df.height())
+        .map(|i| i == 0 || cols.iter().any(|c| c[i] != c[i - 1]))
+        .collect();
+    if keep.all() {
+        return Ok(df);
+    }
+    Ok(df.filter(&keep)?)
 }
 
 fn concat_files(parts: &[PathBuf], existing: &Path) -> Result<DataFrame> {
@@ -327,4 +407,88 @@ fn concat_files(parts: &[PathBuf], existing: &Path) -> Result<DataFrame> {
         }
     }
     Ok(out.unwrap_or_default())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(name: &str) -> PathBuf {
+        let d =
+            std::env::temp_dir().join(format!("banditbench-store-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        d
+    }
+
+    fn frames(cells: &[u64]) -> (DataFrame, DataFrame) {
+        let runs = DataFrame::new_infer_height(vec![
+            Column::new("cell".into(), cells.to_vec()),
+            Column::new(
+                "score".into(),
+                cells.iter().map(|&c| c as f64 / 10.0).collect::<Vec<_>>(),
+            ),
+        ])
+        .unwrap();
+        let (mut c, mut s) = (Vec::new(), Vec::new());
+        for &cell in cells {
+            for step in 1..=3u32 {
+                c.push(cell);
+                s.push(step);
+            }
+        }
+        let traj = DataFrame::new_infer_height(vec![
+            Column::new("cell".into(), c),
+            Column::new("step".into(), s),
+        ])
+        .unwrap();
+        (runs, traj)
+    }
+
+    #[test]
+    fn a_merge_after_a_kill_in_the_merge_window_keeps_one_copy_of_each_cell() {
+        let dir = scratch("merge");
+        let store = Store::open(&dir).unwrap();
+        let (r, t) = frames(&[2, 0]);
+        store.write_part(r, t).unwrap();
+        let (r, t) = frames(&[1]);
+        store.write_part(r, t).unwrap();
+        store.merge().unwrap();
+        let runs = read_parquet(&dir.join(RUNS)).unwrap();
+        assert_eq!(runs.height(), 3);
+        // The state a kill between publishing the final files and deleting the parts leaves: the
+        // final files hold cells 0-2 and the parts hold them again.
+        let (r, t) = frames(&[0, 1, 2]);
+        store.write_part(r, t).unwrap();
+        store.merge().unwrap();
+        let runs = read_parquet(&dir.join(RUNS)).unwrap();
+        let traj = read_parquet(&dir.join(TRAJECTORIES)).unwrap();
+        assert_eq!(runs.height(), 3);
+        assert_eq!(traj.height(), 9);
+        let cells: Vec<u64> = runs
+            .column("cell")
+            .unwrap()
+            .u64()
+            .unwrap()
+            .iter()
+            .flatten()
+            .collect();
+        assert_eq!(cells, [0, 1, 2]);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_second_run_on_an_open_folder_is_refused_naming_the_holder() {
+        let dir = scratch("lock");
+        let first = Store::open(&dir).unwrap();
+        let e = Store::open(&dir).err().unwrap().to_string();
+        assert!(
+            e.contains("another banditbench run is writing this results folder")
+                && e.contains(&format!("pid {}", std::process::id())),
+            "{e}"
+        );
+        drop(first);
+        // Released when the first run ends.
+        assert!(Store::open(&dir).is_ok());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }
