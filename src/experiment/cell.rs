@@ -25,28 +25,41 @@ pub struct Cell {
 
 /// Expand an experiment into its cells, in order.
 pub fn expand_cells(exp: &Experiment, ts: &TraceSet) -> Vec<Cell> {
+    expand_with(exp, ts.tasks.len(), |ti| {
+        let t = &ts.tasks[ti];
+        vec![t.dataset.clone(), t.run.to_string()]
+    })
+}
+
+/// The cells of `n_tasks` tasks in expansion order (task, budget, policy, repetition). A cell's
+/// seed hashes its identity: `task_identity(task)`, then budget, budget unit, policy id and
+/// repetition.
+pub fn expand_with(
+    exp: &Experiment,
+    n_tasks: usize,
+    task_identity: impl Fn(usize) -> Vec<String>,
+) -> Vec<Cell> {
     let mut cells = Vec::new();
     let mut index = 0;
-    for (ti, task) in ts.tasks.iter().enumerate() {
+    for ti in 0..n_tasks {
+        let task = task_identity(ti);
         for (bi, budget) in exp.world.budgets.iter().enumerate() {
             for (pi, policy) in exp.policies.iter().enumerate() {
                 for rep in 0..exp.repetitions {
-                    let identity = format!(
-                        "{}\u{1f}{}\u{1f}{}\u{1f}{}\u{1f}{}\u{1f}{}",
-                        task.dataset,
-                        task.run,
-                        budget,
-                        exp.world.unit.as_str(),
+                    let mut fields = task.clone();
+                    fields.extend([
+                        budget.to_string(),
+                        exp.world.unit.as_str().to_string(),
                         policy.id(),
-                        rep
-                    );
+                        rep.to_string(),
+                    ]);
                     cells.push(Cell {
                         index,
                         task: ti,
                         budget: bi,
                         policy: pi,
                         repetition: rep,
-                        seed: derive_seed(exp.seed, &identity),
+                        seed: derive_seed(exp.seed, &fields.join("\u{1f}")),
                     });
                     index += 1;
                 }

@@ -208,37 +208,11 @@ pub fn prepare_pool(exp: &Experiment) -> Result<PoolData> {
 /// Expand a pool experiment into its cells: task, budget, policy, repetition. A cell's seed
 /// depends on its identity only.
 pub fn expand_pool_cells(exp: &Experiment, data: &PoolData) -> Vec<Cell> {
-    let mut cells = Vec::new();
-    let mut index = 0;
-    for (ti, t) in data.tasks.iter().enumerate() {
+    super::cell::expand_with(exp, data.tasks.len(), |ti| {
+        let t = &data.tasks[ti];
         let pt = &data.pool.tasks[t.task];
-        for (bi, budget) in exp.world.budgets.iter().enumerate() {
-            for (pi, policy) in exp.policies.iter().enumerate() {
-                for rep in 0..exp.repetitions {
-                    let identity = format!(
-                        "{}\u{1f}{}\u{1f}{}\u{1f}{}\u{1f}{}\u{1f}{}\u{1f}{}",
-                        pt.dataset,
-                        pt.run,
-                        t.scope,
-                        budget,
-                        exp.world.unit.as_str(),
-                        policy.id(),
-                        rep
-                    );
-                    cells.push(Cell {
-                        index,
-                        task: ti,
-                        budget: bi,
-                        policy: pi,
-                        repetition: rep,
-                        seed: derive_seed(exp.seed, &identity),
-                    });
-                    index += 1;
-                }
-            }
-        }
-    }
-    cells
+        vec![pt.dataset.clone(), pt.run.to_string(), t.scope.clone()]
+    })
 }
 
 /// What one pool cell produced.
