@@ -16,4 +16,5 @@ pub mod report;
 pub mod reproduce;
 pub mod results;
 pub mod rng;
+pub mod slurm;
 pub mod trace;

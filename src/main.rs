@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 
 use banditbench::analysis::compare::Options;
@@ -47,9 +47,68 @@ enum Command {
         /// Cells per results part written to disk, at least 1 (smaller loses less on a kill)
         #[arg(long, value_parser = clap::value_parser!(u64).range(1..).map(|v| v as usize))]
         batch_size: Option<usize>,
+        /// Run one deterministic share of the cells, I/N with 0 <= I < N (cells whose index is I
+        /// modulo N), into its own folder [default: results/<name>-shards/I-of-N]; combine the
+        /// shards with `banditbench merge`
+        #[arg(long, value_name = "I/N", value_parser = parse_shard)]
+        shard: Option<experiment::Shard>,
         /// Do not draw the progress bar
         #[arg(long)]
         quiet: bool,
+    },
+    /// Combine the finished shards of one experiment (`run --shard I/N`) into one results folder,
+    /// byte for byte what an unsharded run writes. Checks that the folders come from the same
+    /// experiment and trace set and that no cell is missing or duplicated.
+    Merge {
+        /// The shard folders, e.g. results/NAME-shards/*
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+        /// The folder to write (must not hold results yet)
+        #[arg(long)]
+        out: PathBuf,
+    },
+    /// Write a Slurm job array for an experiment: one array task per shard (`run --shard I/N`)
+    /// and a merge job that runs when all have finished; with --submit, submit both with sbatch
+    Slurm {
+        /// The experiment file (TOML)
+        experiment: PathBuf,
+        /// Number of shards (array tasks)
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+        shards: u32,
+        /// Results folder of the merged run [default: results/<name>]
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Where the shards write [default: results/<name>-shards]
+        #[arg(long)]
+        shards_dir: Option<PathBuf>,
+        /// Where the scripts and logs go [default: <shards-dir>/slurm]
+        #[arg(long)]
+        script_dir: Option<PathBuf>,
+        /// CPUs per array task (passed to run --threads)
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=4096))]
+        cpus_per_task: u32,
+        /// Memory per array task (sbatch --mem)
+        #[arg(long, default_value = "4G")]
+        mem: String,
+        /// Wall time per array task (sbatch --time)
+        #[arg(long, default_value = "01:00:00")]
+        time: String,
+        #[arg(long)]
+        partition: Option<String>,
+        #[arg(long)]
+        account: Option<String>,
+        /// At most this many array tasks at once
+        #[arg(long)]
+        max_running: Option<u32>,
+        /// Further #SBATCH options, repeatable, e.g. --sbatch=--qos=short
+        #[arg(long = "sbatch", value_name = "OPTION")]
+        extra: Vec<String>,
+        /// The banditbench binary the jobs run, on a file system every node sees [default: this one]
+        #[arg(long)]
+        binary: Option<PathBuf>,
+        /// Submit the array and the dependent merge job with sbatch
+        #[arg(long)]
+        submit: bool,
     },
     /// Statistics, tables and figures from a results folder (or any unit,policy,score CSV):
     /// ranks.csv, summary.csv, tests.json, report.md, report.tex and SVG/PNG figures
@@ -169,6 +228,14 @@ enum TracesCommand {
     },
 }
 
+fn parse_shard(s: &str) -> Result<experiment::Shard, String> {
+    experiment::Shard::parse(s).map_err(|e| {
+        e.to_string()
+            .trim_start_matches(&format!("--shard '{s}': "))
+            .to_string()
+    })
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match dispatch(cli) {
@@ -187,8 +254,78 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             out,
             threads,
             batch_size,
+            shard,
             quiet,
-        } => run(experiment, out, threads, batch_size, quiet),
+        } => run(experiment, out, threads, batch_size, shard, quiet),
+        Command::Slurm {
+            experiment,
+            shards,
+            out,
+            shards_dir,
+            script_dir,
+            cpus_per_task,
+            mem,
+            time,
+            partition,
+            account,
+            max_running,
+            extra,
+            binary,
+            submit,
+        } => {
+            let exp = experiment::load_experiment(&experiment)?;
+            let binary = match binary {
+                Some(b) => b,
+                None => std::env::current_exe().context("cannot find this binary's path")?,
+            };
+            let opts = banditbench::slurm::SlurmOptions {
+                shards,
+                out,
+                shards_dir,
+                script_dir,
+                cpus_per_task,
+                mem,
+                time,
+                partition,
+                account,
+                max_running,
+                binary,
+                extra,
+            };
+            let s = banditbench::slurm::write_scripts(&exp, &opts)?;
+            println!("wrote {}", s.array.display());
+            println!("wrote {}", s.merge.display());
+            println!(
+                "shards write to {}/I-of-{shards}, the merge to {}; logs in {}",
+                s.shards_dir.display(),
+                s.out.display(),
+                s.logs.display()
+            );
+            if submit {
+                let (a, m) = banditbench::slurm::submit(&s)?;
+                println!(
+                    "submitted array job {a} ({shards} tasks) and merge job {m} (afterok:{a})"
+                );
+                println!("watch with: squeue -j {a},{m}");
+            } else {
+                println!(
+                    "submit with: jid=$(sbatch --parsable {}) && sbatch --dependency=afterok:$jid --kill-on-invalid-dep=yes {}",
+                    s.array.display(),
+                    s.merge.display()
+                );
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Merge { dirs, out } => {
+            let m = experiment::merge_results(&dirs, &out)?;
+            eprintln!(
+                "merged {} cells from {} folders into {}",
+                m.cells,
+                m.folders,
+                m.out.display()
+            );
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Traces { command } => match command {
             TracesCommand::Validate {
                 dirs,
@@ -340,12 +477,20 @@ fn run(
     out: Option<PathBuf>,
     threads: Option<usize>,
     batch_size: Option<usize>,
+    shard: Option<experiment::Shard>,
     quiet: bool,
 ) -> Result<ExitCode> {
+    if let Some(t) = threads {
+        // polars keeps its own thread pool (for parquet and CSV), sized once from this variable
+        // on first use: bound it by --threads as well. Nothing has used polars yet, and no other
+        // thread runs, so changing the environment here is sound.
+        unsafe { std::env::set_var("POLARS_MAX_THREADS", t.to_string()) };
+    }
     let opts = RunOptions {
         out,
         threads,
         batch_size,
+        shard,
     };
     let exp = experiment::load_experiment(&path)?;
     let (summary, what) = if exp.world.kind() == banditbench::replay::WorldKind::Pool {
@@ -379,6 +524,22 @@ fn run(
             format!("best {} found", ts.manifest.metric),
         )
     };
+    if let Some(s) = shard {
+        // A shard's ranking would rest on a share of the cells: say how to combine them instead.
+        println!(
+            "shard {} finished: {} cells in {}; when all {} shards have finished, combine them with: banditbench merge {}/*-of-{} --out DIR",
+            s.label(),
+            summary.total_cells,
+            summary.out.display(),
+            s.count,
+            summary
+                .out
+                .parent()
+                .map_or_else(|| ".".into(), |p| p.display().to_string()),
+            s.count
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
     print_ranking(&summary.out, &what)
 }
 

@@ -469,3 +469,43 @@ fn the_bundled_pools_validate_and_an_experiment_replays_on_hpobench() {
     // No test score ships with HPOBench: the column is null.
     assert_eq!(runs.column("best_test_score").unwrap().null_count(), 2);
 }
+
+#[test]
+fn a_sharded_pool_experiment_merges_into_the_unsharded_results() {
+    let dir = write_pool("pool-shards", MANIFEST, configs(&GRID), &rows());
+    let exp = pool_experiment(
+        &dir,
+        "budget_unit = \"evaluations\"\nbudgets = [2, 4]",
+        "[[policies]]\nfamily = \"random-search\"\n[[policies]]\nfamily = \"hyperband\"\n[[policies]]\nfamily = \"d-ttts\"",
+    );
+    let e = exp.to_str().unwrap();
+    let whole = dir.join("whole");
+    common::run_ok(&["run", e, "--out", whole.to_str().unwrap(), "--quiet"]);
+    let shards: Vec<PathBuf> = (0..3)
+        .map(|i| {
+            let d = dir.join(format!("shard{i}"));
+            common::run_ok(&[
+                "run",
+                e,
+                "--out",
+                d.to_str().unwrap(),
+                "--shard",
+                &format!("{i}/3"),
+                "--quiet",
+            ]);
+            d
+        })
+        .collect();
+    let merged = dir.join("merged");
+    let mut args = vec!["merge"];
+    args.extend(shards.iter().map(|d| d.to_str().unwrap()));
+    args.extend(["--out", merged.to_str().unwrap()]);
+    common::run_ok(&args);
+    for f in ["runs.parquet", "trajectories.parquet", "experiment.lock.toml"] {
+        assert!(
+            std::fs::read(whole.join(f)).unwrap() == std::fs::read(merged.join(f)).unwrap(),
+            "{f} differs"
+        );
+    }
+    assert_eq!(read(&merged.join("runs.parquet")).height(), 2 * 2 * 3 * 2);
+}

@@ -180,7 +180,7 @@ def preprocess(X, tr, va, te, scaled: bool):
 
 
 def write_atomic(path: Path, write) -> None:
-    tmp = path.with_name(path.name + ".tmp")
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     write(tmp)
     with open(tmp, "rb") as f:
         os.fsync(f.fileno())

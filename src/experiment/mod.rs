@@ -11,9 +11,11 @@ pub use cell::{Cell, CellResult, absolute, expand_cells, run_cell};
 pub use spec::{BudgetUnit, Experiment, WorldOptions, WorldSetup, load_experiment};
 pub use store::{LOCK, RUNS, Store, TRAJECTORIES, read_parquet, runs_frame, trajectories_frame};
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
+use polars::prelude::Column;
 use rayon::prelude::*;
 
 use crate::analysis::{MeanRank, mean_ranks};
@@ -25,8 +27,64 @@ pub struct RunOptions {
     pub out: Option<PathBuf>,
     /// Worker threads; default: all cores.
     pub threads: Option<usize>,
-    /// Cells per published part; default: a few hundred parts per experiment.
+    /// Cells per published part; default: whatever finishes in about a second.
     pub batch_size: Option<usize>,
+    /// Run only this shard's cells (those whose index is `index` modulo `count`).
+    pub shard: Option<Shard>,
+}
+
+/// A deterministic share of an experiment's cells: every cell whose index is `index` modulo
+/// `count` (round robin, so every shard gets a similar mix of tasks, budgets and policies).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shard {
+    pub index: u32,
+    pub count: u32,
+}
+
+impl Shard {
+    /// Parse "I/N" with 0 <= I < N.
+    pub fn parse(s: &str) -> Result<Shard> {
+        let bad = || {
+            anyhow::anyhow!(
+                "--shard '{s}': expected I/N with 0 <= I < N, e.g. 0/4 (shards are numbered from 0, like SLURM_ARRAY_TASK_ID)"
+            )
+        };
+        let (i, n) = s.split_once('/').ok_or_else(bad)?;
+        let index: u32 = i.trim().parse().map_err(|_| bad())?;
+        let count: u32 = n.trim().parse().map_err(|_| bad())?;
+        if count == 0 || index >= count {
+            return Err(bad());
+        }
+        Ok(Shard { index, count })
+    }
+
+    pub fn contains(&self, cell: u64) -> bool {
+        cell % u64::from(self.count) == u64::from(self.index)
+    }
+
+    /// How many of `total` cells (indices 0..total) this shard holds.
+    pub fn cells_of(&self, total: usize) -> usize {
+        let (i, n) = (self.index as usize, self.count as usize);
+        if total > i {
+            (total - i).div_ceil(n)
+        } else {
+            0
+        }
+    }
+
+    pub fn label(&self) -> String {
+        format!("{}/{}", self.index, self.count)
+    }
+}
+
+/// Where a run writes by default: `results/<name>`, or `results/<name>-shards/<i>-of-<n>`.
+pub fn default_out(exp: &Experiment, shard: Option<Shard>) -> PathBuf {
+    match shard {
+        None => PathBuf::from("results").join(&exp.name),
+        Some(s) => PathBuf::from("results")
+            .join(format!("{}-shards", exp.name))
+            .join(format!("{}-of-{}", s.index, s.count)),
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -95,16 +153,6 @@ pub fn synthetic_trace_set(exp: &Experiment) -> TraceSet {
     }
 }
 
-fn git_commit() -> String {
-    std::process::Command::new("git")
-        .args(["rev-parse", "HEAD"])
-        .output()
-        .ok()
-        .filter(|o| o.status.success())
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-        .unwrap_or_else(|| "unknown".to_string())
-}
-
 /// What a run replays, for the lock file and the fingerprint: a trace set or a pool.
 pub struct DataInfo {
     pub name: String,
@@ -142,14 +190,18 @@ impl DataInfo {
     }
 }
 
-fn lock_text(exp: &Experiment, info: &DataInfo, n_cells: usize, fingerprint: &str) -> String {
+fn lock_text(
+    exp: &Experiment,
+    info: &DataInfo,
+    n_cells: usize,
+    fingerprint: &str,
+    shard: Option<Shard>,
+) -> String {
     let mut resolved = toml::Table::new();
+    resolved.insert("results_format".into(), store::RESULTS_FORMAT.into());
     resolved.insert("fingerprint".into(), fingerprint.into());
-    resolved.insert(
-        "program".into(),
-        format!("banditbench {}", env!("CARGO_PKG_VERSION")).into(),
-    );
-    resolved.insert("git_commit".into(), git_commit().into());
+    resolved.insert("program".into(), store::program().into());
+    resolved.insert("git_commit".into(), store::build_commit().into());
     resolved.insert(
         "experiment_file".into(),
         exp.file.display().to_string().into(),
@@ -173,6 +225,10 @@ fn lock_text(exp: &Experiment, info: &DataInfo, n_cells: usize, fingerprint: &st
     );
     resolved.insert("repetitions".into(), i64::from(exp.repetitions).into());
     resolved.insert("cells".into(), (n_cells as i64).into());
+    if let Some(sh) = shard {
+        resolved.insert("shard".into(), sh.label().into());
+        resolved.insert("shard_cells".into(), (sh.cells_of(n_cells) as i64).into());
+    }
     let original: toml::Table = exp.source.parse().unwrap_or_default();
     let mut top = toml::Table::new();
     top.insert("resolved".into(), toml::Value::Table(resolved));
@@ -180,22 +236,73 @@ fn lock_text(exp: &Experiment, info: &DataInfo, n_cells: usize, fingerprint: &st
     toml::to_string(&top).unwrap_or_default()
 }
 
-fn fingerprint_in(lock: &Path) -> Result<Option<String>> {
+/// The `[resolved]` table of a lock file, if the file exists.
+fn read_lock(lock: &Path) -> Result<Option<toml::Table>> {
     if !lock.is_file() {
         return Ok(None);
     }
-    let t: toml::Table = std::fs::read_to_string(lock)?
+    let t: toml::Table = std::fs::read_to_string(lock)
+        .with_context(|| format!("{}: cannot read", lock.display()))?
         .parse()
         .with_context(|| {
             format!(
-                "{}: not valid TOML (damaged, e.g. by a kill or a full disk while it was written); delete this file and rerun: finished results are kept and it is written anew",
+                "{}: not valid TOML (damaged, e.g. by a full disk or an editor); delete this file and rerun: finished results are kept and it is written anew",
                 lock.display()
             )
         })?;
-    Ok(t.get("resolved")
-        .and_then(|r| r.get("fingerprint"))
-        .and_then(|f| f.as_str())
-        .map(String::from))
+    Ok(Some(
+        t.get("resolved")
+            .and_then(|r| r.as_table())
+            .cloned()
+            .unwrap_or_default(),
+    ))
+}
+
+fn lock_str<'a>(resolved: &'a toml::Table, key: &str) -> Option<&'a str> {
+    resolved.get(key).and_then(|v| v.as_str())
+}
+
+/// The results format a lock file declares (1 before the key existed).
+fn lock_format(resolved: &toml::Table) -> i64 {
+    resolved
+        .get("results_format")
+        .and_then(|v| v.as_integer())
+        .unwrap_or(1)
+}
+
+/// Check that a results folder's lock file agrees with the run about to write into it.
+fn check_lock(
+    out: &Path,
+    resolved: &toml::Table,
+    fingerprint: &str,
+    shard: Option<Shard>,
+) -> Result<()> {
+    let format = lock_format(resolved);
+    if format != store::RESULTS_FORMAT {
+        bail!(
+            "{}: these results are in results format {format}, this build writes format {}; finished results are kept: choose another --out, or delete the folder to start again",
+            out.display(),
+            store::RESULTS_FORMAT
+        );
+    }
+    let old = lock_str(resolved, "fingerprint").unwrap_or("(none)");
+    if old != fingerprint {
+        bail!(
+            "{}: these results come from a different experiment or trace set (fingerprint {old}, now {fingerprint}); finished results are kept: choose another --out, or delete the folder to start again",
+            out.display()
+        );
+    }
+    let old_shard = lock_str(resolved, "shard");
+    let new_shard = shard.map(|s| s.label());
+    if old_shard != new_shard.as_deref() {
+        bail!(
+            "{}: these results are {}, this run is {}; finished results are kept: choose another --out",
+            out.display(),
+            old_shard.map_or("a whole experiment".to_string(), |s| format!("shard {s}")),
+            new_shard.map_or("the whole experiment".to_string(), |s| format!("shard {s}"))
+        );
+    }
+    Ok(())
 }
 
 /// `run_experiment` with a one-line description of the grid on stderr, a progress bar (not
@@ -208,7 +315,7 @@ pub fn run_with_progress(
 ) -> Result<RunSummary> {
     check_work(exp, ts)?;
     let info = DataInfo::of_traces(ts);
-    with_progress(exp, &info, ts.tasks.len(), quiet, &|progress| {
+    with_progress(exp, &info, ts.tasks.len(), opts.shard, quiet, &|progress| {
         run_experiment(exp, ts, opts, progress)
     })
 }
@@ -221,9 +328,14 @@ pub fn run_pool_with_progress(
     quiet: bool,
 ) -> Result<RunSummary> {
     let info = DataInfo::of_pool(data);
-    with_progress(exp, &info, data.tasks.len(), quiet, &|progress| {
-        run_pool_experiment(exp, data, opts, progress)
-    })
+    with_progress(
+        exp,
+        &info,
+        data.tasks.len(),
+        opts.shard,
+        quiet,
+        &|progress| run_pool_experiment(exp, data, opts, progress),
+    )
 }
 
 type Runner<'a> = dyn Fn(&(dyn Fn(usize) + Sync)) -> Result<RunSummary> + 'a;
@@ -232,19 +344,26 @@ fn with_progress(
     exp: &Experiment,
     info: &DataInfo,
     n_tasks: usize,
+    shard: Option<Shard>,
     quiet: bool,
     run: &Runner<'_>,
 ) -> Result<RunSummary> {
     use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-    let n_cells = n_tasks * exp.world.budgets.len() * exp.policies.len() * exp.repetitions as usize;
+    let all_cells =
+        n_tasks * exp.world.budgets.len() * exp.policies.len() * exp.repetitions as usize;
+    let n_cells = shard.map_or(all_cells, |s| s.cells_of(all_cells));
     eprintln!(
-        "{}: {} tasks x {} budgets x {} policies x {} repetitions = {} cells on {} ({}, {}), {}",
+        "{}: {} tasks x {} budgets x {} policies x {} repetitions = {} cells{} on {} ({}, {}), {}",
         exp.name,
         n_tasks,
         exp.world.budgets.len(),
         exp.policies.len(),
         exp.repetitions,
-        n_cells,
+        all_cells,
+        shard.map_or(String::new(), |s| format!(
+            ", of which shard {} runs {n_cells}",
+            s.label()
+        )),
         info.name,
         info.source,
         info.metric,
@@ -408,6 +527,7 @@ pub fn run_experiment(
         opts,
         progress,
         &|c| run_cell(c, exp, ts, true),
+        &|r| r.steps.len(),
         &|results| {
             Ok((
                 runs_frame(results, &cells, exp, ts)?,
@@ -475,6 +595,7 @@ pub fn run_pool_experiment(
         opts,
         progress,
         &|c| pool::run_pool_cell(c, exp, data, true),
+        &|r| r.steps.len(),
         &|results| {
             Ok((
                 pool::pool_runs_frame(results, &cells, exp, data)?,
@@ -487,8 +608,12 @@ pub fn run_pool_experiment(
 type Frames<'a, R> =
     dyn Fn(&[R]) -> Result<(polars::prelude::DataFrame, polars::prelude::DataFrame)> + 'a;
 
-/// The store's loop, for any world: check the lock, skip finished cells, run the rest in batches
-/// on a rayon pool, publish each batch as a part, and merge the parts at the end.
+/// Decisions held in memory before a part is published, whatever the time.
+const MAX_PART_DECISIONS: usize = 2_000_000;
+
+/// The store's loop, for any world: check the lock, skip finished cells, run the rest in chunks
+/// on a rayon pool, publish a part about once a second, and merge the parts at the end.
+#[allow(clippy::too_many_arguments)]
 fn run_cells<R: Send>(
     exp: &Experiment,
     info: &DataInfo,
@@ -496,30 +621,45 @@ fn run_cells<R: Send>(
     opts: &RunOptions,
     progress: &(dyn Fn(usize) + Sync),
     run: &(dyn Fn(&Cell) -> Result<R> + Sync),
+    weight: &(dyn Fn(&R) -> usize + Sync),
     frames: &Frames<'_, R>,
 ) -> Result<RunSummary> {
     let out = opts
         .out
         .clone()
-        .unwrap_or_else(|| PathBuf::from("results").join(&exp.name));
+        .unwrap_or_else(|| default_out(exp, opts.shard));
     let fingerprint = exp.fingerprint(&info.hash);
-    let lock = out.join(LOCK);
-    if let Some(old) = fingerprint_in(&lock)?
-        && old != fingerprint
-    {
-        bail!(
-            "{}: these results come from a different experiment or trace set (fingerprint {old}, now {fingerprint}); finished results are kept: choose another --out, or delete the folder to start again",
-            out.display()
-        );
-    }
+    // The folder lock first: no other run reads or writes the lock file meanwhile.
     let store = Store::open(&out)?;
-    std::fs::write(&lock, lock_text(exp, info, cells.len(), &fingerprint))
-        .with_context(|| format!("{}: cannot write", lock.display()))?;
+    let lock = out.join(LOCK);
+    match read_lock(&lock)? {
+        Some(resolved) => {
+            check_lock(&out, &resolved, &fingerprint, opts.shard)?;
+            // The lock file is never rewritten: it names the build that began the results; each
+            // cell's build is in runs.parquet's `program` column.
+            let began = lock_str(&resolved, "program").unwrap_or("an unknown build");
+            let now = store::program();
+            if began != now {
+                eprintln!(
+                    "note: these results were begun by {began} and are continued by {now}; runs.parquet's column 'program' names the build of each cell"
+                );
+            }
+        }
+        None => store::write_text_atomic(
+            &lock,
+            &lock_text(exp, info, cells.len(), &fingerprint, opts.shard),
+        )?,
+    }
     let done = store.finished()?;
-    let todo: Vec<&Cell> = cells.iter().filter(|c| !done.contains(&c.index)).collect();
-    // Parts are published about once a second (fewer fsyncs than fixed small batches); batch
-    // boundaries never reach the merged output, which is sorted by cell.
-    let mut batch = opts.batch_size.unwrap_or(64).max(1);
+    let mine: Vec<&Cell> = cells
+        .iter()
+        .filter(|c| opts.shard.is_none_or(|s| s.contains(c.index)))
+        .collect();
+    let todo: Vec<&Cell> = mine
+        .iter()
+        .copied()
+        .filter(|c| !done.contains(&c.index))
+        .collect();
     let threads = opts.threads.unwrap_or_else(|| {
         std::thread::available_parallelism()
             .map(|n| n.get())
@@ -529,15 +669,28 @@ fn run_cells<R: Send>(
         .num_threads(threads)
         .build()
         .context("cannot start the worker threads")?;
+    let program = store::program();
+    let publish = |results: &[R]| -> Result<()> {
+        let (mut runs, traj) = frames(results)?;
+        let h = runs.height();
+        runs.with_column(Column::new("program".into(), vec![program.as_str(); h]))?;
+        store.write_part(runs, traj)
+    };
     let t0 = std::time::Instant::now();
+    // Cells are run in chunks sized to take about a tenth of a second, and a part is published
+    // about once a second (or sooner when its trajectories grow large), so that a kill loses
+    // about a second of work whatever the cells cost. With --batch-size, every chunk is a part.
+    let mut chunk = opts.batch_size.unwrap_or(threads).max(1);
+    let mut pending: Vec<R> = Vec::new();
+    let mut pending_decisions = 0usize;
+    let mut last_publish = std::time::Instant::now();
     let mut rest: &[&Cell] = &todo;
     while !rest.is_empty() {
-        let (chunk, tail) = rest.split_at(batch.min(rest.len()));
+        let (now, tail) = rest.split_at(chunk.min(rest.len()));
         rest = tail;
         let tb = std::time::Instant::now();
         let results: Vec<R> = pool.install(|| {
-            chunk
-                .par_iter()
+            now.par_iter()
                 .map(|c| {
                     let r = run(c);
                     progress(1);
@@ -545,20 +698,179 @@ fn run_cells<R: Send>(
                 })
                 .collect::<Result<Vec<_>>>()
         })?;
-        let (runs, traj) = frames(&results)?;
-        store.write_part(runs, traj)?;
+        pending_decisions += results.iter().map(weight).sum::<usize>();
+        pending.extend(results);
+        let due = match opts.batch_size {
+            Some(_) => true,
+            None => {
+                last_publish.elapsed().as_secs_f64() >= 1.0
+                    || pending_decisions >= MAX_PART_DECISIONS
+            }
+        };
+        if due || rest.is_empty() {
+            publish(&pending)?;
+            pending.clear();
+            pending_decisions = 0;
+            last_publish = std::time::Instant::now();
+        }
         if opts.batch_size.is_none() {
-            let secs = tb.elapsed().as_secs_f64().max(1e-3);
-            batch = ((batch as f64 / secs) as usize).clamp(64, 200_000);
+            let secs = tb.elapsed().as_secs_f64().max(1e-4);
+            let aim = (chunk as f64 * 0.1 / secs) as usize;
+            chunk = aim.clamp(threads, (chunk * 4).max(threads)).min(100_000);
         }
     }
     store.merge()?;
     Ok(RunSummary {
         out,
-        total_cells: cells.len(),
-        already_done: done.len(),
+        total_cells: mine.len(),
+        already_done: mine.len() - todo.len(),
         ran: todo.len(),
         seconds: t0.elapsed().as_secs_f64(),
+    })
+}
+
+/// What `merge` did.
+pub struct MergeSummary {
+    pub out: PathBuf,
+    pub cells: usize,
+    pub folders: usize,
+}
+
+/// Combine finished results folders of one experiment (usually the shards of `run --shard`)
+/// into `out`: exactly what one unsharded run writes. Refuses folders from another experiment
+/// or trace set, unfinished folders, duplicated cells and missing cells (listed).
+pub fn merge_results(dirs: &[PathBuf], out: &Path) -> Result<MergeSummary> {
+    if dirs.is_empty() {
+        bail!("merge: give the results folders to merge (e.g. results/NAME-shards/*)");
+    }
+    let mut first: Option<(PathBuf, toml::Table)> = None;
+    let mut shards: Vec<Option<Shard>> = Vec::new();
+    for d in dirs {
+        let lock = d.join(LOCK);
+        let resolved = read_lock(&lock)?.ok_or_else(|| {
+            anyhow::anyhow!(
+                "{}: not a results folder of banditbench run (no {LOCK})",
+                d.display()
+            )
+        })?;
+        let parts = d.join("parts");
+        let unfinished = std::fs::read_dir(&parts).is_ok_and(|mut e| {
+            e.any(|e| e.is_ok_and(|e| e.file_name().to_string_lossy().starts_with("runs-")))
+        });
+        if unfinished || !d.join(RUNS).is_file() || !d.join(TRAJECTORIES).is_file() {
+            bail!(
+                "{}: this run has not finished (no merged results, or parts waiting under parts/); rerun its `banditbench run ... --out {}` to finish it, then merge",
+                d.display(),
+                d.display()
+            );
+        }
+        let format = lock_format(&resolved);
+        if format != store::RESULTS_FORMAT {
+            bail!(
+                "{}: results format {format}, this build merges format {}; rerun it with this build",
+                d.display(),
+                store::RESULTS_FORMAT
+            );
+        }
+        shards.push(
+            lock_str(&resolved, "shard")
+                .map(Shard::parse)
+                .transpose()
+                .with_context(|| format!("{}: key 'resolved.shard'", lock.display()))?,
+        );
+        match &first {
+            None => first = Some((d.clone(), resolved)),
+            Some((fd, fr)) => {
+                let (a, b) = (
+                    lock_str(fr, "fingerprint").unwrap_or(""),
+                    lock_str(&resolved, "fingerprint").unwrap_or(""),
+                );
+                if a != b {
+                    bail!(
+                        "{}: comes from another experiment or trace set than {} (fingerprint {b}, not {a}); merge only the shards of one experiment",
+                        d.display(),
+                        fd.display()
+                    );
+                }
+            }
+        }
+    }
+    let (_, resolved) = first.expect("at least one folder");
+    let total = resolved
+        .get("cells")
+        .and_then(|v| v.as_integer())
+        .and_then(|v| usize::try_from(v).ok())
+        .ok_or_else(|| {
+            anyhow::anyhow!(
+                "{}: key 'resolved.cells' missing",
+                dirs[0].join(LOCK).display()
+            )
+        })?;
+    // Every cell exactly once.
+    let mut owner: Vec<u32> = vec![u32::MAX; total];
+    for (k, d) in dirs.iter().enumerate() {
+        for c in store::read_cells(&d.join(RUNS))? {
+            let Some(slot) = owner.get_mut(c as usize) else {
+                bail!(
+                    "{}: cell {c} is outside the experiment's {total} cells",
+                    d.join(RUNS).display()
+                );
+            };
+            if *slot != u32::MAX {
+                bail!(
+                    "cell {c} is in both {} and {}: a shard was given twice, or two folders overlap; merge each shard once",
+                    dirs[*slot as usize].display(),
+                    d.display()
+                );
+            }
+            *slot = k as u32;
+        }
+    }
+    let missing: Vec<usize> = (0..total).filter(|&c| owner[c] == u32::MAX).collect();
+    if !missing.is_empty() {
+        let shown: Vec<String> = missing.iter().take(20).map(|c| c.to_string()).collect();
+        let mut absent = String::new();
+        if let Some(Some(s0)) = shards.first()
+            && shards
+                .iter()
+                .all(|s| s.is_some_and(|s| s.count == s0.count))
+        {
+            let have: BTreeSet<u32> = shards.iter().flatten().map(|s| s.index).collect();
+            let lack: Vec<String> = (0..s0.count)
+                .filter(|i| !have.contains(i))
+                .map(|i| format!("{i}/{}", s0.count))
+                .collect();
+            if !lack.is_empty() {
+                absent = format!("; shards not given: {}", lack.join(", "));
+            }
+        }
+        bail!(
+            "{} of {total} cells are missing: {}{}{absent}",
+            missing.len(),
+            shown.join(", "),
+            if missing.len() > 20 { ", ..." } else { "" }
+        );
+    }
+    drop(owner);
+    if out.join(RUNS).is_file() || out.join(LOCK).is_file() {
+        bail!(
+            "{}: already holds results; merge into a new folder",
+            out.display()
+        );
+    }
+    let store = Store::open(out)?;
+    store.merge_from(dirs)?;
+    let mut resolved = resolved;
+    resolved.remove("shard");
+    resolved.remove("shard_cells");
+    let lock_src = std::fs::read_to_string(dirs[0].join(LOCK))?;
+    let mut top: toml::Table = lock_src.parse()?;
+    top.insert("resolved".into(), toml::Value::Table(resolved));
+    store::write_text_atomic(&out.join(LOCK), &toml::to_string(&top)?)?;
+    Ok(MergeSummary {
+        out: out.to_path_buf(),
+        cells: total,
+        folders: dirs.len(),
     })
 }
 

@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use polars::prelude::*;
 
 use super::cell::{Cell, CellResult};
@@ -154,20 +154,70 @@ pub fn trajectories_frame(results: &[CellResult], ts: &TraceSet) -> Result<DataF
     ])?)
 }
 
-fn write_parquet_atomic(df: &mut DataFrame, path: &Path) -> Result<()> {
-    let tmp = path.with_extension("parquet.tmp");
-    {
-        let file =
-            File::create(&tmp).with_context(|| format!("{}: cannot create", tmp.display()))?;
-        ParquetWriter::new(file)
-            .with_compression(ParquetCompression::Zstd(None))
-            .finish(df)
-            .map_err(anyhow::Error::from)
-            .with_context(|| format!("{}: cannot write parquet", tmp.display()))?;
-    }
-    File::open(&tmp)?.sync_all()?;
-    std::fs::rename(&tmp, path).with_context(|| format!("{}: cannot publish", path.display()))?;
-    Ok(())
+/// The version of the results contract written by this build (the columns of `runs.parquet` and
+/// `trajectories.parquet` and the keys of `experiment.lock.toml`; see README, "Results format").
+/// Version 1 had no version key and no `program` column.
+pub const RESULTS_FORMAT: i64 = 2;
+
+/// Rows per row group of trajectory files, and the rows the merge reads at a time from each.
+const TRAJ_ROWS: usize = 1 << 16;
+/// The same for runs files (whose rows are wider).
+const RUNS_ROWS: usize = 1 << 13;
+
+/// The build that writes results: version and the commit it was built from (recorded at build
+/// time, so it does not depend on the folder a run starts in).
+pub fn program() -> String {
+    format!(
+        "banditbench {} (commit {})",
+        env!("CARGO_PKG_VERSION"),
+        env!("BANDITBENCH_COMMIT")
+    )
+}
+
+/// The commit this binary was built from, or "unknown".
+pub fn build_commit() -> &'static str {
+    env!("BANDITBENCH_COMMIT")
+}
+
+fn writer_for(path: &Path, rows: usize) -> Result<ParquetWriter<File>> {
+    let file = File::create(path).with_context(|| format!("{}: cannot create", path.display()))?;
+    Ok(ParquetWriter::new(file)
+        .with_compression(ParquetCompression::Zstd(None))
+        .with_row_group_size(Some(rows))
+        .set_parallel(false))
+}
+
+fn sync(path: &Path) -> Result<()> {
+    File::open(path)
+        .and_then(|f| f.sync_all())
+        .with_context(|| format!("{}: cannot flush to disk", path.display()))
+}
+
+fn publish(tmp: &Path, path: &Path) -> Result<()> {
+    std::fs::rename(tmp, path).with_context(|| format!("{}: cannot publish", path.display()))
+}
+
+fn tmp_of(path: &Path) -> PathBuf {
+    path.with_extension("parquet.tmp")
+}
+
+fn write_parquet_atomic(df: &mut DataFrame, path: &Path, rows: usize) -> Result<()> {
+    let tmp = tmp_of(path);
+    writer_for(&tmp, rows)?
+        .finish(df)
+        .map_err(anyhow::Error::from)
+        .with_context(|| format!("{}: cannot write parquet", tmp.display()))?;
+    sync(&tmp)?;
+    publish(&tmp, path)
+}
+
+/// Write `text` to `path` through a temporary file and a rename, so that a kill leaves either
+/// the old file or the new one.
+pub fn write_text_atomic(path: &Path, text: &str) -> Result<()> {
+    let tmp = path.with_extension("toml.tmp");
+    std::fs::write(&tmp, text).with_context(|| format!("{}: cannot write", tmp.display()))?;
+    sync(&tmp)?;
+    std::fs::rename(&tmp, path).with_context(|| format!("{}: cannot publish", path.display()))
 }
 
 pub fn read_parquet(path: &Path) -> Result<DataFrame> {
@@ -178,6 +228,218 @@ pub fn read_parquet(path: &Path) -> Result<DataFrame> {
         .with_context(|| format!("{}: cannot read as parquet", path.display()))
 }
 
+/// The `cell` column of a results file (only that column is read).
+pub fn read_cells(path: &Path) -> Result<Vec<u64>> {
+    let file = File::open(path).with_context(|| format!("{}: cannot open", path.display()))?;
+    let df = ParquetReader::new(file)
+        .with_columns(Some(vec!["cell".into()]))
+        .finish()
+        .map_err(anyhow::Error::from)
+        .with_context(|| format!("{}: cannot read its 'cell' column", path.display()))?;
+    Ok(df
+        .column("cell")?
+        .u64()
+        .map_err(anyhow::Error::from)
+        .with_context(|| format!("{}: column 'cell' is not u64", path.display()))?
+        .iter()
+        .flatten()
+        .collect())
+}
+
+/// One input of the streaming merge: a results file sorted by cell, read `rows` at a time.
+struct Cursor {
+    path: PathBuf,
+    rows: usize,
+    total: usize,
+    next: usize,
+    chunk: DataFrame,
+    cells: Vec<u64>,
+    pos: usize,
+    last_cell: Option<u64>,
+}
+
+impl Cursor {
+    fn open(path: &Path, rows: usize) -> Result<(Cursor, DataFrame)> {
+        let file = File::open(path).with_context(|| format!("{}: cannot open", path.display()))?;
+        let mut reader = ParquetReader::new(file);
+        let total = reader
+            .num_rows()
+            .map_err(anyhow::Error::from)
+            .with_context(|| format!("{}: cannot read as parquet", path.display()))?;
+        let empty = reader
+            .with_slice(Some((0, 0)))
+            .finish()
+            .map_err(anyhow::Error::from)
+            .with_context(|| format!("{}: cannot read as parquet", path.display()))?;
+        Ok((
+            Cursor {
+                path: path.to_path_buf(),
+                rows,
+                total,
+                next: 0,
+                chunk: DataFrame::empty(),
+                cells: Vec::new(),
+                pos: 0,
+                last_cell: None,
+            },
+            empty,
+        ))
+    }
+
+    /// Make sure the current chunk has a row unless the file is used up.
+    fn fill(&mut self) -> Result<()> {
+        while self.pos >= self.cells.len() && self.next < self.total {
+            let file = File::open(&self.path)
+                .with_context(|| format!("{}: cannot open", self.path.display()))?;
+            let mut df = ParquetReader::new(file)
+                .with_slice(Some((self.next, self.rows)))
+                .finish()
+                .map_err(anyhow::Error::from)
+                .with_context(|| format!("{}: cannot read as parquet", self.path.display()))?;
+            df.rechunk_mut();
+            self.next += df.height().max(1);
+            let cells: Vec<u64> = df
+                .column("cell")
+                .and_then(|c| c.u64().cloned())
+                .map_err(anyhow::Error::from)
+                .with_context(|| format!("{}: no u64 column 'cell'", self.path.display()))?
+                .iter()
+                .map(|c| c.unwrap_or(u64::MAX))
+                .collect();
+            for &c in &cells {
+                if self.last_cell.is_some_and(|l| c < l) {
+                    bail!(
+                        "{}: rows are not sorted by cell (cell {c} after {}); this file was not written by banditbench, or is damaged",
+                        self.path.display(),
+                        self.last_cell.unwrap_or(0)
+                    );
+                }
+                self.last_cell = Some(c);
+            }
+            self.chunk = df;
+            self.cells = cells;
+            self.pos = 0;
+        }
+        Ok(())
+    }
+
+    fn head(&self) -> Option<u64> {
+        self.cells.get(self.pos).copied()
+    }
+
+    /// Rows of the current chunk with cell < `bound`, consumed.
+    fn take_below(&mut self, bound: u64) -> (DataFrame, u64) {
+        let end = self.pos + self.cells[self.pos..].partition_point(|&c| c < bound);
+        let piece = self.chunk.slice(self.pos as i64, end - self.pos);
+        let last = self.cells[end - 1];
+        self.pos = end;
+        (piece, last)
+    }
+
+    /// Skip rows with cell <= `cell` (copies of cells another input already gave).
+    fn skip_through(&mut self, cell: u64) -> Result<()> {
+        loop {
+            self.fill()?;
+            match self.head() {
+                Some(h) if h <= cell => {
+                    self.pos += self.cells[self.pos..].partition_point(|&c| c <= cell);
+                }
+                _ => return Ok(()),
+            }
+        }
+    }
+}
+
+/// Merge results files, each sorted by cell, into one file sorted by cell at `out` (written to
+/// a temporary file, flushed, not yet published: the caller renames it). A cell found in several
+/// inputs is taken from the first. Memory: one chunk of `rows` rows per input plus one row group,
+/// whatever the files' sizes. The output's row groups hold exactly `rows` rows (the last fewer),
+/// so it does not depend on how the rows were split among the inputs.
+fn merge_files(inputs: &[PathBuf], out: &Path, rows: usize) -> Result<PathBuf> {
+    let mut cursors = Vec::with_capacity(inputs.len());
+    let mut schema: Option<(DataFrame, &Path)> = None;
+    for p in inputs {
+        let (c, empty) = Cursor::open(p, rows)?;
+        match &schema {
+            None => schema = Some((empty, p)),
+            Some((first, fp)) => {
+                if first.schema() != empty.schema() {
+                    bail!(
+                        "{}: its columns differ from those of {} (results from another version of banditbench or another experiment cannot be merged)",
+                        p.display(),
+                        fp.display()
+                    );
+                }
+            }
+        }
+        cursors.push(c);
+    }
+    let Some((empty, _)) = schema else {
+        bail!("{}: nothing to merge", out.display());
+    };
+    let tmp = tmp_of(out);
+    let mut writer = writer_for(&tmp, rows)?
+        .batched(empty.schema())
+        .map_err(anyhow::Error::from)
+        .with_context(|| format!("{}: cannot write parquet", tmp.display()))?;
+    let mut acc = empty.clone();
+    let mut emit = |acc: &mut DataFrame, all: bool| -> Result<()> {
+        while acc.height() >= rows || (all && acc.height() > 0) {
+            let n = acc.height().min(rows);
+            let mut group = acc.slice(0, n);
+            group.rechunk_mut();
+            writer
+                .write_batch(&group)
+                .map_err(anyhow::Error::from)
+                .with_context(|| format!("{}: cannot write parquet", tmp.display()))?;
+            *acc = acc.slice(n as i64, acc.height() - n);
+        }
+        Ok(())
+    };
+    // The last cell given, and by which input: its copies elsewhere are skipped.
+    let mut last: Option<(u64, usize)> = None;
+    loop {
+        for (j, c) in cursors.iter_mut().enumerate() {
+            match last {
+                Some((cell, owner)) if owner != j => c.skip_through(cell)?,
+                _ => c.fill()?,
+            }
+        }
+        let mut best: Option<(u64, usize)> = None;
+        for (j, c) in cursors.iter().enumerate() {
+            if let Some(h) = c.head()
+                && best.is_none_or(|(b, _)| h < b)
+            {
+                best = Some((h, j));
+            }
+        }
+        let Some((head, b)) = best else { break };
+        let next = cursors
+            .iter()
+            .enumerate()
+            .filter(|&(j, _)| j != b)
+            .filter_map(|(_, c)| c.head())
+            .min();
+        let bound = match next {
+            Some(n) if n > head => n,
+            _ => head + 1,
+        };
+        let (piece, last_cell) = cursors[b].take_below(bound);
+        acc.vstack_mut(&piece)
+            .map_err(anyhow::Error::from)
+            .with_context(|| format!("{}: does not match the other inputs", inputs[b].display()))?;
+        last = Some((last_cell, b));
+        emit(&mut acc, false)?;
+    }
+    emit(&mut acc, true)?;
+    writer
+        .finish()
+        .map_err(anyhow::Error::from)
+        .with_context(|| format!("{}: cannot write parquet", tmp.display()))?;
+    sync(&tmp)?;
+    Ok(tmp)
+}
+
 pub struct Store {
     pub dir: PathBuf,
     /// Held while the store is open: an exclusive lock on `.banditbench.lock`, so two runs
@@ -186,6 +448,10 @@ pub struct Store {
 }
 
 const FOLDER_LOCK: &str = ".banditbench.lock";
+
+/// Test hook: milliseconds to wait inside the merge, after the final files are published and
+/// before the parts are removed (the window a kill must not turn into duplicated rows).
+const PAUSE_IN_MERGE: &str = "BANDITBENCH_TEST_PAUSE_IN_MERGE_MS";
 
 impl Store {
     pub fn open(dir: &Path) -> Result<Store> {
@@ -267,6 +533,11 @@ impl Store {
         Ok(out)
     }
 
+    /// Whether published parts wait to be merged (a run was cut off).
+    pub fn has_parts(&self) -> Result<bool> {
+        Ok(!self.part_files("runs-")?.is_empty())
+    }
+
     /// Cells already finished: in the final runs file or in a published part.
     pub fn finished(&self) -> Result<BTreeSet<u64>> {
         let mut done = BTreeSet::new();
@@ -276,15 +547,13 @@ impl Store {
             files.push(final_runs);
         }
         for p in files {
-            let df = read_parquet(&p).with_context(|| {
+            let cells = read_cells(&p).with_context(|| {
                 format!(
                     "{}: cannot be read, so this run cannot resume; if it is a part under parts/, delete it (its cells are run again, every other finished cell is kept)",
                     p.display()
                 )
             })?;
-            for v in df.column("cell")?.u64()?.iter().flatten() {
-                done.insert(v);
-            }
+            done.extend(cells);
         }
         Ok(done)
     }
@@ -305,15 +574,27 @@ impl Store {
     }
 
     /// Publish a batch: trajectories first, then runs (whose presence marks the part complete).
+    /// Both frames must be sorted by cell.
     pub fn write_part(&self, mut runs: DataFrame, mut traj: DataFrame) -> Result<()> {
         let n = self.next_part()?;
         let parts = self.dir.join(PARTS);
-        write_parquet_atomic(&mut traj, &parts.join(format!("traj-{n:06}.parquet")))?;
-        write_parquet_atomic(&mut runs, &parts.join(format!("runs-{n:06}.parquet")))?;
+        write_parquet_atomic(
+            &mut traj,
+            &parts.join(format!("traj-{n:06}.parquet")),
+            TRAJ_ROWS,
+        )?;
+        write_parquet_atomic(
+            &mut runs,
+            &parts.join(format!("runs-{n:06}.parquet")),
+            RUNS_ROWS,
+        )?;
         Ok(())
     }
 
-    /// Merge the final files and all published parts into the final files, sorted; remove parts.
+    /// Merge the final files and all published parts into the final files, sorted by cell, then
+    /// remove the parts. Streams: memory does not grow with the size of the results. Idempotent:
+    /// a kill between publishing the final files and removing the parts leaves cells in both,
+    /// and the next merge keeps one copy of each.
     pub fn merge(&self) -> Result<()> {
         let run_parts = self.part_files("runs-")?;
         if run_parts.is_empty() {
@@ -339,17 +620,28 @@ impl Store {
                     .is_some_and(|n| published.contains(n))
             })
             .collect();
-        // A kill between publishing the final files and removing the parts leaves cells in both:
-        // the merge keeps one copy of each cell (and of each (cell, step)), so it is idempotent.
-        let sorted = SortMultipleOptions::default().with_maintain_order(true);
-        let mut runs = concat_files(&run_parts, &self.dir.join(RUNS))?;
-        runs = first_of_each(runs.sort(["cell"], sorted.clone())?, &["cell"])?;
-        runs.rechunk_mut();
-        let mut traj = concat_files(&traj_parts, &self.dir.join(TRAJECTORIES))?;
-        traj = first_of_each(traj.sort(["cell", "step"], sorted)?, &["cell", "step"])?;
-        traj.rechunk_mut();
-        write_parquet_atomic(&mut traj, &self.dir.join(TRAJECTORIES))?;
-        write_parquet_atomic(&mut runs, &self.dir.join(RUNS))?;
+        let with_final = |name: &str, parts: Vec<PathBuf>| -> Vec<PathBuf> {
+            let f = self.dir.join(name);
+            f.is_file().then_some(f).into_iter().chain(parts).collect()
+        };
+        let traj_tmp = merge_files(
+            &with_final(TRAJECTORIES, traj_parts),
+            &self.dir.join(TRAJECTORIES),
+            TRAJ_ROWS,
+        )?;
+        let runs_tmp = merge_files(
+            &with_final(RUNS, run_parts),
+            &self.dir.join(RUNS),
+            RUNS_ROWS,
+        )?;
+        publish(&traj_tmp, &self.dir.join(TRAJECTORIES))?;
+        publish(&runs_tmp, &self.dir.join(RUNS))?;
+        if let Some(ms) = std::env::var(PAUSE_IN_MERGE)
+            .ok()
+            .and_then(|v| v.parse::<u64>().ok())
+        {
+            std::thread::sleep(std::time::Duration::from_millis(ms));
+        }
         for p in self
             .part_files("runs-")?
             .into_iter()
@@ -359,54 +651,21 @@ impl Store {
         }
         Ok(())
     }
-}
 
-/// The first row of each run of equal `keys` in a frame sorted by them.
-fn first_of_each(df: DataFrame, keys: &[&str]) -> Result<DataFrame> {
-    if df.height() < 2 {
-        return Ok(df);
+    /// Merge finished results folders (shards) into this store's final files. The caller has
+    /// checked that their cells are disjoint.
+    pub fn merge_from(&self, dirs: &[PathBuf]) -> Result<()> {
+        let files = |name: &str| -> Vec<PathBuf> { dirs.iter().map(|d| d.join(name)).collect() };
+        let traj_tmp = merge_files(
+            &files(TRAJECTORIES),
+            &self.dir.join(TRAJECTORIES),
+            TRAJ_ROWS,
+        )?;
+        let runs_tmp = merge_files(&files(RUNS), &self.dir.join(RUNS), RUNS_ROWS)?;
+        publish(&traj_tmp, &self.dir.join(TRAJECTORIES))?;
+        publish(&runs_tmp, &self.dir.join(RUNS))?;
+        Ok(())
     }
-    let cols: Vec<Vec<u64>> = keys
-        .iter()
-        .map(|k| -> Result<Vec<u64>> {
-            Ok(df
-                .column(k)?
-                .as_materialized_series()
-                .cast(&DataType::UInt64)?
-                .u64()?
-                .iter()
-                .map(|v| v.unwrap_or(u64::MAX))
-                .collect())
-        })
-        .collect::<Result<_>>()?;
-    let keep: BooleanChunked = (0..df.height())
-        .map(|i| i == 0 || cols.iter().any(|c| c[i] != c[i - 1]))
-        .collect();
-    if keep.all() {
-        return Ok(df);
-    }
-    Ok(df.filter(&keep)?)
-}
-
-fn concat_files(parts: &[PathBuf], existing: &Path) -> Result<DataFrame> {
-    let mut files: Vec<PathBuf> = Vec::new();
-    if existing.is_file() {
-        files.push(existing.to_path_buf());
-    }
-    files.extend(parts.iter().cloned());
-    let mut out: Option<DataFrame> = None;
-    for p in &files {
-        let df = read_parquet(p)?;
-        match out.as_mut() {
-            None => out = Some(df),
-            Some(acc) => {
-                acc.vstack_mut(&df)
-                    .map_err(anyhow::Error::from)
-                    .with_context(|| format!("{}: does not match the other parts", p.display()))?;
-            }
-        }
-    }
-    Ok(out.unwrap_or_default())
 }
 
 #[cfg(test)]
@@ -448,7 +707,7 @@ mod tests {
     fn a_merge_after_a_kill_in_the_merge_window_keeps_one_copy_of_each_cell() {
         let dir = scratch("merge");
         let store = Store::open(&dir).unwrap();
-        let (r, t) = frames(&[2, 0]);
+        let (r, t) = frames(&[0, 2]);
         store.write_part(r, t).unwrap();
         let (r, t) = frames(&[1]);
         store.write_part(r, t).unwrap();
@@ -473,6 +732,54 @@ mod tests {
             .flatten()
             .collect();
         assert_eq!(cells, [0, 1, 2]);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn interleaved_parts_merge_in_cell_order_and_unsorted_ones_are_refused() {
+        let dir = scratch("interleave");
+        let store = Store::open(&dir).unwrap();
+        for cells in [&[1u64, 4, 7][..], &[0, 3, 6, 9], &[2, 5, 8]] {
+            let (r, t) = frames(cells);
+            store.write_part(r, t).unwrap();
+        }
+        store.merge().unwrap();
+        assert_eq!(
+            read_cells(&dir.join(RUNS)).unwrap(),
+            (0..10).collect::<Vec<u64>>()
+        );
+        let traj = read_parquet(&dir.join(TRAJECTORIES)).unwrap();
+        let steps: Vec<u32> = traj
+            .column("step")
+            .unwrap()
+            .u32()
+            .unwrap()
+            .iter()
+            .flatten()
+            .collect();
+        assert_eq!(steps, [1, 2, 3].repeat(10));
+        // A part out of order is an error naming it, and the final files are untouched.
+        let before = std::fs::read(dir.join(RUNS)).unwrap();
+        let (r, t) = frames(&[12, 11]);
+        store.write_part(r, t).unwrap();
+        let e = format!("{:#}", store.merge().unwrap_err());
+        assert!(
+            e.contains("parts/traj-000001.parquet: rows are not sorted by cell"),
+            "{e}"
+        );
+        assert_eq!(std::fs::read(dir.join(RUNS)).unwrap(), before);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_merge_of_empty_parts_writes_files_with_the_columns() {
+        let dir = scratch("empty");
+        let store = Store::open(&dir).unwrap();
+        let (r, t) = frames(&[]);
+        store.write_part(r, t).unwrap();
+        store.merge().unwrap();
+        let runs = read_parquet(&dir.join(RUNS)).unwrap();
+        assert_eq!((runs.height(), runs.width()), (0, 2));
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -61,6 +61,7 @@ fn run(
         out: Some(out.to_path_buf()),
         threads: opts.threads,
         batch_size: None,
+        shard: None,
     };
     run_with_progress(exp, ts, &ro, opts.quiet)?;
     Ok(())

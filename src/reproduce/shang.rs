@@ -198,6 +198,7 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<Vec<PathBuf>> {
                 out: Some(results.clone()),
                 threads: opts.threads,
                 batch_size: None,
+                shard: None,
             },
             opts.quiet,
         )?;

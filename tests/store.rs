@@ -1,0 +1,414 @@
+//! The results store as a contract: shards merged byte for byte into what one run writes, kills
+//! inside the merge, two runs on one folder, and the build recorded with the results.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{bin, experiment, run_ok, scratch};
+use polars::prelude::*;
+
+const POLICIES: &str = r#"
+[[policies]]
+family = "round-robin"
+[[policies]]
+family = "ucb1"
+[[policies]]
+family = "epsilon-greedy"
+epsilon = [0.1, 0.3]
+[[policies]]
+family = "bestk-velocity"
+k = 2
+"#;
+
+const FILES: [&str; 3] = [
+    "runs.parquet",
+    "trajectories.parquet",
+    "experiment.lock.toml",
+];
+
+/// 2 tasks x 2 budgets x 5 policies x `reps` repetitions on the tiny fixture.
+fn exp(dir: &Path, reps: u32) -> PathBuf {
+    experiment(
+        dir,
+        "store",
+        &format!(
+            "seed = 11\nrepetitions = {reps}\n[world]\nkind = \"pull-count\"\nbudgets = [30, 400]\nexhausted = \"resample\"\n{POLICIES}"
+        ),
+    )
+}
+
+fn run(exp: &Path, out: &Path, extra: &[&str]) -> std::process::Output {
+    let mut args = vec![
+        "run",
+        exp.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+    ];
+    args.extend_from_slice(extra);
+    run_ok(&args)
+}
+
+fn merge(dirs: &[PathBuf], out: &Path) -> std::process::Output {
+    let mut cmd = bin();
+    cmd.arg("merge");
+    for d in dirs {
+        cmd.arg(d);
+    }
+    cmd.arg("--out").arg(out);
+    cmd.output().unwrap()
+}
+
+fn same_files(a: &Path, b: &Path, what: &str) {
+    for f in FILES {
+        let (x, y) = (
+            std::fs::read(a.join(f)).unwrap(),
+            std::fs::read(b.join(f)).unwrap(),
+        );
+        assert!(x == y, "{what}: {f} differs");
+    }
+}
+
+fn read(path: &Path) -> DataFrame {
+    ParquetReader::new(std::fs::File::open(path).unwrap())
+        .finish()
+        .unwrap()
+}
+
+fn err(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stderr).to_string()
+}
+
+#[test]
+fn shards_merge_into_exactly_the_unsharded_results() {
+    let dir = scratch("shards");
+    let e = exp(&dir, 7);
+    let whole = dir.join("whole");
+    run(&e, &whole, &["--threads", "2"]);
+    let cells = read(&whole.join("runs.parquet")).height();
+    assert_eq!(cells, 2 * 2 * 5 * 7);
+    for n in [1u32, 2, 4, 7] {
+        let shards: Vec<PathBuf> = (0..n)
+            .map(|i| {
+                let d = dir.join(format!("s{n}-{i}"));
+                // Odd shards on one thread, even ones on two: threads never reach the output.
+                let threads = if i % 2 == 0 { "2" } else { "1" };
+                run(
+                    &e,
+                    &d,
+                    &["--shard", &format!("{i}/{n}"), "--threads", threads],
+                );
+                d
+            })
+            .collect();
+        let mut sizes: Vec<usize> = shards
+            .iter()
+            .map(|d| read(&d.join("runs.parquet")).height())
+            .collect();
+        assert_eq!(sizes.iter().sum::<usize>(), cells);
+        sizes.sort();
+        assert!(
+            sizes[sizes.len() - 1] - sizes[0] <= 1,
+            "round robin: shard sizes {sizes:?}"
+        );
+        // Merged in any order of the folders.
+        let mut order = shards.clone();
+        order.reverse();
+        let merged = dir.join(format!("merged-{n}"));
+        let o = merge(&order, &merged);
+        assert!(o.status.success(), "{}", err(&o));
+        same_files(&whole, &merged, &format!("{n} shards"));
+    }
+}
+
+#[test]
+fn merge_refuses_missing_duplicated_and_foreign_shards() {
+    let dir = scratch("merge-bad");
+    let e = exp(&dir, 2);
+    let s: Vec<PathBuf> = (0..3)
+        .map(|i| {
+            let d = dir.join(format!("s{i}"));
+            run(&e, &d, &["--shard", &format!("{i}/3")]);
+            d
+        })
+        .collect();
+    // A missing shard: its cells are listed, and the shard named.
+    let o = merge(&s[..2], &dir.join("m1"));
+    assert!(!o.status.success());
+    let m = err(&o);
+    assert!(
+        m.contains("13 of 40 cells are missing: 2, 5, 8,") && m.contains("shards not given: 2/3"),
+        "{m}"
+    );
+    assert!(!dir.join("m1/runs.parquet").exists());
+    // A shard given twice.
+    let o = merge(&[s[0].clone(), s[1].clone(), s[0].clone()], &dir.join("m2"));
+    let m = err(&o);
+    assert!(
+        !o.status.success()
+            && m.contains("cell 0 is in both")
+            && m.contains("merge each shard once"),
+        "{m}"
+    );
+    // A shard of another experiment (another seed): named with both fingerprints.
+    let other = experiment(
+        &dir,
+        "store-other",
+        &format!(
+            "seed = 12\nrepetitions = 2\n[world]\nkind = \"pull-count\"\nbudgets = [30, 400]\nexhausted = \"resample\"\n{POLICIES}"
+        ),
+    );
+    let foreign = dir.join("foreign");
+    run(&other, &foreign, &["--shard", "2/3"]);
+    let o = merge(
+        &[s[0].clone(), s[1].clone(), foreign.clone()],
+        &dir.join("m3"),
+    );
+    let m = err(&o);
+    assert!(
+        !o.status.success()
+            && m.contains("foreign")
+            && m.contains("another experiment or trace set"),
+        "{m}"
+    );
+    // A folder that is not results at all.
+    let o = merge(&[s[0].clone(), dir.clone()], &dir.join("m4"));
+    assert!(err(&o).contains("not a results folder"), "{}", err(&o));
+    // A shard folder resumed as another shard is refused.
+    let o = bin()
+        .args([
+            "run",
+            e.to_str().unwrap(),
+            "--out",
+            s[0].to_str().unwrap(),
+            "--shard",
+            "1/3",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        err(&o).contains("these results are shard 0/3, this run is shard 1/3"),
+        "{}",
+        err(&o)
+    );
+    // A malformed --shard.
+    let o = bin()
+        .args(["run", e.to_str().unwrap(), "--shard", "3/3"])
+        .output()
+        .unwrap();
+    assert!(err(&o).contains("0 <= I < N"), "{}", err(&o));
+}
+
+fn spawn_run(exp: &Path, out: &Path, pause_ms: Option<u64>, extra: &[&str]) -> Child {
+    let mut cmd = bin();
+    cmd.args([
+        "run",
+        exp.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+    ])
+    .args(extra)
+    .stdout(Stdio::null())
+    .stderr(Stdio::piped());
+    if let Some(ms) = pause_ms {
+        cmd.env("BANDITBENCH_TEST_PAUSE_IN_MERGE_MS", ms.to_string());
+    }
+    cmd.spawn().unwrap()
+}
+
+fn parts_in(dir: &Path) -> usize {
+    std::fs::read_dir(dir.join("parts"))
+        .map(|d| {
+            d.filter_map(Result::ok)
+                .filter(|e| e.file_name().to_string_lossy().starts_with("runs-"))
+                .count()
+        })
+        .unwrap_or(0)
+}
+
+/// Wait until the run has published its final files but not yet removed its parts: the merge
+/// window.
+fn wait_for_merge_window(out: &Path, child: &mut Child) {
+    let t0 = Instant::now();
+    while !(out.join("runs.parquet").exists() && parts_in(out) > 0) {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the run ended before its merge window"
+        );
+        assert!(t0.elapsed() < Duration::from_secs(120), "no merge window");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+#[test]
+fn a_kill_inside_the_merge_window_loses_and_duplicates_nothing() {
+    let dir = scratch("merge-kill");
+    let e = exp(&dir, 6);
+    let whole = dir.join("whole");
+    run(&e, &whole, &[]);
+    for (i, shard) in [None, Some("1/2")].into_iter().enumerate() {
+        let cut = dir.join(format!("cut{i}"));
+        let extra: Vec<&str> = shard.map_or(vec![], |s| vec!["--shard", s]);
+        let mut child = spawn_run(
+            &e,
+            &cut,
+            Some(60_000),
+            &[&extra[..], &["--batch-size", "7"]].concat(),
+        );
+        wait_for_merge_window(&cut, &mut child);
+        child.kill().unwrap(); // SIGKILL, between publishing the final files and removing parts
+        child.wait().unwrap();
+        assert!(parts_in(&cut) > 0, "killed inside the merge window");
+        run(&e, &cut, &extra);
+        assert_eq!(parts_in(&cut), 0);
+        match shard {
+            None => same_files(&whole, &cut, "killed in the merge and resumed"),
+            Some(_) => {
+                let other = dir.join("other-half");
+                run(&e, &other, &["--shard", "0/2"]);
+                let merged = dir.join("merged");
+                let o = merge(&[cut.clone(), other], &merged);
+                assert!(o.status.success(), "{}", err(&o));
+                same_files(
+                    &whole,
+                    &merged,
+                    "a shard killed in the merge, resumed, merged",
+                );
+            }
+        }
+        // No cell and no step twice.
+        let runs = read(&cut.join("runs.parquet"));
+        let traj = read(&cut.join("trajectories.parquet"));
+        let n = runs.height();
+        assert_eq!(
+            runs.column("cell")
+                .unwrap()
+                .as_materialized_series()
+                .n_unique()
+                .unwrap(),
+            n
+        );
+        let steps: Vec<(u64, u32)> = traj
+            .column("cell")
+            .unwrap()
+            .u64()
+            .unwrap()
+            .iter()
+            .zip(traj.column("step").unwrap().u32().unwrap().iter())
+            .map(|(c, s)| (c.unwrap(), s.unwrap()))
+            .collect();
+        assert!(
+            steps.windows(2).all(|w| w[0] < w[1]),
+            "(cell, step) strictly increasing"
+        );
+    }
+}
+
+#[test]
+fn a_second_run_on_a_busy_folder_is_refused_and_the_first_finishes_intact() {
+    let dir = scratch("two-runs");
+    let e = exp(&dir, 6);
+    let whole = dir.join("whole");
+    run(&e, &whole, &[]);
+    let out = dir.join("shared");
+    // The first run holds the folder through a long merge; the second starts meanwhile.
+    let mut first = spawn_run(&e, &out, Some(1_500), &[]);
+    wait_for_merge_window(&out, &mut first);
+    let second = bin()
+        .args([
+            "run",
+            e.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--quiet",
+        ])
+        .output()
+        .unwrap();
+    assert!(!second.status.success());
+    let m = err(&second);
+    assert!(
+        m.contains("another banditbench run is writing this results folder")
+            && m.contains(&format!("pid {}", first.id())),
+        "{m}"
+    );
+    assert!(first.wait().unwrap().success());
+    same_files(&whole, &out, "the first run, after a refused second one");
+}
+
+#[test]
+fn results_record_the_build_and_a_resume_never_rewrites_the_lock_file() {
+    let dir = scratch("provenance");
+    let e = exp(&dir, 6);
+    let out = dir.join("out");
+    // Run from another working directory: the commit comes from the build, not from the folder
+    // the run starts in.
+    let elsewhere = scratch("provenance-cwd");
+    let mut child = bin()
+        .current_dir(&elsewhere)
+        .args([
+            "run",
+            e.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--quiet",
+        ])
+        .args(["--batch-size", "5"])
+        .env("BANDITBENCH_TEST_PAUSE_IN_MERGE_MS", "60000")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for_merge_window(&out, &mut child);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let lock = std::fs::read(out.join("experiment.lock.toml")).unwrap();
+    let text = String::from_utf8_lossy(&lock).to_string();
+    let commit = env!("BANDITBENCH_COMMIT");
+    let program = format!(
+        "banditbench {} (commit {commit})",
+        env!("CARGO_PKG_VERSION")
+    );
+    assert!(text.contains("results_format = 2"), "{text}");
+    assert!(
+        text.contains(&format!("git_commit = \"{commit}\"")),
+        "{text}"
+    );
+    assert!(text.contains(&format!("program = \"{program}\"")), "{text}");
+    if Path::new(env!("CARGO_MANIFEST_DIR")).join(".git").is_dir() {
+        assert_eq!(
+            commit.len(),
+            40,
+            "a build in a git checkout knows its commit"
+        );
+    }
+    run(&e, &out, &[]);
+    assert_eq!(
+        std::fs::read(out.join("experiment.lock.toml")).unwrap(),
+        lock,
+        "the resume left the lock file as it was"
+    );
+    let runs = read(&out.join("runs.parquet"));
+    let progs = runs.column("program").unwrap().str().unwrap().clone();
+    assert_eq!(progs.len(), 2 * 2 * 5 * 6);
+    assert!(progs.iter().all(|p| p == Some(program.as_str())));
+    // A lock file from a newer results format is refused, not rewritten.
+    let newer = text.replace("results_format = 2", "results_format = 3");
+    std::fs::write(out.join("experiment.lock.toml"), &newer).unwrap();
+    let o = bin()
+        .args(["run", e.to_str().unwrap(), "--out", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        err(&o).contains("results format 3, this build writes format 2"),
+        "{}",
+        err(&o)
+    );
+    assert_eq!(
+        std::fs::read_to_string(out.join("experiment.lock.toml")).unwrap(),
+        newer
+    );
+}
