@@ -71,6 +71,7 @@ fn bench_experiment(ts: &TraceSet, world: WorldSetup) -> Result<Experiment> {
         load: LoadOptions::default(),
         world,
         policies: vec![default_config("ucb1")?],
+        trajectories: Default::default(),
         source: String::new(),
     })
 }
@@ -315,5 +316,127 @@ pub fn measure_pool(
         decisions,
         seconds: t0.elapsed().as_secs_f64(),
         configs: keep.len(),
+    })
+}
+
+/// A run through the results store: decisions, seconds, peak RSS and the files' sizes.
+pub struct StoreMeasure {
+    pub cells: usize,
+    pub decisions: u64,
+    pub seconds: f64,
+    pub cpu_seconds: f64,
+    pub peak_rss_mib: f64,
+    pub runs_bytes: u64,
+    pub trajectories_bytes: u64,
+}
+
+/// Run a synthetic experiment of about `decisions` decisions (UCB1 on two Gaussian arms, 10 000
+/// pulls per cell) through `run` with its results store, parts, merge and all, in `dir`.
+pub fn measure_store(decisions: u64, dir: &Path, threads: Option<usize>) -> Result<StoreMeasure> {
+    let per_cell = 10_000u64;
+    let reps = decisions.div_ceil(per_cell).max(1);
+    let _ = std::fs::remove_dir_all(dir);
+    std::fs::create_dir_all(dir)?;
+    let file = dir.join("store-bench.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "name = \"store-bench\"\nseed = 1\nrepetitions = {reps}\n[world]\nkind = \"synthetic\"\nbudgets = [{per_cell}]\n[[world.arms]]\nname = \"a\"\ndistribution = \"gaussian\"\nmean = 0.5\nsd = 0.1\n[[world.arms]]\nname = \"b\"\ndistribution = \"gaussian\"\nmean = 0.6\nsd = 0.1\n[[policies]]\nfamily = \"ucb1\"\n"
+        ),
+    )?;
+    let (exp, ts) = crate::experiment::prepare(&file)?;
+    let out = dir.join("results");
+    let opts = crate::experiment::RunOptions {
+        out: Some(out.clone()),
+        threads,
+        ..Default::default()
+    };
+    let c0 = cpu_seconds();
+    let t0 = Instant::now();
+    let s = crate::experiment::run_experiment(&exp, &ts, &opts, &|_| {})?;
+    let seconds = t0.elapsed().as_secs_f64();
+    let cpu_seconds = cpu_seconds() - c0;
+    let size = |f: &str| std::fs::metadata(out.join(f)).map_or(0, |m| m.len());
+    Ok(StoreMeasure {
+        cells: s.ran,
+        decisions: reps * per_cell,
+        seconds,
+        cpu_seconds,
+        peak_rss_mib: peak_rss_mib(),
+        runs_bytes: size(crate::experiment::RUNS),
+        trajectories_bytes: size(crate::experiment::TRAJECTORIES),
+    })
+}
+
+/// What writing results costs: an experiment's cells replayed with their trajectories kept in
+/// memory and dropped (pure simulation), against the same experiment run through the store.
+pub struct WriteCost {
+    pub cells: usize,
+    pub simulation_s: f64,
+    pub run_s: f64,
+    /// CPU seconds of this process (all threads) in each phase: unlike wall time, not inflated
+    /// when other work shares the machine.
+    pub simulation_cpu_s: f64,
+    pub run_cpu_s: f64,
+}
+
+/// CPU time of this process so far (user + system, all threads), from /proc/self/stat (in clock
+/// ticks of 1/100 s); NaN where /proc is missing.
+pub fn cpu_seconds() -> f64 {
+    std::fs::read_to_string("/proc/self/stat")
+        .ok()
+        .and_then(|s| {
+            // Fields after the command name (which is in parentheses and may hold spaces).
+            let rest = s.rsplit_once(')')?.1;
+            let f: Vec<&str> = rest.split_whitespace().collect();
+            let utime: f64 = f.get(11)?.parse().ok()?;
+            let stime: f64 = f.get(12)?.parse().ok()?;
+            Some((utime + stime) / 100.0)
+        })
+        .unwrap_or(f64::NAN)
+}
+
+pub fn measure_write_cost(file: &Path, dir: &Path, threads: Option<usize>) -> Result<WriteCost> {
+    use rayon::prelude::*;
+    let (exp, ts) = crate::experiment::prepare(file)?;
+    let cells = crate::experiment::expand_cells(&exp, &ts);
+    let threads = threads.unwrap_or_else(|| {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+    });
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()?;
+    let c0 = cpu_seconds();
+    let t0 = Instant::now();
+    let decisions: u64 = pool
+        .install(|| {
+            cells
+                .par_iter()
+                .map(|c| run_cell(c, &exp, &ts, true).map(|r| r.decisions))
+                .collect::<Result<Vec<_>>>()
+        })?
+        .iter()
+        .sum();
+    let simulation_s = t0.elapsed().as_secs_f64();
+    let simulation_cpu_s = cpu_seconds() - c0;
+    std::hint::black_box(decisions);
+    let _ = std::fs::remove_dir_all(dir);
+    let opts = crate::experiment::RunOptions {
+        out: Some(dir.to_path_buf()),
+        threads: Some(threads),
+        ..Default::default()
+    };
+    let c0 = cpu_seconds();
+    let t0 = Instant::now();
+    crate::experiment::run_experiment(&exp, &ts, &opts, &|_| {})?;
+    let run_s = t0.elapsed().as_secs_f64();
+    Ok(WriteCost {
+        cells: cells.len(),
+        simulation_s,
+        run_s,
+        simulation_cpu_s,
+        run_cpu_s: cpu_seconds() - c0,
     })
 }

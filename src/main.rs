@@ -196,9 +196,17 @@ enum Command {
         report_rows: usize,
         /// Run only some measurements (repeatable): load, replay, fits, report (a large scores
         /// table), report-policies (100 units x 50, 100, 200 policies), pool (configuration-level
-        /// replay on traces/sklearn-grid)
-        #[arg(long, value_parser = ["load", "replay", "fits", "report", "report-policies", "pool"])]
+        /// replay on traces/sklearn-grid), store (a run of --store-decisions decisions through
+        /// the results store: time and peak RSS), write-cost (the quickstart replayed without
+        /// writing, against a full run)
+        #[arg(long, value_parser = ["load", "replay", "fits", "report", "report-policies", "pool", "store", "write-cost"])]
         only: Vec<String>,
+        /// Decisions of the store measurement
+        #[arg(long, default_value_t = 100_000_000)]
+        store_decisions: u64,
+        /// Worker threads of the store and write-cost measurements [default: all cores]
+        #[arg(long)]
+        threads: Option<usize>,
     },
 }
 
@@ -468,7 +476,51 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             seconds,
             report_rows,
             only,
-        } => run_bench(&traces, seconds, report_rows, &only),
+            store_decisions,
+            threads,
+        } => {
+            if let Some(t) = threads {
+                // As in `run`: bound polars' own pool too, before polars is first used.
+                unsafe { std::env::set_var("POLARS_MAX_THREADS", t.to_string()) };
+            }
+            run_bench(&traces, seconds, report_rows, &only)?;
+            let want = |what: &str| only.iter().any(|o| o == what);
+            let scratch = std::env::temp_dir()
+                .join(format!("banditbench-bench-store-{}", std::process::id()));
+            if want("write-cost") {
+                let w = bench::measure_write_cost(
+                    std::path::Path::new("experiments/quickstart.toml"),
+                    &scratch,
+                    threads,
+                )?;
+                println!(
+                    "write cost: quickstart ({} cells) replayed without writing {:.2} s wall ({:.2} s CPU), run through the store {:.2} s wall ({:.2} s CPU): {:.2}x pure simulation in wall time, {:.2}x in CPU time",
+                    w.cells,
+                    w.simulation_s,
+                    w.simulation_cpu_s,
+                    w.run_s,
+                    w.run_cpu_s,
+                    w.run_s / w.simulation_s.max(1e-9),
+                    w.run_cpu_s / w.simulation_cpu_s.max(1e-9)
+                );
+            }
+            if want("store") {
+                let m = bench::measure_store(store_decisions, &scratch, threads)?;
+                println!(
+                    "store: {} decisions in {} cells run, stored and merged in {:.1} s wall, {:.1} s CPU ({:.2e} decisions/s); peak RSS {:.0} MiB; runs.parquet {:.1} MB, trajectories.parquet {:.1} MB",
+                    m.decisions,
+                    m.cells,
+                    m.seconds,
+                    m.cpu_seconds,
+                    m.decisions as f64 / m.seconds,
+                    m.peak_rss_mib,
+                    m.runs_bytes as f64 / 1e6,
+                    m.trajectories_bytes as f64 / 1e6
+                );
+            }
+            let _ = std::fs::remove_dir_all(&scratch);
+            Ok(ExitCode::SUCCESS)
+        }
     }
 }
 
@@ -789,7 +841,12 @@ fn run_bench(
     report_rows: usize,
     only: &[String],
 ) -> Result<ExitCode> {
-    let want = |what: &str| only.is_empty() || only.iter().any(|o| o == what);
+    // The store measurements run only when asked for (they take minutes and disk).
+    let want = |what: &str| {
+        (only.is_empty() || only.iter().any(|o| o == what))
+            && what != "store"
+            && what != "write-cost"
+    };
     if want("load") || want("replay") {
         run_bench_replay(traces, seconds, want("replay"))?;
     }

@@ -193,14 +193,57 @@ pub fn exhausted_summary(runs: &[Run]) -> (usize, usize, f64) {
     (hit.len(), runs.len(), share)
 }
 
+/// One row of trajectories.parquet, as much as the report and the reproductions need.
+#[derive(Clone, Copy, Debug)]
+pub struct Decision {
+    pub cell: u64,
+    pub step: u32,
+    /// Budget used after the decision.
+    pub time: f64,
+    /// What the decision revealed (NaN if nothing).
+    pub reward: f64,
+    /// Best score so far (NaN before any).
+    pub incumbent: f64,
+}
+
+/// Every stored decision of a results folder, in (cell, step) order.
+pub fn read_decisions(dir: &Path) -> Result<Vec<Decision>> {
+    let path = dir.join(crate::experiment::TRAJECTORIES);
+    let df = read_parquet(&path)?;
+    let col = |name: &str| {
+        df.column(name).map_err(|_| {
+            anyhow::anyhow!(
+                "{}: no column '{name}'; this is not a trajectories file of banditbench",
+                path.display()
+            )
+        })
+    };
+    let bad = |name: &str, e: PolarsError| {
+        anyhow::anyhow!(
+            "{}: column '{name}' has the wrong type: {e}",
+            path.display()
+        )
+    };
+    let cell = col("cell")?.u64().map_err(|e| bad("cell", e))?;
+    let step = col("step")?.u32().map_err(|e| bad("step", e))?;
+    let time = col("time")?.f64().map_err(|e| bad("time", e))?;
+    let reward = col("reward")?.f64().map_err(|e| bad("reward", e))?;
+    let inc = col("incumbent")?.f64().map_err(|e| bad("incumbent", e))?;
+    Ok((0..df.height())
+        .map(|i| Decision {
+            cell: cell.get(i).unwrap_or(0),
+            step: step.get(i).unwrap_or(0),
+            time: time.get(i).unwrap_or(0.0),
+            reward: reward.get(i).unwrap_or(f64::NAN),
+            incumbent: inc.get(i).unwrap_or(f64::NAN),
+        })
+        .collect())
+}
+
 /// Per cell, the incumbent at `points` + 1 evenly spaced fractions of the cell's budget
 /// (0, 1/points, ..., 1): the last decision with time <= t (NaN before the first incumbent).
 pub fn anytime_curves(dir: &Path, runs: &[Run], points: usize) -> Result<BTreeMap<u64, Vec<f64>>> {
-    let path = dir.join(crate::experiment::TRAJECTORIES);
-    let df = read_parquet(&path)?;
-    let cell = df.column("cell")?.u64()?;
-    let time = df.column("time")?.f64()?;
-    let inc = df.column("incumbent")?.f64()?;
+    let decisions = read_decisions(dir)?;
     let budget: BTreeMap<u64, f64> = runs.iter().map(|r| (r.cell, r.budget_abs)).collect();
     let mut out: BTreeMap<u64, Vec<f64>> = BTreeMap::new();
     let (mut cur, mut curve, mut j) = (u64::MAX, Vec::new(), 0usize);
@@ -219,8 +262,8 @@ pub fn anytime_curves(dir: &Path, runs: &[Run], points: usize) -> Result<BTreeMa
             out.insert(cur, std::mem::take(curve));
         }
     };
-    for i in 0..df.height() {
-        let c = cell.get(i).unwrap_or(0);
+    for d in &decisions {
+        let c = d.cell;
         if c != cur {
             finish(cur, &mut curve, &mut j, last, &mut out);
             cur = c;
@@ -228,13 +271,13 @@ pub fn anytime_curves(dir: &Path, runs: &[Run], points: usize) -> Result<BTreeMa
             last = f64::NAN;
             b = budget.get(&c).copied().unwrap_or(1.0);
         }
-        let t = time.get(i).unwrap_or(0.0);
+        let t = d.time;
         // Grid points strictly before this decision's time take the incumbent so far.
         while j <= points && (j as f64 / points as f64) * b < t * (1.0 - 1e-12) {
             curve.push(last);
             j += 1;
         }
-        last = inc.get(i).unwrap_or(f64::NAN);
+        last = d.incumbent;
     }
     finish(cur, &mut curve, &mut j, last, &mut out);
     Ok(out)

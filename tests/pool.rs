@@ -501,7 +501,11 @@ fn a_sharded_pool_experiment_merges_into_the_unsharded_results() {
     args.extend(shards.iter().map(|d| d.to_str().unwrap()));
     args.extend(["--out", merged.to_str().unwrap()]);
     common::run_ok(&args);
-    for f in ["runs.parquet", "trajectories.parquet", "experiment.lock.toml"] {
+    for f in [
+        "runs.parquet",
+        "trajectories.parquet",
+        "experiment.lock.toml",
+    ] {
         assert!(
             std::fs::read(whole.join(f)).unwrap() == std::fs::read(merged.join(f)).unwrap(),
             "{f} differs"

@@ -412,3 +412,79 @@ fn results_record_the_build_and_a_resume_never_rewrites_the_lock_file() {
         newer
     );
 }
+
+#[test]
+fn trajectories_can_keep_only_incumbent_changes_or_nothing() {
+    let dir = scratch("traj-mode");
+    let body = |mode: &str| {
+        format!(
+            "seed = 4\nrepetitions = 3\n{mode}\n[world]\nkind = \"pull-count\"\nbudgets = [30, 400]\nexhausted = \"resample\"\n{POLICIES}"
+        )
+    };
+    let full = dir.join("full");
+    run(&experiment(&dir, "full", &body("")), &full, &[]);
+    let light = dir.join("light");
+    run(
+        &experiment(&dir, "light", &body("trajectories = \"incumbent-changes\"")),
+        &light,
+        &[],
+    );
+    let none = dir.join("none");
+    run(
+        &experiment(&dir, "none", &body("trajectories = \"none\"")),
+        &none,
+        &[],
+    );
+    // The cells are the same whatever is stored (the experiment names differ, nothing else).
+    let runs = |d: &Path| read(&d.join("runs.parquet")).drop("experiment").unwrap();
+    assert!(runs(&full).equals_missing(&runs(&light)));
+    assert!(runs(&full).equals_missing(&runs(&none)));
+    // Incumbent changes: exactly the rows of the full trajectories whose incumbent differs from
+    // the cell's previous row (and each cell's first), with their original step numbers.
+    let t = read(&full.join("trajectories.parquet"));
+    let (cell, step, inc) = (
+        t.column("cell").unwrap().u64().unwrap(),
+        t.column("step").unwrap().u32().unwrap(),
+        t.column("incumbent").unwrap().f64().unwrap(),
+    );
+    let want: Vec<(u64, u32)> = (0..t.height())
+        .filter(|&i| i == 0 || cell.get(i) != cell.get(i - 1) || inc.get(i) != inc.get(i - 1))
+        .map(|i| (cell.get(i).unwrap(), step.get(i).unwrap()))
+        .collect();
+    let l = read(&light.join("trajectories.parquet"));
+    let got: Vec<(u64, u32)> = l
+        .column("cell")
+        .unwrap()
+        .u64()
+        .unwrap()
+        .iter()
+        .zip(l.column("step").unwrap().u32().unwrap().iter())
+        .map(|(c, s)| (c.unwrap(), s.unwrap()))
+        .collect();
+    assert_eq!(got, want);
+    assert!(
+        got.len() * 3 < t.height(),
+        "{} of {} rows kept",
+        got.len(),
+        t.height()
+    );
+    let n = read(&none.join("trajectories.parquet"));
+    assert_eq!((n.height(), n.width()), (0, t.width()));
+    // Named in the lock file; a report still draws anytime curves from the light file.
+    let lock = std::fs::read_to_string(light.join("experiment.lock.toml")).unwrap();
+    assert!(
+        lock.contains("trajectories = \"incumbent-changes\""),
+        "{lock}"
+    );
+    run_ok(&["report", light.to_str().unwrap()]);
+    // An unknown mode names the key and the allowed values.
+    let bad = experiment(&dir, "bad", &body("trajectories = \"some\""));
+    let o = bin().args(["run", bad.to_str().unwrap()]).output().unwrap();
+    assert!(
+        err(&o).contains(
+            "key 'trajectories' is 'some'; allowed: every-decision, incumbent-changes, none"
+        ),
+        "{}",
+        err(&o)
+    );
+}

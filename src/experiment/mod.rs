@@ -8,7 +8,7 @@ mod store;
 
 pub use crate::replay::{Step, drive};
 pub use cell::{Cell, CellResult, absolute, expand_cells, run_cell};
-pub use spec::{BudgetUnit, Experiment, WorldOptions, WorldSetup, load_experiment};
+pub use spec::{BudgetUnit, Experiment, TrajectoryMode, WorldOptions, WorldSetup, load_experiment};
 pub use store::{LOCK, RUNS, Store, TRAJECTORIES, read_parquet, runs_frame, trajectories_frame};
 
 use std::collections::BTreeSet;
@@ -225,6 +225,7 @@ fn lock_text(
     );
     resolved.insert("repetitions".into(), i64::from(exp.repetitions).into());
     resolved.insert("cells".into(), (n_cells as i64).into());
+    resolved.insert("trajectories".into(), exp.trajectories.as_str().into());
     if let Some(sh) = shard {
         resolved.insert("shard".into(), sh.label().into());
         resolved.insert("shard_cells".into(), (sh.cells_of(n_cells) as i64).into());
@@ -526,7 +527,7 @@ pub fn run_experiment(
         &cells,
         opts,
         progress,
-        &|c| run_cell(c, exp, ts, true),
+        &|c| run_cell(c, exp, ts, exp.trajectories != TrajectoryMode::None),
         &|r| r.steps.len(),
         &|results| {
             Ok((
@@ -594,7 +595,7 @@ pub fn run_pool_experiment(
         &cells,
         opts,
         progress,
-        &|c| pool::run_pool_cell(c, exp, data, true),
+        &|c| pool::run_pool_cell(c, exp, data, exp.trajectories != TrajectoryMode::None),
         &|r| r.steps.len(),
         &|results| {
             Ok((
@@ -672,6 +673,7 @@ fn run_cells<R: Send>(
     let program = store::program();
     let publish = |results: &[R]| -> Result<()> {
         let (mut runs, traj) = frames(results)?;
+        let traj = store::keep_decisions(traj, exp.trajectories)?;
         let h = runs.height();
         runs.with_column(Column::new("program".into(), vec![program.as_str(); h]))?;
         store.write_part(runs, traj)

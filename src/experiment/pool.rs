@@ -5,7 +5,7 @@
 //! A task is one (dataset, run) of the pool, restricted to the learners `[tasks] learners` keeps;
 //! with `[world] per_learner = true` each learner's configurations form a task of their own.
 
-use std::collections::BTreeMap;
+use super::store::{Identity, JsonObject, identity_columns, opt};
 
 use anyhow::{Context, Result, bail};
 use polars::prelude::*;
@@ -300,10 +300,6 @@ pub fn run_pool_cell(
     })
 }
 
-fn opt(x: f64) -> Option<f64> {
-    (!x.is_nan()).then_some(x)
-}
-
 /// One row per cell. The columns of the learner-level contract come first, with the recommended
 /// configuration in the `best_*` columns (its validation and test score at the unit the
 /// recommendation rule names); then the pool's own columns.
@@ -315,13 +311,11 @@ pub fn pool_runs_frame(
 ) -> Result<DataFrame> {
     let opts = pool_options(exp)?;
     let pool = &data.pool;
+    let h = results.len();
     let c = |r: &PoolCellResult| &cells[r.index as usize];
     let task = |r: &PoolCellResult| &data.tasks[c(r).task];
     let ptask = |r: &PoolCellResult| &pool.tasks[task(r).task];
-    let pol = |r: &PoolCellResult| &exp.policies[c(r).policy];
     let rec = |r: &PoolCellResult| r.recommended;
-    let s =
-        |f: &dyn Fn(&PoolCellResult) -> String| -> Vec<String> { results.iter().map(f).collect() };
     let f = |f: &dyn Fn(&PoolCellResult) -> f64| -> Vec<f64> { results.iter().map(f).collect() };
     let of = |f: &dyn Fn(&PoolCellResult) -> f64| -> Vec<Option<f64>> {
         results.iter().map(|r| opt(f(r))).collect()
@@ -330,51 +324,32 @@ pub fn pool_runs_frame(
     let ou = |f: &dyn Fn(&PoolCellResult) -> Option<u32>| -> Vec<Option<u32>> {
         results.iter().map(f).collect()
     };
-    let learners: Vec<String> = pool
+    let learners: Vec<&str> = pool
         .manifest
         .learners
         .iter()
-        .map(|l| l.name.clone())
+        .map(|l| l.name.as_str())
         .collect();
+    let json = JsonObject::new(&learners);
     let units_json = |r: &PoolCellResult| -> String {
-        let m: BTreeMap<&str, u64> = task(r)
-            .learners
-            .iter()
-            .map(|&l| (learners[l].as_str(), r.learner_units[l]))
-            .collect();
-        serde_json::to_string(&m).unwrap_or_default()
+        let mut keep = vec![false; learners.len()];
+        for &l in &task(r).learners {
+            keep[l] = true;
+        }
+        json.subset(&keep, &r.learner_units)
     };
-    let cols = vec![
-        Column::new("experiment".into(), s(&|_| exp.name.clone())),
-        Column::new("cell".into(), u(&|r| r.index)),
-        Column::new("dataset".into(), s(&|r| ptask(r).dataset.clone())),
-        Column::new(
-            "run".into(),
-            results.iter().map(|r| ptask(r).run).collect::<Vec<i64>>(),
-        ),
-        Column::new("budget".into(), f(&|r| exp.world.budgets[c(r).budget])),
-        Column::new(
-            "budget_unit".into(),
-            s(&|_| exp.world.unit.as_str().to_string()),
-        ),
-        Column::new("budget_abs".into(), f(&|r| r.budget_abs)),
-        Column::new(
-            "policy_family".into(),
-            s(&|r| pol(r).family.name.to_string()),
-        ),
-        Column::new("policy".into(), s(&|r| pol(r).id())),
-        Column::new(
-            "params".into(),
-            s(&|r| pol(r).params_json_for(&ptask(r).dataset)),
-        ),
-        Column::new(
-            "repetition".into(),
-            results
-                .iter()
-                .map(|r| c(r).repetition)
-                .collect::<Vec<u32>>(),
-        ),
-        Column::new("seed".into(), u(&|r| r.seed)),
+    let rows: Vec<Identity<'_>> = results
+        .iter()
+        .map(|r| Identity {
+            cell: c(r),
+            dataset: ptask(r).dataset.as_str(),
+            run: ptask(r).run,
+            budget_abs: r.budget_abs,
+            seed: r.seed,
+        })
+        .collect();
+    let mut cols = identity_columns(exp, &rows, Vec::new());
+    cols.extend([
         Column::new(
             "best_score".into(),
             of(&|r| rec(r).map_or(f64::NAN, |x| x.score)),
@@ -387,25 +362,34 @@ pub fn pool_runs_frame(
             "best_learner".into(),
             results
                 .iter()
-                .map(|r| rec(r).map(|x| learners[pool.configs[x.config as usize].learner].clone()))
-                .collect::<Vec<Option<String>>>(),
+                .map(|r| rec(r).map(|x| learners[pool.configs[x.config as usize].learner]))
+                .collect::<Vec<Option<&str>>>(),
         ),
         Column::new("best_found_at".into(), of(&|r| r.best_found_at)),
-        Column::new("pulls".into(), s(&units_json)),
+        Column::new(
+            "pulls".into(),
+            results.iter().map(units_json).collect::<Vec<String>>(),
+        ),
         Column::new("decisions".into(), u(&|r| r.decisions)),
         Column::new("budget_used".into(), f(&|r| r.used)),
         Column::new("failures".into(), u(&|r| r.failures)),
         Column::new("exhausted_pulls".into(), u(&|r| r.exhausted_pulls)),
         Column::new("exhausted_budget".into(), f(&|r| r.exhausted_budget)),
-        Column::new("replay".into(), s(&|_| "pool".to_string())),
-        Column::new("trace_set".into(), s(&|_| pool.manifest.name.clone())),
-        Column::new("trace_source".into(), s(&|_| "recorded".to_string())),
+        Column::new("replay".into(), vec!["pool"; h]),
+        Column::new("trace_set".into(), vec![pool.manifest.name.as_str(); h]),
+        Column::new("trace_source".into(), vec!["recorded"; h]),
         Column::new(
             "direction".into(),
-            s(&|_| pool.manifest.direction.as_str().to_string()),
+            vec![pool.manifest.direction.as_str(); h],
         ),
         // The pool's own columns.
-        Column::new("pool_scope".into(), s(&|r| task(r).scope.clone())),
+        Column::new(
+            "pool_scope".into(),
+            results
+                .iter()
+                .map(|r| task(r).scope.as_str())
+                .collect::<Vec<&str>>(),
+        ),
         Column::new("configs_drawn".into(), u(&|r| r.configs_drawn)),
         Column::new("mutations".into(), u(&|r| r.mutations)),
         Column::new("mutation_fallbacks".into(), u(&|r| r.mutation_fallbacks)),
@@ -419,18 +403,15 @@ pub fn pool_runs_frame(
             "recommended_params".into(),
             results
                 .iter()
-                .map(|r| rec(r).map(|x| pool.configs[x.config as usize].config.clone()))
-                .collect::<Vec<Option<String>>>(),
+                .map(|r| rec(r).map(|x| pool.configs[x.config as usize].config.as_str()))
+                .collect::<Vec<Option<&str>>>(),
         ),
-        Column::new(
-            "incumbent_rule".into(),
-            s(&|_| opts.incumbent.as_str().to_string()),
-        ),
+        Column::new("incumbent_rule".into(), vec![opts.incumbent.as_str(); h]),
         Column::new(
             "recommendation_rule".into(),
-            s(&|_| opts.recommendation.as_str().to_string()),
+            vec![opts.recommendation.as_str(); h],
         ),
-    ];
+    ]);
     Ok(DataFrame::new_infer_height(cols)?)
 }
 

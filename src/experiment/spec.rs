@@ -40,6 +40,7 @@ struct File {
     repetitions: u32,
     #[serde(default)]
     allow_missing_arms: bool,
+    trajectories: Option<String>,
     #[serde(default)]
     tasks: TasksSpec,
     world: WorldSpec,
@@ -221,8 +222,38 @@ pub struct Experiment {
     pub load: LoadOptions,
     pub world: WorldSetup,
     pub policies: Vec<PolicyConfig>,
+    /// Which decisions trajectories.parquet keeps.
+    pub trajectories: TrajectoryMode,
     /// The file's text, kept for the lock file.
     pub source: String,
+}
+
+/// Which decisions a run writes to trajectories.parquet (key `trajectories`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TrajectoryMode {
+    /// Every decision (the default).
+    #[default]
+    EveryDecision,
+    /// A cell's first decision and each decision after which the incumbent changed (enough for
+    /// anytime curves; a fraction of the rows on large grids).
+    IncumbentChanges,
+    /// No trajectories (runs.parquet only).
+    None,
+}
+
+impl TrajectoryMode {
+    pub const ALL: [(&'static str, TrajectoryMode); 3] = [
+        ("every-decision", TrajectoryMode::EveryDecision),
+        ("incumbent-changes", TrajectoryMode::IncumbentChanges),
+        ("none", TrajectoryMode::None),
+    ];
+
+    pub fn as_str(&self) -> &'static str {
+        Self::ALL
+            .iter()
+            .find(|(_, m)| m == self)
+            .map_or("every-decision", |(n, _)| n)
+    }
 }
 
 impl Experiment {
@@ -241,6 +272,12 @@ impl Experiment {
             ids,
             trace_hash
         );
+        // The trajectory mode changes what is stored, not the cells: named only when it is not
+        // the default, so that fingerprints of existing results stay as they were.
+        let text = match self.trajectories {
+            TrajectoryMode::EveryDecision => text,
+            m => format!("{text}|trajectories={}", m.as_str()),
+        };
         format!("{:016x}", fnv1a64(text.as_bytes()))
     }
 }
@@ -591,6 +628,19 @@ pub fn load_experiment(path: &Path) -> Result<Experiment> {
             path.display()
         );
     }
+    let trajectories = match f.trajectories.as_deref() {
+        None => TrajectoryMode::EveryDecision,
+        Some(t) => TrajectoryMode::ALL
+            .iter()
+            .find(|(n, _)| *n == t)
+            .map(|(_, m)| *m)
+            .ok_or_else(|| {
+                anyhow::anyhow!(
+                    "{}: key 'trajectories' is '{t}'; allowed: every-decision, incumbent-changes, none",
+                    path.display()
+                )
+            })?,
+    };
     let world = resolve_world(path, &f.world)?;
     let mut policies: Vec<PolicyConfig> = Vec::new();
     for (i, p) in f.policies.iter().enumerate() {
@@ -642,6 +692,7 @@ pub fn load_experiment(path: &Path) -> Result<Experiment> {
         },
         world,
         policies,
+        trajectories,
         source,
     })
 }

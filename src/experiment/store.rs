@@ -22,81 +22,228 @@ pub const TRAJECTORIES: &str = "trajectories.parquet";
 pub const LOCK: &str = "experiment.lock.toml";
 const PARTS: &str = "parts";
 
-fn json_object<T: serde::Serialize>(names: &[String], values: &[T]) -> String {
-    let map: serde_json::Map<String, serde_json::Value> = names
-        .iter()
-        .zip(values)
-        .map(|(n, v)| (n.clone(), serde_json::json!(v)))
-        .collect();
-    serde_json::Value::Object(map).to_string()
+/// A JSON object from names to numbers, keys in sorted order, built by hand (this runs once per
+/// cell; a `serde_json::Value` per cell cost a sixth of a cheap run).
+pub(crate) struct JsonObject {
+    /// (position in the value slice, `"name":`), sorted by name.
+    keys: Vec<(usize, String)>,
 }
 
-fn opt(x: f64) -> Option<f64> {
+impl JsonObject {
+    pub(crate) fn new<S: AsRef<str>>(names: &[S]) -> JsonObject {
+        let mut keys: Vec<(usize, String)> = names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| {
+                let quoted = serde_json::to_string(n.as_ref()).unwrap_or_else(|_| "\"\"".into());
+                (i, format!("{quoted}:"))
+            })
+            .collect();
+        keys.sort_by(|a, b| a.1.cmp(&b.1));
+        JsonObject { keys }
+    }
+
+    /// Only the names at `positions` (in the same sorted order).
+    pub(crate) fn with<T: std::fmt::Display>(&self, values: &[T]) -> String {
+        self.write(|i| values.get(i).map(|v| v.to_string()))
+    }
+
+    pub(crate) fn with_f64(&self, values: &[f64]) -> String {
+        self.write(|i| {
+            values.get(i).map(|v| {
+                if v.is_finite() {
+                    format!("{v:?}")
+                } else {
+                    "null".into()
+                }
+            })
+        })
+    }
+
+    /// The object over the names at the given positions only.
+    pub(crate) fn subset<T: std::fmt::Display>(&self, keep: &[bool], values: &[T]) -> String {
+        self.write(|i| {
+            (keep.get(i) == Some(&true))
+                .then(|| values.get(i).map(|v| v.to_string()))
+                .flatten()
+        })
+    }
+
+    fn write(&self, value: impl Fn(usize) -> Option<String>) -> String {
+        let mut out = String::with_capacity(16 * self.keys.len() + 2);
+        out.push('{');
+        let mut first = true;
+        for (i, k) in &self.keys {
+            if let Some(v) = value(*i) {
+                if !first {
+                    out.push(',');
+                }
+                first = false;
+                out.push_str(k);
+                out.push_str(&v);
+            }
+        }
+        out.push('}');
+        out
+    }
+}
+
+pub(crate) fn opt(x: f64) -> Option<f64> {
     (!x.is_nan()).then_some(x)
 }
 
-/// One row per cell; the columns are the results contract (see README, "Results").
+/// Where a cell's identity comes from: its cell and its task's dataset and run.
+pub(crate) struct Identity<'a> {
+    pub cell: &'a Cell,
+    pub dataset: &'a str,
+    pub run: i64,
+    pub budget_abs: f64,
+    pub seed: u64,
+}
+
+/// The columns every world writes first, identifying each cell: experiment, cell, dataset, run,
+/// budget, budget_unit, budget_abs, then `between` (world-specific), then policy_family, policy,
+/// params, repetition, seed. Policy ids and parameters are formatted once per policy (and
+/// dataset, for per-dataset parameters), not once per cell.
+pub(crate) fn identity_columns(
+    exp: &Experiment,
+    rows: &[Identity<'_>],
+    between: Vec<Column>,
+) -> Vec<Column> {
+    use std::collections::HashMap;
+    let h = rows.len();
+    let ids: Vec<String> = exp.policies.iter().map(|p| p.id()).collect();
+    let plain: Vec<Option<String>> = exp
+        .policies
+        .iter()
+        .map(|p| p.per_dataset.is_empty().then(|| p.params_json()))
+        .collect();
+    let mut per_dataset: HashMap<(usize, &str), String> = HashMap::new();
+    for r in rows {
+        let p = r.cell.policy;
+        if plain[p].is_none() {
+            per_dataset
+                .entry((p, r.dataset))
+                .or_insert_with(|| exp.policies[p].params_json_for(r.dataset));
+        }
+    }
+    let params: Vec<&str> = rows
+        .iter()
+        .map(|r| {
+            let p = r.cell.policy;
+            plain[p]
+                .as_deref()
+                .unwrap_or_else(|| per_dataset[&(p, r.dataset)].as_str())
+        })
+        .collect();
+    let mut cols = vec![
+        Column::new("experiment".into(), vec![exp.name.as_str(); h]),
+        Column::new(
+            "cell".into(),
+            rows.iter().map(|r| r.cell.index).collect::<Vec<u64>>(),
+        ),
+        Column::new(
+            "dataset".into(),
+            rows.iter().map(|r| r.dataset).collect::<Vec<&str>>(),
+        ),
+        Column::new(
+            "run".into(),
+            rows.iter().map(|r| r.run).collect::<Vec<i64>>(),
+        ),
+        Column::new(
+            "budget".into(),
+            rows.iter()
+                .map(|r| exp.world.budgets[r.cell.budget])
+                .collect::<Vec<f64>>(),
+        ),
+        Column::new("budget_unit".into(), vec![exp.world.unit.as_str(); h]),
+        Column::new(
+            "budget_abs".into(),
+            rows.iter().map(|r| r.budget_abs).collect::<Vec<f64>>(),
+        ),
+    ];
+    cols.extend(between);
+    cols.extend([
+        Column::new(
+            "policy_family".into(),
+            rows.iter()
+                .map(|r| exp.policies[r.cell.policy].family.name)
+                .collect::<Vec<&str>>(),
+        ),
+        Column::new(
+            "policy".into(),
+            rows.iter()
+                .map(|r| ids[r.cell.policy].as_str())
+                .collect::<Vec<&str>>(),
+        ),
+        Column::new("params".into(), params),
+        Column::new(
+            "repetition".into(),
+            rows.iter().map(|r| r.cell.repetition).collect::<Vec<u32>>(),
+        ),
+        Column::new(
+            "seed".into(),
+            rows.iter().map(|r| r.seed).collect::<Vec<u64>>(),
+        ),
+    ]);
+    cols
+}
+
+/// One row per cell; the columns are the results contract (see README, "Results format").
 pub fn runs_frame(
     results: &[CellResult],
     cells: &[Cell],
     exp: &Experiment,
     ts: &TraceSet,
 ) -> Result<DataFrame> {
-    let c = |r: &CellResult| &cells[r.index as usize];
-    let task = |r: &CellResult| &ts.tasks[c(r).task];
-    let pol = |r: &CellResult| &exp.policies[c(r).policy];
-    let s = |f: &dyn Fn(&CellResult) -> String| -> Vec<String> { results.iter().map(f).collect() };
+    let h = results.len();
+    let task = |r: &CellResult| &ts.tasks[cells[r.index as usize].task];
+    let rows: Vec<Identity<'_>> = results
+        .iter()
+        .map(|r| Identity {
+            cell: &cells[r.index as usize],
+            dataset: task(r).dataset.as_str(),
+            run: task(r).run,
+            budget_abs: r.budget_abs,
+            seed: r.seed,
+        })
+        .collect();
     let f = |f: &dyn Fn(&CellResult) -> f64| -> Vec<f64> { results.iter().map(f).collect() };
     let of = |f: &dyn Fn(&CellResult) -> f64| -> Vec<Option<f64>> {
         results.iter().map(|r| opt(f(r))).collect()
     };
     let u = |f: &dyn Fn(&CellResult) -> u64| -> Vec<u64> { results.iter().map(f).collect() };
-    let cols = vec![
-        Column::new("experiment".into(), s(&|_| exp.name.clone())),
-        Column::new("cell".into(), u(&|r| r.index)),
-        Column::new("dataset".into(), s(&|r| task(r).dataset.clone())),
-        Column::new(
-            "run".into(),
-            results.iter().map(|r| task(r).run).collect::<Vec<i64>>(),
-        ),
-        Column::new("budget".into(), f(&|r| exp.world.budgets[c(r).budget])),
-        Column::new(
-            "budget_unit".into(),
-            s(&|_| exp.world.unit.as_str().to_string()),
-        ),
-        Column::new("budget_abs".into(), f(&|r| r.budget_abs)),
-        Column::new("slice_abs".into(), of(&|r| r.slice_abs)),
-        Column::new(
-            "policy_family".into(),
-            s(&|r| pol(r).family.name.to_string()),
-        ),
-        Column::new("policy".into(), s(&|r| pol(r).id())),
-        Column::new(
-            "params".into(),
-            s(&|r| pol(r).params_json_for(&task(r).dataset)),
-        ),
-        Column::new(
-            "repetition".into(),
-            results
-                .iter()
-                .map(|r| c(r).repetition)
-                .collect::<Vec<u32>>(),
-        ),
-        Column::new("seed".into(), u(&|r| r.seed)),
+    let json = JsonObject::new(&ts.learners);
+    let overhead = exp.world.overhead().describe();
+    let mut cols = identity_columns(
+        exp,
+        &rows,
+        vec![Column::new("slice_abs".into(), of(&|r| r.slice_abs))],
+    );
+    cols.extend([
         Column::new("best_score".into(), of(&|r| r.best_score)),
         Column::new("best_test_score".into(), of(&|r| r.best_test_score)),
         Column::new(
             "best_learner".into(),
             results
                 .iter()
-                .map(|r| r.best_arm.map(|a| ts.learners[a].clone()))
-                .collect::<Vec<Option<String>>>(),
+                .map(|r| r.best_arm.map(|a| ts.learners[a].as_str()))
+                .collect::<Vec<Option<&str>>>(),
         ),
         Column::new("best_found_at".into(), of(&|r| r.best_found_at)),
-        Column::new("pulls".into(), s(&|r| json_object(&ts.learners, &r.pulls))),
+        Column::new(
+            "pulls".into(),
+            results
+                .iter()
+                .map(|r| json.with(&r.pulls))
+                .collect::<Vec<String>>(),
+        ),
         Column::new(
             "time_s".into(),
-            s(&|r| json_object(&ts.learners, &r.time_s)),
+            results
+                .iter()
+                .map(|r| json.with_f64(&r.time_s))
+                .collect::<Vec<String>>(),
         ),
         Column::new("decisions".into(), u(&|r| r.decisions)),
         Column::new("budget_used".into(), f(&|r| r.used)),
@@ -104,25 +251,38 @@ pub fn runs_frame(
         Column::new("failures".into(), u(&|r| r.failures)),
         Column::new("exhausted_pulls".into(), u(&|r| r.exhausted_pulls)),
         Column::new("exhausted_budget".into(), f(&|r| r.exhausted_budget)),
-        Column::new(
-            "replay".into(),
-            s(&|_| exp.world.kind().as_str().to_string()),
-        ),
-        Column::new(
-            "overhead_model".into(),
-            s(&|_| exp.world.overhead().describe()),
-        ),
-        Column::new("trace_set".into(), s(&|_| ts.manifest.name.clone())),
-        Column::new(
-            "trace_source".into(),
-            s(&|_| ts.manifest.source.as_str().to_string()),
-        ),
-        Column::new(
-            "direction".into(),
-            s(&|_| ts.manifest.direction.as_str().to_string()),
-        ),
-    ];
+        Column::new("replay".into(), vec![exp.world.kind().as_str(); h]),
+        Column::new("overhead_model".into(), vec![overhead.as_str(); h]),
+        Column::new("trace_set".into(), vec![ts.manifest.name.as_str(); h]),
+        Column::new("trace_source".into(), vec![ts.manifest.source.as_str(); h]),
+        Column::new("direction".into(), vec![ts.manifest.direction.as_str(); h]),
+    ]);
     Ok(DataFrame::new_infer_height(cols)?)
+}
+
+/// The rows of a trajectories frame (sorted by cell and step) that `mode` keeps: all; each
+/// cell's first decision and those after which its incumbent changed; or none.
+pub fn keep_decisions(df: DataFrame, mode: super::TrajectoryMode) -> Result<DataFrame> {
+    use super::TrajectoryMode as M;
+    match mode {
+        M::EveryDecision => Ok(df),
+        M::None => Ok(df.clear()),
+        M::IncumbentChanges => {
+            let cell = df.column("cell")?.u64()?;
+            let inc = df.column("incumbent")?.f64()?;
+            let same = |a: Option<f64>, b: Option<f64>| match (a, b) {
+                (Some(x), Some(y)) => x == y || (x.is_nan() && y.is_nan()),
+                (None, None) => true,
+                _ => false,
+            };
+            let keep: BooleanChunked = (0..df.height())
+                .map(|i| {
+                    i == 0 || cell.get(i) != cell.get(i - 1) || !same(inc.get(i), inc.get(i - 1))
+                })
+                .collect();
+            Ok(df.filter(&keep)?)
+        }
+    }
 }
 
 /// Every decision of every cell, in order.
@@ -179,12 +339,40 @@ pub fn build_commit() -> &'static str {
     env!("BANDITBENCH_COMMIT")
 }
 
-fn writer_for(path: &Path, rows: usize) -> Result<ParquetWriter<File>> {
+/// A parquet writer: final files compressed with zstd and with statistics; parts, which live
+/// only until the merge, uncompressed and without statistics (cheaper to write and to read back).
+fn writer_for(
+    path: &Path,
+    rows: usize,
+    part: bool,
+) -> Result<ParquetWriter<std::io::BufWriter<File>>> {
     let file = File::create(path).with_context(|| format!("{}: cannot create", path.display()))?;
-    Ok(ParquetWriter::new(file)
-        .with_compression(ParquetCompression::Zstd(None))
+    // Buffered: the parquet writer issues many small writes (about 10^5 system calls for the
+    // quickstart's results without a buffer).
+    let w = ParquetWriter::new(std::io::BufWriter::with_capacity(1 << 20, file))
         .with_row_group_size(Some(rows))
-        .set_parallel(false))
+        .set_parallel(!part);
+    Ok(if part {
+        w.with_compression(ParquetCompression::Uncompressed)
+            .with_statistics(StatisticsOptions::empty())
+    } else {
+        w.with_compression(ParquetCompression::Zstd(None))
+    })
+}
+
+/// After a buffered writer is dropped (which flushes it, without reporting errors): check that
+/// the file has the size the parquet writer wrote, so a failed flush (a full disk) is an error.
+fn check_size(path: &Path, written: u64) -> Result<()> {
+    let len = std::fs::metadata(path)
+        .with_context(|| format!("{}: cannot read its size", path.display()))?
+        .len();
+    if len != written {
+        bail!(
+            "{}: {len} bytes on disk of the {written} written (is the disk full?); nothing was published, rerun when there is space",
+            path.display()
+        );
+    }
+    Ok(())
 }
 
 fn sync(path: &Path) -> Result<()> {
@@ -201,12 +389,13 @@ fn tmp_of(path: &Path) -> PathBuf {
     path.with_extension("parquet.tmp")
 }
 
-fn write_parquet_atomic(df: &mut DataFrame, path: &Path, rows: usize) -> Result<()> {
+fn write_part_file(df: &mut DataFrame, path: &Path, rows: usize) -> Result<()> {
     let tmp = tmp_of(path);
-    writer_for(&tmp, rows)?
+    let written = writer_for(&tmp, rows, true)?
         .finish(df)
         .map_err(anyhow::Error::from)
         .with_context(|| format!("{}: cannot write parquet", tmp.display()))?;
+    check_size(&tmp, written)?;
     sync(&tmp)?;
     publish(&tmp, path)
 }
@@ -378,7 +567,7 @@ fn merge_files(inputs: &[PathBuf], out: &Path, rows: usize) -> Result<PathBuf> {
         bail!("{}: nothing to merge", out.display());
     };
     let tmp = tmp_of(out);
-    let mut writer = writer_for(&tmp, rows)?
+    let mut writer = writer_for(&tmp, rows, false)?
         .batched(empty.schema())
         .map_err(anyhow::Error::from)
         .with_context(|| format!("{}: cannot write parquet", tmp.display()))?;
@@ -420,9 +609,12 @@ fn merge_files(inputs: &[PathBuf], out: &Path, rows: usize) -> Result<PathBuf> {
             .filter(|&(j, _)| j != b)
             .filter_map(|(_, c)| c.head())
             .min();
+        // Take every row below the other inputs' next cell (all the rest of this chunk when no
+        // other input has rows); on a tie, only this cell, whose copies elsewhere are skipped.
         let bound = match next {
+            None => u64::MAX,
             Some(n) if n > head => n,
-            _ => head + 1,
+            Some(_) => head + 1,
         };
         let (piece, last_cell) = cursors[b].take_below(bound);
         acc.vstack_mut(&piece)
@@ -432,10 +624,12 @@ fn merge_files(inputs: &[PathBuf], out: &Path, rows: usize) -> Result<PathBuf> {
         emit(&mut acc, false)?;
     }
     emit(&mut acc, true)?;
-    writer
+    let written = writer
         .finish()
         .map_err(anyhow::Error::from)
         .with_context(|| format!("{}: cannot write parquet", tmp.display()))?;
+    drop(writer);
+    check_size(&tmp, written)?;
     sync(&tmp)?;
     Ok(tmp)
 }
@@ -578,12 +772,12 @@ impl Store {
     pub fn write_part(&self, mut runs: DataFrame, mut traj: DataFrame) -> Result<()> {
         let n = self.next_part()?;
         let parts = self.dir.join(PARTS);
-        write_parquet_atomic(
+        write_part_file(
             &mut traj,
             &parts.join(format!("traj-{n:06}.parquet")),
             TRAJ_ROWS,
         )?;
-        write_parquet_atomic(
+        write_part_file(
             &mut runs,
             &parts.join(format!("runs-{n:06}.parquet")),
             RUNS_ROWS,
@@ -634,6 +828,7 @@ impl Store {
             &self.dir.join(RUNS),
             RUNS_ROWS,
         )?;
+
         publish(&traj_tmp, &self.dir.join(TRAJECTORIES))?;
         publish(&runs_tmp, &self.dir.join(RUNS))?;
         if let Some(ms) = std::env::var(PAUSE_IN_MERGE)

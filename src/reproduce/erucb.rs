@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 
 use super::ReproduceOptions;
-use crate::experiment::{Experiment, RunOptions, prepare, read_parquet, run_with_progress};
+use crate::experiment::{Experiment, RunOptions, prepare, run_with_progress};
 use crate::report::figures::{Lines, Panel, Series, save};
 use crate::report::{ReportOptions, read_results, report_scores};
 use crate::trace::Status;
@@ -269,23 +269,18 @@ fn figure1b(results: &Path, out: &Path) -> Result<Vec<PathBuf>> {
         .iter()
         .map(|r| (r.cell, r.family.clone()))
         .collect();
-    let traj = read_parquet(&results.join(crate::experiment::TRAJECTORIES))?;
-    let (tc, ts, tr) = (
-        traj.column("cell")?.u64()?,
-        traj.column("step")?.u32()?,
-        traj.column("reward")?.f64()?,
-    );
+    let decisions = crate::results::read_decisions(results)?;
     let budget = res.runs.iter().map(|r| r.budget_abs).fold(0.0, f64::max) as usize;
     let mut sums: BTreeMap<String, (Vec<f64>, BTreeMap<u64, ()>)> = BTreeMap::new();
     let mut counts: BTreeMap<u64, f64> = BTreeMap::new();
-    for i in 0..traj.height() {
-        let c = tc.get(i).unwrap_or(0);
+    for d in &decisions {
+        let c = d.cell;
         let f = &family_of[&c];
         if f != "er-ucb" && f != "ucb1" {
             continue;
         }
-        let step = ts.get(i).unwrap_or(1) as usize;
-        let above = tr.get(i).is_some_and(|r| r > 1.0);
+        let step = d.step as usize;
+        let above = d.reward > 1.0;
         let n = counts.entry(c).or_insert(0.0);
         if above {
             *n += 1.0;
