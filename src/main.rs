@@ -207,6 +207,9 @@ enum Command {
         /// Worker threads of the store and write-cost measurements [default: all cores]
         #[arg(long)]
         threads: Option<usize>,
+        /// The experiment the write-cost measurement runs
+        #[arg(long, default_value = "experiments/quickstart.toml")]
+        write_cost_experiment: PathBuf,
     },
 }
 
@@ -478,6 +481,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             only,
             store_decisions,
             threads,
+            write_cost_experiment,
         } => {
             if let Some(t) = threads {
                 // As in `run`: bound polars' own pool too, before polars is first used.
@@ -488,13 +492,10 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             let scratch = std::env::temp_dir()
                 .join(format!("banditbench-bench-store-{}", std::process::id()));
             if want("write-cost") {
-                let w = bench::measure_write_cost(
-                    std::path::Path::new("experiments/quickstart.toml"),
-                    &scratch,
-                    threads,
-                )?;
+                let w = bench::measure_write_cost(&write_cost_experiment, &scratch, threads)?;
                 println!(
-                    "write cost: quickstart ({} cells) replayed without writing {:.2} s wall ({:.2} s CPU), run through the store {:.2} s wall ({:.2} s CPU): {:.2}x pure simulation in wall time, {:.2}x in CPU time",
+                    "write cost: {} ({} cells) replayed without writing {:.2} s wall ({:.2} s CPU), run through the store {:.2} s wall ({:.2} s CPU): {:.2}x pure simulation in wall time, {:.2}x in CPU time",
+                    write_cost_experiment.display(),
                     w.cells,
                     w.simulation_s,
                     w.simulation_cpu_s,
