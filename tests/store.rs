@@ -395,6 +395,23 @@ fn results_record_the_build_and_a_resume_never_rewrites_the_lock_file() {
     let progs = runs.column("program").unwrap().str().unwrap().clone();
     assert_eq!(progs.len(), 2 * 2 * 5 * 6);
     assert!(progs.iter().all(|p| p == Some(program.as_str())));
+    // Results begun by another build: the resume says so and leaves the lock file alone.
+    let older = text.replace(&program, "banditbench 0.0.9 (commit 0123abc)");
+    std::fs::write(out.join("experiment.lock.toml"), &older).unwrap();
+    std::fs::remove_file(out.join("runs.parquet")).unwrap();
+    std::fs::remove_file(out.join("trajectories.parquet")).unwrap();
+    let o = run(&e, &out, &[]);
+    assert!(
+        err(&o).contains(&format!(
+            "these results were begun by banditbench 0.0.9 (commit 0123abc) and are continued by {program}"
+        )),
+        "{}",
+        err(&o)
+    );
+    assert_eq!(
+        std::fs::read_to_string(out.join("experiment.lock.toml")).unwrap(),
+        older
+    );
     // A lock file from a newer results format is refused, not rewritten.
     let newer = text.replace("results_format = 2", "results_format = 3");
     std::fs::write(out.join("experiment.lock.toml"), &newer).unwrap();
