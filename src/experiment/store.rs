@@ -7,6 +7,7 @@
 //! final files, so the output does not depend on batch boundaries, threads or resumes.
 
 use std::collections::BTreeSet;
+use std::fmt::Write as _;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
@@ -43,44 +44,55 @@ impl JsonObject {
         JsonObject { keys }
     }
 
-    /// Only the names at `positions` (in the same sorted order).
+    /// The object over every name, values by position.
     pub(crate) fn with<T: std::fmt::Display>(&self, values: &[T]) -> String {
-        self.write(|i| values.get(i).map(|v| v.to_string()))
+        self.write(|i, out| match values.get(i) {
+            Some(v) => {
+                let _ = write!(out, "{v}");
+                true
+            }
+            None => false,
+        })
     }
 
+    /// The same for floats: shortest round-trip form, `null` for NaN and infinities.
     pub(crate) fn with_f64(&self, values: &[f64]) -> String {
-        self.write(|i| {
-            values.get(i).map(|v| {
-                if v.is_finite() {
-                    format!("{v:?}")
-                } else {
-                    "null".into()
-                }
-            })
+        self.write(|i, out| match values.get(i) {
+            Some(v) if v.is_finite() => {
+                let _ = write!(out, "{v:?}");
+                true
+            }
+            Some(_) => {
+                out.push_str("null");
+                true
+            }
+            None => false,
         })
     }
 
-    /// The object over the names at the given positions only.
+    /// The object over the names whose `keep` is true only.
     pub(crate) fn subset<T: std::fmt::Display>(&self, keep: &[bool], values: &[T]) -> String {
-        self.write(|i| {
-            (keep.get(i) == Some(&true))
-                .then(|| values.get(i).map(|v| v.to_string()))
-                .flatten()
+        self.write(|i, out| match (keep.get(i), values.get(i)) {
+            (Some(true), Some(v)) => {
+                let _ = write!(out, "{v}");
+                true
+            }
+            _ => false,
         })
     }
 
-    fn write(&self, value: impl Fn(usize) -> Option<String>) -> String {
-        let mut out = String::with_capacity(16 * self.keys.len() + 2);
+    /// `value(i, out)` appends the value of name `i` and says whether there was one.
+    fn write(&self, value: impl Fn(usize, &mut String) -> bool) -> String {
+        let mut out = String::with_capacity(24 * self.keys.len() + 2);
         out.push('{');
-        let mut first = true;
         for (i, k) in &self.keys {
-            if let Some(v) = value(*i) {
-                if !first {
-                    out.push(',');
-                }
-                first = false;
-                out.push_str(k);
-                out.push_str(&v);
+            let mark = out.len();
+            if out.len() > 1 {
+                out.push(',');
+            }
+            out.push_str(k);
+            if !value(*i, &mut out) {
+                out.truncate(mark);
             }
         }
         out.push('}');
@@ -976,6 +988,24 @@ mod tests {
         let runs = read_parquet(&dir.join(RUNS)).unwrap();
         assert_eq!((runs.height(), runs.width()), (0, 2));
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn json_objects_are_sorted_escaped_and_parse_back() {
+        let j = JsonObject::new(&["b", "a\"q", "c"]);
+        assert_eq!(j.with(&[1u64, 2, 3]), r#"{"a\"q":2,"b":1,"c":3}"#);
+        assert_eq!(
+            j.with_f64(&[0.5, f64::NAN, 1e-7]),
+            r#"{"a\"q":null,"b":0.5,"c":1e-7}"#
+        );
+        assert_eq!(
+            j.subset(&[true, false, true], &[1, 2, 3]),
+            r#"{"b":1,"c":3}"#
+        );
+        assert_eq!(j.subset(&[false, false, false], &[1, 2, 3]), "{}");
+        let v: serde_json::Value = serde_json::from_str(&j.with_f64(&[3.0, 2.25, 1e300])).unwrap();
+        assert_eq!(v["b"].as_f64(), Some(3.0));
+        assert_eq!(v["c"].as_f64(), Some(1e300));
     }
 
     #[test]
