@@ -70,6 +70,28 @@ pub struct Results {
     pub budget_unit: String,
 }
 
+/// Refuse a results folder whose lock file declares a results format newer than this build
+/// reads (older formats hold every column the reader needs).
+fn check_format(dir: &Path) -> Result<()> {
+    let lock = dir.join(crate::experiment::LOCK);
+    let Ok(text) = std::fs::read_to_string(&lock) else {
+        return Ok(());
+    };
+    let format = text
+        .parse::<toml::Table>()
+        .ok()
+        .and_then(|t| t.get("resolved")?.get("results_format")?.as_integer())
+        .unwrap_or(1);
+    if format > crate::experiment::RESULTS_FORMAT {
+        bail!(
+            "{}: results format {format}, newer than the {} this build reads; use a newer banditbench",
+            lock.display(),
+            crate::experiment::RESULTS_FORMAT
+        );
+    }
+    Ok(())
+}
+
 pub fn read_results(dir: &Path) -> Result<Results> {
     let path = dir.join(crate::experiment::RUNS);
     if !path.is_file() {
@@ -78,6 +100,7 @@ pub fn read_results(dir: &Path) -> Result<Results> {
             dir.display()
         );
     }
+    check_format(dir)?;
     let df = read_parquet(&path)?;
     let column = |name: &str, want: &DataType| -> Result<Series> {
         let c = df.column(name).map_err(|_| {

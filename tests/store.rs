@@ -428,6 +428,17 @@ fn results_record_the_build_and_a_resume_never_rewrites_the_lock_file() {
         std::fs::read_to_string(out.join("experiment.lock.toml")).unwrap(),
         newer
     );
+    // ... and `report` will not read it either.
+    let o = bin()
+        .args(["report", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        !o.status.success()
+            && err(&o).contains("results format 3, newer than the 2 this build reads"),
+        "{}",
+        err(&o)
+    );
 }
 
 #[test]

@@ -9,7 +9,9 @@ mod store;
 pub use crate::replay::{Step, drive};
 pub use cell::{Cell, CellResult, absolute, expand_cells, run_cell};
 pub use spec::{BudgetUnit, Experiment, TrajectoryMode, WorldOptions, WorldSetup, load_experiment};
-pub use store::{LOCK, RUNS, Store, TRAJECTORIES, read_parquet, runs_frame, trajectories_frame};
+pub use store::{
+    LOCK, RESULTS_FORMAT, RUNS, Store, TRAJECTORIES, read_parquet, runs_frame, trajectories_frame,
+};
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
