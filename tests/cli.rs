@@ -6,20 +6,7 @@ mod common;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use common::{bin, experiment, run_ok, scratch, set_line, tiny_variant};
-
-const POLICIES: &str = r#"
-[[policies]]
-family = "round-robin"
-[[policies]]
-family = "ucb1"
-[[policies]]
-family = "epsilon-greedy"
-epsilon = [0.1, 0.3]
-[[policies]]
-family = "bestk-velocity"
-k = 2
-"#;
+use common::{POLICIES, bin, experiment, run_ok, scratch, set_line, tiny_variant};
 
 fn stdout(o: &std::process::Output) -> String {
     String::from_utf8_lossy(&o.stdout).to_string()

@@ -7,21 +7,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{bin, experiment, run_ok, scratch};
+use common::{POLICIES, bin, experiment, run_ok, scratch};
 use polars::prelude::*;
-
-const POLICIES: &str = r#"
-[[policies]]
-family = "round-robin"
-[[policies]]
-family = "ucb1"
-[[policies]]
-family = "epsilon-greedy"
-epsilon = [0.1, 0.3]
-[[policies]]
-family = "bestk-velocity"
-k = 2
-"#;
 
 const FILES: [&str; 3] = [
     "runs.parquet",
@@ -76,6 +63,16 @@ fn read(path: &Path) -> DataFrame {
     ParquetReader::new(std::fs::File::open(path).unwrap())
         .finish()
         .unwrap()
+}
+
+/// The (cell, step) of every row of a trajectories frame.
+fn cell_steps(traj: &DataFrame) -> Vec<(u64, u32)> {
+    let cell = traj.column("cell").unwrap().u64().unwrap();
+    let step = traj.column("step").unwrap().u32().unwrap();
+    cell.iter()
+        .zip(step.iter())
+        .map(|(c, s)| (c.unwrap(), s.unwrap()))
+        .collect()
 }
 
 fn err(o: &std::process::Output) -> String {
@@ -292,15 +289,7 @@ fn a_kill_inside_the_merge_window_loses_and_duplicates_nothing() {
                 .unwrap(),
             n
         );
-        let steps: Vec<(u64, u32)> = traj
-            .column("cell")
-            .unwrap()
-            .u64()
-            .unwrap()
-            .iter()
-            .zip(traj.column("step").unwrap().u32().unwrap().iter())
-            .map(|(c, s)| (c.unwrap(), s.unwrap()))
-            .collect();
+        let steps = cell_steps(&traj);
         assert!(
             steps.windows(2).all(|w| w[0] < w[1]),
             "(cell, step) strictly increasing"
@@ -480,15 +469,7 @@ fn trajectories_can_keep_only_incumbent_changes_or_nothing() {
         .map(|i| (cell.get(i).unwrap(), step.get(i).unwrap()))
         .collect();
     let l = read(&light.join("trajectories.parquet"));
-    let got: Vec<(u64, u32)> = l
-        .column("cell")
-        .unwrap()
-        .u64()
-        .unwrap()
-        .iter()
-        .zip(l.column("step").unwrap().u32().unwrap().iter())
-        .map(|(c, s)| (c.unwrap(), s.unwrap()))
-        .collect();
+    let got = cell_steps(&l);
     assert_eq!(got, want);
     assert!(
         got.len() * 3 < t.height(),

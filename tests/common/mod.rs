@@ -7,6 +7,20 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 static COUNTER: AtomicUsize = AtomicUsize::new(0);
 
+/// Five policies of four families, for experiments on the tiny fixture.
+pub const POLICIES: &str = r#"
+[[policies]]
+family = "round-robin"
+[[policies]]
+family = "ucb1"
+[[policies]]
+family = "epsilon-greedy"
+epsilon = [0.1, 0.3]
+[[policies]]
+family = "bestk-velocity"
+k = 2
+"#;
+
 /// A fresh, empty folder for one test.
 pub fn scratch(name: &str) -> PathBuf {
     let n = COUNTER.fetch_add(1, Ordering::SeqCst);
