@@ -60,8 +60,7 @@ fn run(
     let ro = RunOptions {
         out: Some(out.to_path_buf()),
         threads: opts.threads,
-        batch_size: None,
-        shard: None,
+        ..Default::default()
     };
     run_with_progress(exp, ts, &ro, opts.quiet)?;
     Ok(())

@@ -58,8 +58,7 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<Vec<PathBuf>> {
             &RunOptions {
                 out: Some(results.clone()),
                 threads: opts.threads,
-                batch_size: None,
-                shard: None,
+                ..Default::default()
             },
             opts.quiet,
         )?;
