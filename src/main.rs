@@ -199,7 +199,9 @@ enum Command {
         /// replay on traces/sklearn-grid), store (a run of --store-decisions decisions through
         /// the results store: time and peak RSS), write-cost (the quickstart replayed without
         /// writing, against a full run)
-        #[arg(long, value_parser = ["load", "replay", "fits", "report", "report-policies", "pool", "store", "write-cost"])]
+        /// protocol (built-in policies against the same rules in Python through the policy
+        /// protocol, one thread)
+        #[arg(long, value_parser = ["load", "replay", "fits", "report", "report-policies", "pool", "store", "write-cost", "protocol"])]
         only: Vec<String>,
         /// Decisions of the store measurement
         #[arg(long, default_value_t = 100_000_000)]
@@ -210,6 +212,9 @@ enum Command {
         /// The experiment the write-cost measurement runs
         #[arg(long, default_value = "experiments/quickstart.toml")]
         write_cost_experiment: PathBuf,
+        /// The Python interpreter of the protocol measurement
+        #[arg(long, default_value = "python3")]
+        python: String,
     },
 }
 
@@ -482,6 +487,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             store_decisions,
             threads,
             write_cost_experiment,
+            python,
         } => {
             if let Some(t) = threads {
                 // As in `run`: bound polars' own pool too, before polars is first used.
@@ -504,6 +510,24 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                     w.run_s / w.simulation_s.max(1e-9),
                     w.run_cpu_s / w.simulation_cpu_s.max(1e-9)
                 );
+            }
+            if want("protocol") {
+                let ts = banditbench::trace::load_trace_set(&traces, &Default::default())?;
+                let t = bench::measure_protocol(&ts, &python, seconds)?;
+                for pair in t.chunks(2) {
+                    let (b, e) = (&pair[0], &pair[1]);
+                    println!(
+                        "protocol: {} {:.0} decisions/s ({} cells); {} through the protocol {:.0} decisions/s ({} cells): {:.1} us per decision, {:.0}x the built-in's time",
+                        b.policy,
+                        b.decisions_per_second(),
+                        b.cells,
+                        e.policy,
+                        e.decisions_per_second(),
+                        e.cells,
+                        1e6 / e.decisions_per_second(),
+                        b.decisions_per_second() / e.decisions_per_second()
+                    );
+                }
             }
             if want("store") {
                 let m = bench::measure_store(store_decisions, &scratch, threads)?;
@@ -824,6 +848,7 @@ fn policies_text() -> String {
                 Kind::Float { min, max } => format!("float in [{min}, {max}]"),
                 Kind::Int { min, max } => format!("int in [{min}, {max}]"),
                 Kind::Choice(c) => c.join(" | "),
+                Kind::Any => "any".to_string(),
             };
             let _ = writeln!(
                 s,
@@ -833,6 +858,11 @@ fn policies_text() -> String {
         }
         s.push('\n');
     }
+    let _ = writeln!(
+        s,
+        "external\n    a policy in any language: a process that speaks the JSON-lines policy protocol (docs/protocol.md)\n    worlds: time-sliced, pull-count, synthetic, pool\n    source: cite the policy's own paper; the protocol is banditbench's, version {}\n    keys: name (its name in results), command (program and arguments), params (a table; lists expand),\n          env (a table), timeout_s (default 60), on_failure (stop | restart)\n    Python: pip install ./python, subclass banditbench.Policy, see python/examples/ and README 'Adding a policy'",
+        banditbench::policy::external::PROTOCOL
+    );
     s
 }
 
@@ -847,6 +877,7 @@ fn run_bench(
         (only.is_empty() || only.iter().any(|o| o == what))
             && what != "store"
             && what != "write-cost"
+            && what != "protocol"
     };
     if want("load") || want("replay") {
         run_bench_replay(traces, seconds, want("replay"))?;

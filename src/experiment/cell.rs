@@ -3,7 +3,7 @@
 use anyhow::{Result, bail};
 
 use super::spec::{Experiment, WorldOptions, WorldSetup};
-use crate::policy::{Policy, PolicyConfig};
+use crate::policy::{CellStart, Policy, PolicyConfig};
 use crate::replay::{
     Overhead, PullCount, PullCountConfig, Step, Synthetic, TimeSliced, TimeSlicedConfig, World,
     WorldKind, drive,
@@ -118,6 +118,20 @@ pub fn run_cell(
         );
     }
     let mut policy = cfg.build_for(&task.dataset, task.arms.len());
+    policy.begin(&CellStart {
+        cell: cell.index,
+        seed: cell.seed,
+        repetition: cell.repetition,
+        task: task.name(),
+        dataset: &task.dataset,
+        world: exp.world.kind(),
+        unit: exp.world.unit,
+        budget: exp.world.budgets[cell.budget],
+        budget_abs,
+        slice_abs,
+        arms: task.arms.iter().map(|a| a.learner.as_str()).collect(),
+        pool: None,
+    })?;
     let mut rng = Rng::new(cell.seed);
     let world_seed = derive_seed(cell.seed, "world");
     let mut steps = Vec::new();
@@ -162,6 +176,7 @@ pub fn run_cell(
             replay_in(&mut w, p, cfg, &mut rng, Overhead::None, sign, steps_ref)?
         }
     };
+    policy.finish()?;
     let inc = ledger.incumbent;
     Ok(CellResult {
         index: cell.index,

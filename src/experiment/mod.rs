@@ -10,7 +10,8 @@ pub use crate::replay::{Step, drive};
 pub use cell::{Cell, CellResult, absolute, expand_cells, run_cell};
 pub use spec::{BudgetUnit, Experiment, TrajectoryMode, WorldOptions, WorldSetup, load_experiment};
 pub use store::{
-    LOCK, RESULTS_FORMAT, RUNS, Store, TRAJECTORIES, read_parquet, runs_frame, trajectories_frame,
+    LOCK, RESULTS_FORMAT, RUNS, Store, TRAJECTORIES, program, read_parquet, runs_frame,
+    trajectories_frame,
 };
 
 use std::collections::BTreeSet;
@@ -689,21 +690,49 @@ fn run_cells<R: Send>(
     let mut pending_decisions = 0usize;
     let mut last_publish = std::time::Instant::now();
     let mut rest: &[&Cell] = &todo;
+    let mut failed: Vec<u64> = Vec::new();
+    let mut ran_ok = 0usize;
     while !rest.is_empty() {
         let (now, tail) = rest.split_at(chunk.min(rest.len()));
         rest = tail;
         let tb = std::time::Instant::now();
-        let results: Vec<R> = pool.install(|| {
+        let outcomes: Vec<Result<R>> = pool.install(|| {
             now.par_iter()
                 .map(|c| {
                     let r = run(c);
                     progress(1);
                     r
                 })
-                .collect::<Result<Vec<_>>>()
-        })?;
-        pending_decisions += results.iter().map(weight).sum::<usize>();
-        pending.extend(results);
+                .collect()
+        });
+        let mut stop = None;
+        for (c, r) in now.iter().zip(outcomes) {
+            match r {
+                Ok(r) => {
+                    pending_decisions += weight(&r);
+                    pending.push(r);
+                    ran_ok += 1;
+                }
+                // An external policy with on_failure = "restart": report, go on, list at the end.
+                Err(e) if keeps_going(&e) => {
+                    eprintln!("error: {e:#}");
+                    failed.push(c.index);
+                }
+                Err(e) => {
+                    stop.get_or_insert(e);
+                }
+            }
+        }
+        if let Some(e) = stop {
+            // Every cell that finished is kept: published now, resumed past on the next run.
+            publish(&pending)?;
+            store.merge()?;
+            return Err(e.context(format!(
+                "the run stopped; {} finished cells of this run are kept in {} (running the same command again resumes)",
+                mine.len() - todo.len() + ran_ok,
+                out.display()
+            )));
+        }
         let due = match opts.batch_size {
             Some(_) => true,
             None => {
@@ -724,12 +753,34 @@ fn run_cells<R: Send>(
         }
     }
     store.merge()?;
+    if !failed.is_empty() {
+        let shown: Vec<String> = failed.iter().take(20).map(u64::to_string).collect();
+        bail!(
+            "{} cell{} failed and {} unfinished (cell{} {}{}); the other {} cells are kept in {}; running the same command again retries the unfinished ones",
+            failed.len(),
+            if failed.len() == 1 { "" } else { "s" },
+            if failed.len() == 1 { "is" } else { "are" },
+            if failed.len() == 1 { "" } else { "s" },
+            shown.join(", "),
+            if failed.len() > 20 { ", …" } else { "" },
+            mine.len() - failed.len(),
+            out.display()
+        );
+    }
     Ok(RunSummary {
         out,
         total_cells: mine.len(),
         already_done: mine.len() - todo.len(),
         ran: todo.len(),
         seconds: t0.elapsed().as_secs_f64(),
+    })
+}
+
+/// A cell error after which the run goes on (an external policy with `on_failure = "restart"`).
+fn keeps_going(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<crate::policy::external::PolicyProcessError>()
+            .is_some_and(|p| p.keep_going)
     })
 }
 

@@ -12,6 +12,8 @@ use polars::prelude::*;
 
 use super::cell::Cell;
 use super::spec::{Experiment, WorldOptions};
+use crate::policy::{CellStart, PoolStart};
+use crate::replay::WorldKind;
 use crate::replay::pool::{PoolOptions, PoolStep, PoolWorld, Recommended, drive_pool};
 use crate::rng::{Rng, derive_seed};
 use crate::trace::pool::{Pool, load_pool};
@@ -265,6 +267,30 @@ pub fn run_pool_cell(
     );
     world.restrict_to_learners(&t.learners);
     let mut policy = cfg.build_for(&pt.dataset, 0);
+    policy.begin(&CellStart {
+        cell: cell.index,
+        seed: cell.seed,
+        repetition: cell.repetition,
+        task: data.task_name(t),
+        dataset: &pt.dataset,
+        world: WorldKind::Pool,
+        unit: exp.world.unit,
+        budget: exp.world.budgets[cell.budget],
+        budget_abs,
+        slice_abs: 1.0,
+        arms: Vec::new(),
+        pool: Some(PoolStart {
+            units: data.pool.manifest.units,
+            configs: data.pool.configs.len(),
+            learners: data
+                .pool
+                .manifest
+                .learners
+                .iter()
+                .map(|l| l.name.as_str())
+                .collect(),
+        }),
+    })?;
     let mut rng = Rng::new(cell.seed);
     let mut steps = Vec::new();
     drive_pool(
@@ -275,6 +301,7 @@ pub fn run_pool_cell(
         record_steps.then_some(&mut steps),
     )
     .with_context(|| format!("task {}", data.task_name(t)))?;
+    policy.finish()?;
     let l = world.ledger();
     let mut learner_units = vec![0u64; data.pool.manifest.learners.len()];
     for (arm, &c) in world.arm_configs().iter().enumerate() {

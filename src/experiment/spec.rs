@@ -260,7 +260,14 @@ impl Experiment {
     /// A hash of everything that decides the cells and their results (not the program version):
     /// a results folder may only be resumed by an experiment with the same fingerprint.
     pub fn fingerprint(&self, trace_hash: &str) -> String {
-        let ids: Vec<String> = self.policies.iter().map(PolicyConfig::id).collect();
+        let mut ids: Vec<String> = self.policies.iter().map(PolicyConfig::id).collect();
+        // An external policy's command and environment decide its results too (named only for
+        // external policies, so that other fingerprints stay as they were).
+        for (id, p) in ids.iter_mut().zip(&self.policies) {
+            if let Some(e) = &p.external {
+                id.push_str(&e.identity());
+            }
+        }
         let text = format!(
             "{}|{}|{}|{:?}|{}|{}|{:?}|{}",
             self.name,
@@ -644,14 +651,18 @@ pub fn load_experiment(path: &Path) -> Result<Experiment> {
     let world = resolve_world(path, &f.world)?;
     let mut policies: Vec<PolicyConfig> = Vec::new();
     for (i, p) in f.policies.iter().enumerate() {
-        let expanded = policy::expand(&p.family, &p.params)
-            .with_context(|| format!("{}: [[policies]] entry {}", path.display(), i + 1))?;
+        let expanded = if p.family == "external" {
+            policy::expand_external(&p.params)
+        } else {
+            policy::expand(&p.family, &p.params)
+        }
+        .with_context(|| format!("{}: [[policies]] entry {}", path.display(), i + 1))?;
         for cfg in expanded {
             if !cfg.family.worlds.contains(&world.kind()) {
                 bail!(
                     "{}: policy '{}' does not support the {} world",
                     path.display(),
-                    cfg.family.name,
+                    cfg.family_name(),
                     world.kind().as_str()
                 );
             }

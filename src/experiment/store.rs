@@ -179,7 +179,7 @@ pub(crate) fn identity_columns(
         Column::new(
             "policy_family".into(),
             rows.iter()
-                .map(|r| exp.policies[r.cell.policy].family.name)
+                .map(|r| exp.policies[r.cell.policy].family_name())
                 .collect::<Vec<&str>>(),
         ),
         Column::new(

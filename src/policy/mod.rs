@@ -9,6 +9,7 @@
 mod bestk;
 mod epsilon_greedy;
 mod erucb;
+pub mod external;
 mod hamlet;
 mod hyperband;
 mod random;
@@ -48,6 +49,55 @@ pub trait Policy: Send {
     fn take_fits(&mut self) -> u64 {
         0
     }
+    /// Called once before the cell's first decision. Built-in policies are built for their cell
+    /// and ignore it; an external policy starts (or reuses) its process and announces the cell.
+    fn begin(&mut self, _cell: &CellStart<'_>) -> Result<()> {
+        Ok(())
+    }
+    /// The replay loops call this, not `decide`: a policy that can fail (an external process
+    /// that crashed, hung or answered nonsense) reports it here.
+    fn try_decide(&mut self, view: &View<'_>, rng: &mut Rng) -> Result<Action> {
+        Ok(self.decide(view, rng))
+    }
+    /// Called once after the cell's last observation; an error here fails the cell.
+    fn finish(&mut self) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// What a policy is told when its cell begins (external policies pass it on; see
+/// `docs/protocol.md`).
+#[derive(Clone, Debug)]
+pub struct CellStart<'a> {
+    /// The cell's index in the experiment's expansion order.
+    pub cell: u64,
+    pub seed: u64,
+    pub repetition: u32,
+    /// `dataset/run` (learner level) or `dataset/run/scope` (pool world).
+    pub task: String,
+    pub dataset: &'a str,
+    pub world: WorldKind,
+    pub unit: crate::replay::BudgetUnit,
+    /// The budget as the experiment gives it, and in absolute terms (seconds, pulls or units).
+    pub budget: f64,
+    pub budget_abs: f64,
+    /// The slice in absolute terms (seconds in the time-sliced world, else 1).
+    pub slice_abs: f64,
+    /// Learner-level worlds: the arms' names, in arm order. The pool world: empty (arms appear
+    /// as the policy draws them).
+    pub arms: Vec<&'a str>,
+    pub pool: Option<PoolStart<'a>>,
+}
+
+/// The pool world's part of a cell start.
+#[derive(Clone, Debug)]
+pub struct PoolStart<'a> {
+    /// Fidelity units in a full curve.
+    pub units: u32,
+    /// Configurations in the pool for this task.
+    pub configs: usize,
+    /// The learners' names.
+    pub learners: Vec<&'a str>,
 }
 
 /// A parameter value.
@@ -56,6 +106,8 @@ pub enum Value {
     Float(f64),
     Int(i64),
     Text(String),
+    /// Only external policies take booleans.
+    Bool(bool),
 }
 
 impl fmt::Display for Value {
@@ -64,6 +116,7 @@ impl fmt::Display for Value {
             Value::Float(x) => write!(f, "{x}"),
             Value::Int(x) => write!(f, "{x}"),
             Value::Text(s) => write!(f, "{s}"),
+            Value::Bool(b) => write!(f, "{b}"),
         }
     }
 }
@@ -74,6 +127,7 @@ impl Value {
             Value::Float(x) => serde_json::json!(x),
             Value::Int(x) => serde_json::json!(x),
             Value::Text(s) => serde_json::json!(s),
+            Value::Bool(b) => serde_json::json!(b),
         }
     }
 }
@@ -81,9 +135,17 @@ impl Value {
 /// The type and allowed range of a parameter.
 #[derive(Clone, Debug)]
 pub enum Kind {
-    Float { min: f64, max: f64 },
-    Int { min: i64, max: i64 },
+    Float {
+        min: f64,
+        max: f64,
+    },
+    Int {
+        min: i64,
+        max: i64,
+    },
     Choice(&'static [&'static str]),
+    /// A number, text or boolean, unchecked (an external policy's parameters).
+    Any,
 }
 
 impl Kind {
@@ -92,6 +154,7 @@ impl Kind {
             Kind::Float { min, max } => format!("number in [{min}, {max}]"),
             Kind::Int { min, max } => format!("integer in [{min}, {max}]"),
             Kind::Choice(c) => format!("one of {}", c.join(", ")),
+            Kind::Any => "number, text or boolean".to_string(),
         }
     }
 }
@@ -132,7 +195,7 @@ impl Params {
         match self.get(name) {
             Value::Float(x) => *x,
             Value::Int(x) => *x as f64,
-            Value::Text(_) => panic!("parameter {name} is numeric"),
+            Value::Text(_) | Value::Bool(_) => panic!("parameter {name} is numeric"),
         }
     }
 
@@ -170,6 +233,8 @@ pub struct PolicyConfig {
     pub family: &'static Family,
     pub params: Params,
     pub per_dataset: Vec<PerDataset>,
+    /// Set for `family = "external"`: the process to run and its name.
+    pub external: Option<std::sync::Arc<external::ExternalSpec>>,
 }
 
 impl fmt::Debug for PolicyConfig {
@@ -180,7 +245,7 @@ impl fmt::Debug for PolicyConfig {
 
 impl PartialEq for PolicyConfig {
     fn eq(&self, other: &Self) -> bool {
-        self.family.name == other.family.name
+        self.family_name() == other.family_name()
             && self.params == other.params
             && self.per_dataset == other.per_dataset
     }
@@ -190,7 +255,7 @@ impl PolicyConfig {
     /// Stable text naming the policy: `family(a=1, b=x)`, or `family` without parameters.
     pub fn id(&self) -> String {
         if self.params.0.is_empty() {
-            return self.family.name.to_string();
+            return self.family_name().to_string();
         }
         let inner: Vec<String> = self
             .params
@@ -198,7 +263,15 @@ impl PolicyConfig {
             .iter()
             .map(|(n, v)| format!("{n}={v}"))
             .collect();
-        format!("{}({})", self.family.name, inner.join(", "))
+        format!("{}({})", self.family_name(), inner.join(", "))
+    }
+
+    /// The family as results name it: the registry's name, or an external policy's `name`.
+    pub fn family_name(&self) -> &str {
+        match &self.external {
+            Some(e) => &e.name,
+            None => self.family.name,
+        }
     }
 
     /// The parameters as JSON, per-dataset ones at their placeholder.
@@ -251,7 +324,7 @@ impl PolicyConfig {
             if !missing.is_empty() {
                 bail!(
                     "policy '{}', parameter '{}': per_dataset has no value for dataset(s) {}; add them, or a 'default'",
-                    self.family.name,
+                    self.family_name(),
                     pd.name,
                     missing.join(", ")
                 );
@@ -261,6 +334,13 @@ impl PolicyConfig {
     }
 
     pub fn build(&self, n_arms: usize) -> Box<dyn Policy> {
+        if let Some(e) = &self.external {
+            return Box::new(external::ExternalPolicy::new(
+                e.clone(),
+                self.id(),
+                self.params_json(),
+            ));
+        }
         (self.family.build)(&self.params, n_arms)
     }
 
@@ -268,6 +348,13 @@ impl PolicyConfig {
     pub fn build_for(&self, dataset: &str, n_arms: usize) -> Box<dyn Policy> {
         if self.per_dataset.is_empty() {
             return self.build(n_arms);
+        }
+        if let Some(e) = &self.external {
+            return Box::new(external::ExternalPolicy::new(
+                e.clone(),
+                self.id(),
+                self.params_json_for(dataset),
+            ));
         }
         (self.family.build)(&self.params_for(dataset), n_arms)
     }
@@ -339,6 +426,10 @@ fn convert(def: &ParamDef, family: &str, v: &toml::Value) -> Result<Value> {
         (Kind::Choice(c), toml::Value::String(s)) if c.contains(&s.as_str()) => {
             Ok(Value::Text(s.clone()))
         }
+        (Kind::Any, toml::Value::Float(x)) => Ok(Value::Float(*x)),
+        (Kind::Any, toml::Value::Integer(i)) => Ok(Value::Int(*i)),
+        (Kind::Any, toml::Value::String(s)) => Ok(Value::Text(s.clone())),
+        (Kind::Any, toml::Value::Boolean(b)) => Ok(Value::Bool(*b)),
         _ => Err(bad()),
     }
 }
@@ -364,13 +455,34 @@ pub fn expand(
             );
         }
     }
-    let mut grid: Vec<Vec<(&'static str, Value)>> = vec![Vec::new()];
+    let (grid, per_dataset) = expand_params(fam.name, &fam.params, given)?;
+    Ok(grid
+        .into_iter()
+        .map(|p| PolicyConfig {
+            family: fam,
+            params: Params(p),
+            per_dataset: per_dataset.clone(),
+            external: None,
+        })
+        .collect())
+}
+
+type Grid = Vec<Vec<(&'static str, Value)>>;
+
+/// The cartesian product of the parameters' values (each a value, a list of values or a
+/// per-dataset table), in `defs` order; absent parameters take their defaults.
+pub(crate) fn expand_params(
+    family_name: &str,
+    defs: &[ParamDef],
+    given: &BTreeMap<String, toml::Value>,
+) -> Result<(Grid, Vec<PerDataset>)> {
+    let mut grid: Grid = vec![Vec::new()];
     let mut per_dataset = Vec::new();
-    for def in &fam.params {
+    for def in defs {
         let values: Vec<Value> = match given.get(def.name) {
             None => vec![def.default.clone()],
             Some(toml::Value::Table(t)) => {
-                let here = format!("policy '{}', parameter '{}'", fam.name, def.name);
+                let here = format!("policy '{}', parameter '{}'", family_name, def.name);
                 for k in t.keys() {
                     if k != "per_dataset" && k != "default" {
                         bail!(
@@ -387,11 +499,11 @@ pub fn expand(
                 };
                 let values = by
                     .iter()
-                    .map(|(d, v)| Ok((d.clone(), convert(def, fam.name, v)?)))
+                    .map(|(d, v)| Ok((d.clone(), convert(def, family_name, v)?)))
                     .collect::<Result<BTreeMap<_, _>>>()?;
                 let default = t
                     .get("default")
-                    .map(|v| convert(def, fam.name, v))
+                    .map(|v| convert(def, family_name, v))
                     .transpose()?;
                 per_dataset.push(PerDataset {
                     name: def.name,
@@ -404,15 +516,15 @@ pub fn expand(
                 if list.is_empty() {
                     bail!(
                         "policy '{}', parameter '{}': an empty list expands to no policy",
-                        fam.name,
+                        family_name,
                         def.name
                     );
                 }
                 list.iter()
-                    .map(|v| convert(def, fam.name, v))
+                    .map(|v| convert(def, family_name, v))
                     .collect::<Result<_>>()?
             }
-            Some(v) => vec![convert(def, fam.name, v)?],
+            Some(v) => vec![convert(def, family_name, v)?],
         };
         grid = grid
             .into_iter()
@@ -425,12 +537,152 @@ pub fn expand(
             })
             .collect();
     }
+    Ok((grid, per_dataset))
+}
+
+/// The family every external policy belongs to in the registry's terms (results name each by
+/// its own `name`).
+static EXTERNAL: LazyLock<Family> = LazyLock::new(|| Family {
+    name: "external",
+    summary: "a policy in any language, run as a process speaking the JSON-lines policy protocol",
+    source: "banditbench's policy protocol, version 1 (docs/protocol.md); cite the policy's own paper",
+    worlds: &[
+        WorldKind::TimeSliced,
+        WorldKind::PullCount,
+        WorldKind::Synthetic,
+        WorldKind::Pool,
+    ],
+    params: Vec::new(),
+    build: |_, _| Box::new(external::Unbuilt),
+});
+
+/// The keys of an external `[[policies]]` entry besides `family`.
+pub const EXTERNAL_KEYS: [&str; 6] = [
+    "name",
+    "command",
+    "params",
+    "env",
+    "timeout_s",
+    "on_failure",
+];
+
+/// Expand one `[[policies]]` entry with `family = "external"`:
+///
+/// ```toml
+/// [[policies]]
+/// family = "external"
+/// name = "my-ucb"                                  # its name in results and figures
+/// command = ["python3", "python/examples/ucb1.py"] # run in the current directory
+/// params = { c = [1.0, 2.0] }                      # a list expands, as for built-in policies
+/// env = { PYTHONPATH = "python" }                  # optional
+/// timeout_s = 60                                   # optional: longest wait for one answer
+/// on_failure = "stop"                              # or "restart"
+/// pin_cpu = true                                   # optional: process and worker on one CPU
+/// ```
+pub fn expand_external(given: &BTreeMap<String, toml::Value>) -> Result<Vec<PolicyConfig>> {
+    use external::{ExternalSpec, OnFailure};
+    for key in given.keys() {
+        if !EXTERNAL_KEYS.contains(&key.as_str()) {
+            bail!(
+                "an external policy has no key '{key}'; its keys: {} (policy parameters go in `params = {{ ... }}`)",
+                EXTERNAL_KEYS.join(", ")
+            );
+        }
+    }
+    let name = match given.get("name") {
+        Some(toml::Value::String(s)) if !s.is_empty() => s.clone(),
+        Some(v) => {
+            bail!("external policy: 'name' is {v}; give a non-empty text, e.g. name = \"my-ucb\"")
+        }
+        None => bail!(
+            "an external policy needs 'name', the name results and figures give it (e.g. name = \"my-ucb\")"
+        ),
+    };
+    if name.contains(['(', ')', ',', '=']) || name.trim() != name {
+        bail!(
+            "external policy '{name}': a name may not contain '(', ')', ',' or '=' or begin or end with spaces"
+        );
+    }
+    if name == "external" || registry().iter().any(|f| f.name == name) {
+        bail!("external policy '{name}': the name is a built-in policy's; choose another");
+    }
+    let here = format!("external policy '{name}'");
+    let command: Vec<String> = match given.get("command") {
+        Some(toml::Value::Array(a)) if !a.is_empty() => a
+            .iter()
+            .map(|v| match v {
+                toml::Value::String(s) => Ok(s.clone()),
+                other => bail!("{here}: 'command' holds {other}; every element must be text"),
+            })
+            .collect::<Result<_>>()?,
+        Some(v) => bail!(
+            "{here}: 'command' is {v}; give the program and its arguments as a list, e.g. command = [\"python3\", \"my_policy.py\"]"
+        ),
+        None => bail!(
+            "{here} needs 'command', the program and its arguments, e.g. command = [\"python3\", \"my_policy.py\"]"
+        ),
+    };
+    let env: BTreeMap<String, String> = match given.get("env") {
+        None => BTreeMap::new(),
+        Some(toml::Value::Table(t)) => t
+            .iter()
+            .map(|(k, v)| match v {
+                toml::Value::String(s) => Ok((k.clone(), s.clone())),
+                other => bail!("{here}: env.{k} is {other}; environment values are text"),
+            })
+            .collect::<Result<_>>()?,
+        Some(v) => {
+            bail!("{here}: 'env' is {v}; give a table, e.g. env = {{ PYTHONPATH = \"python\" }}")
+        }
+    };
+    let timeout_s = match given.get("timeout_s") {
+        None => 60.0,
+        Some(toml::Value::Float(x)) if *x > 0.0 && x.is_finite() => *x,
+        Some(toml::Value::Integer(i)) if *i > 0 => *i as f64,
+        Some(v) => bail!("{here}: 'timeout_s' is {v}; give a positive number of seconds"),
+    };
+    let on_failure = match given.get("on_failure") {
+        None => OnFailure::Stop,
+        Some(toml::Value::String(s)) if s == "stop" => OnFailure::Stop,
+        Some(toml::Value::String(s)) if s == "restart" => OnFailure::Restart,
+        Some(v) => bail!("{here}: 'on_failure' is {v}; allowed: \"stop\", \"restart\""),
+    };
+    let pin_cpu = match given.get("pin_cpu") {
+        None => true,
+        Some(toml::Value::Boolean(b)) => *b,
+        Some(v) => bail!("{here}: 'pin_cpu' is {v}; give true or false"),
+    };
+    let params = match given.get("params") {
+        None => BTreeMap::new(),
+        Some(toml::Value::Table(t)) => t.clone().into_iter().collect(),
+        Some(v) => bail!("{here}: 'params' is {v}; give a table, e.g. params = {{ c = 2.0 }}"),
+    };
+    // Parameter names live as long as the program (the registry's are static too).
+    let defs: Vec<ParamDef> = params
+        .keys()
+        .map(|k: &String| ParamDef {
+            name: Box::leak(k.clone().into_boxed_str()),
+            kind: Kind::Any,
+            default: Value::Bool(false),
+            doc: "",
+        })
+        .collect();
+    let (grid, per_dataset) = expand_params(&name, &defs, &params)?;
+    let spec = std::sync::Arc::new(ExternalSpec::new(
+        name,
+        command,
+        env,
+        std::time::Duration::from_secs_f64(timeout_s),
+        on_failure,
+        pin_cpu,
+    ));
     Ok(grid
         .into_iter()
         .map(|p| PolicyConfig {
-            family: fam,
+            family: &EXTERNAL,
             params: Params(p),
             per_dataset: per_dataset.clone(),
+            external: Some(spec.clone()),
         })
         .collect())
 }
@@ -468,6 +720,21 @@ impl Policy for EachArmOnce {
 
     fn take_fits(&mut self) -> u64 {
         self.0.take_fits()
+    }
+
+    fn begin(&mut self, cell: &CellStart<'_>) -> Result<()> {
+        self.0.begin(cell)
+    }
+
+    fn try_decide(&mut self, view: &View<'_>, rng: &mut Rng) -> Result<Action> {
+        match view.pulls.iter().position(|&p| p == 0) {
+            Some(a) => Ok(Action::Pull(a)),
+            None => self.0.try_decide(view, rng),
+        }
+    }
+
+    fn finish(&mut self) -> Result<()> {
+        self.0.finish()
     }
 }
 
@@ -627,6 +894,42 @@ mod tests {
         given.insert("tie_break".to_string(), toml::Value::String("last".into()));
         let err = expand("ucb1", &given).unwrap_err().to_string();
         assert!(err.contains("one of first, random"), "{err}");
+    }
+
+    fn external(text: &str) -> Result<Vec<PolicyConfig>> {
+        let t: toml::Table = text.parse().unwrap();
+        expand_external(&t.into_iter().collect())
+    }
+
+    #[test]
+    fn external_policies_expand_their_params_and_name_bad_keys() {
+        let cfgs = external(
+            "name = \"py\"\ncommand = [\"python3\", \"p.py\"]\nparams = { c = [1.0, 2], greedy = true, kind = \"x\" }",
+        )
+        .unwrap();
+        let ids: Vec<String> = cfgs.iter().map(PolicyConfig::id).collect();
+        assert_eq!(
+            ids,
+            vec![
+                "py(c=1, greedy=true, kind=x)",
+                "py(c=2, greedy=true, kind=x)"
+            ]
+        );
+        assert_eq!(cfgs[1].params_json(), r#"{"c":2,"greedy":true,"kind":"x"}"#);
+        assert_eq!(cfgs[0].family_name(), "py");
+        let e = |t: &str| external(t).unwrap_err().to_string();
+        assert!(e("command = [\"x\"]").contains("needs 'name'"));
+        assert!(e("name = \"py\"").contains("needs 'command'"));
+        assert!(e("name = \"py\"\ncommand = \"python3 p.py\"").contains("as a list"));
+        assert!(e("name = \"py\"\ncommand = [\"x\"]\nc = 2").contains("has no key 'c'"));
+        assert!(e("name = \"ucb1\"\ncommand = [\"x\"]").contains("built-in policy's"));
+        assert!(e("name = \"a(b)\"\ncommand = [\"x\"]").contains("may not contain"));
+        assert!(
+            e("name = \"py\"\ncommand = [\"x\"]\non_failure = \"retry\"")
+                .contains("allowed: \"stop\", \"restart\"")
+        );
+        assert!(e("name = \"py\"\ncommand = [\"x\"]\ntimeout_s = 0").contains("positive"));
+        assert!(e("name = \"py\"\ncommand = [\"x\"]\nparams = { c = [] }").contains("empty list"));
     }
 
     #[test]

@@ -47,7 +47,7 @@ pub fn drive<W: World>(
             }
         }
         let t0 = (overhead == Overhead::Measured).then(Instant::now);
-        let arm = match policy.decide(&world.view(), rng) {
+        let arm = match policy.try_decide(&world.view(), rng)? {
             Action::Pull(arm) => arm,
             other => bail!(
                 "policy {} asked for {other:?}, which the {} world does not offer (drawing and mutating configurations needs the pool world)",

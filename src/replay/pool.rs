@@ -541,7 +541,7 @@ pub fn drive_pool(
     mut steps: Option<&mut Vec<PoolStep>>,
 ) -> anyhow::Result<()> {
     while !world.done() {
-        let action = policy.decide(&world.view(), rng);
+        let action = policy.try_decide(&world.view(), rng)?;
         let (arm, reward) = {
             let obs = world
                 .apply(action)

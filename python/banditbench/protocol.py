@@ -1,0 +1,262 @@
+"""The policy side of banditbench's JSON-lines policy protocol, version 1 (docs/protocol.md).
+
+A policy is a class with ``decide(view)`` and ``observe(obs)``; :func:`serve` runs it as the
+process banditbench starts for an ``external`` policy::
+
+    from banditbench import Policy, serve
+
+    class FirstArm(Policy):
+        def decide(self, view):
+            return 0
+
+    if __name__ == "__main__":
+        serve(FirstArm)
+
+banditbench builds a fresh instance for every cell, as ``cls(cell, **params)``, where ``params``
+are the experiment file's ``params`` for this policy. Use ``self.rng`` (seeded with the cell's
+seed) or ``cell.seed`` for any randomness: a policy that draws only from its cell's seed gives the
+same results at any thread count and after a resume.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import sys
+import traceback
+from types import SimpleNamespace
+from typing import Any, Callable, Union
+
+PROTOCOL = 1
+
+
+class Cell(SimpleNamespace):
+    """What a policy is told when its cell begins.
+
+    Attributes: ``cell`` (index), ``seed``, ``repetition``, ``task`` ("dataset/run"),
+    ``dataset``, ``world`` ("time-sliced", "pull-count", "synthetic" or "pool"), ``unit``,
+    ``budget`` (as the experiment gives it), ``budget_abs`` (seconds, pulls or units),
+    ``slice`` (seconds in the time-sliced world, else 1), ``arms`` (names, in arm order; empty in
+    the pool world), ``policy`` (the experiment's name for it), ``params`` and, in the pool
+    world, ``pool`` (a dict with ``units``, ``configs`` and ``learners``).
+    """
+
+    @property
+    def n_arms(self) -> int:
+        return len(self.arms)
+
+
+class View(SimpleNamespace):
+    """The state before a decision.
+
+    Attributes: ``step`` (decisions so far), ``budget`` and ``used`` (in the world's unit),
+    and per arm ``pulls``, ``arm_clock`` (seconds run in the time-sliced world, else pulls) and
+    ``arm_best`` (best reward so far, ``None`` if none). In the pool world also ``pool``, a dict
+    with ``undrawn`` and per arm ``last``, ``done`` and ``config``.
+    Rewards are oriented so that higher is better.
+    """
+
+    @property
+    def n_arms(self) -> int:
+        return len(self.pulls)
+
+    @property
+    def remaining(self) -> float:
+        return max(self.budget - self.used, 0.0)
+
+
+class Observation(SimpleNamespace):
+    """What one pull revealed.
+
+    Attributes: ``arm``, ``reward`` (``None`` when the pull has none, e.g. a failed
+    evaluation), ``arm_clock``, ``exhausted`` (the arm's trace had nothing left) and ``revealed``
+    (every evaluation the pull revealed, as ``[time, reward or None]`` pairs).
+    """
+
+
+class Draw:
+    """Pool world: add a fresh configuration and train its first unit."""
+
+    def __repr__(self) -> str:
+        return "Draw()"
+
+
+class Mutate:
+    """Pool world: add an untried grid neighbour of ``arm`` and train its first unit."""
+
+    def __init__(self, arm: int):
+        self.arm = arm
+
+    def __repr__(self) -> str:
+        return f"Mutate({self.arm})"
+
+
+Action = Union[int, Draw, Mutate]
+
+
+class Policy:
+    """Base class of a policy: override ``decide`` (and usually ``observe``).
+
+    ``decide`` returns an arm index (pull that arm) or, in the pool world, ``Draw()`` or
+    ``Mutate(arm)``.
+    """
+
+    def __init__(self, cell: Cell, **params: Any):
+        if params:
+            names = ", ".join(sorted(params))
+            raise TypeError(
+                f"{type(self).__name__} takes no parameters, but the experiment gives: {names}"
+            )
+        self.cell = cell
+        self.rng = random.Random(cell.seed)
+
+    def decide(self, view: View) -> Action:
+        raise NotImplementedError(f"{type(self).__name__}.decide")
+
+    def observe(self, obs: Observation) -> None:
+        pass
+
+
+def _encode(action: Any) -> bytes:
+    if type(action) is int:
+        return b"%d\n" % action
+    if isinstance(action, Draw):
+        return b'{"action":"draw"}\n'
+    if isinstance(action, Mutate):
+        return b'{"action":"mutate","arm":%d}\n' % int(action.arm)
+    # numpy integers and the like
+    if hasattr(action, "__index__") and not isinstance(action, bool):
+        return b"%d\n" % action.__index__()
+    raise TypeError(
+        f"decide returned {action!r}; return an arm index (int), Draw() or Mutate(arm)"
+    )
+
+
+def _error(write, flush, message: str) -> None:
+    write(json.dumps({"type": "error", "message": message}).encode() + b"\n")
+    flush()
+
+
+def serve(factory: Callable[..., Policy], stdin=None, stdout=None) -> None:
+    """Answer banditbench's messages until it closes our stdin.
+
+    ``factory(cell, **params)`` builds the policy for each cell (a :class:`Policy` subclass).
+    While serving, ``print`` and anything else written to stdout goes to stderr, which
+    banditbench shows when the policy fails.
+
+    The view's per-arm lists are kept here from each ``decide`` message's ``update`` (the pulled
+    arm's new entries), so a decision costs a few dozen bytes whatever the number of arms. With
+    the environment variable ``BANDITBENCH_CHECK_VIEW=1`` the runner asks for the full view with
+    every decision and checks that the lists it keeps agree with it.
+    """
+    if stdout is None:
+        # The protocol owns the real stdout; fd 1 becomes stderr so that stray prints, including
+        # those of C extensions, cannot corrupt it.
+        sys.stdout.flush()
+        out = os.fdopen(os.dup(1), "wb")
+        os.dup2(2, 1)
+    else:
+        out = stdout
+    inp = stdin if stdin is not None else sys.stdin.buffer
+    check = os.environ.get("BANDITBENCH_CHECK_VIEW") == "1"
+    write, flush, loads = out.write, out.flush, json.loads
+    policy = None
+    cell = None
+    pending_error = None
+    pulls: list = []
+    clock: list = []
+    best: list = []
+    pool = None
+
+    def fail(where: str) -> str:
+        msg = f"{where}: {traceback.format_exc()}"
+        sys.stderr.write(msg)
+        sys.stderr.flush()
+        return msg
+
+    for line in inp:
+        try:
+            msg = loads(line)
+            kind = msg["type"]
+        except (ValueError, KeyError, TypeError):
+            _error(write, flush, f"cannot parse the message {line[:200]!r}")
+            return
+        if kind == "observe":
+            if pending_error is None:
+                try:
+                    policy.observe(Observation(**msg))
+                except Exception:
+                    pending_error = fail("observe")
+            continue
+        if kind == "decide":
+            if pending_error is None:
+                u = msg.get("update")
+                if u is not None:
+                    a = u[0]
+                    if a == len(pulls):  # pool world: a new arm
+                        pulls.append(0)
+                        clock.append(0.0)
+                        best.append(None)
+                        if pool is not None:
+                            pool["last"].append(None)
+                            pool["done"].append(False)
+                            pool["config"].append(0)
+                    pulls[a], clock[a], best[a] = u[1], u[2], u[3]
+                    if pool is not None:
+                        pool["last"][a], pool["done"][a], pool["config"][a] = u[4], u[5], u[6]
+                if pool is not None:
+                    pool["undrawn"] = msg["undrawn"]
+                if check and "pulls" in msg:
+                    kept = {"pulls": pulls, "arm_clock": clock, "arm_best": best}
+                    if pool is not None:
+                        kept.update({k: pool[k] for k in ("last", "done", "config")})
+                    for k, v in kept.items():
+                        if msg[k] != v:
+                            _error(write, flush, f"view check: {k} kept as {v}, sent as {msg[k]}")
+                            return
+                try:
+                    reply = _encode(policy.decide(
+                        View(step=msg["step"], used=msg["used"], budget=cell.budget_abs,
+                             pulls=pulls, arm_clock=clock, arm_best=best, pool=pool)))
+                except Exception:
+                    pending_error = fail("decide")
+            if pending_error is not None:
+                _error(write, flush, pending_error)
+                return
+            write(reply)
+            flush()
+            continue
+        if kind == "start":
+            params = msg.pop("params")
+            del msg["type"]
+            cell = Cell(params=params, **msg)
+            n = len(cell.arms)
+            pulls, clock, best = [0] * n, [0.0] * n, [None] * n
+            pool = None
+            if cell.world == "pool":
+                pool = {"undrawn": cell.pool["configs"], "last": [], "done": [], "config": []}
+            try:
+                policy = factory(cell, **params)
+            except Exception:
+                pending_error = fail("start")
+            continue
+        if kind == "end":
+            if pending_error is not None:
+                _error(write, flush, pending_error)
+                return
+            policy = None
+            write(b'{"type":"end"}\n')
+            flush()
+            continue
+        if kind == "hello":
+            if msg.get("protocol") != PROTOCOL:
+                sys.stderr.write(
+                    f"banditbench speaks protocol {msg.get('protocol')}; this package speaks {PROTOCOL}\n"
+                )
+            view = b',"view":"full"' if check else b""
+            write(b'{"type":"hello","protocol":%d%s}\n' % (PROTOCOL, view))
+            flush()
+            continue
+        _error(write, flush, f"unknown message type {kind!r}")
+        return

@@ -1,0 +1,842 @@
+//! External policies: a policy in any language, run as a child process that speaks banditbench's
+//! JSON-lines policy protocol (version 1, specified in `docs/protocol.md`) over its stdin and
+//! stdout.
+//!
+//! Each external policy keeps its own set of processes: a cell takes an idle one (starting one,
+//! with a `hello` handshake, when none is idle) and gives it back when it ends, so a run holds at
+//! most one process per worker thread and reuses it across cells. A cell is announced by `start`,
+//! each decision asks `decide`, each pull is reported by `observe`, and the cell closes with
+//! `end`. Only `hello`, `decide` and `end` are answered; the observation of a pull and the next
+//! view go out in one write, so a decision costs one round trip.
+//!
+//! A process that exits, stays silent past `timeout_s`, answers something that is not an action,
+//! or names an arm that does not exist fails its cell with an error naming the policy, the cell,
+//! the message and the process's last lines on stderr. The process is then killed; a new one is
+//! started for the next cell.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::io::{BufRead, BufReader};
+use std::os::fd::{AsRawFd, RawFd};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+use serde::Deserialize;
+
+use super::{Action, CellStart, Policy};
+use crate::replay::{Observation, View, WorldKind};
+use crate::rng::Rng;
+
+/// The protocol version this build speaks.
+pub const PROTOCOL: u32 = 1;
+
+/// What a run does when an external policy's process fails in a cell.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OnFailure {
+    /// Keep the finished cells and stop the run with the error.
+    Stop,
+    /// Kill the process, leave the cell unfinished and go on with a fresh process; the run ends
+    /// with an error listing the failed cells, which a rerun retries.
+    Restart,
+}
+
+impl OnFailure {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OnFailure::Stop => "stop",
+            OnFailure::Restart => "restart",
+        }
+    }
+}
+
+/// How to run one external policy, from its `[[policies]]` entry.
+pub struct ExternalSpec {
+    /// The name results and figures give it (its `family`).
+    pub name: String,
+    /// Program and arguments, run in the current directory.
+    pub command: Vec<String>,
+    /// Extra environment variables for the process.
+    pub env: BTreeMap<String, String>,
+    /// How long to wait for any one answer (including the first, while the process starts).
+    pub timeout: Duration,
+    pub on_failure: OnFailure,
+    /// Pin each process and the worker thread that talks to it to one CPU (default: on).
+    pub pin_cpu: bool,
+    idle: Mutex<Vec<Process>>,
+}
+
+impl std::fmt::Debug for ExternalSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "external {} `{}`", self.name, self.command.join(" "))
+    }
+}
+
+impl ExternalSpec {
+    pub fn new(
+        name: String,
+        command: Vec<String>,
+        env: BTreeMap<String, String>,
+        timeout: Duration,
+        on_failure: OnFailure,
+        pin_cpu: bool,
+    ) -> Self {
+        ExternalSpec {
+            name,
+            command,
+            env,
+            timeout,
+            on_failure,
+            pin_cpu,
+            idle: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// What decides its results besides its parameters: the command and environment (for the
+    /// experiment's fingerprint).
+    pub fn identity(&self) -> String {
+        format!("{:?}|{:?}", self.command, self.env)
+    }
+
+    fn take_idle(&self) -> Option<Process> {
+        self.idle.lock().ok()?.pop()
+    }
+
+    fn give_back(&self, p: Process) {
+        if let Ok(mut idle) = self.idle.lock() {
+            idle.push(p);
+        }
+    }
+}
+
+/// A failure of an external policy's process, with what the run should do about it.
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct PolicyProcessError {
+    pub message: String,
+    /// `on_failure = "restart"`: the run goes on with the other cells.
+    pub keep_going: bool,
+}
+
+/// Why talking to a process failed.
+enum Io {
+    Timeout,
+    Closed,
+    Os(std::io::Error),
+    TooLong,
+}
+
+impl Io {
+    fn describe(&self, timeout: Duration) -> String {
+        match self {
+            Io::Timeout => format!(
+                "no answer within {} s (raise `timeout_s` if the policy is merely slow)",
+                timeout.as_secs_f64()
+            ),
+            Io::Closed => "the process closed its end of the pipe".to_string(),
+            Io::Os(e) => format!("cannot talk to the process: {e}"),
+            Io::TooLong => "an answer longer than 16 MiB without a line end".to_string(),
+        }
+    }
+}
+
+const MAX_LINE: usize = 16 << 20;
+const STDERR_LINES: usize = 20;
+
+/// A running policy process and the unread part of its stdout.
+struct Process {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: ChildStdout,
+    buf: Vec<u8>,
+    /// Bytes of `buf` before this offset are consumed.
+    start: usize,
+    stderr: Arc<Mutex<VecDeque<String>>>,
+    /// The process asked for every view array with every `decide` (`"view": "full"` in hello).
+    full_view: bool,
+    /// The CPU the process is pinned to; the worker thread talking to it pins itself there too.
+    cpu: Option<usize>,
+}
+
+/// The CPUs this program may run on, as it started (before any thread pinned itself).
+static ALLOWED_CPUS: std::sync::LazyLock<Vec<usize>> = std::sync::LazyLock::new(|| {
+    // SAFETY: a zeroed cpu_set_t is a valid empty set; sched_getaffinity fills it.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+            return Vec::new();
+        }
+        (0..libc::CPU_SETSIZE as usize)
+            .filter(|&c| libc::CPU_ISSET(c, &set))
+            .collect()
+    }
+});
+static NEXT_CPU: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Pin a process (`pid`) or the calling thread (`pid = 0`) to one CPU; best effort.
+fn pin(pid: libc::pid_t, cpu: usize) {
+    // SAFETY: a zeroed cpu_set_t is a valid empty set; one CPU is added before it is passed.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        libc::sched_setaffinity(pid, std::mem::size_of::<libc::cpu_set_t>(), &set);
+    }
+}
+
+fn set_nonblocking(fd: RawFd) -> std::io::Result<()> {
+    // SAFETY: fcntl on a file descriptor this process owns; no memory is passed.
+    unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        if flags < 0 || libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+/// Wait until `fd` is ready for `events` or `deadline` passes.
+fn wait_for(fd: RawFd, events: libc::c_short, deadline: Instant) -> Result<(), Io> {
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(Io::Timeout);
+        }
+        let ms = left.as_millis().clamp(1, i32::MAX as u128) as libc::c_int;
+        let mut p = libc::pollfd {
+            fd,
+            events,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd, its count, and a timeout.
+        let r = unsafe { libc::poll(&mut p, 1, ms) };
+        if r > 0 {
+            return Ok(());
+        }
+        if r < 0 {
+            let e = std::io::Error::last_os_error();
+            if e.kind() != std::io::ErrorKind::Interrupted {
+                return Err(Io::Os(e));
+            }
+        }
+    }
+}
+
+impl Process {
+    fn spawn(spec: &ExternalSpec) -> Result<Process, String> {
+        let Some((program, args)) = spec.command.split_first() else {
+            return Err("its `command` is empty".to_string());
+        };
+        let mut child = Command::new(program)
+            .args(args)
+            .envs(&spec.env)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| {
+                format!(
+                    "cannot start `{}`: {e} (check `command` in the experiment file; it runs in the current directory)",
+                    spec.command.join(" ")
+                )
+            })?;
+        let (Some(stdin), Some(stdout), Some(stderr)) =
+            (child.stdin.take(), child.stdout.take(), child.stderr.take())
+        else {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err("the process's pipes could not be opened".to_string());
+        };
+        // A decision is a round trip between the worker thread and the process: on one CPU it is
+        // a context switch, across two it waits for a sleeping CPU to wake (`pin_cpu`).
+        let cpu = if spec.pin_cpu && ALLOWED_CPUS.len() > 1 {
+            let cpus = &*ALLOWED_CPUS;
+            let c = cpus[NEXT_CPU.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % cpus.len()];
+            pin(child.id() as libc::pid_t, c);
+            Some(c)
+        } else {
+            None
+        };
+        for fd in [stdin.as_raw_fd(), stdout.as_raw_fd()] {
+            if let Err(e) = set_nonblocking(fd) {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!("cannot set up the process's pipes: {e}"));
+            }
+        }
+        // The last lines of stderr are kept for error messages; a thread drains the pipe so the
+        // process never blocks on a full stderr.
+        let tail = Arc::new(Mutex::new(VecDeque::new()));
+        let sink = tail.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines() {
+                let Ok(line) = line else { break };
+                if let Ok(mut t) = sink.lock() {
+                    if t.len() == STDERR_LINES {
+                        t.pop_front();
+                    }
+                    t.push_back(line);
+                }
+            }
+        });
+        Ok(Process {
+            child,
+            stdin,
+            stdout,
+            buf: Vec::with_capacity(4096),
+            start: 0,
+            stderr: tail,
+            full_view: false,
+            cpu,
+        })
+    }
+
+    fn send(&mut self, mut data: &[u8], deadline: Instant) -> Result<(), Io> {
+        let fd = self.stdin.as_raw_fd();
+        while !data.is_empty() {
+            // SAFETY: writes from a live slice to a file descriptor this process owns.
+            let n = unsafe { libc::write(fd, data.as_ptr().cast(), data.len()) };
+            if n > 0 {
+                data = &data[n as usize..];
+                continue;
+            }
+            let e = std::io::Error::last_os_error();
+            match e.kind() {
+                std::io::ErrorKind::WouldBlock => wait_for(fd, libc::POLLOUT, deadline)?,
+                std::io::ErrorKind::Interrupted => {}
+                std::io::ErrorKind::BrokenPipe => return Err(Io::Closed),
+                _ => return Err(Io::Os(e)),
+            }
+        }
+        Ok(())
+    }
+
+    /// The next line the process wrote, without its line end.
+    fn recv(&mut self, deadline: Instant) -> Result<&[u8], Io> {
+        let fd = self.stdout.as_raw_fd();
+        let mut scanned = self.start;
+        loop {
+            if let Some(i) = self.buf[scanned..].iter().position(|&b| b == b'\n') {
+                let end = scanned + i;
+                let line_start = self.start;
+                self.start = end + 1;
+                return Ok(&self.buf[line_start..end]);
+            }
+            scanned = self.buf.len();
+            if self.start > 0 {
+                self.buf.drain(..self.start);
+                scanned -= self.start;
+                self.start = 0;
+            }
+            if self.buf.len() > MAX_LINE {
+                return Err(Io::TooLong);
+            }
+            let len = self.buf.len();
+            self.buf.resize(len + 65536, 0);
+            // SAFETY: reads into the spare tail of a live buffer of at least 65536 bytes.
+            let n = unsafe { libc::read(fd, self.buf[len..].as_mut_ptr().cast(), 65536) };
+            if n > 0 {
+                self.buf.truncate(len + n as usize);
+                continue;
+            }
+            self.buf.truncate(len);
+            if n == 0 {
+                return Err(Io::Closed);
+            }
+            let e = std::io::Error::last_os_error();
+            match e.kind() {
+                std::io::ErrorKind::WouldBlock => wait_for(fd, libc::POLLIN, deadline)?,
+                std::io::ErrorKind::Interrupted => {}
+                _ => return Err(Io::Os(e)),
+            }
+        }
+    }
+
+    /// How the process ended, waiting up to a second for it to do so.
+    fn status(&mut self) -> String {
+        let until = Instant::now() + Duration::from_secs(1);
+        loop {
+            match self.child.try_wait() {
+                Ok(Some(s)) => {
+                    use std::os::unix::process::ExitStatusExt;
+                    return match (s.code(), s.signal()) {
+                        (Some(c), _) => format!("exited with status {c}"),
+                        (None, Some(sig)) => format!("was killed by signal {sig}"),
+                        _ => format!("ended ({s})"),
+                    };
+                }
+                Ok(None) if Instant::now() < until => std::thread::sleep(Duration::from_millis(10)),
+                Ok(None) => return "is still running (it will be killed)".to_string(),
+                Err(e) => return format!("cannot be waited for: {e}"),
+            }
+        }
+    }
+
+    fn stderr_tail(&self) -> Vec<String> {
+        // Give the draining thread a moment to catch the last lines of a crash.
+        std::thread::sleep(Duration::from_millis(50));
+        self.stderr
+            .lock()
+            .map(|t| t.iter().cloned().collect())
+            .unwrap_or_default()
+    }
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// An answer, as JSON.
+#[derive(Deserialize)]
+struct Reply {
+    #[serde(rename = "type")]
+    kind: Option<String>,
+    action: Option<String>,
+    arm: Option<u64>,
+    fits: Option<u64>,
+    protocol: Option<u32>,
+    message: Option<String>,
+    view: Option<String>,
+}
+
+/// One external policy in one cell.
+pub struct ExternalPolicy {
+    spec: Arc<ExternalSpec>,
+    id: String,
+    params_json: String,
+    proc: Option<Process>,
+    /// Messages not yet written (observations wait for the next `decide`).
+    out: Vec<u8>,
+    /// The cell, for error messages.
+    cell: String,
+    world: WorldKind,
+    fits: u64,
+    /// The arm of the last observation: its view entries go out with the next `decide`.
+    touched: Option<usize>,
+    /// The last message that asked for an answer, for error messages.
+    asked: String,
+}
+
+fn push_f64(out: &mut Vec<u8>, x: f64) {
+    if x.is_finite() {
+        out.extend_from_slice(ryu::Buffer::new().format_finite(x).as_bytes());
+    } else {
+        out.extend_from_slice(b"null");
+    }
+}
+
+fn push_u64(out: &mut Vec<u8>, x: u64) {
+    out.extend_from_slice(itoa::Buffer::new().format(x).as_bytes());
+}
+
+fn push_str(out: &mut Vec<u8>, s: &str) {
+    // A string is always valid JSON.
+    let _ = serde_json::to_writer(&mut *out, s);
+}
+
+fn push_list<T: Copy>(out: &mut Vec<u8>, key: &str, xs: &[T], f: impl Fn(&mut Vec<u8>, T)) {
+    out.extend_from_slice(b",\"");
+    out.extend_from_slice(key.as_bytes());
+    out.extend_from_slice(b"\":[");
+    for (i, &x) in xs.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        f(out, x);
+    }
+    out.push(b']');
+}
+
+/// Up to `n` characters of a message, for error texts.
+fn excerpt(bytes: &[u8], n: usize) -> String {
+    let s = String::from_utf8_lossy(bytes);
+    if s.chars().count() <= n {
+        s.into_owned()
+    } else {
+        format!("{}…", s.chars().take(n).collect::<String>())
+    }
+}
+
+impl ExternalPolicy {
+    pub fn new(spec: Arc<ExternalSpec>, id: String, params_json: String) -> Self {
+        ExternalPolicy {
+            spec,
+            id,
+            params_json,
+            proc: None,
+            out: Vec::with_capacity(1024),
+            cell: "before its cell began".to_string(),
+            world: WorldKind::TimeSliced,
+            fits: 0,
+            touched: None,
+            asked: String::new(),
+        }
+    }
+
+    /// Kill the process and describe the failure.
+    fn fail(&mut self, what: String) -> anyhow::Error {
+        let mut text = format!(
+            "external policy {} failed in {}: {what}",
+            self.id, self.cell
+        );
+        if !self.asked.is_empty() {
+            text.push_str(&format!("\n  the message it was answering: {}", self.asked));
+        }
+        if let Some(mut p) = self.proc.take() {
+            let status = p.status();
+            text.push_str(&format!(
+                "\n  the process (`{}`) {status}",
+                self.spec.command.join(" ")
+            ));
+            let tail = p.stderr_tail();
+            if tail.is_empty() {
+                text.push_str("; it wrote nothing to stderr");
+            } else {
+                text.push_str("; its last lines on stderr:");
+                for l in tail {
+                    text.push_str("\n    ");
+                    text.push_str(&l);
+                }
+            }
+        }
+        let keep_going = self.spec.on_failure == OnFailure::Restart;
+        text.push_str(&format!(
+            "\n  (on_failure = \"{}\": {}; finished cells are kept, and running the same command again retries the unfinished ones)",
+            self.spec.on_failure.as_str(),
+            if keep_going {
+                "the process was killed and the run goes on with a new one"
+            } else {
+                "the run stops"
+            }
+        ));
+        PolicyProcessError {
+            message: text,
+            keep_going,
+        }
+        .into()
+    }
+
+    /// Write the pending messages, then read one answer.
+    fn ask(&mut self) -> Result<Vec<u8>> {
+        let deadline = Instant::now() + self.spec.timeout;
+        let timeout = self.spec.timeout;
+        let Some(p) = self.proc.as_mut() else {
+            return Err(self.fail("the cell has no process (a bug in the caller)".into()));
+        };
+        let sent = p.send(&self.out, deadline);
+        self.out.clear();
+        let got = match sent {
+            // A process that closed its input may still have written why.
+            Ok(()) | Err(Io::Closed) => p.recv(deadline).map(<[u8]>::to_vec),
+            Err(e) => Err(e),
+        };
+        got.map_err(|e| {
+            let what = match e {
+                Io::Closed => "the process ended without answering".to_string(),
+                e => e.describe(timeout),
+            };
+            self.fail(what)
+        })
+    }
+
+    fn check_error_reply(&mut self, line: &[u8]) -> Result<Reply> {
+        let reply: Reply = match serde_json::from_slice(line) {
+            Ok(r) => r,
+            Err(_) => {
+                return Err(self.fail(format!(
+                    "it answered `{}`, which is not JSON (docs/protocol.md: one JSON value per line on stdout; print diagnostics to stderr)",
+                    excerpt(line, 200)
+                )));
+            }
+        };
+        if reply.kind.as_deref() == Some("error") {
+            let msg = reply.message.unwrap_or_default();
+            return Err(self.fail(format!("the policy reported an error: {msg}")));
+        }
+        Ok(reply)
+    }
+
+    fn hello(&mut self) -> Result<()> {
+        let mut msg =
+            format!("{{\"type\":\"hello\",\"protocol\":{PROTOCOL},\"program\":").into_bytes();
+        push_str(&mut msg, &crate::experiment::program());
+        msg.extend_from_slice(b"}\n");
+        self.asked = excerpt(&msg[..msg.len() - 1], 300);
+        self.out.extend_from_slice(&msg);
+        let line = self.ask()?;
+        let reply = self.check_error_reply(&line)?;
+        match (reply.kind.as_deref(), reply.protocol) {
+            (Some("hello"), Some(PROTOCOL)) => match reply.view.as_deref() {
+                None | Some("update") => Ok(()),
+                Some("full") => {
+                    if let Some(p) = self.proc.as_mut() {
+                        p.full_view = true;
+                    }
+                    Ok(())
+                }
+                Some(other) => Err(self.fail(format!(
+                    "it asked for view \"{other}\" in hello; the views are \"update\" (the default) and \"full\""
+                ))),
+            },
+            (Some("hello"), Some(v)) => Err(self.fail(format!(
+                "it speaks protocol version {v}; this banditbench speaks version {PROTOCOL}"
+            ))),
+            _ => Err(self.fail(format!(
+                "it answered `{}` to hello; expected {{\"type\": \"hello\", \"protocol\": {PROTOCOL}}} (docs/protocol.md)",
+                excerpt(&line, 200)
+            ))),
+        }
+    }
+}
+
+impl Policy for ExternalPolicy {
+    fn decide(&mut self, _view: &View<'_>, _rng: &mut Rng) -> Action {
+        unreachable!("the replay loops call try_decide")
+    }
+
+    fn begin(&mut self, c: &CellStart<'_>) -> Result<()> {
+        self.cell = format!(
+            "cell {} (task {}, budget {} {}, repetition {})",
+            c.cell,
+            c.task,
+            c.budget,
+            c.unit.as_str(),
+            c.repetition
+        );
+        self.world = c.world;
+        self.out.clear();
+        self.touched = None;
+        match self.spec.take_idle() {
+            Some(p) => self.proc = Some(p),
+            None => {
+                let p = Process::spawn(&self.spec).map_err(|e| self.fail(e))?;
+                self.proc = Some(p);
+                self.hello()?;
+            }
+        }
+        if let Some(cpu) = self.proc.as_ref().and_then(|p| p.cpu) {
+            pin(0, cpu);
+        }
+        let o = &mut self.out;
+        o.extend_from_slice(b"{\"type\":\"start\",\"cell\":");
+        push_u64(o, c.cell);
+        o.extend_from_slice(b",\"seed\":");
+        push_u64(o, c.seed);
+        o.extend_from_slice(b",\"repetition\":");
+        push_u64(o, c.repetition.into());
+        o.extend_from_slice(b",\"task\":");
+        push_str(o, &c.task);
+        o.extend_from_slice(b",\"dataset\":");
+        push_str(o, c.dataset);
+        o.extend_from_slice(b",\"world\":");
+        push_str(o, c.world.as_str());
+        o.extend_from_slice(b",\"unit\":");
+        push_str(o, c.unit.as_str());
+        o.extend_from_slice(b",\"budget\":");
+        push_f64(o, c.budget);
+        o.extend_from_slice(b",\"budget_abs\":");
+        push_f64(o, c.budget_abs);
+        o.extend_from_slice(b",\"slice\":");
+        push_f64(o, c.slice_abs);
+        o.extend_from_slice(b",\"arms\":[");
+        for (i, a) in c.arms.iter().enumerate() {
+            if i > 0 {
+                o.push(b',');
+            }
+            push_str(o, a);
+        }
+        o.extend_from_slice(b"],\"policy\":");
+        push_str(o, &self.spec.name);
+        o.extend_from_slice(b",\"params\":");
+        o.extend_from_slice(self.params_json.as_bytes());
+        if let Some(p) = &c.pool {
+            o.extend_from_slice(b",\"pool\":{\"units\":");
+            push_u64(o, p.units.into());
+            o.extend_from_slice(b",\"configs\":");
+            push_u64(o, p.configs as u64);
+            o.extend_from_slice(b",\"learners\":[");
+            for (i, l) in p.learners.iter().enumerate() {
+                if i > 0 {
+                    o.push(b',');
+                }
+                push_str(o, l);
+            }
+            o.extend_from_slice(b"]}");
+        }
+        o.extend_from_slice(b"}\n");
+        Ok(())
+    }
+
+    fn try_decide(&mut self, v: &View<'_>, _rng: &mut Rng) -> Result<Action> {
+        let mark = self.out.len();
+        let full = self.proc.as_ref().is_some_and(|p| p.full_view);
+        let o = &mut self.out;
+        o.extend_from_slice(b"{\"type\":\"decide\",\"step\":");
+        push_u64(o, v.step);
+        o.extend_from_slice(b",\"used\":");
+        push_f64(o, v.used);
+        // Only the pulled arm's entries of the view change with a pull: they travel as `update`,
+        // and the policy side keeps the arrays (docs/protocol.md, "The view").
+        if let Some(a) = self.touched.take().filter(|&a| a < v.n_arms) {
+            o.extend_from_slice(b",\"update\":[");
+            push_u64(o, a as u64);
+            o.push(b',');
+            push_u64(o, v.pulls[a]);
+            o.push(b',');
+            push_f64(o, v.arm_clock[a]);
+            o.push(b',');
+            push_f64(o, v.arm_best[a]);
+            if let Some(p) = &v.pool {
+                o.push(b',');
+                push_f64(o, p.last[a]);
+                o.extend_from_slice(if p.done[a] { b",true," } else { b",false," });
+                push_u64(o, p.config[a].into());
+            }
+            o.push(b']');
+        }
+        if let Some(p) = &v.pool {
+            o.extend_from_slice(b",\"undrawn\":");
+            push_u64(o, p.undrawn as u64);
+        }
+        if full {
+            push_list(o, "pulls", v.pulls, push_u64);
+            push_list(o, "arm_clock", v.arm_clock, push_f64);
+            push_list(o, "arm_best", v.arm_best, push_f64);
+            if let Some(p) = &v.pool {
+                push_list(o, "last", p.last, push_f64);
+                push_list(o, "done", p.done, |o, d| {
+                    o.extend_from_slice(if d { b"true" } else { b"false" })
+                });
+                push_list(o, "config", p.config, |o, c| push_u64(o, c.into()));
+            }
+        }
+        o.extend_from_slice(b"}\n");
+        self.asked = excerpt(&self.out[mark..self.out.len() - 1], 300);
+        let line = self.ask()?;
+        let action = if line.first().is_some_and(u8::is_ascii_digit) {
+            match std::str::from_utf8(&line)
+                .ok()
+                .and_then(|s| s.trim().parse::<u64>().ok())
+            {
+                Some(a) => Action::Pull(a as usize),
+                None => {
+                    return Err(self.fail(format!(
+                        "it answered `{}`, which is not an arm index",
+                        excerpt(&line, 200)
+                    )));
+                }
+            }
+        } else {
+            let r = self.check_error_reply(&line)?;
+            self.fits += r.fits.unwrap_or(0);
+            match (r.action.as_deref(), r.arm) {
+                (Some("pull"), Some(a)) => Action::Pull(a as usize),
+                (Some("mutate"), Some(a)) => Action::Mutate(a as usize),
+                (Some("draw"), None) => Action::Draw,
+                _ => {
+                    return Err(self.fail(format!(
+                        "it answered `{}`, which is not an action: expected an arm index such as `3`, or {{\"action\": \"pull\", \"arm\": 3}}, {{\"action\": \"draw\"}} or {{\"action\": \"mutate\", \"arm\": 3}} (docs/protocol.md)",
+                        excerpt(&line, 200)
+                    )));
+                }
+            }
+        };
+        let n = v.n_arms;
+        match action {
+            Action::Pull(a) | Action::Mutate(a) if a >= n => Err(self.fail(format!(
+                "it chose arm {a}, but the cell has {n} arm{} (0 to {})",
+                if n == 1 { "" } else { "s" },
+                n.saturating_sub(1)
+            ))),
+            Action::Draw | Action::Mutate(_) if self.world != WorldKind::Pool => {
+                Err(self.fail(format!(
+                    "it asked to {}, which only the pool world offers; the {} world takes arm indices",
+                    if action == Action::Draw {
+                        "draw a configuration"
+                    } else {
+                        "mutate an arm"
+                    },
+                    self.world.as_str()
+                )))
+            }
+            a => Ok(a),
+        }
+    }
+
+    fn observe(&mut self, obs: &Observation<'_>) {
+        self.touched = Some(obs.arm);
+        let o = &mut self.out;
+        o.extend_from_slice(b"{\"type\":\"observe\",\"arm\":");
+        push_u64(o, obs.arm as u64);
+        o.extend_from_slice(b",\"reward\":");
+        match obs.reward {
+            Some(r) => push_f64(o, r),
+            None => o.extend_from_slice(b"null"),
+        }
+        o.extend_from_slice(b",\"arm_clock\":");
+        push_f64(o, obs.arm_clock);
+        o.extend_from_slice(if obs.exhausted {
+            b",\"exhausted\":true,\"revealed\":["
+        } else {
+            b",\"exhausted\":false,\"revealed\":["
+        });
+        for (i, r) in obs.revealed.iter().enumerate() {
+            if i > 0 {
+                o.push(b',');
+            }
+            o.push(b'[');
+            push_f64(o, r.time);
+            o.push(b',');
+            push_f64(o, if r.ok { r.reward } else { f64::NAN });
+            o.push(b']');
+        }
+        o.extend_from_slice(b"]}\n");
+    }
+
+    fn take_fits(&mut self) -> u64 {
+        std::mem::take(&mut self.fits)
+    }
+
+    fn finish(&mut self) -> Result<()> {
+        self.out.extend_from_slice(b"{\"type\":\"end\"}\n");
+        self.asked = "{\"type\":\"end\"}".to_string();
+        let line = self.ask()?;
+        let reply = self.check_error_reply(&line)?;
+        if reply.kind.as_deref() != Some("end") {
+            return Err(self.fail(format!(
+                "it answered `{}` to end; expected {{\"type\": \"end\"}}",
+                excerpt(&line, 200)
+            )));
+        }
+        if let Some(p) = self.proc.take() {
+            self.spec.give_back(p);
+        }
+        Ok(())
+    }
+}
+
+impl Drop for ExternalPolicy {
+    fn drop(&mut self) {
+        // A cell that ended without `finish` (another error) leaves its process in an unknown
+        // state: it is killed (Process::drop), never reused.
+        self.proc.take();
+    }
+}
+
+/// What the registry's `external` family builds: never used, since an external policy is built
+/// from its spec (`PolicyConfig::build`); fails its cell if it ever is.
+pub(crate) struct Unbuilt;
+
+impl Policy for Unbuilt {
+    fn decide(&mut self, _view: &View<'_>, _rng: &mut Rng) -> Action {
+        unreachable!("the replay loops call try_decide")
+    }
+
+    fn observe(&mut self, _obs: &Observation<'_>) {}
+
+    fn try_decide(&mut self, _view: &View<'_>, _rng: &mut Rng) -> Result<Action> {
+        anyhow::bail!("an external policy was built without its command (a bug in banditbench)")
+    }
+}

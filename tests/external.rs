@@ -1,0 +1,462 @@
+//! External policies through the JSON-lines protocol (docs/protocol.md), with real Python
+//! processes: an exact match with the built-in UCB1, determinism across threads, and every kind
+//! of failure (crash, hang, malformed answer, wrong action, exception), each named in the error
+//! while finished cells are kept.
+//!
+//! Needs `python3`; skipped without it unless `BANDITBENCH_REQUIRE_PYTHON=1` (set by `.ci/run`).
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use common::{bin, experiment, run_ok, scratch};
+use polars::prelude::*;
+
+fn python_ok() -> bool {
+    let ok = std::process::Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        assert!(
+            std::env::var("BANDITBENCH_REQUIRE_PYTHON").is_err(),
+            "BANDITBENCH_REQUIRE_PYTHON is set but python3 cannot be run"
+        );
+        eprintln!("skipped: python3 is not installed");
+    }
+    ok
+}
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// An external policy entry running `script` (under tests/fixtures/policies unless it is a path
+/// of python/examples) with the package on PYTHONPATH.
+fn external(name: &str, script: &str, params: &str, extra: &str) -> String {
+    let script = if script.contains('/') {
+        root().join(script)
+    } else {
+        root().join("tests/fixtures/policies").join(script)
+    };
+    format!(
+        "[[policies]]\nfamily = \"external\"\nname = \"{name}\"\ncommand = [\"python3\", \"{}\"]\nenv = {{ PYTHONPATH = \"{}\" }}\nparams = {{ {params} }}\n{extra}\n",
+        script.display(),
+        root().join("python").display()
+    )
+}
+
+/// 2 tasks x 4 repetitions of the tiny fixture, pull-count: 8 cells, indices 0..8.
+fn faulty_exp(dir: &Path, params: &str, extra: &str) -> PathBuf {
+    experiment(
+        dir,
+        "faulty",
+        &format!(
+            "seed = 5\nrepetitions = 4\n[world]\nkind = \"pull-count\"\nbudgets = [12]\nexhausted = \"resample\"\n{}",
+            external("faulty", "faulty.py", params, extra)
+        ),
+    )
+}
+
+fn run_out(exp: &Path, out: &Path, threads: &str) -> std::process::Output {
+    bin()
+        .args(["run", exp.to_str().unwrap(), "--out", out.to_str().unwrap()])
+        .args(["--quiet", "--threads", threads])
+        .output()
+        .unwrap()
+}
+
+fn cells(out: &Path) -> BTreeSet<u64> {
+    let df = read(out, "runs.parquet");
+    df.column("cell")
+        .unwrap()
+        .u64()
+        .unwrap()
+        .into_no_null_iter()
+        .collect()
+}
+
+fn read(out: &Path, file: &str) -> DataFrame {
+    ParquetReader::new(std::fs::File::open(out.join(file)).unwrap())
+        .finish()
+        .unwrap()
+}
+
+/// Run a failing experiment with one thread; return its stderr after checking that it failed
+/// and kept cells 0..fail_from.
+fn fails(dir: &Path, params: &str, extra: &str, kept: u64) -> String {
+    let exp = faulty_exp(dir, params, extra);
+    let out = dir.join("out");
+    let o = run_out(&exp, &out, "1");
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert!(!o.status.success(), "the run should fail:\n{err}");
+    assert!(
+        err.contains("external policy faulty("),
+        "names the policy:\n{err}"
+    );
+    assert_eq!(
+        cells(&out),
+        (0..kept).collect(),
+        "finished cells are kept:\n{err}"
+    );
+    err
+}
+
+#[test]
+fn python_ucb1_gives_the_builtin_ucb1s_trajectories_byte_for_byte() {
+    if !python_ok() {
+        return;
+    }
+    let dir = scratch("ext-ucb1");
+    // The quickstart's world on its first 24 tasks.
+    let head = format!(
+        "traces = \"{}\"\nseed = 2026\nrepetitions = 1\n[tasks]\nmax_tasks = 24\n[world]\nkind = \"time-sliced\"\nbudget_unit = \"task\"\nbudgets = [0.05, 0.1, 0.25]\nslice = 0.002\n",
+        root().join("traces/lcdb").display()
+    );
+    let write = |name: &str, policies: &str| {
+        let p = dir.join(format!("{name}.toml"));
+        std::fs::write(&p, format!("name = \"ucb1-match\"\n{head}{policies}")).unwrap();
+        p
+    };
+    let py = write(
+        "python",
+        &external("py-ucb1", "python/examples/ucb1.py", "c = 2.0", ""),
+    );
+    let rs = write(
+        "rust",
+        "[[policies]]\nfamily = \"ucb1\"\ntie_break = \"first\"\n",
+    );
+    let (a, b) = (dir.join("a"), dir.join("b"));
+    run_ok(&[
+        "run",
+        py.to_str().unwrap(),
+        "--out",
+        a.to_str().unwrap(),
+        "--quiet",
+        "--threads",
+        "2",
+    ]);
+    run_ok(&[
+        "run",
+        rs.to_str().unwrap(),
+        "--out",
+        b.to_str().unwrap(),
+        "--quiet",
+        "--threads",
+        "1",
+    ]);
+    let (ta, tb) = (
+        std::fs::read(a.join("trajectories.parquet")).unwrap(),
+        std::fs::read(b.join("trajectories.parquet")).unwrap(),
+    );
+    assert!(ta == tb, "trajectories.parquet differs");
+    // runs.parquet: everything but the policy's name, its parameters and the cell seed (which
+    // hashes the policy's name) is the same.
+    let (ra, rb) = (read(&a, "runs.parquet"), read(&b, "runs.parquet"));
+    assert_eq!(ra.height(), 24 * 3);
+    let named = ["policy_family", "policy", "params", "seed"];
+    for c in ra.get_column_names() {
+        if named.contains(&c.as_str()) {
+            continue;
+        }
+        let (x, y) = (ra.column(c).unwrap(), rb.column(c).unwrap());
+        assert!(x.equals_missing(y), "runs.parquet column {c} differs");
+    }
+    let fam = ra.column("policy_family").unwrap().str().unwrap().get(0);
+    assert_eq!(fam, Some("py-ucb1"));
+    let id = ra.column("policy").unwrap().str().unwrap().get(0);
+    assert_eq!(id, Some("py-ucb1(c=2)"));
+}
+
+#[test]
+fn a_seeded_python_policy_gives_the_same_results_at_any_thread_count() {
+    if !python_ok() {
+        return;
+    }
+    let dir = scratch("ext-threads");
+    let exp = experiment(
+        &dir,
+        "random",
+        &format!(
+            "seed = 9\nrepetitions = 6\n[world]\nkind = \"pull-count\"\nbudgets = [20, 50]\nexhausted = \"resample\"\n{}",
+            external("rand", "random_arm.py", "", "")
+        ),
+    );
+    let (a, b) = (dir.join("a"), dir.join("b"));
+    assert!(run_out(&exp, &a, "1").status.success());
+    assert!(run_out(&exp, &b, "2").status.success());
+    for f in ["runs.parquet", "trajectories.parquet"] {
+        assert!(
+            std::fs::read(a.join(f)).unwrap() == std::fs::read(b.join(f)).unwrap(),
+            "{f} differs between 1 and 2 threads"
+        );
+    }
+    // And the arms are not all the same: the policy does use its generator.
+    let t = read(&a, "trajectories.parquet");
+    let arms = t.column("arm").unwrap().n_unique().unwrap();
+    assert!(arms > 1);
+}
+
+#[test]
+fn a_crash_names_the_cell_the_policy_and_its_stderr() {
+    if !python_ok() {
+        return;
+    }
+    let err = fails(
+        &scratch("ext-crash"),
+        "mode = \"crash\", fail_from = 5",
+        "",
+        5,
+    );
+    assert!(err.contains("failed in cell 5 (task "), "{err}");
+    assert!(err.contains("the process ended without answering"), "{err}");
+    assert!(err.contains("exited with status 3"), "{err}");
+    assert!(
+        err.contains("faulty: crashing on purpose"),
+        "stderr tail:\n{err}"
+    );
+    assert!(
+        err.contains("\"type\":\"decide\",\"step\":3"),
+        "the message:\n{err}"
+    );
+    assert!(
+        err.contains("5 finished cells of this run are kept"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_hang_times_out() {
+    if !python_ok() {
+        return;
+    }
+    let t0 = std::time::Instant::now();
+    let err = fails(
+        &scratch("ext-hang"),
+        "mode = \"hang\", fail_from = 2",
+        "timeout_s = 1",
+        2,
+    );
+    assert!(err.contains("no answer within 1 s"), "{err}");
+    assert!(err.contains("failed in cell 2"), "{err}");
+    // The cells after the hung one each wait for the timeout too, at most 6 of them.
+    assert!(t0.elapsed().as_secs() < 30);
+}
+
+#[test]
+fn malformed_answers_are_quoted() {
+    if !python_ok() {
+        return;
+    }
+    let err = fails(
+        &scratch("ext-garbage"),
+        "mode = \"garbage\", fail_from = 1",
+        "",
+        1,
+    );
+    assert!(
+        err.contains("it answered `banana`, which is not JSON"),
+        "{err}"
+    );
+
+    let dir = scratch("ext-nohello");
+    let exp = experiment(
+        &dir,
+        "nohello",
+        &format!(
+            "seed = 1\n[world]\nkind = \"pull-count\"\nbudgets = [5]\nexhausted = \"resample\"\n{}",
+            external("banner", "no_hello.py", "", "")
+        ),
+    );
+    let o = run_out(&exp, &dir.join("out"), "1");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(
+        err.contains("it answered `Welcome to my policy!`, which is not JSON"),
+        "{err}"
+    );
+    assert!(err.contains("\"type\":\"hello\",\"protocol\":1"), "{err}");
+}
+
+#[test]
+fn a_wrong_action_is_named() {
+    if !python_ok() {
+        return;
+    }
+    let err = fails(
+        &scratch("ext-badarm"),
+        "mode = \"bad-arm\", fail_from = 3",
+        "",
+        3,
+    );
+    assert!(
+        err.contains("it chose arm 99, but the cell has 3 arms (0 to 2)"),
+        "{err}"
+    );
+    let err = fails(
+        &scratch("ext-draw"),
+        "mode = \"draw\", fail_from = 0",
+        "",
+        0,
+    );
+    assert!(
+        err.contains("it asked to draw a configuration, which only the pool world offers"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_python_exception_comes_with_its_traceback() {
+    if !python_ok() {
+        return;
+    }
+    let err = fails(
+        &scratch("ext-raise"),
+        "mode = \"raise\", fail_from = 4",
+        "",
+        4,
+    );
+    assert!(
+        err.contains("the policy reported an error: decide: Traceback"),
+        "{err}"
+    );
+    assert!(
+        err.contains("RuntimeError: faulty: a bug in decide"),
+        "{err}"
+    );
+    // A parameter the class does not take is an error at the cell's start, named.
+    let err = fails(
+        &scratch("ext-param"),
+        "mode = \"fine\", colour = \"red\"",
+        "",
+        0,
+    );
+    assert!(
+        err.contains("unexpected keyword argument 'colour'"),
+        "{err}"
+    );
+}
+
+#[test]
+fn restart_goes_on_and_a_rerun_retries_the_failed_cells() {
+    if !python_ok() {
+        return;
+    }
+    let dir = scratch("ext-restart");
+    let fixed = dir.join("fixed");
+    let exp = faulty_exp(
+        &dir,
+        &format!(
+            "mode = \"crash\", fail_from = 5, unless_file = \"{}\"",
+            fixed.display()
+        ),
+        "on_failure = \"restart\"",
+    );
+    let out = dir.join("out");
+    let o = run_out(&exp, &out, "1");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(
+        err.contains("3 cells failed and are unfinished (cells 5, 6, 7)"),
+        "{err}"
+    );
+    assert!(err.contains("the other 5 cells are kept"), "{err}");
+    assert_eq!(cells(&out), (0..5).collect());
+    // Cells 0..5 were not run again: a rerun after the fix runs only the failed ones.
+    std::fs::write(&fixed, "").unwrap();
+    let o = run_out(&exp, &out, "1");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(cells(&out), (0..8).collect());
+    // The same results as a run that never failed.
+    let clean = dir.join("clean");
+    assert!(run_out(&exp, &clean, "2").status.success());
+    for f in ["runs.parquet", "trajectories.parquet"] {
+        let differs = std::fs::read(out.join(f)).unwrap() != std::fs::read(clean.join(f)).unwrap();
+        assert!(!differs, "{f}: resumed run differs from a clean run");
+    }
+}
+
+#[test]
+fn a_missing_program_is_a_clear_error() {
+    let dir = scratch("ext-missing");
+    let exp = experiment(
+        &dir,
+        "missing",
+        "seed = 1\n[world]\nkind = \"pull-count\"\nbudgets = [5]\nexhausted = \"resample\"\n[[policies]]\nfamily = \"external\"\nname = \"ghost\"\ncommand = [\"no-such-program-banditbench\"]\n",
+    );
+    let o = run_out(&exp, &dir.join("out"), "1");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(
+        err.contains("cannot start `no-such-program-banditbench`")
+            && err.contains("check `command`"),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_view_kept_by_the_python_runner_matches_the_full_view_in_every_world() {
+    if !python_ok() {
+        return;
+    }
+    let dir = scratch("ext-view");
+    let policy = |extra: &str| {
+        external("wander", "pool_random.py", "", extra)
+            .replace("env = {", "env = { BANDITBENCH_CHECK_VIEW = \"1\",")
+    };
+    let worlds = [
+        (
+            "time-sliced",
+            "[world]\nkind = \"time-sliced\"\nbudgets = [20]\nslice = 1.5\n".to_string(),
+        ),
+        (
+            "pull-count",
+            "[world]\nkind = \"pull-count\"\nbudgets = [25]\nexhausted = \"resample\"\n".to_string(),
+        ),
+        (
+            "synthetic",
+            "[world]\nkind = \"synthetic\"\nbudgets = [40]\n[[world.arms]]\nname = \"g\"\ndistribution = \"gaussian\"\nmean = 0.5\nsd = 0.1\n[[world.arms]]\nname = \"h\"\ndistribution = \"gaussian\"\nmean = 0.6\nsd = 0.2\n".to_string(),
+        ),
+        (
+            "pool",
+            format!(
+                "traces = \"{}\"\n[tasks]\ndatasets = [\"car\"]\n[world]\nkind = \"pool\"\nbudgets = [60]\n",
+                root().join("traces/hpobench-mlp").display()
+            ),
+        ),
+    ];
+    for (name, world) in worlds {
+        let exp = dir.join(format!("{name}.toml"));
+        let traces = if name == "pool" || name == "synthetic" {
+            String::new()
+        } else {
+            format!("traces = \"{}\"\n", common::fixture().display())
+        };
+        std::fs::write(
+            &exp,
+            format!(
+                "name = \"view-{name}\"\n{traces}seed = 4\nrepetitions = 3\n{world}{}",
+                policy("")
+            ),
+        )
+        .unwrap();
+        let out = dir.join(name);
+        let o = run_out(&exp, &out, "2");
+        assert!(
+            o.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let t = read(&out, "trajectories.parquet");
+        assert!(t.height() > 20, "{name}: {} decisions", t.height());
+        if name == "pool" {
+            let r = read(&out, "runs.parquet");
+            let sum = |c: &str| r.column(c).unwrap().u64().unwrap().sum().unwrap();
+            assert!(
+                sum("configs_drawn") > 3 && sum("mutations") > 0,
+                "{name}: every action"
+            );
+        }
+    }
+}
