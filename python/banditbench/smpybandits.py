@@ -21,14 +21,17 @@ Multi-Arms Bandits (MAB) Algorithms in Python", https://github.com/SMPyBandits/S
 - ``decide`` is ``choice()``; ``observe`` is ``getReward(arm, reward)``.
 - A pull without a reward (a failed evaluation, an exhausted arm) is given ``missing_reward``
   (default: ``lower``, the worst reward), so that SMPyBandits counts the pull.
-- SMPyBandits draws from numpy's global generator: it is seeded with the cell's seed (mod 2^32) at
-  the start of every cell, so results are deterministic.
+- SMPyBandits draws from numpy's global generator and Python's ``random`` module: both are seeded
+  with the cell's seed (numpy's mod 2^32) at the start of every cell, so results are
+  deterministic.
 
 SMPyBandits 0.9.7 imports only with SciPy < 1.14: ``pip install -r
 python/requirements-smpybandits.txt`` pins a set that works.
 """
 
 from __future__ import annotations
+
+import random
 
 from .protocol import Policy, serve
 
@@ -49,7 +52,10 @@ class SMPyBanditsPolicy(Policy):
         if cls is None:
             known = ", ".join(n for n in dir(Policies) if not n.startswith("_"))
             raise ValueError(f"SMPyBandits has no policy {policy!r}; its policies: {known}")
+        # SMPyBandits draws from numpy's global generator and from Python's `random` module
+        # (e.g. Beta posteriors binarise rewards with random.random()): both are seeded per cell.
         np.random.seed(cell.seed % 2**32)
+        random.seed(cell.seed)
         self.lower, self.upper = float(lower), float(lower) + float(amplitude)
         self.missing = self.lower if missing_reward is None else float(missing_reward)
         self.clip = bool(clip)
