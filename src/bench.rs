@@ -167,6 +167,7 @@ pub fn measure_report(units: usize, policies: usize, dir: &Path) -> Result<Repor
     let t0 = Instant::now();
     crate::report::report_scores(
         &csv,
+        &Default::default(),
         false,
         &dir.join("report"),
         &crate::report::ReportOptions::default(),

@@ -116,12 +116,29 @@ enum Command {
         /// A results folder written by `banditbench run`
         #[arg(required_unless_present = "scores", conflicts_with = "scores")]
         results: Option<PathBuf>,
-        /// A long CSV with columns unit,policy,score (from any tool) instead of a results folder
+        /// A table of scores from any tool instead of a results folder: CSV or parquet, long
+        /// (columns unit,policy,score; see --unit-col ...) or wide (--wide)
         #[arg(long)]
         scores: Option<PathBuf>,
         /// With --scores: lower scores are better
         #[arg(long)]
         minimize: bool,
+        /// With --scores: the unit column [default: unit; wide tables: unit, else an unnamed first
+        /// column (a pandas index), else the row number]
+        #[arg(long, requires = "scores")]
+        unit_col: Option<String>,
+        /// With --scores (long): the policy column
+        #[arg(long, requires = "scores", default_value = "policy")]
+        policy_col: String,
+        /// With --scores (long): the score column
+        #[arg(long, requires = "scores", default_value = "score")]
+        score_col: String,
+        /// With --scores: one row per unit and one column per policy (as autorank takes it)
+        #[arg(long, requires = "scores")]
+        wide: bool,
+        /// With --scores: average several rows of one (unit, policy), e.g. seeds (else an error)
+        #[arg(long, requires = "scores")]
+        average_repeats: bool,
         /// Output folder [default: RESULTS/report, or SCORES-report next to the CSV]
         #[arg(long)]
         out: Option<PathBuf>,
@@ -374,6 +391,11 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             results,
             scores,
             minimize,
+            unit_col,
+            policy_col,
+            score_col,
+            wide,
+            average_repeats,
             out,
             alpha,
             ci,
@@ -434,7 +456,14 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                 (None, Some(csv)) => {
                     let stem = csv.file_stem().and_then(|s| s.to_str()).unwrap_or("scores");
                     let out = out.unwrap_or_else(|| csv.with_file_name(format!("{stem}-report")));
-                    report::report_scores(&csv, minimize, &out, &opts)?
+                    let format = report::ScoresFormat {
+                        unit: unit_col,
+                        policy: policy_col,
+                        score: score_col,
+                        wide,
+                        average: average_repeats,
+                    };
+                    report::report_scores(&csv, &format, minimize, &out, &opts)?
                 }
                 (None, None) => unreachable!("clap requires one of them"),
             };

@@ -421,3 +421,120 @@ family = "random"
         rr as u64
     );
 }
+
+/// `report --scores` takes what other tools write: wide tables (a pandas index as the unit, or a
+/// named unit column), parquet, other column names, and several rows per (unit, policy) averaged
+/// only when asked. The same numbers give the same ranks whatever the layout.
+#[test]
+fn scores_tables_in_other_layouts_give_the_same_report() {
+    let dir = scratch("scores-layouts");
+    // Hand-written: 5 units x 3 policies, and the same scores as two seeds each (mean = score).
+    let scores = [
+        [0.70, 0.80, 0.75],
+        [0.60, 0.65, 0.90],
+        [0.55, 0.85, 0.80],
+        [0.90, 0.95, 0.70],
+        [0.40, 0.60, 0.50],
+    ];
+    let mut long = String::from("unit,policy,score\n");
+    let mut pandas = String::from(",alpha,beta,gamma\n");
+    let mut seeds = String::from("dataset,algorithm,seed,accuracy\n");
+    for (u, row) in scores.iter().enumerate() {
+        pandas.push_str(&format!("u{u}"));
+        for (p, s) in ["alpha", "beta", "gamma"].iter().zip(row) {
+            long.push_str(&format!("u{u},{p},{s}\n"));
+            pandas.push_str(&format!(",{s}"));
+            seeds.push_str(&format!(
+                "u{u},{p},0,{}\nu{u},{p},1,{}\n",
+                s - 0.05,
+                s + 0.05
+            ));
+        }
+        pandas.push('\n');
+    }
+    std::fs::write(dir.join("long.csv"), long).unwrap();
+    std::fs::write(dir.join("pandas.csv"), &pandas).unwrap();
+    std::fs::write(dir.join("seeds.csv"), seeds).unwrap();
+    let mut wide = polars::prelude::df!(
+        "dataset" => (0..5).map(|u| format!("u{u}")).collect::<Vec<_>>(),
+        "alpha" => scores.iter().map(|r| r[0]).collect::<Vec<_>>(),
+        "beta" => scores.iter().map(|r| r[1]).collect::<Vec<_>>(),
+        "gamma" => scores.iter().map(|r| r[2]).collect::<Vec<_>>()
+    )
+    .unwrap();
+    polars::prelude::ParquetWriter::new(std::fs::File::create(dir.join("wide.parquet")).unwrap())
+        .finish(&mut wide)
+        .unwrap();
+    let report = |file: &str, extra: &[&str]| -> std::process::Output {
+        let out = dir.join(format!("{file}-{}", extra.len()));
+        let mut cmd = bin();
+        cmd.args(["report", "--scores"])
+            .arg(dir.join(file))
+            .arg("--out")
+            .arg(&out);
+        cmd.args(extra).output().unwrap()
+    };
+    let ranks = |file: &str, extra: &[&str]| -> String {
+        let o = report(file, extra);
+        assert!(
+            o.status.success(),
+            "{file} {extra:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let text = read(
+            &dir.join(format!("{file}-{}", extra.len()))
+                .join("ranks.csv"),
+        );
+        // Scores differ in the last digits after averaging; ranks must not.
+        text.lines()
+            .map(|l| {
+                let f: Vec<&str> = l.split(',').collect();
+                format!("{},{},{}", f[0], f[1], f[3])
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let expected = ranks("long.csv", &[]);
+    assert!(expected.contains("u1,gamma,1"), "{expected}");
+    assert_eq!(ranks("pandas.csv", &["--wide"]), expected);
+    assert_eq!(
+        ranks("wide.parquet", &["--wide", "--unit-col", "dataset"]),
+        expected
+    );
+    let seeds_args = [
+        "--unit-col",
+        "dataset",
+        "--policy-col",
+        "algorithm",
+        "--score-col",
+        "accuracy",
+        "--average-repeats",
+    ];
+    assert_eq!(ranks("seeds.csv", &seeds_args), expected);
+    let notes = read(&dir.join("seeds.csv-7").join("report.md"));
+    assert!(
+        notes.contains("the mean of 2 rows (30 rows in, 15 (unit, policy) scores)"),
+        "{notes}"
+    );
+
+    // Refusals name the file, the column or row, and the option that fixes it.
+    let err = |file: &str, extra: &[&str]| {
+        String::from_utf8_lossy(&report(file, extra).stderr).to_string()
+    };
+    let e = err("seeds.csv", &seeds_args[..6]);
+    assert!(
+        e.contains("unit 'u0', policy 'alpha' has 2 rows") && e.contains("--average-repeats"),
+        "{e}"
+    );
+    let e = err("seeds.csv", &[]);
+    assert!(
+        e.contains("no column 'unit' for the units") && e.contains("'dataset', 'algorithm'"),
+        "{e}"
+    );
+    std::fs::write(dir.join("bad.csv"), pandas.replace("0.85", "n/a")).unwrap();
+    let e = err("bad.csv", &["--wide"]);
+    assert!(
+        e.contains("row 3 (line 4), column 'beta': 'n/a' is not a number"),
+        "{e}"
+    );
+}

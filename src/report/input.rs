@@ -1,37 +1,69 @@
-//! What a report reads besides a results folder (see `crate::results`): a long CSV of scores
-//! from any tool.
+//! What a report reads besides a results folder (see `crate::results`): a table of scores from
+//! any tool, long (a row per unit and policy) or wide (a row per unit, a column per policy, as
+//! autorank takes it), in CSV or parquet.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 use polars::prelude::*;
 
-/// Read a long CSV with columns unit, policy, score.
-pub fn read_scores_csv(path: &Path) -> Result<Vec<(String, String, f64)>> {
+/// How a scores table is laid out (`report --scores` options).
+#[derive(Clone, Debug)]
+pub struct ScoresFormat {
+    /// The unit column. Long tables: default `unit`. Wide tables: default `unit` if present, else
+    /// a first column with an empty name (a pandas index), else the row number.
+    pub unit: Option<String>,
+    /// Long tables: the policy and score columns (default `policy`, `score`).
+    pub policy: String,
+    pub score: String,
+    /// One row per unit and one column per policy.
+    pub wide: bool,
+    /// Average several rows of one (unit, policy) instead of refusing them.
+    pub average: bool,
+}
+
+impl Default for ScoresFormat {
+    fn default() -> Self {
+        ScoresFormat {
+            unit: None,
+            policy: "policy".into(),
+            score: "score".into(),
+            wide: false,
+            average: false,
+        }
+    }
+}
+
+fn read_frame(path: &Path) -> Result<DataFrame> {
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    if ext == "parquet" || ext == "pq" {
+        let f = std::fs::File::open(path)
+            .with_context(|| format!("{}: cannot open", path.display()))?;
+        return ParquetReader::new(f)
+            .finish()
+            .map_err(anyhow::Error::from)
+            .with_context(|| format!("{}: cannot read as parquet", path.display()));
+    }
     crate::trace::check_csv_shape(path)?;
-    let df = CsvReadOptions::default()
+    CsvReadOptions::default()
         .with_has_header(true)
         .with_infer_schema_length(None)
         .try_into_reader_with_file_path(Some(path.to_path_buf()))
         .and_then(|r| r.finish())
         .map_err(anyhow::Error::from)
-        .with_context(|| format!("{}: cannot read as CSV", path.display()))?;
-    for c in ["unit", "policy", "score"] {
-        if df.column(c).is_err() {
-            bail!(
-                "{}: missing column '{c}' (a scores file has the columns unit,policy,score)",
-                path.display()
-            );
-        }
-    }
-    let text = |name: &str| -> Result<Vec<Option<String>>> {
-        let c = df.column(name)?.cast(&DataType::String)?;
-        Ok(c.str()?.iter().map(|v| v.map(String::from)).collect())
-    };
-    let (units, policies) = (text("unit")?, text("policy")?);
-    let score_col = df.column("score")?;
-    if !(score_col.dtype().is_primitive_numeric() || score_col.dtype() == &DataType::Null) {
-        let texts = score_col.cast(&DataType::String)?;
+        .with_context(|| format!("{}: cannot read as CSV", path.display()))
+}
+
+/// The column's values as numbers; text that is not a number is an error naming the row.
+fn numbers(path: &Path, df: &DataFrame, name: &str) -> Result<Vec<f64>> {
+    let col = df.column(name)?;
+    if !(col.dtype().is_primitive_numeric() || col.dtype() == &DataType::Null) {
+        let texts = col.cast(&DataType::String)?;
         let bad = texts
             .str()?
             .iter()
@@ -39,31 +71,190 @@ pub fn read_scores_csv(path: &Path) -> Result<Vec<(String, String, f64)>> {
             .find(|(_, v)| v.is_some_and(|v| v.trim().parse::<f64>().is_err()));
         match bad {
             Some((i, v)) => bail!(
-                "{}: row {} (line {}): score '{}' is not a number; scores must be numbers (leave the cell empty for a missing score)",
+                "{}: row {} (line {}), column '{name}': '{}' is not a number; scores must be numbers (leave the cell empty for a missing score)",
                 path.display(),
                 i + 1,
                 i + 2,
                 v.unwrap_or("")
             ),
             None => bail!(
-                "{}: column 'score' must be numeric, but its type is {}",
+                "{}: column '{name}' must be numeric, but its type is {}",
                 path.display(),
-                score_col.dtype()
+                col.dtype()
             ),
         }
     }
-    let scores: Vec<Option<f64>> = score_col.cast(&DataType::Float64)?.f64()?.iter().collect();
-    let mut rows = Vec::with_capacity(units.len());
-    for i in 0..units.len() {
-        let (Some(u), Some(p)) = (&units[i], &policies[i]) else {
-            bail!(
-                "{}: row {} (line {}): empty unit or policy",
-                path.display(),
-                i + 1,
-                i + 2
-            );
-        };
-        rows.push((u.clone(), p.clone(), scores[i].unwrap_or(f64::NAN)));
+    Ok(col
+        .cast(&DataType::Float64)?
+        .f64()?
+        .iter()
+        .map(|v| v.unwrap_or(f64::NAN))
+        .collect())
+}
+
+fn texts(df: &DataFrame, name: &str) -> Result<Vec<Option<String>>> {
+    let c = df.column(name)?.cast(&DataType::String)?;
+    Ok(c.str()?.iter().map(|v| v.map(String::from)).collect())
+}
+
+fn need(path: &Path, df: &DataFrame, name: &str, what: &str, option: &str) -> Result<()> {
+    if df.column(name).is_err() {
+        let have: Vec<String> = df
+            .get_column_names()
+            .iter()
+            .map(|c| format!("'{c}'"))
+            .collect();
+        bail!(
+            "{}: no column '{name}' for the {what}; its columns are {} (name another with {option}{})",
+            path.display(),
+            have.join(", "),
+            if option == "--unit-col" {
+                ""
+            } else {
+                ", or pass --wide for a table with a column per policy"
+            }
+        );
     }
-    Ok(rows)
+    Ok(())
+}
+
+/// (unit, policy, score) rows.
+pub type ScoreRows = Vec<(String, String, f64)>;
+
+/// Read a scores table into (unit, policy, score) rows, one per (unit, policy), in the order
+/// they first appear, and notes on what was done to them (averaging).
+pub fn read_scores(path: &Path, fmt: &ScoresFormat) -> Result<(ScoreRows, Vec<String>)> {
+    let df = read_frame(path)?;
+    if df.height() == 0 {
+        bail!("{}: the table has no rows", path.display());
+    }
+    let names: Vec<String> = df
+        .get_column_names()
+        .iter()
+        .map(|c| c.to_string())
+        .collect();
+    let mut raw: Vec<(String, String, f64)> = Vec::new();
+    if fmt.wide {
+        let unit_col = match &fmt.unit {
+            Some(u) => {
+                need(path, &df, u, "units", "--unit-col")?;
+                Some(u.clone())
+            }
+            None if names.iter().any(|n| n == "unit") => Some("unit".into()),
+            None if names.first().is_some_and(|n| n.is_empty()) => Some(String::new()),
+            None => None,
+        };
+        let units: Vec<String> = match &unit_col {
+            Some(u) => texts(&df, u)?
+                .into_iter()
+                .enumerate()
+                .map(|(i, v)| {
+                    v.ok_or_else(|| {
+                        anyhow::anyhow!(
+                            "{}: row {} (line {}): empty unit",
+                            path.display(),
+                            i + 1,
+                            i + 2
+                        )
+                    })
+                })
+                .collect::<Result<_>>()?,
+            None => (1..=df.height()).map(|i| format!("row {i}")).collect(),
+        };
+        let policies: Vec<&String> = names
+            .iter()
+            .filter(|n| Some(*n) != unit_col.as_ref())
+            .collect();
+        if policies.len() < 2 {
+            bail!(
+                "{}: a wide table needs a column per policy, at least two; found {}",
+                path.display(),
+                policies.len()
+            );
+        }
+        let cols: Vec<Vec<f64>> = policies
+            .iter()
+            .map(|p| numbers(path, &df, p))
+            .collect::<Result<_>>()?;
+        for (i, u) in units.iter().enumerate() {
+            for (p, c) in policies.iter().zip(&cols) {
+                raw.push((u.clone(), (*p).clone(), c[i]));
+            }
+        }
+    } else {
+        let unit = fmt.unit.clone().unwrap_or_else(|| "unit".into());
+        need(path, &df, &unit, "units", "--unit-col")?;
+        need(path, &df, &fmt.policy, "policies", "--policy-col")?;
+        need(path, &df, &fmt.score, "scores", "--score-col")?;
+        let (units, policies) = (texts(&df, &unit)?, texts(&df, &fmt.policy)?);
+        let scores = numbers(path, &df, &fmt.score)?;
+        for i in 0..units.len() {
+            let (Some(u), Some(p)) = (&units[i], &policies[i]) else {
+                bail!(
+                    "{}: row {} (line {}): empty unit or policy",
+                    path.display(),
+                    i + 1,
+                    i + 2
+                );
+            };
+            raw.push((u.clone(), p.clone(), scores[i]));
+        }
+    }
+    // Several rows of one (unit, policy): refused, or averaged when asked.
+    let mut at: BTreeMap<(String, String), usize> = BTreeMap::new();
+    let mut rows: Vec<(String, String, f64)> = Vec::new();
+    let mut sums: Vec<(f64, usize, usize)> = Vec::new();
+    for (u, p, s) in raw.iter() {
+        let i = *at.entry((u.clone(), p.clone())).or_insert_with(|| {
+            rows.push((u.clone(), p.clone(), f64::NAN));
+            sums.push((0.0, 0, 0));
+            rows.len() - 1
+        });
+        let e = &mut sums[i];
+        e.2 += 1;
+        if !s.is_nan() {
+            e.0 += s;
+            e.1 += 1;
+        }
+    }
+    let most = sums.iter().map(|e| e.2).max().unwrap_or(0);
+    if most > 1 && !fmt.average {
+        let (i, e) = sums
+            .iter()
+            .enumerate()
+            .find(|(_, e)| e.2 > 1)
+            .expect("one has more than one row");
+        bail!(
+            "{}: unit '{}', policy '{}' has {} rows ({} of {} (unit, policy) pairs have more than one); pass --average-repeats to average them (for example several seeds per unit), or aggregate them first",
+            path.display(),
+            rows[i].0,
+            rows[i].1,
+            e.2,
+            sums.iter().filter(|e| e.2 > 1).count(),
+            rows.len()
+        );
+    }
+    let mut notes = Vec::new();
+    for (r, e) in rows.iter_mut().zip(&sums) {
+        r.2 = if e.1 == 0 { f64::NAN } else { e.0 / e.1 as f64 };
+    }
+    if most > 1 {
+        let least = sums.iter().map(|e| e.2).min().unwrap_or(0);
+        notes.push(format!(
+            "--average-repeats: each (unit, policy) score is the mean of {} rows ({} rows in, {} (unit, policy) scores); missing scores are left out of the means",
+            if least == most {
+                most.to_string()
+            } else {
+                format!("{least} to {most}")
+            },
+            raw.len(),
+            rows.len()
+        ));
+    }
+    Ok((rows, notes))
+}
+
+/// Read a long CSV with columns unit, policy, score (one row per unit and policy).
+pub fn read_scores_csv(path: &Path) -> Result<Vec<(String, String, f64)>> {
+    Ok(read_scores(path, &ScoresFormat::default())?.0)
 }

@@ -8,7 +8,7 @@ mod input;
 
 pub use crate::analysis::{FoundNothing, UnitKind};
 pub use crate::results::{Results, Run, anytime_curves, read_results};
-pub use input::read_scores_csv;
+pub use input::{ScoresFormat, read_scores, read_scores_csv};
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -474,13 +474,15 @@ fn write_documents(
 /// Report on any long table of scores (unit, policy, score).
 pub fn report_scores(
     csv: &Path,
+    format: &ScoresFormat,
     minimize: bool,
     out: &Path,
     opts: &ReportOptions,
 ) -> Result<ReportSummary> {
-    let rows = read_scores_csv(csv)?;
-    let (table, notes) = ScoreTable::from_rows(&rows, !minimize, opts.stats.missing, false)
+    let (rows, mut notes) = read_scores(csv, format)?;
+    let (table, more) = ScoreTable::from_rows(&rows, !minimize, opts.stats.missing, false)
         .with_context(|| format!("{}", csv.display()))?;
+    notes.extend(more);
     let c = compare(table, &opts.stats);
     let options = options_json(&c, &[("input", json!(csv.display().to_string()))]);
     let mut w = write_core(&c, out, options, &notes, None)?;

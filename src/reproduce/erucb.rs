@@ -679,6 +679,7 @@ fn table2(
     std::fs::write(&scores_path, scores)?;
     let rep = report_scores(
         &scores_path,
+        &Default::default(),
         false,
         &out.join("table2-report"),
         &ReportOptions::default(),
