@@ -151,6 +151,17 @@ enum Command {
         /// Resamples for --ci bootstrap
         #[arg(long, default_value_t = 10_000)]
         bootstrap_samples: usize,
+        /// Also run the Bayesian signed-rank test (Benavoli et al. 2017, as baycomp) on every pair
+        /// with this region of practical equivalence: differences within ±ROPE (score units, e.g.
+        /// 0.01 accuracy) count as equivalent. Writes bayes_signed_rank.{svg,png,csv}
+        #[arg(long)]
+        bayes_rope: Option<f64>,
+        /// Posterior samples of the Bayesian signed-rank test
+        #[arg(long, default_value_t = 50_000)]
+        bayes_samples: usize,
+        /// Prior strength of the Bayesian signed-rank test (a pseudo-observation at 0)
+        #[arg(long, default_value_t = 0.5)]
+        bayes_prior: f64,
         /// Seed of the bootstrap
         #[arg(long, default_value_t = 0)]
         seed: u64,
@@ -400,6 +411,9 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             alpha,
             ci,
             bootstrap_samples,
+            bayes_rope,
+            bayes_samples,
+            bayes_prior,
             seed,
             tie_tolerance,
             zero_method,
@@ -419,6 +433,17 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                     "--bootstrap-samples {bootstrap_samples}: more than 10^7 resamples, each of every policy's mean rank, would not finish in reasonable time or memory; 10^4 (the default) gives percentile intervals to about ±0.002"
                 );
             }
+            if bayes_rope.is_some_and(|r| !(r >= 0.0 && r.is_finite())) {
+                anyhow::bail!("--bayes-rope must be a number >= 0 (in score units, e.g. 0.01)");
+            }
+            if bayes_samples == 0 || bayes_samples > 10_000_000 {
+                anyhow::bail!(
+                    "--bayes-samples must be between 1 and 10^7 (baycomp's default: 50 000)"
+                );
+            }
+            if !(bayes_prior > 0.0 && bayes_prior.is_finite()) {
+                anyhow::bail!("--bayes-prior must be a positive number (baycomp's default: 0.5)");
+            }
             if tie_tolerance.is_nan() || tie_tolerance < 0.0 {
                 anyhow::bail!("--tie-tolerance must be a number >= 0");
             }
@@ -434,6 +459,9 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                     bootstrap_samples,
                     seed,
                     tie_tolerance,
+                    bayes_rope,
+                    bayes_samples,
+                    bayes_prior,
                     zero_method: if zero_method == "wilcox" {
                         ZeroMethod::Wilcox
                     } else {

@@ -268,3 +268,58 @@ fn studentized_range_against_mpmath_scipy_and_demsar() {
         );
     }
 }
+
+/// The Bayesian signed-rank test against baycomp 1.0.3 (tests/golden/bayes.json, written by
+/// scripts/reference/bayes_reference.py with 50 000 samples): banditbench draws its own 50 000
+/// samples, so each probability must agree within four standard errors of the difference of two
+/// Monte-Carlo estimates (at least 0.002). The 200-unit table is checked at one rope (its 21
+/// cases would take most of a minute in a debug build).
+#[test]
+fn bayesian_signed_rank_against_baycomp() {
+    use banditbench::analysis::bayes::signed_rank;
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/bayes.json");
+    let g: Value = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
+    let theirs = g["nsamples"].as_f64().unwrap();
+    let ours = 50_000usize;
+    let cases = g["cases"].as_array().unwrap();
+    assert_eq!(cases.len(), 60);
+    let mut in_rope = 0;
+    let mut checked = 0;
+    for c in cases {
+        let name = c["table"].as_str().unwrap();
+        if name == "large" && f(&c["rope"]) != 0.01 {
+            continue;
+        }
+        checked += 1;
+        let sign = if name == "minimize" { -1.0 } else { 1.0 };
+        let t = table(name);
+        let col = |p: &str| -> Vec<f64> {
+            let i: usize = p.trim_start_matches('p').parse().unwrap();
+            t.iter().map(|row| sign * row[i]).collect()
+        };
+        let (x, y) = (col(c["x"].as_str().unwrap()), col(c["y"].as_str().unwrap()));
+        let rope = f(&c["rope"]);
+        let r = signed_rank(&x, &y, rope, 0.5, ours, 1);
+        for (key, got) in [
+            ("p_left", r.p_left),
+            ("p_rope", r.p_rope),
+            ("p_right", r.p_right),
+        ] {
+            let want = f(&c[key]);
+            let se = (want * (1.0 - want) * (1.0 / theirs + 1.0 / ours as f64)).sqrt();
+            let tol = (4.0 * se).max(0.002);
+            assert!(
+                (got - want).abs() <= tol,
+                "{name} {} vs {} rope {rope}: {key} {got} vs baycomp {want} (allowed {tol})",
+                c["x"],
+                c["y"]
+            );
+        }
+        if f(&c["p_rope"]) > 0.5 {
+            in_rope += 1;
+        }
+    }
+    // The cases span the answers: some pairs are practically equivalent, most are not.
+    assert!(in_rope > 0 && in_rope < checked);
+    assert_eq!(checked, 46);
+}

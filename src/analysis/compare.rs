@@ -47,6 +47,12 @@ pub struct Options {
     pub tie_tolerance: f64,
     pub zero_method: ZeroMethod,
     pub missing: Missing,
+    /// The Bayesian signed-rank test's region of practical equivalence (half-width, in score
+    /// units); `None` skips the test.
+    pub bayes_rope: Option<f64>,
+    /// Its posterior samples and prior strength (baycomp's defaults: 50 000, 0.5).
+    pub bayes_samples: usize,
+    pub bayes_prior: f64,
 }
 
 impl Default for Options {
@@ -59,6 +65,9 @@ impl Default for Options {
             tie_tolerance: DEFAULT_TIE_TOLERANCE,
             zero_method: ZeroMethod::Pratt,
             missing: Missing::Error,
+            bayes_rope: None,
+            bayes_samples: 50_000,
+            bayes_prior: 0.5,
         }
     }
 }
@@ -216,7 +225,76 @@ pub struct Comparison {
     pub iman_davenport: ImanDavenport,
     pub nemenyi: Nemenyi,
     pub wilcoxon: Vec<PairTest>,
+    /// The Bayesian signed-rank test of every pair, when `options.bayes_rope` is set.
+    pub bayesian: Vec<BayesPair>,
     pub options: Options,
+}
+
+/// The Bayesian signed-rank test of policies `a` and `b` (names): `left` = `a` better by more
+/// than the rope.
+#[derive(Clone, Debug)]
+pub struct BayesPair {
+    pub a: String,
+    pub b: String,
+    pub result: crate::analysis::bayes::SignedRank,
+}
+
+impl BayesPair {
+    /// Benavoli et al.'s reading: a region whose posterior probability is at least 0.95 decides.
+    pub fn decision(&self) -> String {
+        let r = &self.result;
+        if r.p_left >= 0.95 {
+            format!("{} better", self.a)
+        } else if r.p_right >= 0.95 {
+            format!("{} better", self.b)
+        } else if r.p_rope >= 0.95 {
+            "practically equivalent".to_string()
+        } else {
+            "undecided".to_string()
+        }
+    }
+}
+
+/// Every pair's Bayesian signed-rank test on the table (scores oriented so that higher is better,
+/// a unit that found nothing as the worst), each pair seeded from `opts.seed` and its names.
+fn bayes_pairs(table: &ScoreTable, pairs: &[(usize, usize)], opts: &Options) -> Vec<BayesPair> {
+    use rayon::prelude::*;
+    let Some(rope) = opts.bayes_rope else {
+        return Vec::new();
+    };
+    let sign = if table.higher_is_better { 1.0 } else { -1.0 };
+    let col = |p: usize| -> Vec<f64> {
+        table
+            .scores
+            .iter()
+            .map(|r| {
+                if r[p].is_nan() {
+                    f64::NEG_INFINITY
+                } else {
+                    sign * r[p]
+                }
+            })
+            .collect()
+    };
+    pairs
+        .par_iter()
+        .map(|&(a, b)| {
+            let (pa, pb) = (&table.policies[a], &table.policies[b]);
+            let seed = crate::rng::derive_seed(opts.seed, &format!("bayes\u{1f}{pa}\u{1f}{pb}"));
+            BayesPair {
+                a: pa.clone(),
+                b: pb.clone(),
+                result: crate::analysis::bayes::signed_rank(
+                    &col(a),
+                    &col(b),
+                    rope,
+                    opts.bayes_prior,
+                    opts.bayes_samples,
+                    seed,
+                ),
+            }
+        })
+        .collect()
 }
 
 pub fn compare(table: ScoreTable, opts: &Options) -> Comparison {
@@ -264,6 +342,7 @@ pub fn compare(table: ScoreTable, opts: &Options) -> Comparison {
         .flat_map(|a| ((a + 1)..k).map(move |b| (a, b)))
         .collect();
     let pairs = pair_tests(&table, &all, opts);
+    let bayesian = bayes_pairs(&table, &all, opts);
     Comparison {
         table,
         ranks,
@@ -272,6 +351,7 @@ pub fn compare(table: ScoreTable, opts: &Options) -> Comparison {
         iman_davenport: id,
         nemenyi: nem,
         wilcoxon: pairs,
+        bayesian,
         options: opts.clone(),
     }
 }

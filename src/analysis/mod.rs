@@ -1,5 +1,6 @@
 //! Statistics over result tables. Reads results only, never reaches back into replay.
 
+pub mod bayes;
 pub mod compare;
 mod ranks;
 pub mod stats;

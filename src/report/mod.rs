@@ -152,6 +152,14 @@ fn tests_json(
                 "a": p.a, "b": p.b, "statistic": p.statistic, "p_value": p.p_value,
                 "p_holm": p.p_holm, "reject": p.reject, "method": p.method})).collect::<Vec<_>>()
         },
+        "bayesian_signed_rank": if c.options.bayes_rope.is_some() { json!({
+            "method": "Benavoli et al. 2014/2017, baycomp's SignedRankTest semantics; left = a better by more than the rope",
+            "rope": c.options.bayes_rope, "prior": c.options.bayes_prior,
+            "samples": c.options.bayes_samples, "seed": c.options.seed, "decide_at": 0.95,
+            "pairs": c.bayesian.iter().map(|p| json!({
+                "a": p.a, "b": p.b, "p_left": p.result.p_left, "p_rope": p.result.p_rope,
+                "p_right": p.result.p_right, "decision": p.decision()})).collect::<Vec<_>>()
+        }) } else { json!(null) },
         "n_units": c.table.units.len(),
         "n_policies": c.table.policies.len(),
         "units": units,
@@ -209,6 +217,21 @@ pub fn tests_in_words(c: &Comparison) -> String {
         let _ = writeln!(
             s,
             "As the omnibus test does not reject, post-hoc differences should not be claimed (Demšar 2006)."
+        );
+    }
+    if let Some(rope) = c.options.bayes_rope {
+        let count = |f: &dyn Fn(&crate::analysis::compare::BayesPair) -> bool| {
+            c.bayesian.iter().filter(|p| f(p)).count()
+        };
+        let _ = writeln!(
+            s,
+            "Bayesian signed-rank tests (Benavoli et al. 2017; rope ±{rope}, prior {}, {} posterior samples) on all {} pairs: {} with one policy better and {} practically equivalent with posterior probability ≥ 0.95, {} undecided.",
+            c.options.bayes_prior,
+            c.options.bayes_samples,
+            c.bayesian.len(),
+            count(&|p| p.result.p_left >= 0.95 || p.result.p_right >= 0.95),
+            count(&|p| p.result.p_rope >= 0.95),
+            count(&|p| p.decision() == "undecided"),
         );
     }
     s
@@ -278,6 +301,39 @@ fn write_core(
     let k = c.table.policies.len();
     let n = c.table.units.len();
     let mut figs = Vec::new();
+    if let Some(rope) = c.options.bayes_rope {
+        // Pairs in mean-rank order of their first policy, then of the second.
+        let pos: BTreeMap<&str, usize> = order
+            .iter()
+            .enumerate()
+            .map(|(r, &i)| (c.table.policies[i].as_str(), r))
+            .collect();
+        let mut rows: Vec<(String, String, f64, f64, f64)> = c
+            .bayesian
+            .iter()
+            .map(|p| {
+                let (l, r) = (p.result.p_left, p.result.p_right);
+                if pos[p.a.as_str()] <= pos[p.b.as_str()] {
+                    (p.a.clone(), p.b.clone(), l, p.result.p_rope, r)
+                } else {
+                    (p.b.clone(), p.a.clone(), r, p.result.p_rope, l)
+                }
+            })
+            .collect();
+        rows.sort_by_key(|r| (pos[r.0.as_str()], pos[r.1.as_str()]));
+        let bb = figures::BayesBars {
+            title: format!(
+                "Bayesian signed-rank test, rope ±{rope} ({n} units, {} samples)",
+                c.options.bayes_samples
+            ),
+            rows,
+        };
+        files.extend(save(&bb, out, "bayes_signed_rank")?);
+        figs.push((
+            "bayes_signed_rank".into(),
+            "Bayesian signed-rank test per pair: posterior probability that the left policy is better by more than the rope (blue), that the two are within the rope (grey), that the right one is better (orange).".into(),
+        ));
+    }
     let mr = MeanRankFigure {
         title: format!(
             "Mean rank over {n} units, {}",

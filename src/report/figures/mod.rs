@@ -4,6 +4,7 @@
 
 mod allocation;
 mod anytime;
+mod bayes;
 mod boxplots;
 mod cd;
 mod lines;
@@ -11,6 +12,7 @@ mod mean_rank;
 
 pub use allocation::Allocation;
 pub use anytime::Anytime;
+pub use bayes::BayesBars;
 pub use boxplots::BoxPanels;
 pub use cd::CdDiagram;
 pub use lines::{Lines, Panel, Series};
