@@ -40,6 +40,36 @@ fn validate_exit_codes() {
     );
 }
 
+/// Columns stay aligned whatever the learner names' lengths.
+#[test]
+fn inspect_columns_stay_aligned_with_long_learner_names() {
+    let long = "gradient-boosting-with-early-stopping-and-a-long-name";
+    let dir = common::tiny_variant(
+        "inspect-long",
+        |csv| csv.replace(",a,", &format!(",{long},")),
+        |m| m.to_string(),
+    );
+    let out = run_ok(&["traces", "inspect", dir.to_str().unwrap()]);
+    let s = stdout(&out);
+    let rows: Vec<&str> = s
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with("learner"))
+        .take(4)
+        .collect();
+    assert_eq!(rows.len(), 4, "{s}");
+    // Every row ends its "evals" column (right-aligned) at the same character.
+    let ends: Vec<usize> = rows
+        .iter()
+        .map(|l| {
+            let name_end = l.trim_start().find(' ').unwrap() + (l.len() - l.trim_start().len());
+            let rest = &l[name_end..];
+            name_end + rest.len() - rest.trim_start().len() + rest.trim_start().find(' ').unwrap()
+        })
+        .collect();
+    assert!(ends.iter().all(|&e| e == ends[0]), "{ends:?}\n{s}");
+    assert!(s.contains(long), "{s}");
+}
+
 #[test]
 fn inspect_summarises_each_learner() {
     let out = run_ok(&["traces", "inspect", common::fixture().to_str().unwrap()]);
@@ -62,7 +92,7 @@ fn inspect_summarises_each_learner() {
         .find(|l| l.trim_start().starts_with("c "))
         .unwrap();
     // c's ok scores: 0.40, 0.45, 0.80 (the timeout's 0.81 is dropped), 0.20, 0.25, 0.99.
-    assert!(c.contains("0.2000-0.9900"), "{c}");
+    assert!(c.contains("0.2000 to 0.9900"), "{c}");
     assert!(
         c.contains("1.500 / 4.000 / 4.000") || c.contains("1.500 / 1.500 / 4.000"),
         "{c}"

@@ -67,6 +67,15 @@ fn fmt_p(p: f64) -> String {
     }
 }
 
+/// "p = 0.0123", or "p < 1e-300" for a p-value below the smallest the code resolves.
+fn p_is(p: f64) -> String {
+    if p == 0.0 {
+        "p < 1e-300".into()
+    } else {
+        format!("p = {}", fmt_p(p))
+    }
+}
+
 fn ci_name(kind: CiKind, alpha: f64) -> String {
     match kind {
         CiKind::T95 => "95 % t interval".into(),
@@ -175,12 +184,12 @@ pub fn tests_in_words(c: &Comparison) -> String {
     let fr = &c.friedman;
     let _ = writeln!(
         s,
-        "Friedman's test (tie-corrected) over {} units and {} policies: χ²({}) = {:.3}, p = {}, so the policies' ranks {} at α = {a}.",
+        "Friedman's test (tie-corrected) over {} units and {} policies: χ²({}) = {:.3}, {}, so the policies' ranks {} at α = {a}.",
         c.table.units.len(),
         c.table.policies.len(),
         fr.df,
         fr.statistic,
-        fmt_p(fr.p_value),
+        p_is(fr.p_value),
         if fr.p_value <= a {
             "differ significantly"
         } else {
@@ -190,11 +199,11 @@ pub fn tests_in_words(c: &Comparison) -> String {
     let id = &c.iman_davenport;
     let _ = writeln!(
         s,
-        "Iman–Davenport: F({}, {}) = {:.3}, p = {}.",
+        "Iman–Davenport: F({}, {}) = {:.3}, {}.",
         id.df1,
         id.df2,
         id.statistic,
-        fmt_p(id.p_value)
+        p_is(id.p_value)
     );
     let _ = writeln!(
         s,

@@ -252,7 +252,9 @@ pub fn claim_test(
 }
 
 fn fmt_p(p: f64) -> String {
-    if p < 1e-3 {
+    if p == 0.0 {
+        "< 1e-300".into()
+    } else if p < 1e-3 {
         format!("{p:.1e}")
     } else {
         format!("{p:.3}")

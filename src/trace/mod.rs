@@ -5,6 +5,7 @@
 //! and converts the rows into compact per-task, per-arm arrays that all replay threads share
 //! read-only.
 
+pub mod inspect;
 mod load;
 mod manifest;
 pub mod pool;
