@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use clap::{Parser, Subcommand};
+use clap::{Parser, Subcommand, ValueEnum};
 
 use banditbench::analysis::compare::Options;
 use banditbench::analysis::stats::{CiKind, ZeroMethod};
@@ -146,8 +146,8 @@ enum Command {
         #[arg(long, default_value_t = 0.05)]
         alpha: f64,
         /// Interval of the mean ranks
-        #[arg(long, default_value = "t95", value_parser = ["t95", "z95", "se", "bootstrap"])]
-        ci: String,
+        #[arg(long, value_enum, default_value_t = CiKind::T95)]
+        ci: CiKind,
         /// Resamples for --ci bootstrap
         #[arg(long, default_value_t = 10_000)]
         bootstrap_samples: usize,
@@ -170,21 +170,21 @@ enum Command {
         #[arg(long, default_value_t = banditbench::analysis::compare::DEFAULT_TIE_TOLERANCE)]
         tie_tolerance: f64,
         /// Zero differences in Wilcoxon's test: ranked then dropped (pratt) or dropped (wilcox)
-        #[arg(long, default_value = "pratt", value_parser = ["pratt", "wilcox"])]
-        zero_method: String,
+        #[arg(long, value_enum, default_value_t = ZeroMethod::Pratt)]
+        zero_method: ZeroMethod,
         /// A (unit, policy) without a score: fail listing them, drop the unit, or give it the unit's worst score
-        #[arg(long, default_value = "error", value_parser = ["error", "drop-unit", "worst"])]
-        missing: String,
+        #[arg(long, value_enum, default_value_t = banditbench::analysis::compare::Missing::Error)]
+        missing: banditbench::analysis::compare::Missing,
         /// Results folders: the unit the tests treat as independent. auto: the dataset when there
         /// are two or more, else the task, else every cell. dataset: scores averaged over runs,
         /// budgets and repetitions; task: over budgets and repetitions; task-budget: over
         /// repetitions (HAMLET's Fig. 8 unit; not independent); task-budget-repetition: every cell
-        #[arg(long, default_value = "auto", value_parser = ["auto", "dataset", "task", "task-budget", "task-budget-repetition"])]
-        unit: String,
+        #[arg(long, value_enum, default_value_t = UnitArg::Auto)]
+        unit: UnitArg,
         /// Results folders: what a cell that found nothing (no best score) counts as: the worst
         /// score of its unit, or left out of its mean (the counts are reported either way)
-        #[arg(long, default_value = "worst", value_parser = ["worst", "drop"])]
-        found_nothing: String,
+        #[arg(long, value_enum, default_value_t = banditbench::analysis::FoundNothing::Worst)]
+        found_nothing: banditbench::analysis::FoundNothing,
         /// Results folders: also one report per budget (in budget-<b>/)
         #[arg(long)]
         per_budget: bool,
@@ -195,8 +195,8 @@ enum Command {
         /// al. 2020: Table II grid, Figs. 2-8, the Variant 3 claim) or shang (Shang, Kaufmann &
         /// Valko 2019: D-TTTS against TTTS, T3C, SH, Hyperband, random search on recorded pools,
         /// and the timing table)
-        #[arg(value_parser = ["erucb", "hamlet", "shang"])]
-        paper: String,
+        #[arg(value_enum)]
+        paper: Paper,
         /// Worker threads, at least 1 [default: all cores]
         #[arg(long, value_parser = clap::value_parser!(u64).range(1..=4096).map(|v| v as usize))]
         threads: Option<usize>,
@@ -450,28 +450,18 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             let opts = ReportOptions {
                 stats: Options {
                     alpha,
-                    ci: match ci.as_str() {
-                        "z95" => CiKind::Z95,
-                        "se" => CiKind::Se,
-                        "bootstrap" => CiKind::Bootstrap,
-                        _ => CiKind::T95,
-                    },
+                    ci,
                     bootstrap_samples,
                     seed,
                     tie_tolerance,
                     bayes_rope,
                     bayes_samples,
                     bayes_prior,
-                    zero_method: if zero_method == "wilcox" {
-                        ZeroMethod::Wilcox
-                    } else {
-                        ZeroMethod::Pratt
-                    },
-                    missing: report::parse_missing(&missing).expect("validated by clap"),
+                    zero_method,
+                    missing,
                 },
-                unit: UnitKind::parse(&unit),
-                found_nothing: report::FoundNothing::parse(&found_nothing)
-                    .expect("validated by clap"),
+                unit: unit.kind(),
+                found_nothing,
                 per_budget,
                 ..ReportOptions::default()
             };
@@ -515,10 +505,10 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                 ..Default::default()
             };
             let t0 = std::time::Instant::now();
-            let files = match paper.as_str() {
-                "hamlet" => banditbench::reproduce::hamlet::reproduce(&opts)?,
-                "shang" => banditbench::reproduce::shang::reproduce(&opts)?,
-                _ => banditbench::reproduce::erucb::reproduce(&opts)?,
+            let files = match paper {
+                Paper::Erucb => banditbench::reproduce::erucb::reproduce(&opts)?,
+                Paper::Hamlet => banditbench::reproduce::hamlet::reproduce(&opts)?,
+                Paper::Shang => banditbench::reproduce::shang::reproduce(&opts)?,
             };
             for f in &files {
                 if f.extension().is_some_and(|e| e == "md") {
@@ -526,7 +516,10 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                 }
             }
             eprintln!(
-                "reproduced {paper}: {} files in {:.1} s",
+                "reproduced {}: {} files in {:.1} s",
+                paper
+                    .to_possible_value()
+                    .map_or(String::new(), |v| v.get_name().to_string()),
                 files.len(),
                 t0.elapsed().as_secs_f64()
             );
@@ -791,6 +784,36 @@ fn validate(
     } else {
         ExitCode::from(1)
     })
+}
+
+/// `--unit`: a unit kind, or `auto` (the most independent unit the results allow).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum UnitArg {
+    Auto,
+    Dataset,
+    Task,
+    TaskBudget,
+    TaskBudgetRepetition,
+}
+
+impl UnitArg {
+    fn kind(self) -> Option<UnitKind> {
+        match self {
+            UnitArg::Auto => None,
+            UnitArg::Dataset => Some(UnitKind::Dataset),
+            UnitArg::Task => Some(UnitKind::Task),
+            UnitArg::TaskBudget => Some(UnitKind::TaskBudget),
+            UnitArg::TaskBudgetRepetition => Some(UnitKind::TaskBudgetRepetition),
+        }
+    }
+}
+
+/// The papers `reproduce` knows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum Paper {
+    Erucb,
+    Hamlet,
+    Shang,
 }
 
 fn policies_text() -> String {

@@ -18,7 +18,7 @@ use super::units::ordered_mean;
 pub const DEFAULT_TIE_TOLERANCE: f64 = 1e-9;
 
 /// What to do with a (unit, policy) cell that has no score.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Missing {
     /// Refuse, listing the missing cells.
     Error,

@@ -285,7 +285,7 @@ pub fn nemenyi(mean_ranks: &[f64], n: usize, alpha: f64) -> Nemenyi {
 }
 
 /// How zero differences enter the Wilcoxon signed-rank test.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum ZeroMethod {
     /// Rank the zeros with the others, then drop their ranks (Pratt 1959; the cd-diagram default).
     Pratt,
@@ -511,7 +511,7 @@ pub fn holm(p: &[f64], alpha: f64) -> (Vec<f64>, Vec<bool>) {
 }
 
 /// How a mean rank's confidence interval is computed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum CiKind {
     /// mean ± t(0.975, n−1) · s/√n
     T95,

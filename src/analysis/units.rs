@@ -18,7 +18,7 @@ use anyhow::{Result, bail};
 use crate::results::Run;
 
 /// What the tests treat as one independent observation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, clap::ValueEnum)]
 pub enum UnitKind {
     /// A dataset: scores averaged over its runs, budgets and repetitions.
     Dataset,
@@ -32,25 +32,12 @@ pub enum UnitKind {
 }
 
 impl UnitKind {
-    pub const NAMES: [&'static str; 4] =
-        ["dataset", "task", "task-budget", "task-budget-repetition"];
-
     pub fn as_str(self) -> &'static str {
         match self {
             UnitKind::Dataset => "dataset",
             UnitKind::Task => "task",
             UnitKind::TaskBudget => "task-budget",
             UnitKind::TaskBudgetRepetition => "task-budget-repetition",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<UnitKind> {
-        match s {
-            "dataset" => Some(UnitKind::Dataset),
-            "task" => Some(UnitKind::Task),
-            "task-budget" => Some(UnitKind::TaskBudget),
-            "task-budget-repetition" => Some(UnitKind::TaskBudgetRepetition),
-            _ => None,
         }
     }
 
@@ -93,7 +80,7 @@ impl UnitKind {
 }
 
 /// What a cell that found nothing (no `best_score`) counts as.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum FoundNothing {
     /// The worst score any cell of the same unit reached (default).
     Worst,
@@ -102,20 +89,10 @@ pub enum FoundNothing {
 }
 
 impl FoundNothing {
-    pub const NAMES: [&'static str; 2] = ["worst", "drop"];
-
     pub fn as_str(self) -> &'static str {
         match self {
             FoundNothing::Worst => "worst",
             FoundNothing::Drop => "drop",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<FoundNothing> {
-        match s {
-            "worst" => Some(FoundNothing::Worst),
-            "drop" => Some(FoundNothing::Drop),
-            _ => None,
         }
     }
 }

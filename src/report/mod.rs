@@ -18,7 +18,7 @@ use anyhow::{Context, Result};
 use serde_json::json;
 
 use crate::analysis::average_ranks_tol;
-use crate::analysis::compare::{Comparison, Missing, Options, ScoreTable, compare};
+use crate::analysis::compare::{Comparison, Options, ScoreTable, compare};
 use crate::analysis::stats::{CiKind, mean_sd, t_quantile};
 use crate::analysis::units::{FoundCount, check_units, unit_table};
 use figures::{Allocation, Anytime, BoxPanels, CdDiagram, MeanRankFigure, save};
@@ -1150,16 +1150,6 @@ fn anytime(
         regret: series(&regrets),
         k,
     })
-}
-
-/// Parse `--missing`.
-pub fn parse_missing(s: &str) -> Option<Missing> {
-    match s {
-        "error" => Some(Missing::Error),
-        "drop-unit" => Some(Missing::DropUnit),
-        "worst" => Some(Missing::Worst),
-        _ => None,
-    }
 }
 
 #[cfg(test)]
