@@ -110,8 +110,9 @@ enum Command {
         #[arg(long)]
         submit: bool,
     },
-    /// Statistics, tables and figures from a results folder (or any unit,policy,score CSV):
-    /// ranks.csv, summary.csv, tests.json, report.md, report.tex and SVG/PNG figures
+    /// Statistics, tables and figures from a results folder (or any table of scores):
+    /// ranks.csv, summary.csv, labels.csv, tests.json, report.md, report.tex, ranking.tex, and
+    /// every figure as PDF, SVG, PNG (300 dpi) and CSV
     Report {
         /// A results folder written by `banditbench run`
         #[arg(required_unless_present = "scores", conflicts_with = "scores")]
@@ -188,6 +189,18 @@ enum Command {
         /// Results folders: also one report per budget (in budget-<b>/)
         #[arg(long)]
         per_budget: bool,
+        /// The width figures are drawn for: column (3.3 in), page (6.9 in, two columns) or a
+        /// width in inches (e.g. 5.5). Fonts are 7-8.5 pt at that width
+        #[arg(long, default_value = "page", value_parser = figure_width)]
+        width: f64,
+        /// Figures without their own titles (a paper's caption replaces them)
+        #[arg(long)]
+        no_titles: bool,
+        /// Labels for figures: a TOML file ("policy id" = "label") or a CSV (policy,label).
+        /// Policies it leaves out get the shortest label that tells them apart (the family, plus
+        /// the parameters that differ within it); labels.csv in the report lists them all
+        #[arg(long)]
+        labels: Option<PathBuf>,
     },
     /// Reproduce a paper's tables and figures: run its experiments, then write results/<paper>/
     Reproduce {
@@ -421,6 +434,9 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             unit,
             found_nothing,
             per_budget,
+            width,
+            no_titles,
+            labels,
         } => {
             if !(alpha > 0.0 && alpha < 1.0) {
                 anyhow::bail!("--alpha {alpha}: it must lie strictly between 0 and 1");
@@ -463,6 +479,14 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                 unit: unit.kind(),
                 found_nothing,
                 per_budget,
+                page: report::figures::Page {
+                    width_in: width,
+                    titles: !no_titles,
+                },
+                labels: match &labels {
+                    Some(f) => report::labels::read_label_map(f)?,
+                    None => Default::default(),
+                },
                 ..ReportOptions::default()
             };
             let t0 = std::time::Instant::now();
@@ -959,4 +983,9 @@ fn run_bench_replay(traces: &std::path::Path, seconds: f64, replay: bool) -> Res
         }
     }
     Ok(())
+}
+
+/// `--width`: column, page, or inches.
+fn figure_width(s: &str) -> Result<f64, String> {
+    report::figures::Page::parse_width(s)
 }

@@ -271,8 +271,8 @@ fn reproduce_erucb_writes_its_tables_and_figures() {
         "12 datasets and the cross-dataset tests"
     );
     assert!(t2.contains("Friedman's test (tie-corrected) over 12 units and 7 policies"));
-    // Figure 1a: 2 series per panel; the γ panel has its 101 settings, the θ and β panels theirs
-    // plus the paper's point (θ = 0.01, γ = 20, β = 0.85), which the γ sweep contains.
+    // Figure 1a: 2 series per panel, each the paper's 1000 settings of its parameter (the evenly
+    // spaced sweeps do not contain another sweep's fixed point, so no panel gains a setting).
     let fig = std::fs::read_to_string(dir.join("figure1a.csv")).unwrap();
-    assert_eq!(fig.lines().count(), 1 + 2 * (101 + 102 + 102));
+    assert_eq!(fig.lines().count(), 1 + 2 * 3 * 1000);
 }

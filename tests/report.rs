@@ -118,7 +118,46 @@ fn scores_csv_report_writes_the_contract_files_with_golden_values() {
         md.contains("![Mean rank per policy") && md.contains("| # | policy |"),
         "{md}"
     );
-    assert!(read(&out.join("report.tex")).contains("\\begin{tabular}"));
+    let tex = read(&out.join("report.tex"));
+    assert!(
+        tex.contains("\\toprule")
+            && tex.contains("\\includegraphics[width=\\linewidth]{mean_rank.pdf}")
+    );
+    assert!(
+        !tex.contains('χ') && !tex.contains('α') && !tex.contains('√'),
+        "symbols as macros"
+    );
+    assert!(read(&out.join("ranking.tex")).starts_with("\\begin{table}"));
+}
+
+/// Compile a generated report.tex with pdflatex: required where BANDITBENCH_REQUIRE_TEX=1 (CI
+/// installs a minimal TeX Live), skipped with a note where pdflatex is absent.
+fn pdflatex_compiles(dir: &Path) {
+    let have = std::process::Command::new("pdflatex")
+        .arg("--version")
+        .output()
+        .is_ok();
+    if !have {
+        assert!(
+            std::env::var("BANDITBENCH_REQUIRE_TEX").is_err(),
+            "BANDITBENCH_REQUIRE_TEX is set but pdflatex is not installed"
+        );
+        eprintln!("pdflatex not found: report.tex not compiled");
+        return;
+    }
+    let o = std::process::Command::new("pdflatex")
+        .args(["-interaction=nonstopmode", "-halt-on-error", "report.tex"])
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "pdflatex failed on {}:\n{}",
+        dir.join("report.tex").display(),
+        String::from_utf8_lossy(&o.stdout)
+    );
+    let pdf = std::fs::read(dir.join("report.pdf")).unwrap();
+    assert!(pdf.starts_with(b"%PDF-") && pdf.len() > 10_000);
 }
 
 #[test]
@@ -131,30 +170,76 @@ fn figures_render_with_their_labels_and_series() {
         "--out",
         out.to_str().unwrap(),
     ]);
+    // Figures are labelled with the policies' short labels (here their names), listed in
+    // labels.csv; the CSV beside each figure holds what it draws.
+    assert_eq!(
+        read(&out.join("labels.csv")),
+        "policy,label\np0,p0\np1,p1\np2,p2\n"
+    );
     let svg = read(&out.join("mean_rank.svg"));
-    // plotters writes each text element's content on a line of its own.
-    let has_text = |svg: &str, t: &str| svg.lines().any(|l| l.trim() == t);
-    for p in ["p0", "p1", "p2"] {
-        assert!(has_text(&svg, p), "mean_rank.svg labels {p}");
-    }
-    assert!(svg.contains("Mean rank over 5 units, 95 % t interval"));
-    assert!(svg.contains("mean rank (1 = best)"));
-    // One filled marker per policy (the error bars draw outline circles of their own).
-    let filled = svg
-        .lines()
-        .filter(|l| l.contains("<circle") && l.contains("stroke=\"none\""))
-        .count();
-    assert_eq!(filled, 3, "one mean marker per policy");
+    // The SVG's text is paths (it renders without any font installed), at the page width:
+    // 6.9 in = 496.8 pt, drawn as 1987 quarter points = 496.75 pt = 662.33 CSS px.
+    assert!(
+        !svg.contains("<text") && !svg.contains("font-family"),
+        "text as paths"
+    );
+    assert!(svg.contains("width=\"662.33"), "{}", &svg[..200]);
+    // The PNG is the same figure at 300 dpi: 6.9 in x 300.
     let (w, h) = png_size(&out.join("mean_rank.png"));
-    assert!(w > 600 && h > 150, "{w}x{h}");
-    let cd = read(&out.join("cd_nemenyi.svg"));
-    assert!(cd.contains("CD = "), "the CD ruler is drawn");
+    assert_eq!(w, 2070);
+    assert!(h > 200, "{w}x{h}");
+    // The PDF's page is the figure's size in points, with the font embedded (a TrueType font
+    // program), not a reference to a system font.
+    let pdf = std::fs::read(out.join("mean_rank.pdf")).unwrap();
+    assert!(pdf.starts_with(b"%PDF-"));
+    assert!(
+        pdf.windows(9).any(|w| w == b"FontFile2") || pdf.windows(9).any(|w| w == b"FontFile3"),
+        "mean_rank.pdf embeds its font"
+    );
+    let text = String::from_utf8_lossy(&pdf);
+    assert!(
+        text.contains("/MediaBox [0 0 496.75 "),
+        "6.9 in, to a quarter point"
+    );
+    let cd = read(&out.join("cd_nemenyi.csv"));
     for p in ["p0", "p1", "p2"] {
         assert!(
-            cd.lines().any(|l| l.trim().starts_with(&format!("{p} ("))),
-            "cd diagram labels {p}"
+            cd.lines().any(|l| l.starts_with(&format!("{p},"))),
+            "cd diagram has {p}"
         );
     }
+    assert!(
+        cd.contains("# critical difference,"),
+        "the CD ruler's value"
+    );
+    // --width column draws one-column figures: 3.3 in = 990 px at 300 dpi.
+    let narrow = scratch("report-figures-column");
+    run_ok(&[
+        "report",
+        "--scores",
+        &golden_csv("small"),
+        "--width",
+        "column",
+        "--out",
+        narrow.to_str().unwrap(),
+    ]);
+    assert_eq!(png_size(&narrow.join("cd_nemenyi.png")).0, 990);
+    let o = bin()
+        .args([
+            "report",
+            "--scores",
+            &golden_csv("small"),
+            "--width",
+            "wide",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&o.stderr)
+            .contains("give column (3.3 in), page (6.9 in) or inches"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     // The CSV next to each figure holds what it draws.
     let data = read(&out.join("mean_rank.csv"));
     assert_eq!(data.lines().count(), 4);
@@ -288,22 +373,34 @@ epsilon = [0.1, 0.5]
     assert_eq!(t["n_units"], 4, "2 tasks x 2 budgets");
     assert_eq!(t["units"]["independent"], false);
     assert!(read(&tb.join("report.md")).contains("not independent"));
-    let boxes = read(&out.join("rank_boxplots.svg"));
+    let boxes = read(&out.join("rank_boxplots.csv"));
     assert!(
-        boxes.contains("budget 6 s\n") && boxes.contains("budget 12 s\n"),
+        boxes.contains("\nbudget 6 s,") && boxes.contains("\nbudget 12 s,"),
         "budget captions"
     );
-    let study = read(&out.join("param_study_epsilon-greedy.svg"));
-    // Rows are labelled by the parameter that varies; the shared one goes into the title.
+    // A family of two settings: the share of units each wins, per budget, labelled by the
+    // parameter that varies (its symbol); the shared one goes into the title.
+    let study = read(&out.join("param_study_epsilon-greedy.csv"));
     assert!(
-        study.contains("\nepsilon=0.1\n"),
-        "parameter values label the rows"
+        study.starts_with("row,ε=0.1 better,tie,ε=0.5 better\n"),
+        "{study}"
     );
+    let rows: Vec<Vec<f64>> = study
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').skip(1).map(|v| v.parse().unwrap()).collect())
+        .collect();
+    assert_eq!(rows.len(), 2, "one row per budget");
+    for r in &rows {
+        assert!((r.iter().sum::<f64>() - 1.0).abs() < 1e-12, "{r:?}");
+    }
+    let labels = read(&out.join("labels.csv"));
     assert!(
-        study.contains("epsilon-greedy (initial_pulls=0)"),
-        "shared parameters in the title"
+        labels.contains("\"epsilon-greedy(epsilon=0.1, initial_pulls=0)\",epsilon-greedy(ε=0.1)\n"),
+        "{labels}"
     );
-    assert!(!study.contains("(epsilon=0.1, initial_pulls=0)"));
+    assert!(labels.contains("\nround-robin,round-robin\n"), "{labels}");
+    pdflatex_compiles(&out);
     let alloc = read(&out.join("allocation.csv"));
     // 4 policies x 3 learners; shares of each policy sum to 1.
     assert_eq!(alloc.lines().count(), 13);
@@ -585,6 +682,7 @@ fn the_bayesian_signed_rank_test_reports_every_pair() {
         }
     }
     for f in [
+        "bayes_signed_rank.pdf",
         "bayes_signed_rank.svg",
         "bayes_signed_rank.png",
         "bayes_signed_rank.csv",

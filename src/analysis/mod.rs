@@ -1,6 +1,7 @@
 //! Statistics over result tables. Reads results only, never reaches back into replay.
 
 pub mod bayes;
+pub mod budgets;
 pub mod compare;
 mod ranks;
 pub mod stats;

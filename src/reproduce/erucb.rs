@@ -195,70 +195,87 @@ fn figure1a(dir: &Path, out: &Path) -> Result<Vec<PathBuf>> {
                 .filter(|(n, _)| *n != param)
                 .all(|(n, x)| v[*n].as_f64().is_some_and(|y| (y - x).abs() < 1e-12))
         };
-        let mut acc: BTreeMap<String, (f64, f64, f64, usize)> = BTreeMap::new();
+        // policy -> (exploitation rate of arm 1, of arm 7) per run
+        let mut acc: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
         let mut xs: BTreeMap<String, f64> = BTreeMap::new();
         for r in res.runs.iter().filter(|r| on_sweep(r)) {
             let total: f64 = r.pulls.iter().map(|p| p.1).sum();
             let get = |a: &str| r.pulls.iter().find(|p| p.0 == a).map_or(0.0, |p| p.1) / total;
-            let e = acc.entry(r.policy.clone()).or_default();
-            e.0 += get("G1");
-            e.1 += get("G7");
-            e.3 += 1;
+            acc.entry(r.policy.clone())
+                .or_default()
+                .push((get("G1"), get("G7")));
             let v: serde_json::Value = serde_json::from_str(&r.params)?;
             xs.insert(r.policy.clone(), v[param].as_f64().unwrap_or(f64::NAN));
         }
-        let mut p1: Vec<(f64, f64)> = Vec::new();
-        let mut p7: Vec<(f64, f64)> = Vec::new();
-        for (pol, (s1, s7, _, n)) in &acc {
-            p1.push((xs[pol], s1 / *n as f64));
-            p7.push((xs[pol], s7 / *n as f64));
+        // Mean and ±1 s.d. over runs, per setting.
+        let spread = |v: Vec<f64>| -> ((f64, f64), (f64, f64)) {
+            let (m, sd) = crate::analysis::stats::mean_sd(&v);
+            let sd = if sd.is_finite() { sd } else { 0.0 };
+            ((0.0, m), (m - sd, m + sd))
+        };
+        let mut p1: Vec<((f64, f64), (f64, f64))> = Vec::new();
+        let mut p7: Vec<((f64, f64), (f64, f64))> = Vec::new();
+        for (pol, rates) in &acc {
+            let (mut a, b1) = spread(rates.iter().map(|r| r.0).collect());
+            a.0 = xs[pol];
+            p1.push((a, b1));
+            let (mut a, b7) = spread(rates.iter().map(|r| r.1).collect());
+            a.0 = xs[pol];
+            p7.push((a, b7));
         }
-        p1.sort_by(|a, b| a.0.total_cmp(&b.0));
-        p7.sort_by(|a, b| a.0.total_cmp(&b.0));
+        p1.sort_by(|a, b| a.0.0.total_cmp(&b.0.0));
+        p7.sort_by(|a, b| a.0.0.total_cmp(&b.0.0));
         if p1.len() < 2 {
             anyhow::bail!(
                 "{}: fewer than two er-ucb settings sweep {param} with the others at θ = 0.01, γ = 20, β = 0.85; Figure 1a needs the sweeps of experiments/erucb-fig1-sweeps.toml",
                 dir.display()
             );
         }
-        let (lo, hi) = (p1[0].0, p1[p1.len() - 1].0);
+        let (lo, hi) = (p1[0].0.0, p1[p1.len() - 1].0.0);
         settings = settings.max(p1.len());
-        runs = runs.max(acc.values().map(|a| a.3).max().unwrap_or(0));
-        let greek = match param {
-            "theta" => "θ",
-            "gamma" => "γ",
-            _ => "β",
+        runs = runs.max(acc.values().map(Vec::len).max().unwrap_or(0));
+        let (greek, tag, others) = match param {
+            "theta" => ("θ", "a.1", "γ = 20, β = 0.85"),
+            "gamma" => ("γ", "a.2", "θ = 0.01, β = 0.85"),
+            _ => ("β", "a.3", "θ = 0.01, γ = 20"),
+        };
+        let series = |name: &str, pts: Vec<((f64, f64), (f64, f64))>, color: usize| Series {
+            name: name.into(),
+            points: pts.iter().map(|p| p.0).collect(),
+            band: Some(pts.iter().map(|p| p.1).collect()),
+            color,
+            dashed: false,
         };
         panels.push(Panel {
-            caption: format!("a: {greek} (others at θ=0.01, γ=20, β=0.85)"),
-            x_desc: greek.to_string(),
+            caption: format!("({tag}) {greek} ({others})"),
+            x_desc: if param == "theta" {
+                format!("{greek} (log scale)")
+            } else {
+                greek.to_string()
+            },
             y_desc: "exploitation rate".into(),
             x_range: (lo, hi),
             y_range: (0.0, 1.0),
+            log_x: param == "theta",
             series: vec![
-                Series {
-                    name: "arm 1 (best)".into(),
-                    points: p1,
-                    color: 2,
-                    dashed: false,
-                },
-                Series {
-                    name: "arm 7 (highest mean)".into(),
-                    points: p7,
-                    color: 3,
-                    dashed: false,
-                },
+                series("arm 1 (best)", p1, 0),
+                series("arm 7 (highest mean)", p7, 1),
             ],
         });
     }
     let fig = Lines {
         title: format!(
-            "ER-UCB Figure 1a reproduced: exploitation rates of arms 1 and 7 ({} settings per parameter, {} runs each)",
+            "ER-UCB Fig. 1a: exploitation rates, mean ± 1 s.d. over {1} runs, {0} settings each",
             settings, runs
         ),
         panels,
     };
-    save(&fig, out, "figure1a")
+    save(
+        &fig,
+        out,
+        "figure1a",
+        &crate::report::figures::Page::default(),
+    )
 }
 
 fn figure1b(results: &Path, out: &Path) -> Result<Vec<PathBuf>> {
@@ -270,54 +287,71 @@ fn figure1b(results: &Path, out: &Path) -> Result<Vec<PathBuf>> {
         .collect();
     let decisions = crate::results::read_decisions(results)?;
     let budget = res.runs.iter().map(|r| r.budget_abs).fold(0.0, f64::max) as usize;
-    let mut sums: BTreeMap<String, (Vec<f64>, BTreeMap<u64, ()>)> = BTreeMap::new();
-    let mut counts: BTreeMap<u64, f64> = BTreeMap::new();
+    // family -> cell -> cumulative count of X > 1.0 at each step
+    let mut counts: BTreeMap<String, BTreeMap<u64, Vec<f64>>> = BTreeMap::new();
     for d in &decisions {
-        let c = d.cell;
-        let f = &family_of[&c];
+        let f = &family_of[&d.cell];
         if f != "er-ucb" && f != "ucb1" {
             continue;
         }
-        let step = d.step as usize;
-        let above = d.reward > 1.0;
-        let n = counts.entry(c).or_insert(0.0);
-        if above {
-            *n += 1.0;
-        }
-        let e = sums
+        let c = counts
             .entry(f.clone())
-            .or_insert_with(|| (vec![0.0; budget + 1], BTreeMap::new()));
+            .or_default()
+            .entry(d.cell)
+            .or_insert_with(|| vec![0.0; budget + 1]);
+        let step = d.step as usize;
         if step <= budget {
-            e.0[step] += *n;
+            c[step] = if d.reward > 1.0 { 1.0 } else { 0.0 };
         }
-        e.1.insert(c, ());
     }
     // P(X > 1.0) for arm 1 ~ N(0.84, 0.07^2): the ground-truth strategy always pulls arm 1.
     let p_true = crate::analysis::stats::norm_sf((1.0 - 0.84) / 0.07);
     let mut series = Vec::new();
-    for (f, (s, cells)) in &sums {
-        let n = cells.len() as f64;
-        let pts: Vec<(f64, f64)> = (1..=budget)
-            .step_by(10)
-            .map(|t| (t as f64, s[t] / n))
+    for (f, cells) in &counts {
+        let cum: Vec<Vec<f64>> = cells
+            .values()
+            .map(|v| {
+                v.iter()
+                    .scan(0.0, |acc, x| {
+                        *acc += x;
+                        Some(*acc)
+                    })
+                    .collect()
+            })
             .collect();
+        let at = |t: usize| -> (f64, f64) {
+            let col: Vec<f64> = cum.iter().map(|c| c[t]).collect();
+            crate::analysis::stats::mean_sd(&col)
+        };
+        let steps: Vec<usize> = (1..=budget).step_by(10).collect();
+        let (name, color) = if f == "er-ucb" {
+            (format!("ER-UCB (mean ± 1 s.d. of {} runs)", cum.len()), 0)
+        } else {
+            (format!("C-UCB (mean ± 1 s.d. of {} runs)", cum.len()), 1)
+        };
         series.push(Series {
-            name: if f == "er-ucb" {
-                "ER-UCB (mean of 100 runs)".into()
-            } else {
-                "C-UCB (mean of 100 runs)".into()
-            },
-            points: pts,
-            color: if f == "er-ucb" { 2 } else { 0 },
+            name,
+            points: steps.iter().map(|&t| (t as f64, at(t).0)).collect(),
+            band: Some(
+                steps
+                    .iter()
+                    .map(|&t| {
+                        let (m, sd) = at(t);
+                        (m - sd, m + sd)
+                    })
+                    .collect(),
+            ),
+            color,
             dashed: false,
         });
     }
     series.push(Series {
-        name: format!("ground truth: t x P(X1 > 1.0) = t x {p_true:.5}"),
+        name: format!("ground truth: t × P(X₁ > 1.0) = t × {p_true:.5}"),
         points: (0..=100)
             .map(|i| (10.0 * i as f64, 10.0 * i as f64 * p_true))
             .collect(),
-        color: 3,
+        band: None,
+        color: 6,
         dashed: true,
     });
     let ymax = series
@@ -326,17 +360,23 @@ fn figure1b(results: &Path, out: &Path) -> Result<Vec<PathBuf>> {
         .fold(1.0f64, f64::max)
         * 1.1;
     let fig = Lines {
-        title: "ER-UCB Figure 1b reproduced: number of feedbacks X > 1.0 against trials".into(),
+        title: "ER-UCB Figure 1b: number of feedbacks X > 1.0 against trials".into(),
         panels: vec![Panel {
-            caption: "b: cumulative count of X > 1.0".into(),
+            caption: "(b) cumulative count of X > 1.0".into(),
             x_desc: "trials".into(),
             y_desc: "count of X > 1.0".into(),
             x_range: (0.0, budget as f64),
             y_range: (0.0, ymax),
+            log_x: false,
             series,
         }],
     };
-    save(&fig, out, "figure1b")
+    save(
+        &fig,
+        out,
+        "figure1b",
+        &crate::report::figures::Page::default(),
+    )
 }
 
 /// (paper's dataset, ours, β, paper's ground truth) in the paper's order.

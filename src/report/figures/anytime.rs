@@ -1,112 +1,149 @@
 //! Anytime curves: mean rank and mean normalised regret against the fraction of the budget used,
-//! with a band of ±t(0.975)·SE over units (Syne Tune / HPO-B style).
+//! with a band of ±t(0.975)·SE over units (Syne Tune / HPO-B style). Each policy has its own
+//! colour, line style and marker (Okabe–Ito; styles repeat only past eight policies), so the
+//! curves survive greyscale printing.
 
 use anyhow::Result;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::{Figure, color, csv_field, de, left_center, text_style, text_width};
+use super::legend::{self, Entry};
+use super::style::{
+    GRID, HAIRLINE, LINE, Page, TEXT_PT, TICK_PT, TITLE_PT, color, dash, draw_marker,
+    draw_polyline, fmt_number, font, marker, ticks_that_fit, upt,
+};
+use super::{Figure, csv_field, de};
 
 pub struct Anytime {
     pub title: String,
     pub grid: Vec<f64>,
-    /// (policy, mean rank per grid point, half-width), best final rank first.
+    /// (policy label, mean rank per grid point, half-width), best final rank first.
     pub rank: Vec<(String, Vec<f64>, Vec<f64>)>,
     pub regret: Vec<(String, Vec<f64>, Vec<f64>)>,
     pub k: usize,
 }
 
+const PANEL_PT: f64 = 150.0;
+
 impl Anytime {
-    fn legend_width(&self) -> u32 {
+    fn entries(&self) -> Vec<Entry> {
         self.rank
             .iter()
-            .map(|r| text_width(&r.0, 12))
-            .max()
-            .unwrap_or(60)
-            + 50
+            .enumerate()
+            .map(|(i, (name, _, _))| Entry {
+                label: name.clone(),
+                color: color(i),
+                dash: dash(i),
+                marker: Some(marker(i)),
+                swatch: false,
+            })
+            .collect()
+    }
+
+    fn title_height(page: &Page) -> u32 {
+        if page.titles { upt(TITLE_PT * 1.8) } else { 0 }
     }
 }
 
 impl Figure for Anytime {
-    fn size(&self) -> (u32, u32) {
-        (
-            1000 + self.legend_width(),
-            480.max(80 + 20 * self.rank.len() as u32),
-        )
+    fn height(&self, page: &Page) -> u32 {
+        let panels = if page.narrow() { 2 } else { 1 };
+        Self::title_height(page)
+            + panels * upt(PANEL_PT)
+            + legend::height(&self.entries(), page.width())
     }
 
-    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<()> {
-        let root = root.titled(&self.title, text_style(18)).map_err(de)?;
-        let (plots, legend) = root.split_horizontally(root.dim_in_pixel().0 - self.legend_width());
-        let areas = plots.split_evenly((1, 2));
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>, page: &Page) -> Result<()> {
+        let root = super::style::titled(root, &self.title, page)?;
+        let entries = self.entries();
+        let lh = legend::height(&entries, page.width());
+        let (plots, legend_area) = root.split_vertically(root.dim_in_pixel().1 - lh);
+        let areas = if page.narrow() {
+            plots.split_evenly((2, 1))
+        } else {
+            plots.split_evenly((1, 2))
+        };
         let panels = [
-            ("mean rank (1 = best)", &self.rank, (1.0, self.k as f64)),
-            ("mean normalised regret", &self.regret, (0.0, 1.0)),
+            (
+                "mean rank (1 = best)",
+                &self.rank,
+                (1.0, self.k.max(2) as f64),
+            ),
+            ("normalised regret", &self.regret, (0.0, 1.0)),
         ];
+        let n_grid = self.grid.len();
         for ((desc, series, (y0, y1)), area) in panels.iter().zip(&areas) {
+            let w = area.dim_in_pixel().0;
             let mut chart = ChartBuilder::on(area)
-                .margin(12)
-                .x_label_area_size(44)
-                .y_label_area_size(56)
+                .margin(upt(4.0))
+                .margin_right(upt(8.0))
+                .x_label_area_size(upt(22.0))
+                .y_label_area_size(upt(26.0))
                 .build_cartesian_2d(0f64..1f64, *y0..*y1)
                 .map_err(de)?;
             chart
                 .configure_mesh()
                 .x_desc("fraction of the budget used")
                 .y_desc(*desc)
-                .axis_desc_style(text_style(14))
-                .label_style(text_style(12))
-                .light_line_style(RGBColor(235, 235, 235))
+                .x_labels(ticks_that_fit(w.saturating_sub(upt(34.0)), 0.0, 1.0).min(6))
+                .y_labels(6)
+                .x_label_formatter(&|v| fmt_number(*v))
+                .y_label_formatter(&|v| fmt_number(*v))
+                .axis_desc_style(font(TEXT_PT))
+                .label_style(font(TICK_PT))
+                .axis_style(BLACK.stroke_width(HAIRLINE))
+                .bold_line_style(GRID.stroke_width(HAIRLINE))
+                .light_line_style(TRANSPARENT)
+                .set_all_tick_mark_size(upt(2.0))
                 .draw()
                 .map_err(de)?;
+            let (bx, by) = area.get_base_pixel();
             for (i, (_, mean, half)) in series.iter().enumerate() {
                 let c = color(i);
-                let pts: Vec<(f64, f64)> = self
-                    .grid
-                    .iter()
-                    .zip(mean)
-                    .filter(|(_, m)| m.is_finite())
-                    .map(|(t, m)| (*t, *m))
-                    .collect();
+                let ok = |m: &f64, h: &f64| m.is_finite() && h.is_finite();
                 let mut band: Vec<(f64, f64)> = self
                     .grid
                     .iter()
                     .zip(mean.iter().zip(half))
-                    .filter(|(_, (m, h))| m.is_finite() && h.is_finite())
+                    .filter(|(_, (m, h))| ok(m, h))
                     .map(|(t, (m, h))| (*t, (m + h).min(*y1)))
                     .collect();
                 let lower: Vec<(f64, f64)> = self
                     .grid
                     .iter()
                     .zip(mean.iter().zip(half))
-                    .filter(|(_, (m, h))| m.is_finite() && h.is_finite())
+                    .filter(|(_, (m, h))| ok(m, h))
                     .map(|(t, (m, h))| (*t, (m - h).max(*y0)))
                     .rev()
                     .collect();
                 band.extend(lower);
                 if band.len() > 2 {
                     chart
-                        .draw_series(std::iter::once(Polygon::new(band, c.mix(0.15).filled())))
+                        .draw_series(std::iter::once(Polygon::new(band, c.mix(0.12).filled())))
                         .map_err(de)?;
                 }
-                chart
-                    .draw_series(LineSeries::new(pts, c.stroke_width(2)))
-                    .map_err(de)?;
+                let pts: Vec<(i32, i32)> = self
+                    .grid
+                    .iter()
+                    .zip(mean)
+                    .filter(|(_, m)| m.is_finite())
+                    .map(|(t, m)| {
+                        let (x, y) = chart.backend_coord(&(*t, *m));
+                        (x - bx, y - by)
+                    })
+                    .collect();
+                draw_polyline(area, pts, c.stroke_width(LINE), dash(i))?;
+                // Markers at staggered grid points so that neighbours' markers do not stack.
+                let every = (n_grid / 6).max(1);
+                for j in (i % every..n_grid).step_by(every) {
+                    if mean[j].is_finite() {
+                        let (x, y) = chart.backend_coord(&(self.grid[j], mean[j]));
+                        draw_marker(area, marker(i), (x - bx, y - by), upt(1.8) as i32, c)?;
+                    }
+                }
             }
         }
-        for (i, (name, _, _)) in self.rank.iter().enumerate() {
-            let y = 30 + 20 * i as i32;
-            legend
-                .draw(&PathElement::new(
-                    vec![(8, y), (28, y)],
-                    color(i).stroke_width(3),
-                ))
-                .map_err(de)?;
-            legend
-                .draw(&Text::new(name.clone(), (34, y), left_center(12)))
-                .map_err(de)?;
-        }
-        Ok(())
+        legend::draw(&legend_area, &entries)
     }
 
     fn csv(&self) -> String {

@@ -1,12 +1,17 @@
 //! Horizontal rank boxplots, one panel per budget (HAMLET Figs. 2–7): per policy (or per
-//! parameter value) the box spans the quartiles, the line is the median, the dot the mean,
-//! whiskers reach the furthest point within 1.5 IQR, points beyond are drawn as circles.
+//! parameter value) the box spans the quartiles, the line is the median, the open dot the mean,
+//! whiskers reach the furthest point within 1.5 IQR, points beyond are grey circles. A legend
+//! under the panels says so.
 
 use anyhow::Result;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::{Figure, color, csv_field, de, quantile_sorted, right_center, text_style, text_width};
+use super::style::{
+    GRID, HAIRLINE, MID_GREY, OKABE_ITO, Page, TEXT_PT, THIN, TICK_PT, TITLE_PT, fit, fit_caption,
+    font, left_center, max_width, pt, right_center, text_width, upt,
+};
+use super::{Figure, csv_field, de, quantile_sorted};
 
 pub struct BoxPanels {
     pub title: String,
@@ -18,86 +23,105 @@ pub struct BoxPanels {
     pub x_range: (f64, f64),
 }
 
+const ROW_PT: f64 = 10.0;
+/// Narrowest useful panel.
+const MIN_PANEL_PT: f64 = 110.0;
+
 impl BoxPanels {
-    fn label_width(&self) -> u32 {
-        self.labels
-            .iter()
-            .map(|l| text_width(l, 13))
-            .max()
-            .unwrap_or(60)
-            + 20
+    fn label_width(&self, page: &Page) -> u32 {
+        max_width(self.labels.iter().map(|s| s.as_str()), TEXT_PT).min(page.width() * 40 / 100)
+            + upt(8.0)
     }
-}
 
-/// Panels per row; more panels wrap onto further rows.
-const PER_ROW: usize = 4;
-
-impl BoxPanels {
-    fn grid(&self) -> (usize, usize) {
+    /// (rows, columns) of panels: as many per row as fit at `MIN_PANEL_PT`.
+    fn grid(&self, page: &Page) -> (usize, usize) {
         let n = self.panels.len().max(1);
-        let cols = n.min(PER_ROW);
+        let room = page.width().saturating_sub(self.label_width(page)) as f64;
+        let fit = ((room / (MIN_PANEL_PT * super::style::UNITS_PER_PT)).floor() as usize).max(1);
+        let cols = n.min(fit);
         (n.div_ceil(cols), cols)
+    }
+
+    fn panel_height(&self) -> u32 {
+        upt(ROW_PT * self.labels.len() as f64 + 12.0 + 24.0)
+    }
+
+    fn legend_height() -> u32 {
+        upt(14.0)
     }
 }
 
 impl Figure for BoxPanels {
-    fn size(&self) -> (u32, u32) {
-        let (rows, cols) = self.grid();
-        (
-            self.label_width() + 40 + 300 * cols as u32,
-            40 + rows as u32 * (90 + 26 * self.labels.len() as u32),
-        )
+    fn height(&self, page: &Page) -> u32 {
+        let (rows, _) = self.grid(page);
+        let title = if page.titles { upt(TITLE_PT * 1.8) } else { 0 };
+        title + rows as u32 * self.panel_height() + Self::legend_height()
     }
 
-    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<()> {
-        let root = root.titled(&self.title, text_style(18)).map_err(de)?;
-        let lw = self.label_width();
-        let (rows, cols) = self.grid();
-        let (labels_col, plots) = root.split_horizontally(lw);
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>, page: &Page) -> Result<()> {
+        let root = super::style::titled(root, &self.title, page)?;
+        let (body, legend) = root.split_vertically(root.dim_in_pixel().1 - Self::legend_height());
+        let lw = self.label_width(page);
+        let (rows, cols) = self.grid(page);
+        let (labels_col, plots) = body.split_horizontally(lw);
         let label_rows = labels_col.split_evenly((rows, 1));
         let areas = plots.split_evenly((rows, cols));
         let n = self.labels.len();
         let (x0, x1) = self.x_range;
+        let c = OKABE_ITO[0];
+        let panel_w = areas.first().map_or(1, |a| a.dim_in_pixel().0);
+        // Ranks are whole numbers: label whole-number ticks, as many as fit.
+        let span = (x1 - x0).round().max(1.0) as usize;
+        let widest = text_width(&format!("{}", x1.floor()), TICK_PT) + upt(6.0);
+        let every = (1..=span)
+            .find(|s| (panel_w as f64 * *s as f64 / (x1 - x0)) >= widest as f64)
+            .unwrap_or(span);
         for (pi, ((caption, values), area)) in self.panels.iter().zip(&areas).enumerate() {
             let labels_area = &label_rows[pi / cols];
             let mut chart = ChartBuilder::on(area)
-                .caption(caption, text_style(15))
-                .margin(8)
-                .x_label_area_size(44)
-                .y_label_area_size(4)
+                .caption(
+                    fit_caption(caption, panel_w - upt(4.0)).0,
+                    font(fit_caption(caption, panel_w - upt(4.0)).1),
+                )
+                .margin_left(upt(3.0))
+                .margin_right(upt(5.0))
+                .x_label_area_size(upt(22.0))
+                .y_label_area_size(0)
                 .build_cartesian_2d(x0..x1, -0.6f64..(n as f64 - 0.4))
                 .map_err(de)?;
             chart
                 .configure_mesh()
                 .disable_y_mesh()
                 .y_labels(0)
-                // Ranks are whole numbers: label whole-number ticks only.
-                .x_labels(((x1 - x0).ceil() as usize + 1).min(11))
+                .x_labels(span + 1)
                 .x_label_formatter(&|v| {
-                    if (v - v.round()).abs() < 1e-9 {
-                        format!("{}", v.round())
+                    let r = v.round();
+                    if (v - r).abs() < 1e-9 && (r as i64 - x0.ceil() as i64) % every as i64 == 0 {
+                        format!("{r}")
                     } else {
                         String::new()
                     }
                 })
                 .x_desc(&self.x_desc)
-                .axis_desc_style(text_style(14))
-                .label_style(text_style(12))
-                .light_line_style(RGBColor(235, 235, 235))
+                .axis_desc_style(font(TEXT_PT))
+                .label_style(font(TICK_PT))
+                .axis_style(BLACK.stroke_width(HAIRLINE))
+                .bold_line_style(GRID.stroke_width(HAIRLINE))
+                .light_line_style(TRANSPARENT)
+                .set_all_tick_mark_size(upt(2.0))
                 .draw()
                 .map_err(de)?;
             for (i, vals) in values.iter().enumerate() {
                 let y = (n - 1 - i) as f64;
-                let c = color(i);
                 if pi % cols == 0 {
-                    // backend_coord is absolute; the label area starts below the title.
+                    // backend_coord is absolute; the label area has its own origin.
                     let (_, py) = chart.backend_coord(&(x0, y));
                     let (_, by) = labels_area.get_base_pixel();
                     labels_area
                         .draw(&Text::new(
-                            self.labels[i].clone(),
-                            (lw as i32 - 6, py - by),
-                            right_center(13),
+                            fit(&self.labels[i], TEXT_PT, lw - upt(8.0)),
+                            (lw as i32 - pt(3.0), py - by),
+                            right_center(TEXT_PT),
                         ))
                         .map_err(de)?;
                 }
@@ -124,42 +148,105 @@ impl Figure for BoxPanels {
                     .find(|x| *x <= q3 + 1.5 * iqr)
                     .unwrap_or(q3);
                 let mean = v.iter().sum::<f64>() / v.len() as f64;
-                let h = 0.32;
+                let h = 0.3;
                 chart
                     .draw_series(std::iter::once(Rectangle::new(
                         [(q1, y - h), (q3, y + h)],
-                        c.mix(0.35).filled(),
+                        c.mix(0.3).filled(),
                     )))
                     .map_err(de)?;
                 chart
                     .draw_series(std::iter::once(Rectangle::new(
                         [(q1, y - h), (q3, y + h)],
-                        c.stroke_width(1),
+                        c.stroke_width(HAIRLINE),
                     )))
                     .map_err(de)?;
-                for seg in [
-                    vec![(med, y - h), (med, y + h)],
-                    vec![(lo, y), (q1, y)],
-                    vec![(q3, y), (hi, y)],
-                    vec![(lo, y - h / 2.0), (lo, y + h / 2.0)],
-                    vec![(hi, y - h / 2.0), (hi, y + h / 2.0)],
+                for (seg, w) in [
+                    (vec![(med, y - h), (med, y + h)], THIN + 1),
+                    (vec![(lo, y), (q1, y)], HAIRLINE),
+                    (vec![(q3, y), (hi, y)], HAIRLINE),
+                    (vec![(lo, y - h / 2.0), (lo, y + h / 2.0)], HAIRLINE),
+                    (vec![(hi, y - h / 2.0), (hi, y + h / 2.0)], HAIRLINE),
                 ] {
                     chart
-                        .draw_series(std::iter::once(PathElement::new(seg, c.stroke_width(2))))
+                        .draw_series(std::iter::once(PathElement::new(
+                            seg,
+                            BLACK.stroke_width(w),
+                        )))
                         .map_err(de)?;
                 }
                 chart
-                    .draw_series(std::iter::once(Circle::new((mean, y), 3, BLACK.filled())))
+                    .draw_series(std::iter::once(Circle::new(
+                        (mean, y),
+                        pt(1.5),
+                        WHITE.filled(),
+                    )))
+                    .map_err(de)?;
+                chart
+                    .draw_series(std::iter::once(Circle::new(
+                        (mean, y),
+                        pt(1.5),
+                        BLACK.stroke_width(HAIRLINE),
+                    )))
                     .map_err(de)?;
                 let outliers: Vec<f64> = v.iter().copied().filter(|x| *x < lo || *x > hi).collect();
                 chart
                     .draw_series(
                         outliers
                             .into_iter()
-                            .map(|o| Circle::new((o, y), 2, c.stroke_width(1))),
+                            .map(|o| Circle::new((o, y), pt(0.9), MID_GREY.stroke_width(HAIRLINE))),
                     )
                     .map_err(de)?;
             }
+        }
+        // The legend: what each mark is.
+        let y = legend.dim_in_pixel().1 as i32 / 2;
+        let mut x = lw as i32;
+        let box_h = pt(3.0);
+        legend
+            .draw(&Rectangle::new(
+                [(x, y - box_h), (x + pt(8.0), y + box_h)],
+                c.mix(0.3).filled(),
+            ))
+            .map_err(de)?;
+        legend
+            .draw(&Rectangle::new(
+                [(x, y - box_h), (x + pt(8.0), y + box_h)],
+                c.stroke_width(HAIRLINE),
+            ))
+            .map_err(de)?;
+        legend
+            .draw(&PathElement::new(
+                vec![(x + pt(4.0), y - box_h), (x + pt(4.0), y + box_h)],
+                BLACK.stroke_width(THIN + 1),
+            ))
+            .map_err(de)?;
+        x += pt(10.0);
+        let items = [
+            "quartiles, line = median",
+            "mean",
+            "whiskers: 1.5 IQR; grey circles beyond",
+        ];
+        legend
+            .draw(&Text::new(items[0], (x, y), left_center(TICK_PT)))
+            .map_err(de)?;
+        x += text_width(items[0], TICK_PT) as i32 + pt(8.0);
+        legend
+            .draw(&Circle::new(
+                (x + pt(1.5), y),
+                pt(1.5),
+                BLACK.stroke_width(HAIRLINE),
+            ))
+            .map_err(de)?;
+        x += pt(5.0);
+        legend
+            .draw(&Text::new(items[1], (x, y), left_center(TICK_PT)))
+            .map_err(de)?;
+        x += text_width(items[1], TICK_PT) as i32 + pt(8.0);
+        if x + (text_width(items[2], TICK_PT) as i32) < page.width() as i32 {
+            legend
+                .draw(&Text::new(items[2], (x, y), left_center(TICK_PT)))
+                .map_err(de)?;
         }
         Ok(())
     }

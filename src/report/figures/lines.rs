@@ -1,15 +1,24 @@
-//! Line charts in side-by-side panels (parameter sweeps, counts against trials).
+//! Line charts in side-by-side panels (parameter sweeps, counts against trials), each series
+//! with an optional band (e.g. the spread over runs), a colour-blind-safe colour, line style and
+//! marker, a shared legend underneath, and a log x axis where a panel asks for one.
 
 use anyhow::Result;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::{Figure, color, csv_field, de, left_center, text_style, text_width};
+use super::legend::{self, Entry};
+use super::style::{
+    GRID, HAIRLINE, LINE, Page, TEXT_PT, TICK_PT, TITLE_PT, color, draw_marker, draw_polyline,
+    fit_caption, fmt_number, font, marker, ticks_that_fit, upt,
+};
+use super::{Figure, csv_field, de};
 
 pub struct Series {
     pub name: String,
     pub points: Vec<(f64, f64)>,
-    /// Index into the palette.
+    /// (low, high) per point, drawn as a translucent band.
+    pub band: Option<Vec<(f64, f64)>>,
+    /// Index into the palette (colour and marker).
     pub color: usize,
     pub dashed: bool,
 }
@@ -20,6 +29,7 @@ pub struct Panel {
     pub y_desc: String,
     pub x_range: (f64, f64),
     pub y_range: (f64, f64),
+    pub log_x: bool,
     pub series: Vec<Series>,
 }
 
@@ -28,95 +38,148 @@ pub struct Lines {
     pub panels: Vec<Panel>,
 }
 
+const PANEL_PT: f64 = 150.0;
+const MIN_PANEL_W_PT: f64 = 150.0;
+
 impl Lines {
-    fn legend(&self) -> Vec<(String, usize, bool)> {
-        let mut seen: Vec<(String, usize, bool)> = Vec::new();
+    fn entries(&self) -> Vec<Entry> {
+        let mut seen: Vec<Entry> = Vec::new();
         for p in &self.panels {
             for s in &p.series {
-                if !seen.iter().any(|x| x.0 == s.name) {
-                    seen.push((s.name.clone(), s.color, s.dashed));
+                if !seen.iter().any(|x| x.label == s.name) {
+                    seen.push(Entry {
+                        label: s.name.clone(),
+                        color: color(s.color),
+                        dash: s.dashed.then_some((upt(3.0), upt(2.0))),
+                        marker: (!s.dashed).then_some(marker(s.color)),
+                        swatch: false,
+                    });
                 }
             }
         }
         seen
     }
 
-    fn legend_width(&self) -> u32 {
-        self.legend()
-            .iter()
-            .map(|l| text_width(&l.0, 12))
-            .max()
-            .unwrap_or(60)
-            + 50
+    fn grid(&self, page: &Page) -> (usize, usize) {
+        let n = self.panels.len().max(1);
+        let fit = ((page.width() as f64 / (MIN_PANEL_W_PT * super::style::UNITS_PER_PT)).floor()
+            as usize)
+            .max(1);
+        let cols = n.min(fit);
+        (n.div_ceil(cols), cols)
     }
 }
 
 impl Figure for Lines {
-    fn size(&self) -> (u32, u32) {
-        (
-            420 * self.panels.len().max(1) as u32 + self.legend_width(),
-            440,
-        )
+    fn height(&self, page: &Page) -> u32 {
+        let title = if page.titles { upt(TITLE_PT * 1.8) } else { 0 };
+        let (rows, _) = self.grid(page);
+        title + rows as u32 * upt(PANEL_PT) + legend::height(&self.entries(), page.width())
     }
 
-    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<()> {
-        let root = root.titled(&self.title, text_style(18)).map_err(de)?;
-        let (plots, legend) = root.split_horizontally(root.dim_in_pixel().0 - self.legend_width());
-        let areas = plots.split_evenly((1, self.panels.len().max(1)));
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>, page: &Page) -> Result<()> {
+        let root = super::style::titled(root, &self.title, page)?;
+        let entries = self.entries();
+        let lh = legend::height(&entries, page.width());
+        let (plots, legend_area) = root.split_vertically(root.dim_in_pixel().1 - lh);
+        let areas = plots.split_evenly(self.grid(page));
         for (p, area) in self.panels.iter().zip(&areas) {
-            let mut chart = ChartBuilder::on(area)
-                .caption(&p.caption, text_style(15))
-                .margin(10)
-                .x_label_area_size(44)
-                .y_label_area_size(56)
-                .build_cartesian_2d(p.x_range.0..p.x_range.1, p.y_range.0..p.y_range.1)
-                .map_err(de)?;
-            chart
-                .configure_mesh()
-                .x_desc(&p.x_desc)
-                .y_desc(&p.y_desc)
-                .axis_desc_style(text_style(14))
-                .label_style(text_style(12))
-                .light_line_style(RGBColor(235, 235, 235))
-                .draw()
-                .map_err(de)?;
-            for s in &p.series {
-                let c = color(s.color);
-                if s.dashed {
-                    for w in s.points.windows(2).step_by(2) {
-                        chart
-                            .draw_series(std::iter::once(PathElement::new(
-                                vec![w[0], w[1]],
-                                c.stroke_width(2),
-                            )))
-                            .map_err(de)?;
-                    }
-                } else {
+            let w = area.dim_in_pixel().0;
+            let mut builder = ChartBuilder::on(area);
+            builder
+                .caption(
+                    fit_caption(&p.caption, w - upt(4.0)).0,
+                    font(fit_caption(&p.caption, w - upt(4.0)).1),
+                )
+                .margin(upt(4.0))
+                .margin_right(upt(8.0))
+                .x_label_area_size(upt(22.0))
+                .y_label_area_size(upt(26.0));
+            let (bx, by) = area.get_base_pixel();
+            // One drawing routine for linear and log axes: a closure maps data to pixels.
+            macro_rules! body {
+                ($chart:expr, $xfmt:expr) => {{
+                    let mut chart = $chart;
                     chart
-                        .draw_series(LineSeries::new(s.points.clone(), c.stroke_width(2)))
+                        .configure_mesh()
+                        .x_desc(&p.x_desc)
+                        .y_desc(&p.y_desc)
+                        .x_labels(
+                            ticks_that_fit(w.saturating_sub(upt(34.0)), p.x_range.0, p.x_range.1)
+                                .min(6),
+                        )
+                        .y_labels(6)
+                        .x_label_formatter($xfmt)
+                        .y_label_formatter(&|v| fmt_number(*v))
+                        .axis_desc_style(font(TEXT_PT))
+                        .label_style(font(TICK_PT))
+                        .axis_style(BLACK.stroke_width(HAIRLINE))
+                        .bold_line_style(GRID.stroke_width(HAIRLINE))
+                        .light_line_style(TRANSPARENT)
+                        .set_all_tick_mark_size(upt(2.0))
+                        .draw()
                         .map_err(de)?;
-                }
+                    for s in &p.series {
+                        let c = color(s.color);
+                        if let Some(band) = &s.band {
+                            let mut poly: Vec<(f64, f64)> = s
+                                .points
+                                .iter()
+                                .zip(band)
+                                .filter(|(_, b)| b.1.is_finite())
+                                .map(|((x, _), b)| (*x, b.1.min(p.y_range.1)))
+                                .collect();
+                            let lower: Vec<(f64, f64)> = s
+                                .points
+                                .iter()
+                                .zip(band)
+                                .filter(|(_, b)| b.0.is_finite())
+                                .map(|((x, _), b)| (*x, b.0.max(p.y_range.0)))
+                                .rev()
+                                .collect();
+                            poly.extend(lower);
+                            if poly.len() > 2 {
+                                chart
+                                    .draw_series(std::iter::once(Polygon::new(
+                                        poly,
+                                        c.mix(0.18).filled(),
+                                    )))
+                                    .map_err(de)?;
+                            }
+                        }
+                        let px: Vec<(i32, i32)> = s
+                            .points
+                            .iter()
+                            .filter(|(x, y)| x.is_finite() && y.is_finite())
+                            .map(|pnt| {
+                                let (x, y) = chart.backend_coord(pnt);
+                                (x - bx, y - by)
+                            })
+                            .collect();
+                        let dashes = s.dashed.then_some((upt(3.0), upt(2.0)));
+                        draw_polyline(area, px.clone(), c.stroke_width(LINE), dashes)?;
+                        if !s.dashed && !px.is_empty() {
+                            let every = (px.len() / 8).max(1);
+                            for q in px.iter().skip((s.color * every / 3) % every).step_by(every) {
+                                draw_marker(area, marker(s.color), *q, upt(1.8) as i32, c)?;
+                            }
+                        }
+                    }
+                }};
             }
-        }
-        for (i, (name, c, dashed)) in self.legend().into_iter().enumerate() {
-            let y = 40 + 20 * i as i32;
-            let style = color(c).stroke_width(3);
-            if dashed {
-                for x in [8, 18] {
-                    legend
-                        .draw(&PathElement::new(vec![(x, y), (x + 6, y)], style))
-                        .map_err(de)?;
-                }
-            } else {
-                legend
-                    .draw(&PathElement::new(vec![(8, y), (28, y)], style))
+            let (x0, x1) = p.x_range;
+            let yr = p.y_range.0..p.y_range.1;
+            if p.log_x {
+                let chart = builder
+                    .build_cartesian_2d((x0.max(1e-12)..x1).log_scale(), yr)
                     .map_err(de)?;
+                body!(chart, &|v: &f64| fmt_number(*v));
+            } else {
+                let chart = builder.build_cartesian_2d(x0..x1, yr).map_err(de)?;
+                body!(chart, &|v: &f64| fmt_number(*v));
             }
-            legend
-                .draw(&Text::new(name, (34, y), left_center(12)))
-                .map_err(de)?;
         }
-        Ok(())
+        legend::draw(&legend_area, &entries)
     }
 
     fn csv(&self) -> String {

@@ -1,89 +1,128 @@
-//! Mean rank of each policy with its confidence interval, best at the top (HAMLET Fig. 8).
+//! Mean rank of each policy with its confidence interval, best at the top (HAMLET Fig. 8). The
+//! interval is a thick bar with caps and the mean a small dot inside it, so even narrow
+//! intervals show; the axis spans the intervals, not 1..k.
 
 use anyhow::Result;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::{Figure, color, csv_field, de, right_center, text_style, text_width};
+use super::style::{
+    GRID, HAIRLINE, LINE, OKABE_ITO, Page, TEXT_PT, TICK_PT, TITLE_PT, fit, fmt_number, font,
+    max_width, pt, right_center, ticks_that_fit, upt,
+};
+use super::{Figure, csv_field, de};
 
 pub struct MeanRankFigure {
     pub title: String,
-    /// (policy, mean rank, ci low, ci high), best first.
+    /// (policy label, mean rank, ci low, ci high), best first.
     pub rows: Vec<(String, f64, f64, f64)>,
-    pub k: usize,
     pub x_desc: String,
 }
 
+const ROW_PT: f64 = 11.0;
+
 impl MeanRankFigure {
-    fn label_width(&self) -> u32 {
-        self.rows
+    fn label_width(&self, page: &Page) -> u32 {
+        max_width(self.rows.iter().map(|r| r.0.as_str()), TEXT_PT).min(page.width() * 45 / 100)
+            + upt(8.0)
+    }
+
+    fn range(&self) -> (f64, f64) {
+        let lo = self
+            .rows
             .iter()
-            .map(|r| text_width(&r.0, 14))
-            .max()
-            .unwrap_or(60)
-            + 20
+            .map(|r| r.2.min(r.1))
+            .fold(f64::INFINITY, f64::min);
+        let hi = self
+            .rows
+            .iter()
+            .map(|r| r.3.max(r.1))
+            .fold(f64::NEG_INFINITY, f64::max);
+        let (lo, hi) = if lo.is_finite() && hi.is_finite() {
+            (lo, hi)
+        } else {
+            (1.0, 2.0)
+        };
+        let pad = 0.06 * (hi - lo).max(0.5);
+        ((lo - pad).max(0.5), hi + pad)
+    }
+}
+
+fn title_height(page: &Page) -> u32 {
+    if page.titles {
+        upt(TITLE_PT * 1.8)
+    } else {
+        upt(2.0)
     }
 }
 
 impl Figure for MeanRankFigure {
-    fn size(&self) -> (u32, u32) {
-        (self.label_width() + 640, 110 + 28 * self.rows.len() as u32)
+    fn height(&self, page: &Page) -> u32 {
+        title_height(page) + upt(ROW_PT * self.rows.len() as f64 + 6.0) + upt(28.0)
     }
 
-    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<()> {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>, page: &Page) -> Result<()> {
         let n = self.rows.len();
-        let lo = self
-            .rows
-            .iter()
-            .map(|r| r.2)
-            .fold(f64::INFINITY, f64::min)
-            .min(1.0);
-        let hi = self
-            .rows
-            .iter()
-            .map(|r| r.3)
-            .fold(f64::NEG_INFINITY, f64::max)
-            .max(self.k as f64);
-        let pad = 0.04 * (hi - lo).max(1.0);
-        let mut chart = ChartBuilder::on(root)
-            .caption(&self.title, text_style(18))
-            .margin(12)
-            .x_label_area_size(48)
-            .y_label_area_size(self.label_width())
-            .build_cartesian_2d((lo - pad)..(hi + pad), -0.6f64..(n as f64 - 0.4))
+        let (lo, hi) = self.range();
+        let lw = self.label_width(page);
+        let root = if page.titles {
+            super::style::titled(root, &self.title, page)?
+        } else {
+            root.margin(upt(2.0), 0, 0, 0)
+        };
+        let plot_w = page.width().saturating_sub(lw + upt(10.0));
+        let mut chart = ChartBuilder::on(&root)
+            .margin_right(upt(8.0))
+            .margin_top(upt(3.0))
+            .x_label_area_size(upt(24.0))
+            .y_label_area_size(lw)
+            .build_cartesian_2d(lo..hi, -0.6f64..(n as f64 - 0.4))
             .map_err(de)?;
         chart
             .configure_mesh()
             .disable_y_mesh()
-            .light_line_style(WHITE)
             .y_labels(0)
+            .x_labels(ticks_that_fit(plot_w, lo, hi))
+            .x_label_formatter(&|v| fmt_number(*v))
             .x_desc(&self.x_desc)
-            .axis_desc_style(text_style(15))
-            .label_style(text_style(13))
+            .axis_desc_style(font(TEXT_PT))
+            .label_style(font(TICK_PT))
+            .axis_style(BLACK.stroke_width(HAIRLINE))
+            .bold_line_style(GRID.stroke_width(HAIRLINE))
+            .light_line_style(TRANSPARENT)
+            .set_all_tick_mark_size(upt(2.0))
             .draw()
             .map_err(de)?;
+        let c = OKABE_ITO[0];
+        let (bx, by) = root.get_base_pixel();
         for (i, (name, mean, l, h)) in self.rows.iter().enumerate() {
             let y = (n - 1 - i) as f64;
-            let c = color(i);
-            chart
-                .draw_series(std::iter::once(ErrorBar::new_horizontal(
-                    y,
-                    *l,
-                    *mean,
-                    *h,
-                    c.stroke_width(2),
-                    10,
-                )))
+            let (x0, py) = chart.backend_coord(&(*l, y));
+            let (x1, _) = chart.backend_coord(&(*h, y));
+            let (xm, _) = chart.backend_coord(&(*mean, y));
+            let (x0, x1, xm, py) = (x0 - bx, x1 - bx, xm - bx, py - by);
+            let cap = pt(2.5);
+            for seg in [
+                vec![(x0, py), (x1, py)],
+                vec![(x0, py - cap), (x0, py + cap)],
+                vec![(x1, py - cap), (x1, py + cap)],
+            ] {
+                root.draw(&PathElement::new(seg, c.stroke_width(LINE)))
+                    .map_err(de)?;
+            }
+            root.draw(&Circle::new((xm, py), pt(1.6), WHITE.filled()))
                 .map_err(de)?;
-            chart
-                .draw_series(std::iter::once(Circle::new((*mean, y), 5, c.filled())))
-                .map_err(de)?;
-            let (px, py) = chart.backend_coord(&(lo - pad, y));
-            let (bx, by) = root.get_base_pixel();
+            root.draw(&Circle::new(
+                (xm, py),
+                pt(1.6),
+                BLACK.stroke_width(HAIRLINE),
+            ))
+            .map_err(de)?;
+            let (px, _) = chart.backend_coord(&(lo, y));
             root.draw(&Text::new(
-                name.clone(),
-                (px - bx - 8, py - by),
-                right_center(14),
+                fit(name, TEXT_PT, lw - upt(8.0)),
+                (px - bx - pt(4.0), py),
+                right_center(TEXT_PT),
             ))
             .map_err(de)?;
         }

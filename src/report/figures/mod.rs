@@ -1,35 +1,43 @@
-//! Figures drawn with plotters into SVG and PNG, with DejaVu Sans embedded (the `dejavu` crate)
-//! so that text renders on a machine without system fonts. Every figure is drawn once per backend
-//! by the same code, and writes the data it draws as CSV next to the images.
+//! Figures for papers: drawn with plotters at a physical width (one column, two columns, or any),
+//! then written as a vector PDF with its font embedded, an SVG whose text is paths, a PNG at
+//! 300 dpi, and the CSV of what they draw. Text is shaped with rustybuzz on DejaVu Sans (the
+//! `dejavu` crate), so figures look the same on any machine. `style` holds sizes, palette and
+//! text metrics; `layout` checks that no two labels overlap.
 
-mod allocation;
+pub mod allocation;
 mod anytime;
 mod bayes;
 mod boxplots;
-mod cd;
+pub mod cd;
+mod heatmap;
+pub mod layout;
+mod legend;
 mod lines;
 mod mean_rank;
+pub mod style;
 
 pub use allocation::Allocation;
 pub use anytime::Anytime;
 pub use bayes::BayesBars;
 pub use boxplots::BoxPanels;
 pub use cd::CdDiagram;
+pub use heatmap::HeatMaps;
 pub use lines::{Lines, Panel, Series};
 pub use mean_rank::MeanRankFigure;
+pub use style::Page;
 
 use std::path::{Path, PathBuf};
-use std::sync::Once;
+use std::sync::{LazyLock, Once};
 
 use anyhow::{Result, anyhow};
 use plotters::coord::Shift;
 use plotters::prelude::*;
-use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-pub const FONT: &str = "sans-serif";
+use style::{FONT, UNITS_PER_PT};
 
 static FONTS: Once = Once::new();
 
+/// plotters measures text (for its own axis layout) with the fonts registered here.
 fn register_fonts() {
     FONTS.call_once(|| {
         use plotters::style::{FontStyle, register_font};
@@ -43,83 +51,106 @@ pub(crate) fn de<E: std::fmt::Debug>(e: E) -> anyhow::Error {
     anyhow!("drawing failed: {e:?}")
 }
 
-/// A figure: its size, how to draw it on any backend, and the CSV of what it draws.
+/// A figure: its height at a page width, how to draw it on any backend, and the CSV of what it
+/// draws. Sizes are in drawing units (`style::UNITS_PER_PT` to a point).
 pub trait Figure {
-    fn size(&self) -> (u32, u32);
-    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<()>;
+    fn height(&self, page: &Page) -> u32;
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>, page: &Page) -> Result<()>;
     fn csv(&self) -> String;
 }
 
-/// Write `<name>.svg`, `<name>.png` and `<name>.csv` into `dir`.
-pub fn save(fig: &impl Figure, dir: &Path, name: &str) -> Result<Vec<PathBuf>> {
+/// The SVG plotters draws for `fig` at `page`, before text becomes paths; its root states the
+/// size in points. Tests read its `<text>` elements (`layout::text_boxes`).
+pub fn render(fig: &impl Figure, page: &Page) -> Result<String> {
     register_fonts();
+    let size = (page.width(), fig.height(page));
+    let mut text = String::new();
+    {
+        let root = SVGBackend::with_string(&mut text, size).into_drawing_area();
+        root.fill(&WHITE).map_err(de)?;
+        fig.draw(&root, page)?;
+        root.present().map_err(de)?;
+    }
+    let from = format!("width=\"{}\" height=\"{}\"", size.0, size.1);
+    let to = format!(
+        "width=\"{}pt\" height=\"{}pt\"",
+        size.0 as f64 / UNITS_PER_PT,
+        size.1 as f64 / UNITS_PER_PT
+    );
+    Ok(text.replacen(&from, &to, 1))
+}
+
+/// Write `<name>.pdf`, `<name>.svg`, `<name>.png` (300 dpi) and `<name>.csv` into `dir`.
+///
+/// plotters draws the SVG; usvg reads it back with DejaVu Sans as the only font and shapes its
+/// text with rustybuzz (kerning, no gaps inside words). From that one tree svg2pdf writes the
+/// vector PDF with the font subset embedded, resvg rasterises the PNG, and usvg writes the SVG
+/// again with its text as paths, so it renders the same without any font installed.
+pub fn save(fig: &impl Figure, dir: &Path, name: &str, page: &Page) -> Result<Vec<PathBuf>> {
     let svg = dir.join(format!("{name}.svg"));
     let png = dir.join(format!("{name}.png"));
+    let pdf = dir.join(format!("{name}.pdf"));
     let csv = dir.join(format!("{name}.csv"));
-    {
-        let root = SVGBackend::new(&svg, fig.size()).into_drawing_area();
-        root.fill(&WHITE).map_err(de)?;
-        fig.draw(&root)?;
-        root.present().map_err(de)?;
+    let text = render(fig, page)?;
+    let tree = resvg::usvg::Tree::from_str(&text, &USVG_OPTIONS)
+        .map_err(|e| anyhow!("{}: cannot be read back: {e}", svg.display()))?;
+    // usvg sizes are CSS pixels (1/96 in).
+    let scale = PNG_DPI / 96.0;
+    let size = tree.size();
+    let mut pixmap = resvg::tiny_skia::Pixmap::new(
+        (size.width() * scale).ceil() as u32,
+        (size.height() * scale).ceil() as u32,
+    )
+    .ok_or_else(|| anyhow!("{}: empty figure", png.display()))?;
+    pixmap.fill(resvg::tiny_skia::Color::WHITE);
+    resvg::render(
+        &tree,
+        resvg::tiny_skia::Transform::from_scale(scale, scale),
+        &mut pixmap.as_mut(),
+    );
+    let bytes = pixmap
+        .encode_png()
+        .map_err(|e| anyhow!("{}: cannot encode: {e}", png.display()))?;
+    let doc = svg2pdf::to_pdf(
+        &tree,
+        svg2pdf::ConversionOptions::default(),
+        // CSS pixels to PDF points: the page is the figure's physical size.
+        svg2pdf::PageOptions { dpi: 96.0 },
+    )
+    .map_err(|e| anyhow!("{}: cannot convert to PDF: {e}", pdf.display()))?;
+    let paths = tree.to_string(&resvg::usvg::WriteOptions {
+        coordinates_precision: 3,
+        transforms_precision: 4,
+        ..Default::default()
+    });
+    for (path, bytes) in [
+        (&pdf, doc.as_slice()),
+        (&svg, paths.as_bytes()),
+        (&png, bytes.as_slice()),
+        (&csv, fig.csv().as_bytes()),
+    ] {
+        std::fs::write(path, bytes)
+            .map_err(|e| anyhow!("{}: cannot write: {e}", path.display()))?;
     }
-    {
-        let root = BitMapBackend::new(&png, fig.size()).into_drawing_area();
-        root.fill(&WHITE).map_err(de)?;
-        fig.draw(&root)?;
-        root.present().map_err(de)?;
+    Ok(vec![pdf, svg, png, csv])
+}
+
+/// Resolution of the PNGs.
+pub const PNG_DPI: f32 = 300.0;
+
+/// usvg's options: DejaVu Sans (regular and bold, from the `dejavu` crate) is the only font and
+/// the sans-serif family, so figures render the same on any machine.
+static USVG_OPTIONS: LazyLock<resvg::usvg::Options<'static>> = LazyLock::new(|| {
+    let mut db = resvg::usvg::fontdb::Database::new();
+    db.load_font_data(dejavu::sans::regular().to_vec());
+    db.load_font_data(dejavu::sans::bold().to_vec());
+    db.set_sans_serif_family("DejaVu Sans");
+    resvg::usvg::Options {
+        fontdb: std::sync::Arc::new(db),
+        font_family: "DejaVu Sans".to_string(),
+        ..Default::default()
     }
-    std::fs::write(&csv, fig.csv())?;
-    Ok(vec![svg, png, csv])
-}
-
-/// Ten distinct colours (Tableau 10), then ten lighter ones.
-pub fn color(i: usize) -> RGBColor {
-    const C: [(u8, u8, u8); 20] = [
-        (31, 119, 180),
-        (255, 127, 14),
-        (44, 160, 44),
-        (214, 39, 40),
-        (148, 103, 189),
-        (140, 86, 75),
-        (227, 119, 194),
-        (127, 127, 127),
-        (188, 189, 34),
-        (23, 190, 207),
-        (174, 199, 232),
-        (255, 187, 120),
-        (152, 223, 138),
-        (255, 152, 150),
-        (197, 176, 213),
-        (196, 156, 148),
-        (247, 182, 210),
-        (199, 199, 199),
-        (219, 219, 141),
-        (158, 218, 229),
-    ];
-    let (r, g, b) = C[i % C.len()];
-    RGBColor(r, g, b)
-}
-
-pub fn text_style(size: u32) -> TextStyle<'static> {
-    TextStyle::from((FONT, size).into_font())
-}
-
-pub fn right_center(size: u32) -> TextStyle<'static> {
-    text_style(size).pos(Pos::new(HPos::Right, VPos::Center))
-}
-
-pub fn left_center(size: u32) -> TextStyle<'static> {
-    text_style(size).pos(Pos::new(HPos::Left, VPos::Center))
-}
-
-pub fn center(size: u32) -> TextStyle<'static> {
-    text_style(size).pos(Pos::new(HPos::Center, VPos::Center))
-}
-
-/// Approximate width in pixels of `s` at font size `size` (DejaVu Sans averages ~0.6 em).
-pub fn text_width(s: &str, size: u32) -> u32 {
-    (s.chars().count() as f64 * size as f64 * 0.6).ceil() as u32
-}
+});
 
 /// Quote a CSV field when needed.
 pub fn csv_field(s: &str) -> String {

@@ -1,0 +1,531 @@
+//! The one place that decides which figures a report gets, and how each is set up from the
+//! analysis: every comparison gets mean ranks, two critical-difference diagrams and (with a rope)
+//! the Bayesian bars; results folders add rank box plots per budget, parameter studies (box
+//! plots, a heat map for two varying parameters, win/tie/loss bars for two settings), the budget
+//! allocation, and anytime curves.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+
+use super::figures::{
+    Allocation, Anytime, BayesBars, BoxPanels, CdDiagram, HeatMaps, MeanRankFigure, Page,
+    cd::MAX_POLICIES, save, style::fmt_number,
+};
+use super::labels::PolicyName;
+use super::writers::ci_name;
+use crate::analysis::budgets::{AnytimeCurves, pull_shares, sort_budgets};
+use crate::analysis::compare::{Comparison, ScoreTable, compare};
+
+/// Written figures: files, and (name, caption) for the documents.
+#[derive(Default)]
+pub(crate) struct Written {
+    pub files: Vec<PathBuf>,
+    pub figures: Vec<(String, String)>,
+}
+
+impl Written {
+    fn add(&mut self, files: Vec<PathBuf>, name: &str, caption: String) {
+        self.files.extend(files);
+        self.figures.push((name.to_string(), caption));
+    }
+}
+
+/// What every figure needs to know about the policies: their short labels and families.
+pub(crate) struct Names {
+    pub label: BTreeMap<String, String>,
+    pub family: BTreeMap<String, String>,
+    pub params: BTreeMap<String, Vec<(String, String)>>,
+}
+
+impl Names {
+    pub fn new(policies: &[PolicyName], map: &BTreeMap<String, String>) -> Names {
+        let labels = super::labels::short_labels(policies, map);
+        Names {
+            label: policies.iter().map(|p| p.id.clone()).zip(labels).collect(),
+            family: policies
+                .iter()
+                .map(|p| (p.id.clone(), p.family.clone()))
+                .collect(),
+            params: policies
+                .iter()
+                .map(|p| (p.id.clone(), p.params.clone()))
+                .collect(),
+        }
+    }
+
+    pub fn of(&self, id: &str) -> String {
+        self.label
+            .get(id)
+            .cloned()
+            .unwrap_or_else(|| id.to_string())
+    }
+
+    /// (id, label) in id order, for `labels.csv`.
+    pub fn pairs(&self) -> Vec<(String, String)> {
+        self.label
+            .iter()
+            .map(|(a, b)| (a.clone(), b.clone()))
+            .collect()
+    }
+}
+
+/// The policies a CD diagram shows: all of them up to `MAX_POLICIES`; beyond that each family's
+/// best setting by mean rank, or the best `MAX_POLICIES` by mean rank when there are more
+/// families than that. Returns the policy indices (best first) and a note saying what was done.
+fn cd_selection(c: &Comparison, names: &Names) -> (Vec<usize>, Option<String>) {
+    let order = c.order();
+    if order.len() <= MAX_POLICIES {
+        return (order, None);
+    }
+    let mut seen = BTreeSet::new();
+    let best: Vec<usize> = order
+        .iter()
+        .copied()
+        .filter(|&i| {
+            let p = &c.table.policies[i];
+            seen.insert(names.family.get(p).cloned().unwrap_or_else(|| p.clone()))
+        })
+        .collect();
+    if best.len() <= MAX_POLICIES && best.len() < order.len() {
+        let note = format!(
+            "{} policies are too many for a readable diagram: it shows each of the {} families' best setting by mean rank on these same units (a selection on the tested units, so the groups are optimistic; the full ranking is in the tables)",
+            order.len(),
+            best.len()
+        );
+        (best, Some(note))
+    } else {
+        let note = format!(
+            "{} policies in {} families are too many for a readable diagram: it shows the {MAX_POLICIES} with the best mean ranks (a selection on the tested units; the full ranking is in the tables)",
+            order.len(),
+            best.len()
+        );
+        (order.into_iter().take(MAX_POLICIES).collect(), Some(note))
+    }
+}
+
+/// The comparison restricted to some policies (for a diagram; the Bayesian test is not rerun).
+fn restricted(c: &Comparison, keep: &[usize]) -> Comparison {
+    let table = ScoreTable {
+        units: c.table.units.clone(),
+        policies: keep.iter().map(|&i| c.table.policies[i].clone()).collect(),
+        scores: c
+            .table
+            .scores
+            .iter()
+            .map(|row| keep.iter().map(|&i| row[i]).collect())
+            .collect(),
+        higher_is_better: c.table.higher_is_better,
+    };
+    let mut opts = c.options.clone();
+    opts.bayes_rope = None;
+    compare(table, &opts)
+}
+
+/// Mean ranks, the Nemenyi and Wilcoxon–Holm CD diagrams, and the Bayesian bars.
+pub(crate) fn comparison_figures(
+    c: &Comparison,
+    names: &Names,
+    out: &Path,
+    page: &Page,
+) -> Result<Written> {
+    let mut w = Written::default();
+    let order = c.order();
+    let n = c.table.units.len();
+    if let Some(rope) = c.options.bayes_rope {
+        // Pairs in mean-rank order of their first policy, then of the second.
+        let pos: BTreeMap<&str, usize> = order
+            .iter()
+            .enumerate()
+            .map(|(r, &i)| (c.table.policies[i].as_str(), r))
+            .collect();
+        let mut rows: Vec<(usize, usize, String, f64, f64, f64)> = c
+            .bayesian
+            .iter()
+            .map(|p| {
+                let (l, r) = (p.result.p_left, p.result.p_right);
+                let (a, b, pl, pr) = if pos[p.a.as_str()] <= pos[p.b.as_str()] {
+                    (&p.a, &p.b, l, r)
+                } else {
+                    (&p.b, &p.a, r, l)
+                };
+                let label = format!("{} vs {}", names.of(a), names.of(b));
+                (
+                    pos[a.as_str()],
+                    pos[b.as_str()],
+                    label,
+                    pl,
+                    p.result.p_rope,
+                    pr,
+                )
+            })
+            .collect();
+        rows.sort_by_key(|r| (r.0, r.1));
+        let bb = BayesBars {
+            title: format!(
+                "Bayesian signed-rank test, rope ±{rope} ({n} units, {} samples)",
+                c.options.bayes_samples
+            ),
+            x_desc: "posterior probability".into(),
+            parts: [
+                "left better".into(),
+                "within the rope".into(),
+                "right better".into(),
+            ],
+            rows: rows.into_iter().map(|r| (r.2, r.3, r.4, r.5)).collect(),
+        };
+        w.add(
+            save(&bb, out, "bayes_signed_rank", page)?,
+            "bayes_signed_rank",
+            format!("Bayesian signed-rank test per pair (Benavoli et al. 2017, rope ±{rope}): posterior probability that the left policy is better by more than the rope (blue), that the two are within the rope (grey), that the right one is better (vermillion)."),
+        );
+    }
+    let mr = MeanRankFigure {
+        title: format!(
+            "Mean rank over {n} units, {}",
+            ci_name(c.options.ci, c.options.alpha)
+        ),
+        rows: order
+            .iter()
+            .map(|&i| {
+                let s = &c.summary[i];
+                (names.of(&s.policy), s.mean_rank, s.ci_low, s.ci_high)
+            })
+            .collect(),
+        x_desc: "mean rank (1 = best)".into(),
+    };
+    w.add(
+        save(&mr, out, "mean_rank", page)?,
+        "mean_rank",
+        format!(
+            "Mean rank per policy over {n} units with its {} (HAMLET Fig. 8 style).",
+            ci_name(c.options.ci, c.options.alpha)
+        ),
+    );
+    let (keep, note) = cd_selection(c, names);
+    let sub;
+    let cc = if note.is_some() {
+        sub = restricted(c, &keep);
+        &sub
+    } else {
+        c
+    };
+    let rows: Vec<(String, f64)> = cc
+        .order()
+        .iter()
+        .map(|&i| (names.of(&cc.summary[i].policy), cc.summary[i].mean_rank))
+        .collect();
+    let k = cc.table.policies.len();
+    let suffix = note.map(|s| format!(" {s}.")).unwrap_or_default();
+    let cd = CdDiagram {
+        title: format!(
+            "Nemenyi critical difference (α = {}, CD = {:.2}, n = {n})",
+            cc.options.alpha, cc.nemenyi.cd
+        ),
+        rows: rows.clone(),
+        k,
+        groups: cc.nemenyi_groups(),
+        cd: Some(cc.nemenyi.cd),
+    };
+    w.add(
+        save(&cd, out, "cd_nemenyi", page)?,
+        "cd_nemenyi",
+        format!("Critical-difference diagram: bars join policies within the Nemenyi critical difference.{suffix}"),
+    );
+    let wh = CdDiagram {
+        title: format!(
+            "Wilcoxon signed-rank with Holm correction (α = {}, {} zeros)",
+            cc.options.alpha,
+            cc.options.zero_method.as_str()
+        ),
+        rows,
+        k,
+        groups: cc.wilcoxon_groups(),
+        cd: None,
+    };
+    w.add(
+        save(&wh, out, "cd_wilcoxon_holm", page)?,
+        "cd_wilcoxon_holm",
+        format!("Bars join policies of which no pair is significantly different by Wilcoxon–Holm.{suffix}"),
+    );
+    Ok(w)
+}
+
+/// Rank box plots, one panel per budget.
+pub(crate) fn rank_boxplots(
+    w: &mut Written,
+    per_budget: Vec<(String, Vec<Vec<f64>>)>,
+    labels: Vec<String>,
+    unit: &str,
+    out: &Path,
+    page: &Page,
+) -> Result<()> {
+    let k = labels.len();
+    let bp = BoxPanels {
+        title: format!("Ranks per {unit} unit, one panel per budget"),
+        x_desc: "rank (1 = best)".into(),
+        labels,
+        panels: per_budget,
+        x_range: (0.5, k as f64 + 0.5),
+    };
+    w.add(
+        save(&bp, out, "rank_boxplots", page)?,
+        "rank_boxplots",
+        format!("Rank distributions per {unit} unit and budget (HAMLET Figs. 4 and 7 style)."),
+    );
+    Ok(())
+}
+
+/// Sort parameter values numerically when they all are numbers, else as text.
+fn sorted_values(values: BTreeSet<String>) -> Vec<String> {
+    let mut v: Vec<String> = values.into_iter().collect();
+    if v.iter()
+        .all(|s| s.replace('\u{2212}', "-").parse::<f64>().is_ok())
+    {
+        v.sort_by(|a, b| {
+            let f = |s: &str| s.replace('\u{2212}', "-").parse::<f64>().unwrap_or(0.0);
+            f(a).total_cmp(&f(b))
+        });
+    }
+    v
+}
+
+/// One family's parameter study from its members' ranks within the family per budget:
+/// win/tie/loss bars for two settings, a heat map per budget for two varying parameters, rank
+/// box plots otherwise.
+pub(crate) fn parameter_study(
+    w: &mut Written,
+    family: &str,
+    members: &[String],
+    per_budget: Vec<(String, Vec<Vec<f64>>)>,
+    names: &Names,
+    out: &Path,
+    page: &Page,
+) -> Result<()> {
+    let params: Vec<&Vec<(String, String)>> = members
+        .iter()
+        .map(|m| names.params.get(m).expect("every member has params"))
+        .collect();
+    let keys: BTreeSet<&String> = params.iter().flat_map(|p| p.iter().map(|x| &x.0)).collect();
+    let value = |i: usize, k: &str| -> String {
+        params[i]
+            .iter()
+            .find(|x| x.0 == k)
+            .map_or("–".to_string(), |x| x.1.clone())
+    };
+    let varying: Vec<&String> = keys
+        .iter()
+        .copied()
+        .filter(|k| (1..members.len()).any(|i| value(i, k) != value(0, k)))
+        .collect();
+    let fixed: Vec<String> = keys
+        .iter()
+        .filter(|k| !varying.contains(k))
+        .map(|k| format!("{}={}", super::labels::symbol(k), value(0, k)))
+        .collect();
+    let fixed = if fixed.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", fixed.join(", "))
+    };
+    let own = |i: usize| -> String {
+        if varying.is_empty() {
+            return members[i].clone();
+        }
+        varying
+            .iter()
+            .map(|k| format!("{}={}", super::labels::symbol(k), value(i, k)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let name = format!("param_study_{family}");
+    if members.len() == 2 {
+        let rows = per_budget
+            .iter()
+            .map(|(caption, ranks)| {
+                let n = ranks[0].len().max(1) as f64;
+                let (mut a, mut t, mut b) = (0.0, 0.0, 0.0);
+                for (ra, rb) in ranks[0].iter().zip(&ranks[1]) {
+                    if ra < rb {
+                        a += 1.0
+                    } else if ra > rb {
+                        b += 1.0
+                    } else {
+                        t += 1.0
+                    }
+                }
+                (caption.clone(), a / n, t / n, b / n)
+            })
+            .collect();
+        let fig = BayesBars {
+            title: format!("Parameter study: {family}{fixed}"),
+            x_desc: "share of units".into(),
+            parts: [
+                format!("{} better", own(0)),
+                "tie".into(),
+                format!("{} better", own(1)),
+            ],
+            rows,
+        };
+        w.add(
+            save(&fig, out, &name, page)?,
+            &name,
+            format!("Parameter study of {family}: the share of units on which each of its two settings ranks better, per budget."),
+        );
+        return Ok(());
+    }
+    if varying.len() == 2 {
+        let (kx, ky) = (varying[1], varying[0]);
+        let xs = sorted_values((0..members.len()).map(|i| value(i, kx)).collect());
+        let ys = sorted_values((0..members.len()).map(|i| value(i, ky)).collect());
+        let distinct: BTreeSet<(String, String)> = (0..members.len())
+            .map(|i| (value(i, kx), value(i, ky)))
+            .collect();
+        if xs.len() >= 2 && ys.len() >= 2 && distinct.len() == members.len() {
+            let panels = per_budget
+                .iter()
+                .map(|(caption, ranks)| {
+                    let mut grid = vec![vec![f64::NAN; xs.len()]; ys.len()];
+                    for (i, r) in ranks.iter().enumerate() {
+                        let xi = xs.iter().position(|v| *v == value(i, kx)).expect("x value");
+                        let yi = ys.iter().position(|v| *v == value(i, ky)).expect("y value");
+                        grid[yi][xi] = r.iter().sum::<f64>() / r.len().max(1) as f64;
+                    }
+                    (caption.clone(), grid)
+                })
+                .collect();
+            let sym = |k: &str| super::labels::symbol(k);
+            let fig = HeatMaps {
+                title: format!(
+                    "Parameter study: {family}{fixed}, mean rank among its {} settings",
+                    members.len()
+                ),
+                x_name: sym(kx),
+                y_name: sym(ky),
+                x_values: xs,
+                y_values: ys,
+                panels,
+                k: members.len(),
+            };
+            w.add(
+                save(&fig, out, &name, page)?,
+                &name,
+                format!("Parameter study of {family}: mean rank within the family over {kx} × {ky}, one map per budget."),
+            );
+            return Ok(());
+        }
+    }
+    let bp = BoxPanels {
+        title: format!(
+            "Parameter study: {family}{fixed}, ranks among its {} settings",
+            members.len()
+        ),
+        x_desc: "rank within the family (1 = best)".into(),
+        labels: (0..members.len()).map(own).collect(),
+        panels: per_budget,
+        x_range: (0.5, members.len() as f64 + 0.5),
+    };
+    w.add(
+        save(&bp, out, &name, page)?,
+        &name,
+        format!("Parameter study of {family} (HAMLET Figs. 2, 3, 5, 6 style)."),
+    );
+    Ok(())
+}
+
+/// The share of pulls each policy gave each learner.
+pub(crate) fn allocation(
+    w: &mut Written,
+    runs: &[crate::results::Run],
+    policies: &[String],
+    names: &Names,
+    out: &Path,
+    page: &Page,
+) -> Result<()> {
+    let (learners, shares) = pull_shares(runs, policies);
+    if learners.is_empty() {
+        return Ok(());
+    }
+    let al = Allocation {
+        title: "Share of pulls each policy gave each learner (mean over cells)".into(),
+        policies: policies.iter().map(|p| names.of(p)).collect(),
+        learners,
+        shares,
+    };
+    let (_, rest) = al.grouping();
+    let grouped = if rest.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " Learners sorted by overall share; {} learner(s) below {} % for every policy, or past the first {}, are grouped as \"other\" (all are in the CSV).",
+            rest.len(),
+            fmt_number(100.0 * super::figures::allocation::MIN_SHARE),
+            super::figures::allocation::MAX_SHOWN
+        )
+    };
+    w.add(
+        save(&al, out, "allocation", page)?,
+        "allocation",
+        format!("Budget allocation: share of pulls per learner.{grouped}"),
+    );
+    Ok(())
+}
+
+/// Anytime rank and regret curves.
+pub(crate) fn anytime(
+    w: &mut Written,
+    curves: AnytimeCurves,
+    names: &Names,
+    out: &Path,
+    page: &Page,
+) -> Result<()> {
+    let k = curves.rank.len();
+    let relabel = |v: Vec<(String, Vec<f64>, Vec<f64>)>| {
+        v.into_iter()
+            .map(|(p, m, h)| (names.of(&p), m, h))
+            .collect::<Vec<_>>()
+    };
+    let fig = Anytime {
+        title: format!(
+            "Anytime performance over {} (task, budget) units",
+            curves.units
+        ),
+        grid: curves.grid,
+        rank: relabel(curves.rank),
+        regret: relabel(curves.regret),
+        k,
+    };
+    w.add(
+        save(&fig, out, "anytime", page)?,
+        "anytime",
+        "Anytime performance: mean rank and mean normalised regret against the fraction of the budget used, ±95 % t bands over (task, budget) units. Regret is (b − v)/(b − w) with b and w the best and worst of the compared policies' mean scores in the unit, so adding or removing a policy changes every curve.".into(),
+    );
+    Ok(())
+}
+
+/// Budget panels sorted by budget, captioned.
+pub(crate) fn captioned(
+    m: BTreeMap<String, Vec<Vec<f64>>>,
+    budget_unit: &str,
+) -> Vec<(String, Vec<Vec<f64>>)> {
+    sort_budgets(m)
+        .into_iter()
+        .map(|(b, v)| (budget_caption(&b, budget_unit), v))
+        .collect()
+}
+
+/// A panel caption for a budget: at most four significant digits, and the unit spelt out
+/// ("budget 0.04167 × mean arm length" rather than "budget 0.041667 task").
+pub(crate) fn budget_caption(budget: &str, unit: &str) -> String {
+    let b = budget
+        .parse::<f64>()
+        .map(fmt_number)
+        .unwrap_or_else(|_| budget.to_string());
+    match unit {
+        "task" => format!("budget {b} × mean arm length"),
+        "seconds" => format!("budget {b} s"),
+        "" => format!("budget {b}"),
+        u => format!("budget {b} {u}"),
+    }
+}

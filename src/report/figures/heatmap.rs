@@ -1,0 +1,239 @@
+//! Parameter studies over two parameters (e.g. ε1 × ε2): one heat map per budget of the mean rank
+//! within the family, each cell annotated with its value, on a perceptually uniform,
+//! colour-blind-safe scale (viridis; dark = better).
+
+use anyhow::Result;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, VPos};
+
+use super::style::{
+    Page, TEXT_PT, TICK_PT, TITLE_PT, anchored, center, fit, font, max_width, pt, text_width, upt,
+};
+use super::{Figure, csv_field, de};
+
+pub struct HeatMaps {
+    pub title: String,
+    pub x_name: String,
+    pub y_name: String,
+    pub x_values: Vec<String>,
+    pub y_values: Vec<String>,
+    /// (panel caption, mean rank [y][x]; NaN where no setting was run).
+    pub panels: Vec<(String, Vec<Vec<f64>>)>,
+    /// The colour scale runs from 1 (best) to `k`.
+    pub k: usize,
+}
+
+/// viridis at eleven stops (matplotlib's table, every 25th entry).
+const VIRIDIS: [(u8, u8, u8); 11] = [
+    (68, 1, 84),
+    (72, 36, 117),
+    (65, 68, 135),
+    (53, 95, 141),
+    (42, 120, 142),
+    (33, 145, 140),
+    (34, 168, 132),
+    (68, 191, 112),
+    (122, 209, 81),
+    (189, 223, 38),
+    (253, 231, 37),
+];
+
+/// The viridis colour at t in [0, 1], and whether text on it should be white.
+pub fn viridis(t: f64) -> (RGBColor, bool) {
+    let t = t.clamp(0.0, 1.0) * (VIRIDIS.len() - 1) as f64;
+    let i = (t.floor() as usize).min(VIRIDIS.len() - 2);
+    let f = t - i as f64;
+    let (a, b) = (VIRIDIS[i], VIRIDIS[i + 1]);
+    let mix = |x: u8, y: u8| (x as f64 + (y as f64 - x as f64) * f).round() as u8;
+    let c = RGBColor(mix(a.0, b.0), mix(a.1, b.1), mix(a.2, b.2));
+    let luminance = 0.2126 * c.0 as f64 + 0.7152 * c.1 as f64 + 0.0722 * c.2 as f64;
+    (c, luminance < 140.0)
+}
+
+const CELL_H_PT: f64 = 12.0;
+
+impl HeatMaps {
+    fn y_label_width(&self) -> u32 {
+        max_width(self.y_values.iter().map(|s| s.as_str()), TICK_PT) + upt(16.0)
+    }
+
+    fn cell_w(&self) -> u32 {
+        (max_width(self.x_values.iter().map(|s| s.as_str()), TICK_PT) + upt(6.0))
+            .max(text_width("10.0", TICK_PT) + upt(6.0))
+            .max(upt(18.0))
+    }
+
+    fn panel_w(&self) -> u32 {
+        self.y_label_width() + self.cell_w() * self.x_values.len() as u32 + upt(8.0)
+    }
+
+    fn grid(&self, page: &Page) -> (usize, usize) {
+        let n = self.panels.len().max(1);
+        let cols = ((page.width() / self.panel_w().max(1)) as usize).clamp(1, n);
+        (n.div_ceil(cols), cols)
+    }
+
+    fn panel_h(&self) -> u32 {
+        upt(CELL_H_PT * self.y_values.len() as f64 + 36.0)
+    }
+}
+
+impl Figure for HeatMaps {
+    fn height(&self, page: &Page) -> u32 {
+        let title = if page.titles { upt(TITLE_PT * 1.8) } else { 0 };
+        let (rows, _) = self.grid(page);
+        title + rows as u32 * self.panel_h() + upt(20.0)
+    }
+
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>, page: &Page) -> Result<()> {
+        let root = super::style::titled(root, &self.title, page)?;
+        let (body, scale) = root.split_vertically(root.dim_in_pixel().1 - upt(20.0));
+        let (rows, cols) = self.grid(page);
+        let areas = body.split_evenly((rows, cols));
+        let (cw, ch) = (self.cell_w() as i32, pt(CELL_H_PT));
+        let ylw = self.y_label_width() as i32;
+        let k = self.k.max(2) as f64;
+        for ((caption, grid), area) in self.panels.iter().zip(&areas) {
+            let aw = area.dim_in_pixel().0 as i32;
+            let left = ((aw - self.panel_w() as i32) / 2).max(0) + ylw;
+            let top = pt(TEXT_PT * 1.6);
+            area.draw(&Text::new(
+                fit(caption, TEXT_PT, aw as u32),
+                (
+                    left + cw * self.x_values.len() as i32 / 2,
+                    pt(TEXT_PT * 0.7),
+                ),
+                center(TEXT_PT),
+            ))
+            .map_err(de)?;
+            for (yi, row) in grid.iter().enumerate() {
+                let y = top + ch * yi as i32;
+                area.draw(&Text::new(
+                    self.y_values[yi].clone(),
+                    (left - pt(2.0), y + ch / 2),
+                    anchored(TICK_PT, HPos::Right, VPos::Center),
+                ))
+                .map_err(de)?;
+                for (xi, v) in row.iter().enumerate() {
+                    let x = left + cw * xi as i32;
+                    if v.is_nan() {
+                        continue;
+                    }
+                    let (c, white) = viridis((v - 1.0) / (k - 1.0));
+                    area.draw(&Rectangle::new(
+                        [(x, y), (x + cw - 1, y + ch - 1)],
+                        c.filled(),
+                    ))
+                    .map_err(de)?;
+                    let tc = if white { WHITE } else { BLACK };
+                    area.draw(&Text::new(
+                        format!("{v:.1}"),
+                        (x + cw / 2, y + ch / 2),
+                        center(TICK_PT).color(&tc),
+                    ))
+                    .map_err(de)?;
+                }
+            }
+            let bottom = top + ch * grid.len() as i32;
+            for (xi, xv) in self.x_values.iter().enumerate() {
+                area.draw(&Text::new(
+                    xv.clone(),
+                    (left + cw * xi as i32 + cw / 2, bottom + pt(1.5)),
+                    anchored(TICK_PT, HPos::Center, VPos::Top),
+                ))
+                .map_err(de)?;
+            }
+            area.draw(&Text::new(
+                self.x_name.clone(),
+                (
+                    left + cw * self.x_values.len() as i32 / 2,
+                    bottom + pt(10.0),
+                ),
+                anchored(TEXT_PT, HPos::Center, VPos::Top),
+            ))
+            .map_err(de)?;
+            area.draw(&Text::new(
+                self.y_name.clone(),
+                (left - ylw + pt(2.0), top + ch * grid.len() as i32 / 2),
+                font(TEXT_PT)
+                    .pos(plotters::style::text_anchor::Pos::new(
+                        HPos::Center,
+                        VPos::Top,
+                    ))
+                    .transform(plotters::style::FontTransform::Rotate270),
+            ))
+            .map_err(de)?;
+        }
+        // The colour scale: 1 (best) to k, centred with its labels.
+        let w = page.width() as i32;
+        let left_label = "mean rank in family: 1 (best)";
+        let right_label = format!("{} (worst)", self.k);
+        let (wl, wr) = (
+            text_width(left_label, TICK_PT) as i32,
+            text_width(&right_label, TICK_PT) as i32,
+        );
+        let bar = (w - wl - wr - pt(16.0)).clamp(pt(20.0), pt(120.0));
+        let x0 = (w - (wl + wr + bar + pt(6.0))) / 2 + wl + pt(3.0);
+        let x1 = x0 + bar;
+        let steps = 60;
+        for s in 0..steps {
+            let (c, _) = viridis(s as f64 / (steps - 1) as f64);
+            let xa = x0 + (x1 - x0) * s / steps;
+            let xb = x0 + (x1 - x0) * (s + 1) / steps;
+            scale
+                .draw(&Rectangle::new([(xa, pt(3.0)), (xb, pt(7.0))], c.filled()))
+                .map_err(de)?;
+        }
+        scale
+            .draw(&Text::new(
+                left_label,
+                (x0 - pt(3.0), pt(5.0)),
+                anchored(TICK_PT, HPos::Right, VPos::Center),
+            ))
+            .map_err(de)?;
+        scale
+            .draw(&Text::new(
+                right_label,
+                (x1 + pt(3.0), pt(5.0)),
+                anchored(TICK_PT, HPos::Left, VPos::Center),
+            ))
+            .map_err(de)?;
+        Ok(())
+    }
+
+    fn csv(&self) -> String {
+        let mut s = format!(
+            "panel,{},{},mean_rank\n",
+            csv_field(&self.x_name),
+            csv_field(&self.y_name)
+        );
+        for (caption, grid) in &self.panels {
+            for (yi, row) in grid.iter().enumerate() {
+                for (xi, v) in row.iter().enumerate() {
+                    s.push_str(&format!(
+                        "{},{},{},{v}\n",
+                        csv_field(caption),
+                        csv_field(&self.x_values[xi]),
+                        csv_field(&self.y_values[yi])
+                    ));
+                }
+            }
+        }
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn viridis_runs_dark_to_light() {
+        let (a, wa) = viridis(0.0);
+        let (b, wb) = viridis(1.0);
+        assert_eq!((a.0, a.1, a.2), (68, 1, 84));
+        assert_eq!((b.0, b.1, b.2), (253, 231, 37));
+        assert!(wa && !wb, "white text on dark cells only");
+    }
+}

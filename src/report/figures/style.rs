@@ -1,0 +1,451 @@
+//! The physical page a figure is drawn for, and everything that follows from it: font sizes in
+//! points, stroke widths, the colour-blind-safe palette with line styles and markers, exact text
+//! widths (measured with rustybuzz on DejaVu Sans, the shaper and font that render the figure),
+//! and tick-label formatting.
+//!
+//! Figures are laid out in drawing units of a quarter point (`UNITS_PER_PT`): a one-column figure
+//! (3.3 in) is 950 units wide, a two-column one (6.9 in) 1987. The SVG's root says the size in
+//! points, so a PDF, a PNG at 300 dpi and the SVG all come out at the width the paper needs.
+
+use std::sync::LazyLock;
+
+use plotters::prelude::*;
+use plotters::style::FontStyle;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+/// Drawing units per typographic point.
+pub const UNITS_PER_PT: f64 = 4.0;
+
+/// Font sizes in points; nothing is smaller than 7 pt at the chosen width.
+pub const TICK_PT: f64 = 7.0;
+pub const TEXT_PT: f64 = 8.0;
+pub const TITLE_PT: f64 = 8.5;
+
+/// The font family every figure asks for; `save` maps it to DejaVu Sans.
+pub const FONT: &str = "sans-serif";
+
+/// plotters writes `font-size = size / 1.24` into the SVG (plotters-svg 0.3.7, `draw_text`);
+/// styles are built with this factor so the SVG says the size asked for.
+const PLOTTERS_FONT_FACTOR: f64 = 1.24;
+
+/// One column of a two-column paper, in inches (ACM, IEEE, NeurIPS single column is ~5.5).
+pub const COLUMN_IN: f64 = 3.3;
+/// The full text width of a two-column paper, in inches.
+pub const PAGE_IN: f64 = 6.9;
+
+/// The width a figure is drawn for, and whether it carries its own title (a paper's caption
+/// usually replaces it).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Page {
+    pub width_in: f64,
+    pub titles: bool,
+}
+
+impl Default for Page {
+    fn default() -> Self {
+        Page {
+            width_in: PAGE_IN,
+            titles: true,
+        }
+    }
+}
+
+impl Page {
+    /// `column` (3.3 in), `page` (6.9 in), or a width in inches ("5.5", "5.5in").
+    pub fn parse_width(s: &str) -> Result<f64, String> {
+        let v = match s.trim() {
+            "column" => COLUMN_IN,
+            "page" => PAGE_IN,
+            other => other
+                .trim_end_matches("in")
+                .trim()
+                .parse::<f64>()
+                .map_err(|_| {
+                    format!(
+                        "'{s}' is not a width: give column (3.3 in), page (6.9 in) or inches, e.g. 5.5"
+                    )
+                })?,
+        };
+        if !(1.5..=20.0).contains(&v) {
+            return Err(format!(
+                "a width of {v} in is outside 1.5-20 in: give column, page or inches"
+            ));
+        }
+        Ok(v)
+    }
+
+    /// The width in drawing units.
+    pub fn width(&self) -> u32 {
+        (self.width_in * 72.0 * UNITS_PER_PT).round() as u32
+    }
+
+    /// Whether the page is narrow (about one column): figures stack panels and shorten labels.
+    pub fn narrow(&self) -> bool {
+        self.width_in < 5.0
+    }
+}
+
+/// Points to drawing units.
+pub fn pt(x: f64) -> i32 {
+    (x * UNITS_PER_PT).round() as i32
+}
+
+/// Points to drawing units, unsigned (sizes).
+pub fn upt(x: f64) -> u32 {
+    (x * UNITS_PER_PT).round().max(0.0) as u32
+}
+
+/// A text style of `size` points.
+pub fn font(size: f64) -> TextStyle<'static> {
+    TextStyle::from((FONT, size * UNITS_PER_PT * PLOTTERS_FONT_FACTOR).into_font())
+}
+
+pub fn bold(size: f64) -> TextStyle<'static> {
+    TextStyle::from(
+        (
+            FONT,
+            size * UNITS_PER_PT * PLOTTERS_FONT_FACTOR,
+            FontStyle::Bold,
+        )
+            .into_font(),
+    )
+}
+
+pub fn anchored(size: f64, h: HPos, v: VPos) -> TextStyle<'static> {
+    font(size).pos(Pos::new(h, v))
+}
+
+pub fn right_center(size: f64) -> TextStyle<'static> {
+    anchored(size, HPos::Right, VPos::Center)
+}
+
+pub fn left_center(size: f64) -> TextStyle<'static> {
+    anchored(size, HPos::Left, VPos::Center)
+}
+
+pub fn center(size: f64) -> TextStyle<'static> {
+    anchored(size, HPos::Center, VPos::Center)
+}
+
+/// Stroke widths in drawing units.
+pub const HAIRLINE: u32 = 2; // 0.5 pt
+pub const THIN: u32 = 3; // 0.75 pt
+pub const LINE: u32 = 5; // 1.25 pt
+
+/// A light grey for grid lines, and a mid grey for secondary marks.
+pub const GRID: RGBColor = RGBColor(228, 228, 228);
+pub const MID_GREY: RGBColor = RGBColor(140, 140, 140);
+
+/// Okabe & Ito (2008), "Color Universal Design": eight colours told apart with every common
+/// colour-vision deficiency. Yellow is last (weak on white); black after it.
+pub const OKABE_ITO: [RGBColor; 8] = [
+    RGBColor(0, 114, 178),   // blue
+    RGBColor(230, 159, 0),   // orange
+    RGBColor(0, 158, 115),   // bluish green
+    RGBColor(213, 94, 0),    // vermillion
+    RGBColor(204, 121, 167), // reddish purple
+    RGBColor(86, 180, 233),  // sky blue
+    RGBColor(0, 0, 0),       // black
+    RGBColor(240, 228, 66),  // yellow
+];
+
+/// The i-th series colour. Past eight, colours repeat with another line style and marker
+/// (`dash` and `marker`), so every series stays distinct in colour and in greyscale.
+pub fn color(i: usize) -> RGBColor {
+    OKABE_ITO[i % OKABE_ITO.len()]
+}
+
+/// Line dash pattern for series i: (dash, gap) in drawing units, `None` for solid. The first
+/// eight series are solid in distinct colours; the next eight dashed, then dotted, then dash-dot.
+pub fn dash(i: usize) -> Option<(u32, u32)> {
+    match (i / OKABE_ITO.len()) % 3 {
+        0 => None,
+        1 => Some((upt(3.0), upt(2.0))),
+        _ => Some((upt(1.0), upt(1.5))),
+    }
+}
+
+/// Marker shapes, cycled so that neighbours in the palette differ in shape too.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Marker {
+    Circle,
+    Square,
+    Triangle,
+    Diamond,
+    Cross,
+}
+
+pub fn marker(i: usize) -> Marker {
+    const M: [Marker; 5] = [
+        Marker::Circle,
+        Marker::Square,
+        Marker::Triangle,
+        Marker::Diamond,
+        Marker::Cross,
+    ];
+    M[i % M.len()]
+}
+
+/// Draw `m` centred at backend coordinate `c` with radius `r` drawing units.
+pub fn draw_marker<DB: DrawingBackend>(
+    area: &DrawingArea<DB, plotters::coord::Shift>,
+    m: Marker,
+    c: (i32, i32),
+    r: i32,
+    col: RGBColor,
+) -> anyhow::Result<()> {
+    let (x, y) = c;
+    let filled = col.filled();
+    let res = match m {
+        Marker::Circle => area.draw(&Circle::new(c, r, filled)),
+        Marker::Square => area.draw(&Rectangle::new([(x - r, y - r), (x + r, y + r)], filled)),
+        Marker::Triangle => area.draw(&Polygon::new(
+            vec![(x, y - r - 1), (x + r + 1, y + r), (x - r - 1, y + r)],
+            filled,
+        )),
+        Marker::Diamond => area.draw(&Polygon::new(
+            vec![
+                (x, y - r - 1),
+                (x + r + 1, y),
+                (x, y + r + 1),
+                (x - r - 1, y),
+            ],
+            filled,
+        )),
+        Marker::Cross => {
+            let s = col.stroke_width(THIN);
+            area.draw(&PathElement::new(vec![(x - r, y - r), (x + r, y + r)], s))
+                .and_then(|_| area.draw(&PathElement::new(vec![(x - r, y + r), (x + r, y - r)], s)))
+        }
+    };
+    res.map_err(super::de)
+}
+
+/// Draw a polyline in backend coordinates, solid or dashed.
+pub fn draw_polyline<DB: DrawingBackend>(
+    area: &DrawingArea<DB, plotters::coord::Shift>,
+    pts: Vec<(i32, i32)>,
+    style: ShapeStyle,
+    dashes: Option<(u32, u32)>,
+) -> anyhow::Result<()> {
+    match dashes {
+        None => area.draw(&PathElement::new(pts, style)),
+        Some((d, g)) => area.draw(&plotters::element::DashedPathElement::new(pts, d, g, style)),
+    }
+    .map_err(super::de)
+}
+
+static FACES: LazyLock<(rustybuzz::Face<'static>, rustybuzz::Face<'static>)> =
+    LazyLock::new(|| {
+        (
+            rustybuzz::Face::from_slice(dejavu::sans::regular(), 0).expect("DejaVu Sans loads"),
+            rustybuzz::Face::from_slice(dejavu::sans::bold(), 0).expect("DejaVu Sans Bold loads"),
+        )
+    });
+
+/// The advance width of `s` set in DejaVu Sans at `size` points, in drawing units: the same
+/// shaping (rustybuzz, with kerning) that renders the figure.
+pub fn text_width(s: &str, size: f64) -> u32 {
+    text_width_face(s, size, false)
+}
+
+pub fn bold_width(s: &str, size: f64) -> u32 {
+    text_width_face(s, size, true)
+}
+
+fn text_width_face(s: &str, size: f64, is_bold: bool) -> u32 {
+    if s.is_empty() {
+        return 0;
+    }
+    let face = if is_bold { &FACES.1 } else { &FACES.0 };
+    let mut buf = rustybuzz::UnicodeBuffer::new();
+    buf.push_str(s);
+    let glyphs = rustybuzz::shape(face, &[], buf);
+    let advance: i64 = glyphs
+        .glyph_positions()
+        .iter()
+        .map(|p| p.x_advance as i64)
+        .sum();
+    (advance as f64 / face.units_per_em() as f64 * size * UNITS_PER_PT).ceil() as u32
+}
+
+/// The widest of `labels` at `size` points.
+pub fn max_width<'a>(labels: impl IntoIterator<Item = &'a str>, size: f64) -> u32 {
+    labels
+        .into_iter()
+        .map(|l| text_width(l, size))
+        .max()
+        .unwrap_or(0)
+}
+
+/// A number for a tick label or caption: integers without ".0", at most four significant
+/// digits otherwise, a real minus sign, and 10^k for very large or small magnitudes.
+pub fn fmt_number(x: f64) -> String {
+    if !x.is_finite() {
+        return format!("{x}");
+    }
+    if x == 0.0 {
+        return "0".into();
+    }
+    let minus = |s: String| s.replacen('-', "\u{2212}", 1);
+    if (x - x.round()).abs() < 1e-9 * x.abs().max(1.0) && x.abs() < 1e7 {
+        return minus(format!("{}", x.round() as i64));
+    }
+    let mag = x.abs().log10().floor() as i32;
+    if !(-4..7).contains(&mag) {
+        let m = x / 10f64.powi(mag);
+        let m = fmt_number(m);
+        let m = if m == "1" {
+            String::new()
+        } else {
+            format!("{m}\u{00d7}")
+        };
+        return minus(format!("{m}10{}", superscript(mag)));
+    }
+    let digits = (3 - mag).max(0) as usize;
+    let s = format!("{x:.digits$}");
+    let s = if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    };
+    minus(s)
+}
+
+fn superscript(k: i32) -> String {
+    k.to_string()
+        .chars()
+        .map(|c| match c {
+            '-' => '\u{207b}',
+            '0' => '\u{2070}',
+            '1' => '\u{00b9}',
+            '2' => '\u{00b2}',
+            '3' => '\u{00b3}',
+            d => char::from_u32(0x2070 + d.to_digit(10).unwrap_or(0)).unwrap_or(d),
+        })
+        .collect()
+}
+
+/// How many tick labels fit along an axis of `len` units when the widest label of the range
+/// `lo..hi` is set at the tick size, with two ems between labels.
+pub fn ticks_that_fit(len: u32, lo: f64, hi: f64) -> usize {
+    let probe = [lo, hi, (lo + hi) / 2.0, lo + (hi - lo) * 0.37];
+    let w = probe
+        .iter()
+        .map(|&v| text_width(&fmt_number(v), TICK_PT).max(text_width("0.00", TICK_PT)))
+        .max()
+        .unwrap_or(1);
+    ((len as f64 / (w as f64 + 1.2 * TICK_PT * UNITS_PER_PT)).floor() as usize).clamp(2, 11)
+}
+
+/// A caption at the text size if it fits in `w` units, else at the tick size, else shortened:
+/// (text, size in points).
+pub fn fit_caption(s: &str, w: u32) -> (String, f64) {
+    if text_width(s, TEXT_PT) <= w {
+        (s.to_string(), TEXT_PT)
+    } else {
+        (fit(s, TICK_PT, w), TICK_PT)
+    }
+}
+
+/// A figure title across the page: bold at the title size if it fits, else at the text size,
+/// else shortened with an ellipsis: (text, size in points).
+pub fn fit_title(s: &str, page: &Page) -> (String, f64) {
+    let w = page.width().saturating_sub(upt(6.0));
+    for size in [TITLE_PT, TEXT_PT] {
+        if bold_width(s, size) <= w {
+            return (s.to_string(), size);
+        }
+    }
+    let chars: Vec<char> = s.chars().collect();
+    let mut n = chars.len();
+    while n > 1 {
+        n -= 1;
+        let t: String = chars[..n].iter().collect::<String>() + "\u{2026}";
+        if bold_width(&t, TEXT_PT) <= w {
+            return (t, TEXT_PT);
+        }
+    }
+    ("\u{2026}".into(), TEXT_PT)
+}
+
+/// Draw `title` at the top of `root` (when the page has titles) and return the area below it.
+pub fn titled<DB: DrawingBackend>(
+    root: &DrawingArea<DB, plotters::coord::Shift>,
+    title: &str,
+    page: &Page,
+) -> anyhow::Result<DrawingArea<DB, plotters::coord::Shift>> {
+    if !page.titles {
+        return Ok(root.clone());
+    }
+    let (t, size) = fit_title(title, page);
+    root.titled(&t, bold(size)).map_err(super::de)
+}
+
+/// Shorten `s` with an ellipsis to at most `w` units at `size` points.
+pub fn fit(s: &str, size: f64, w: u32) -> String {
+    if text_width(s, size) <= w {
+        return s.to_string();
+    }
+    let chars: Vec<char> = s.chars().collect();
+    let mut n = chars.len();
+    while n > 1 {
+        n -= 1;
+        let t: String = chars[..n].iter().collect::<String>() + "\u{2026}";
+        if text_width(&t, size) <= w {
+            return t;
+        }
+    }
+    "\u{2026}".into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_print_as_a_paper_would() {
+        assert_eq!(fmt_number(1000.0), "1000");
+        assert_eq!(fmt_number(900.0), "900");
+        assert_eq!(fmt_number(0.25), "0.25");
+        assert_eq!(fmt_number(-0.5), "\u{2212}0.5");
+        assert_eq!(fmt_number(0.041667), "0.04167");
+        assert_eq!(fmt_number(1e-5), "10\u{207b}\u{2075}");
+        assert_eq!(fmt_number(2.5e8), "2.5\u{00d7}10\u{2078}");
+    }
+
+    #[test]
+    fn widths_are_measured_with_the_font() {
+        // DejaVu Sans: 'i' is much narrower than 'W'; widths add up and scale with the size.
+        assert!(text_width("iiii", 8.0) * 2 < text_width("WWWW", 8.0));
+        let a = text_width("policy", 8.0);
+        assert_eq!(text_width("policy", 16.0), a * 2 - 1.max(a * 2 % 2), "{a}");
+        // An em of DejaVu 'M' is about 0.86 em wide: 8 pt -> ~27.5 units.
+        let m = text_width("M", 8.0);
+        assert!((25..=30).contains(&m), "{m}");
+        assert!(bold_width("policy", 8.0) > a);
+    }
+
+    #[test]
+    fn widths_parse() {
+        assert_eq!(Page::parse_width("column"), Ok(3.3));
+        assert_eq!(Page::parse_width("page"), Ok(6.9));
+        assert_eq!(Page::parse_width("5.5in"), Ok(5.5));
+        assert!(Page::parse_width("wide").unwrap_err().contains("column"));
+        assert!(Page::parse_width("0.5").is_err());
+        let p = Page {
+            width_in: 3.3,
+            titles: true,
+        };
+        assert_eq!(p.width(), 950);
+    }
+
+    #[test]
+    fn fit_shortens_with_an_ellipsis() {
+        let s = "hamlet-ucb(rho=0.1, bonus=standard)";
+        let w = text_width("hamlet-ucb", 8.0);
+        let f = fit(s, 8.0, w);
+        assert!(f.ends_with('\u{2026}') && text_width(&f, 8.0) <= w, "{f}");
+        assert_eq!(fit("ab", 8.0, 1000), "ab");
+    }
+}

@@ -1,0 +1,514 @@
+//! The report's text outputs: `ranks.csv`, `summary.csv`, `tests.json`, `report.md` (tables
+//! that render on a Git forge), `report.tex` (a standalone document that compiles with pdflatex:
+//! booktabs tables, LaTeX macros for every symbol, the figures' PDFs) and `ranking.tex` (the
+//! ranking table alone, to `\input` into a paper), and the tests in words.
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use serde_json::json;
+
+use super::figures::csv_field;
+use crate::analysis::compare::Comparison;
+use crate::analysis::stats::CiKind;
+use crate::analysis::units::FoundCount;
+
+pub(crate) fn fmt_p(p: f64) -> String {
+    if p.is_nan() {
+        "undefined".into()
+    } else if p == 0.0 {
+        "< 1e-300".into()
+    } else if p < 1e-4 {
+        format!("{p:.2e}")
+    } else {
+        format!("{p:.4}")
+    }
+}
+
+/// "p = 0.0123", or "p < 1e-300" for a p-value below the smallest the code resolves.
+pub(crate) fn p_is(p: f64) -> String {
+    if p == 0.0 {
+        "p < 1e-300".into()
+    } else {
+        format!("p = {}", fmt_p(p))
+    }
+}
+
+pub(crate) fn ci_name(kind: CiKind, alpha: f64) -> String {
+    match kind {
+        CiKind::T95 => "95 % t interval".into(),
+        CiKind::Z95 => "95 % normal interval".into(),
+        CiKind::Se => "± 1 standard error".into(),
+        CiKind::Bootstrap => format!("{:.0} % percentile bootstrap", 100.0 * (1.0 - alpha)),
+    }
+}
+
+/// The options as echoed into tests.json and the report.
+pub(crate) fn options_json(
+    c: &Comparison,
+    extra: &[(&str, serde_json::Value)],
+) -> serde_json::Value {
+    let o = &c.options;
+    let mut m = serde_json::Map::new();
+    m.insert("alpha".into(), json!(o.alpha));
+    m.insert("ci".into(), json!(o.ci.as_str()));
+    m.insert("bootstrap_samples".into(), json!(o.bootstrap_samples));
+    m.insert("seed".into(), json!(o.seed));
+    m.insert("tie_tolerance".into(), json!(o.tie_tolerance));
+    m.insert("zero_method".into(), json!(o.zero_method.as_str()));
+    m.insert("missing".into(), json!(o.missing.as_str()));
+    m.insert(
+        "direction".into(),
+        json!(if c.table.higher_is_better {
+            "maximize"
+        } else {
+            "minimize"
+        }),
+    );
+    for (k, v) in extra {
+        m.insert((*k).into(), v.clone());
+    }
+    serde_json::Value::Object(m)
+}
+
+/// What tests.json says about the units: kind, counts, what was averaged, independence, and
+/// found-nothing counts per policy.
+pub(crate) fn units_json(
+    c: &Comparison,
+    units: Option<&crate::analysis::UnitTable>,
+) -> serde_json::Value {
+    match units {
+        None => json!({"kind": "as given", "n_units": c.table.units.len()}),
+        Some(t) => json!({
+            "kind": t.kind.as_str(),
+            "n_units": t.n_units,
+            "n_datasets": t.n_datasets,
+            "averaged_over": t.kind.averaged_over(),
+            "cells_per_score": [t.cells_per_score.0, t.cells_per_score.1],
+            "independent": !t.shares_datasets(),
+            "found_nothing_rule": t.rule.as_str(),
+            "found_nothing": t.found.iter().map(|(p, f)| (p.clone(), json!({"cells": f.cells, "found_nothing": f.found_nothing}))).collect::<serde_json::Map<_, _>>(),
+        }),
+    }
+}
+
+pub(crate) fn tests_json(
+    c: &Comparison,
+    options: serde_json::Value,
+    notes: &[String],
+    units: serde_json::Value,
+) -> serde_json::Value {
+    let pols = &c.table.policies;
+    let pairwise: serde_json::Map<String, serde_json::Value> = pols
+        .iter()
+        .enumerate()
+        .map(|(a, pa)| {
+            let inner: serde_json::Map<String, serde_json::Value> = pols
+                .iter()
+                .enumerate()
+                .map(|(b, pb)| (pb.clone(), json!(c.nemenyi.pairwise_p[a][b])))
+                .collect();
+            (pa.clone(), serde_json::Value::Object(inner))
+        })
+        .collect();
+    let num = |x: f64| if x.is_finite() { json!(x) } else { json!(null) };
+    json!({
+        "friedman": {"statistic": num(c.friedman.statistic), "p_value": num(c.friedman.p_value), "df": c.friedman.df},
+        "iman_davenport": {"statistic": num(c.iman_davenport.statistic), "p_value": num(c.iman_davenport.p_value),
+                           "df1": c.iman_davenport.df1, "df2": c.iman_davenport.df2},
+        "nemenyi": {"alpha": c.nemenyi.alpha, "q_alpha": c.nemenyi.q_alpha, "cd": c.nemenyi.cd,
+                    "pairwise_p": serde_json::Value::Object(pairwise)},
+        "wilcoxon_holm": {
+            "zero_method": c.options.zero_method.as_str(),
+            "alpha": c.options.alpha,
+            "pairs": c.wilcoxon.iter().map(|p| json!({
+                "a": p.a, "b": p.b, "statistic": p.statistic, "p_value": p.p_value,
+                "p_holm": p.p_holm, "reject": p.reject, "method": p.method})).collect::<Vec<_>>()
+        },
+        "bayesian_signed_rank": if c.options.bayes_rope.is_some() { json!({
+            "method": "Benavoli et al. 2014/2017, baycomp's SignedRankTest semantics; left = a better by more than the rope",
+            "rope": c.options.bayes_rope, "prior": c.options.bayes_prior,
+            "samples": c.options.bayes_samples, "seed": c.options.seed, "decide_at": 0.95,
+            "pairs": c.bayesian.iter().map(|p| json!({
+                "a": p.a, "b": p.b, "p_left": p.result.p_left, "p_rope": p.result.p_rope,
+                "p_right": p.result.p_right, "decision": p.decision()})).collect::<Vec<_>>()
+        }) } else { json!(null) },
+        "n_units": c.table.units.len(),
+        "n_policies": c.table.policies.len(),
+        "units": units,
+        "options": options,
+        "notes": notes,
+    })
+}
+
+/// The tests in words, as they go into report.md.
+pub fn tests_in_words(c: &Comparison) -> String {
+    let a = c.options.alpha;
+    let mut s = String::new();
+    let fr = &c.friedman;
+    let _ = writeln!(
+        s,
+        "Friedman's test (tie-corrected) over {} units and {} policies: χ²({}) = {:.3}, {}, so the policies' ranks {} at α = {a}.",
+        c.table.units.len(),
+        c.table.policies.len(),
+        fr.df,
+        fr.statistic,
+        p_is(fr.p_value),
+        if fr.p_value <= a {
+            "differ significantly"
+        } else {
+            "do not differ significantly"
+        }
+    );
+    let id = &c.iman_davenport;
+    let _ = writeln!(
+        s,
+        "Iman–Davenport: F({}, {}) = {:.3}, {}.",
+        id.df1,
+        id.df2,
+        id.statistic,
+        p_is(id.p_value)
+    );
+    let _ = writeln!(
+        s,
+        "Nemenyi: q_α = {:.4} (studentized range, k = {}, ∞ df, / √2), critical difference CD = {:.4}; two policies whose mean ranks differ by more than CD differ significantly.",
+        c.nemenyi.q_alpha,
+        c.table.policies.len(),
+        c.nemenyi.cd
+    );
+    let rejected = c.wilcoxon.iter().filter(|p| p.reject).count();
+    let methods: BTreeSet<&str> = c.wilcoxon.iter().map(|p| p.method).collect();
+    let _ = writeln!(
+        s,
+        "Wilcoxon signed-rank tests (zero method {}, {}) on all {} pairs with Holm's correction: {} pair(s) differ significantly at α = {a}.",
+        c.options.zero_method.as_str(),
+        methods.into_iter().collect::<Vec<_>>().join(" / "),
+        c.wilcoxon.len(),
+        rejected
+    );
+    if fr.p_value > a {
+        let _ = writeln!(
+            s,
+            "As the omnibus test does not reject, post-hoc differences should not be claimed (Demšar 2006)."
+        );
+    }
+    if let Some(rope) = c.options.bayes_rope {
+        let count = |f: &dyn Fn(&crate::analysis::compare::BayesPair) -> bool| {
+            c.bayesian.iter().filter(|p| f(p)).count()
+        };
+        let _ = writeln!(
+            s,
+            "Bayesian signed-rank tests (Benavoli et al. 2017; rope ±{rope}, prior {}, {} posterior samples) on all {} pairs: {} with one policy better and {} practically equivalent with posterior probability ≥ 0.95, {} undecided.",
+            c.options.bayes_prior,
+            c.options.bayes_samples,
+            c.bayesian.len(),
+            count(&|p| p.result.p_left >= 0.95 || p.result.p_right >= 0.95),
+            count(&|p| p.result.p_rope >= 0.95),
+            count(&|p| p.decision() == "undecided"),
+        );
+    }
+    s
+}
+
+pub(crate) fn summary_table_md(
+    c: &Comparison,
+    units: Option<&crate::analysis::UnitTable>,
+) -> String {
+    let mut s = format!(
+        "| # | policy | n | mean rank | sd | {} | mean score | found nothing |\n|---|---|---|---|---|---|---|---|\n",
+        ci_name(c.options.ci, c.options.alpha)
+    );
+    for (pos, i) in c.order().into_iter().enumerate() {
+        let r = &c.summary[i];
+        let found = units
+            .and_then(|t| t.found.get(&r.policy))
+            .map_or("–".to_string(), |f| {
+                format!("{} of {} cells", f.found_nothing, f.cells)
+            });
+        let _ = writeln!(
+            s,
+            "| {} | `{}` | {} | {:.3} | {:.3} | [{:.3}, {:.3}] | {:.4} | {found} |",
+            pos + 1,
+            r.policy,
+            r.n,
+            r.mean_rank,
+            r.sd_rank,
+            r.ci_low,
+            r.ci_high,
+            r.mean_score
+        );
+    }
+    s
+}
+
+pub(crate) fn pairs_table_md(c: &Comparison) -> String {
+    let mut s = String::from(
+        "| a | b | statistic | p | p (Holm) | method | differ |\n|---|---|---|---|---|---|---|\n",
+    );
+    for p in &c.wilcoxon {
+        let _ = writeln!(
+            s,
+            "| `{}` | `{}` | {} | {} | {} | {} | {} |",
+            p.a,
+            p.b,
+            p.statistic,
+            fmt_p(p.p_value),
+            fmt_p(p.p_holm),
+            p.method,
+            if p.reject { "yes" } else { "no" }
+        );
+    }
+    s
+}
+
+/// `ranks.csv`, `summary.csv`, `labels.csv` and `tests.json`.
+pub(crate) fn write_tables(
+    c: &Comparison,
+    out: &Path,
+    options: serde_json::Value,
+    notes: &[String],
+    units: Option<&crate::analysis::UnitTable>,
+    labels: &[(String, String)],
+) -> Result<Vec<PathBuf>> {
+    std::fs::create_dir_all(out).with_context(|| format!("{}: cannot create", out.display()))?;
+    let mut files = Vec::new();
+    let mut ranks = String::from("unit,policy,score,rank\n");
+    for (u, (row, rrow)) in c
+        .table
+        .units
+        .iter()
+        .zip(c.table.scores.iter().zip(&c.ranks))
+    {
+        for (p, (s, r)) in c.table.policies.iter().zip(row.iter().zip(rrow)) {
+            let _ = writeln!(ranks, "{},{},{s},{r}", csv_field(u), csv_field(p));
+        }
+    }
+    std::fs::write(out.join("ranks.csv"), ranks)?;
+    files.push(out.join("ranks.csv"));
+    let mut summary = String::from(
+        "policy,n,mean_rank,sd_rank,ci_low,ci_high,ci_kind,mean_score,cells,found_nothing\n",
+    );
+    for i in c.order() {
+        let s = &c.summary[i];
+        let f: Option<&FoundCount> = units.and_then(|t| t.found.get(&s.policy));
+        let _ = writeln!(
+            summary,
+            "{},{},{},{},{},{},{},{},{},{}",
+            csv_field(&s.policy),
+            s.n,
+            s.mean_rank,
+            s.sd_rank,
+            s.ci_low,
+            s.ci_high,
+            c.options.ci.as_str(),
+            s.mean_score,
+            f.map_or(String::new(), |f| f.cells.to_string()),
+            f.map_or(String::new(), |f| f.found_nothing.to_string()),
+        );
+    }
+    std::fs::write(out.join("summary.csv"), summary)?;
+    files.push(out.join("summary.csv"));
+    let tj = tests_json(c, options, notes, units_json(c, units));
+    std::fs::write(out.join("tests.json"), serde_json::to_string_pretty(&tj)?)?;
+    files.push(out.join("tests.json"));
+
+    let mut l = String::from("policy,label\n");
+    for (p, lab) in labels {
+        let _ = writeln!(l, "{},{}", csv_field(p), csv_field(lab));
+    }
+    std::fs::write(out.join("labels.csv"), l)?;
+    files.push(out.join("labels.csv"));
+    Ok(files)
+}
+
+/// Text for LaTeX: the special characters escaped, and every symbol the reports use (Greek
+/// letters, χ², √, ∞, ±, ≥, ×, dashes, the minus sign) as a LaTeX macro, so that pdflatex with
+/// its default fonts sets it. Latin letters with accents go through as UTF-8 (inputenc).
+pub fn tex_text(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 8);
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        let m: &str = match c {
+            '\\' => "\\textbackslash{}",
+            '_' => "\\_",
+            '%' => "\\%",
+            '&' => "\\&",
+            '#' => "\\#",
+            '$' => "\\$",
+            '{' => "\\{",
+            '}' => "\\}",
+            '~' => "\\textasciitilde{}",
+            '^' => "\\textasciicircum{}",
+            '<' => "\\textless{}",
+            '>' => "\\textgreater{}",
+            '|' => "\\textbar{}",
+            'α' => "$\\alpha$",
+            'β' => "$\\beta$",
+            'γ' => "$\\gamma$",
+            'δ' => "$\\delta$",
+            'Δ' => "$\\Delta$",
+            'ε' => "$\\varepsilon$",
+            'η' => "$\\eta$",
+            'θ' => "$\\theta$",
+            'λ' => "$\\lambda$",
+            'μ' => "$\\mu$",
+            'ρ' => "$\\rho$",
+            'σ' => "$\\sigma$",
+            'τ' => "$\\tau$",
+            'χ' if chars.peek() == Some(&'²') => {
+                chars.next();
+                "$\\chi^2$"
+            }
+            'χ' => "$\\chi$",
+            '²' => "$^2$",
+            '√' => "$\\surd$",
+            '∞' => "$\\infty$",
+            '±' => "$\\pm$",
+            '≥' => "$\\geq$",
+            '≤' => "$\\leq$",
+            '≈' => "$\\approx$",
+            '×' => "$\\times$",
+            '·' => "$\\cdot$",
+            '→' => "$\\to$",
+            '−' => "$-$",
+            '–' => "--",
+            '—' => "---",
+            '…' => "\\dots{}",
+            '‘' | '’' => "'",
+            '“' => "``",
+            '”' => "''",
+            'š' => "\\v{s}",
+            c if c.is_ascii() || c.is_alphabetic() => {
+                out.push(c);
+                continue;
+            }
+            _ => "?",
+        };
+        out.push_str(m);
+    }
+    out
+}
+
+/// The ranking as a booktabs table (a `table` float), for `report.tex` and `ranking.tex`.
+fn ranking_tex(c: &Comparison, heading: &str) -> String {
+    let mut tex = String::from(
+        "\\begin{table}[t]\n\\centering\n\\small\n\\begin{tabular}{rlrrcr}\n\\toprule\n\\# & policy & mean rank & sd & interval & mean score \\\\\n\\midrule\n",
+    );
+    for (pos, i) in c.order().into_iter().enumerate() {
+        let r = &c.summary[i];
+        let _ = writeln!(
+            tex,
+            "{} & \\texttt{{{}}} & {:.3} & {:.3} & [{:.3}, {:.3}] & {:.4} \\\\",
+            pos + 1,
+            tex_text(&r.policy),
+            r.mean_rank,
+            r.sd_rank,
+            r.ci_low,
+            r.ci_high,
+            r.mean_score
+        );
+    }
+    let _ = write!(
+        tex,
+        "\\bottomrule\n\\end{{tabular}}\n\\caption{{{} Mean ranks over {} units ({}).}}\n\\end{{table}}\n",
+        tex_text(heading),
+        c.table.units.len(),
+        tex_text(&ci_name(c.options.ci, c.options.alpha))
+    );
+    tex
+}
+
+/// `report.md`, `report.tex` (standalone) and `ranking.tex` (the table alone).
+pub(crate) fn write_documents(
+    c: &Comparison,
+    out: &Path,
+    heading: &str,
+    intro: &str,
+    notes: &[String],
+    figs: &[(String, String)],
+    units: Option<&crate::analysis::UnitTable>,
+) -> Result<Vec<PathBuf>> {
+    let mut md = format!("# {heading}\n\n{intro}\n\n");
+    if !notes.is_empty() {
+        md.push_str("Notes on the data:\n\n");
+        for n in notes.iter().take(50) {
+            let _ = writeln!(md, "- {n}");
+        }
+        if notes.len() > 50 {
+            let _ = writeln!(md, "- ... and {} more", notes.len() - 50);
+        }
+        md.push('\n');
+    }
+    md.push_str("## Ranking\n\n");
+    md.push_str(&summary_table_md(c, units));
+    md.push_str("\n## Tests\n\n");
+    md.push_str(&tests_in_words(c).replace('\n', "\n\n"));
+    md.push_str("## Figures\n\n");
+    for (f, caption) in figs {
+        let _ = writeln!(
+            md,
+            "![{caption}]({f}.png)\n\n*{caption}* ([PDF]({f}.pdf), [SVG]({f}.svg), [data]({f}.csv))\n"
+        );
+    }
+    md.push_str("## Wilcoxon–Holm pairs\n\n");
+    md.push_str(&pairs_table_md(c));
+    std::fs::write(out.join("report.md"), md)?;
+
+    let table = ranking_tex(c, heading);
+    std::fs::write(out.join("ranking.tex"), &table)?;
+    let mut tex = String::from(
+        "% Generated by banditbench report; compiles with pdflatex (booktabs, graphicx).\n\
+         \\documentclass[10pt]{article}\n\
+         \\usepackage{booktabs}\n\\usepackage{graphicx}\n\\usepackage[margin=2cm]{geometry}\n\
+         \\begin{document}\n",
+    );
+    let _ = writeln!(
+        tex,
+        "\\section*{{{}}}\n\n{}\n",
+        tex_text(heading),
+        tex_text(intro)
+    );
+    if !notes.is_empty() {
+        tex.push_str("\\paragraph{Notes on the data.}\n\\begin{itemize}\n");
+        for n in notes.iter().take(50) {
+            let _ = writeln!(tex, "\\item {}", tex_text(n));
+        }
+        tex.push_str("\\end{itemize}\n\n");
+    }
+    tex.push_str(&table);
+    tex.push_str("\n\\paragraph{Tests.}\n");
+    for line in tests_in_words(c).lines() {
+        let _ = writeln!(tex, "{}\n", tex_text(line));
+    }
+    for (f, caption) in figs {
+        let _ = writeln!(
+            tex,
+            "\\begin{{figure}}[tp]\n\\centering\n\\includegraphics[width=\\linewidth]{{{f}.pdf}}\n\\caption{{{}}}\n\\end{{figure}}\n",
+            tex_text(caption)
+        );
+    }
+    tex.push_str("\\end{document}\n");
+    std::fs::write(out.join("report.tex"), tex)?;
+    Ok(vec![
+        out.join("report.md"),
+        out.join("report.tex"),
+        out.join("ranking.tex"),
+    ])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tex_text_uses_macros() {
+        assert_eq!(
+            tex_text("χ²(3) = 1, α = 0.05, ∞ df, / √2, p ≥ 0.1, 5 × 2, rank_1 & 50 %"),
+            "$\\chi^2$(3) = 1, $\\alpha$ = 0.05, $\\infty$ df, / $\\surd$2, p $\\geq$ 0.1, 5 $\\times$ 2, rank\\_1 \\& 50 \\%"
+        );
+        assert_eq!(tex_text("Demšar – Holm"), "Dem\\v{s}ar -- Holm");
+        assert_eq!(tex_text("ρ=0.1"), "$\\rho$=0.1");
+    }
+}
