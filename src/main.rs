@@ -196,6 +196,15 @@ enum Command {
         /// Figures without their own titles (a paper's caption replaces them)
         #[arg(long)]
         no_titles: bool,
+        /// Anytime regret (b - v)/(b - w) per unit: b, w the best and worst of the compared
+        /// policies (adding a policy changes every curve), or the best and worst score recorded
+        /// in the unit's traces (read from the lock file's trace_dir, or --traces)
+        #[arg(long, value_enum, default_value_t = report::Regret::Compared)]
+        regret: report::Regret,
+        /// With --regret trace: the trace set or pool the results were run on [default: the lock
+        /// file's trace_dir]; its content hash must match the lock file's
+        #[arg(long)]
+        traces: Option<PathBuf>,
         /// Labels for figures: a TOML file ("policy id" = "label") or a CSV (policy,label).
         /// Policies it leaves out get the shortest label that tells them apart (the family, plus
         /// the parameters that differ within it); labels.csv in the report lists them all
@@ -436,6 +445,8 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             per_budget,
             width,
             no_titles,
+            regret,
+            traces,
             labels,
         } => {
             if !(alpha > 0.0 && alpha < 1.0) {
@@ -487,6 +498,8 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                     Some(f) => report::labels::read_label_map(f)?,
                     None => Default::default(),
                 },
+                regret,
+                traces,
                 ..ReportOptions::default()
             };
             let t0 = std::time::Instant::now();

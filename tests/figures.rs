@@ -136,7 +136,7 @@ fn box_plots_with_budget_panels_fit() {
             "boxplots",
             &BoxPanels {
                 title: "Ranks per dataset unit, one panel per budget".into(),
-                x_desc: "rank (1 = best)".into(),
+                x_desc: "rank within the family (1 = best)".into(),
                 labels: labels(k),
                 panels,
                 x_range: (0.5, k as f64 + 0.5),

@@ -401,6 +401,53 @@ epsilon = [0.1, 0.5]
     );
     assert!(labels.contains("\nround-robin,round-robin\n"), "{labels}");
     pdflatex_compiles(&out);
+    // Regret normalised by the traces' best and worst scores: the lock file names the traces
+    // and their hash; the regret stays within [0, 1], and the option is echoed.
+    let tr = results.join("trace-regret");
+    run_ok(&[
+        "report",
+        results.to_str().unwrap(),
+        "--regret",
+        "trace",
+        "--out",
+        tr.to_str().unwrap(),
+    ]);
+    assert_eq!(json(&tr.join("tests.json"))["options"]["regret"], "trace");
+    let any = read(&tr.join("anytime.csv"));
+    let regrets: Vec<f64> = any
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split(',').nth(4)?.parse().ok())
+        .collect();
+    assert_eq!(regrets.len(), 4 * 51);
+    assert!(
+        regrets.iter().all(|r| (0.0..=1.0).contains(r)),
+        "{regrets:?}"
+    );
+    assert_ne!(any, read(&out.join("anytime.csv")), "another normalisation");
+    // Traces that are not the ones the results were run on are refused, naming both hashes.
+    let other = common::tiny_variant(
+        "report-other-traces",
+        |csv| csv.to_string(),
+        |m| format!("{m}\n# another copy\n"),
+    );
+    let refused = bin()
+        .args([
+            "report",
+            results.to_str().unwrap(),
+            "--regret",
+            "trace",
+            "--traces",
+        ])
+        .arg(&other)
+        .args(["--out", tr.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        !refused.status.success() && err.contains("were run on traces with hash"),
+        "{err}"
+    );
     let alloc = read(&out.join("allocation.csv"));
     // 4 policies x 3 learners; shares of each policy sum to 1.
     assert_eq!(alloc.lines().count(), 13);

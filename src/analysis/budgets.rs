@@ -141,6 +141,9 @@ pub fn best_per_family(runs: &[Run], higher: bool) -> Vec<(String, String, f64)>
     out
 }
 
+/// The best and worst score recorded per (dataset, run), oriented so that larger is better.
+pub type ScoreBounds = BTreeMap<(String, i64), (f64, f64)>;
+
 /// Anytime curves per policy: (policy, mean per grid point, half-width per grid point).
 pub struct AnytimeCurves {
     pub units: usize,
@@ -152,8 +155,10 @@ pub struct AnytimeCurves {
 /// Mean rank and mean normalised regret of each of `policies` at each of `points + 1` grid
 /// points (fractions of the budget), with ±t(0.975)·SE half-widths over (task, budget) units.
 /// `curves` holds each cell's incumbent score per grid point (`results::anytime_curves`).
-/// Regret is `(b − v) / (b − w)` with b and w the best and worst of the compared policies' mean
-/// scores in the unit over the whole curve, so adding a policy changes every curve.
+/// Regret is `(b − v) / (b − w)`: with `bounds` `None`, b and w are the best and worst of the
+/// compared policies' mean scores in the unit over the whole curve, so adding a policy changes
+/// every curve; with `bounds`, they are the best and worst score recorded in the unit's traces
+/// (per (dataset, run), oriented so that larger is better).
 pub fn anytime(
     curves: &BTreeMap<u64, Vec<f64>>,
     runs: &[Run],
@@ -161,20 +166,25 @@ pub fn anytime(
     higher: bool,
     points: usize,
     tol: f64,
+    bounds: Option<&ScoreBounds>,
 ) -> AnytimeCurves {
     let grid: Vec<f64> = (0..=points).map(|j| j as f64 / points as f64).collect();
     let pidx: BTreeMap<&String, usize> = policies.iter().enumerate().map(|(i, p)| (p, i)).collect();
     let k = policies.len();
     // unit -> per policy: (sum of curves over repetitions, count per grid point)
     type Sums = Vec<(Vec<f64>, Vec<usize>)>;
-    let mut acc: BTreeMap<String, Sums> = BTreeMap::new();
+    // unit -> its (dataset, run), and the sums
+    let mut acc: BTreeMap<String, ((String, i64), Sums)> = BTreeMap::new();
     for r in runs {
         let (Some(curve), Some(&p)) = (curves.get(&r.cell), pidx.get(&r.policy)) else {
             continue;
         };
-        let e = acc
-            .entry(UnitKind::TaskBudget.key(r))
-            .or_insert_with(|| vec![(vec![0.0; points + 1], vec![0; points + 1]); k]);
+        let (_, e) = acc.entry(UnitKind::TaskBudget.key(r)).or_insert_with(|| {
+            (
+                (r.dataset.clone(), r.run),
+                vec![(vec![0.0; points + 1], vec![0; points + 1]); k],
+            )
+        });
         for (j, v) in curve.iter().enumerate() {
             if !v.is_nan() {
                 e[p].0[j] += v;
@@ -185,7 +195,7 @@ pub fn anytime(
     let sign = if higher { 1.0 } else { -1.0 };
     let mut ranks = vec![vec![Vec::new(); points + 1]; k];
     let mut regrets = vec![vec![Vec::new(); points + 1]; k];
-    for per_policy in acc.values() {
+    for (task, per_policy) in acc.values() {
         let means: Vec<Vec<f64>> = per_policy
             .iter()
             .map(|(s, n)| {
@@ -200,9 +210,12 @@ pub fn anytime(
             .flatten()
             .filter(|v| v.is_finite())
             .map(|v| sign * v);
-        let (best, worst) = finite.fold((f64::NEG_INFINITY, f64::INFINITY), |(b, w), v| {
-            (b.max(v), w.min(v))
-        });
+        let (best, worst) = match bounds.and_then(|b| b.get(task)) {
+            Some(&(b, w)) => (b, w),
+            None => finite.fold((f64::NEG_INFINITY, f64::INFINITY), |(b, w), v| {
+                (b.max(v), w.min(v))
+            }),
+        };
         for j in 0..=points {
             let col: Vec<f64> = means.iter().map(|m| m[j]).collect();
             let r = average_ranks_tol(&col, higher, tol);

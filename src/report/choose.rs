@@ -398,7 +398,7 @@ pub(crate) fn parameter_study(
             let sym = |k: &str| super::labels::symbol(k);
             let fig = HeatMaps {
                 title: format!(
-                    "Parameter study: {family}{fixed}, mean rank among its {} settings",
+                    "Parameter study: {family}, mean rank among its {} settings{fixed}",
                     members.len()
                 ),
                 x_name: sym(kx),
@@ -418,7 +418,7 @@ pub(crate) fn parameter_study(
     }
     let bp = BoxPanels {
         title: format!(
-            "Parameter study: {family}{fixed}, ranks among its {} settings",
+            "Parameter study: {family}, ranks among its {} settings{fixed}",
             members.len()
         ),
         x_desc: "rank within the family (1 = best)".into(),
@@ -479,6 +479,7 @@ pub(crate) fn anytime(
     names: &Names,
     out: &Path,
     page: &Page,
+    regret: super::Regret,
 ) -> Result<()> {
     let k = curves.rank.len();
     let relabel = |v: Vec<(String, Vec<f64>, Vec<f64>)>| {
@@ -499,7 +500,13 @@ pub(crate) fn anytime(
     w.add(
         save(&fig, out, "anytime", page)?,
         "anytime",
-        "Anytime performance: mean rank and mean normalised regret against the fraction of the budget used, ±95 % t bands over (task, budget) units. Regret is (b − v)/(b − w) with b and w the best and worst of the compared policies' mean scores in the unit, so adding or removing a policy changes every curve.".into(),
+        format!(
+            "Anytime performance: mean rank and mean normalised regret against the fraction of the budget used, ±95 % t bands over (task, budget) units. Regret is (b − v)/(b − w) with {}.",
+            match regret {
+                super::Regret::Compared => "b and w the best and worst of the compared policies' mean scores in the unit, so adding or removing a policy changes every curve (--regret trace normalises by the traces instead)",
+                super::Regret::Trace => "b and w the best and worst validation score recorded in the unit's traces, so curves do not depend on which policies are compared",
+            }
+        ),
     );
     Ok(())
 }

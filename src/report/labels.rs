@@ -63,6 +63,7 @@ pub(crate) fn symbol(name: &str) -> String {
         ("gamma", "γ"),
         ("delta", "δ"),
         ("epsilon", "ε"),
+        ("eps", "ε"),
         ("eta", "η"),
         ("theta", "θ"),
         ("lambda", "λ"),
@@ -264,6 +265,9 @@ mod tests {
                 "epsilon-greedy(ε=0.05)"
             ]
         );
+        assert_eq!(symbol("eps1"), "ε1");
+        assert_eq!(symbol("epsilon_2"), "ε2");
+        assert_eq!(symbol("k"), "k");
         map.insert("round-robin".to_string(), "RR".to_string());
         map.insert("ucb1(tie_break=first, log_t=pulls)".into(), "RR".into());
         let l = short_labels(&ps, &map);

@@ -45,6 +45,128 @@ pub struct ReportOptions {
     pub page: Page,
     /// Policy id -> label for figures (`--labels FILE`); others get automatic short labels.
     pub labels: BTreeMap<String, String>,
+    /// What the anytime regret is normalised against.
+    pub regret: Regret,
+    /// The trace set or pool the results were run on, for `Regret::Trace` [default: the lock
+    /// file's `trace_dir`].
+    pub traces: Option<PathBuf>,
+}
+
+/// What the anytime regret `(b − v) / (b − w)` of a unit is normalised against.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Regret {
+    /// b and w: the best and worst of the compared policies' mean scores in the unit over the
+    /// whole curve. Adding or removing a policy changes every curve.
+    #[default]
+    Compared,
+    /// b and w: the best and worst validation score recorded in the unit's traces (every
+    /// evaluation of every arm, or every unit of every configuration of a pool). Curves do not
+    /// depend on which policies are compared.
+    Trace,
+}
+
+impl Regret {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Regret::Compared => "compared",
+            Regret::Trace => "trace",
+        }
+    }
+}
+
+/// The best and worst validation score recorded per (dataset, run) in the traces a results
+/// folder was run on, oriented so that best >= worst means better (scores negated when lower
+/// is better). The traces are those of the lock file (`trace_dir`, or `traces` when given) and
+/// must have its `trace_hash`.
+pub fn trace_bounds(
+    dir: &Path,
+    traces: Option<&Path>,
+    higher: bool,
+) -> Result<crate::analysis::budgets::ScoreBounds> {
+    let lock = dir.join(crate::experiment::LOCK);
+    let text = std::fs::read_to_string(&lock).with_context(|| {
+        format!(
+            "{}: cannot read, so the traces of --regret trace are unknown",
+            lock.display()
+        )
+    })?;
+    let table: toml::Table = text
+        .parse()
+        .with_context(|| format!("{}: not TOML", lock.display()))?;
+    let resolved = table.get("resolved");
+    let get = |k: &str| resolved.and_then(|r| r.get(k)).and_then(|v| v.as_str());
+    let world_kind = table
+        .get("experiment")
+        .and_then(|e| e.get("world"))
+        .and_then(|w| w.get("kind"))
+        .and_then(|k| k.as_str());
+    if world_kind == Some("synthetic") {
+        anyhow::bail!(
+            "{}: a synthetic world has no recorded traces; --regret trace needs results run on a trace set or a pool",
+            dir.display()
+        );
+    }
+    let tdir = match (traces, get("trace_dir")) {
+        (Some(t), _) => t.to_path_buf(),
+        (None, Some(d)) => PathBuf::from(d),
+        (None, None) => anyhow::bail!(
+            "{}: no resolved.trace_dir; give the trace set with --traces DIR",
+            lock.display()
+        ),
+    };
+    if !tdir.is_dir() {
+        anyhow::bail!(
+            "{}: the traces of these results are not at {} (relative paths are taken from the current directory); give them with --traces DIR",
+            lock.display(),
+            tdir.display()
+        );
+    }
+    let sign = if higher { 1.0 } else { -1.0 };
+    let mut out: BTreeMap<(String, i64), (f64, f64)> = BTreeMap::new();
+    let mut add = |key: (String, i64), v: f64| {
+        if v.is_finite() {
+            let e = out.entry(key).or_insert((f64::NEG_INFINITY, f64::INFINITY));
+            e.0 = e.0.max(sign * v);
+            e.1 = e.1.min(sign * v);
+        }
+    };
+    let hash = if crate::trace::pool::is_pool(&tdir) {
+        let pool = crate::trace::pool::load_pool(&tdir, true)?;
+        for t in &pool.tasks {
+            for c in &t.curves {
+                for (s, st) in c.score.iter().zip(&c.status) {
+                    if *st == crate::trace::Status::Ok {
+                        add((t.dataset.clone(), t.run), *s as f64);
+                    }
+                }
+            }
+        }
+        pool.content_hash
+    } else {
+        let opts = crate::trace::LoadOptions {
+            allow_missing_arms: true,
+            ..Default::default()
+        };
+        let ts = crate::trace::load_trace_set(&tdir, &opts)?;
+        for t in &ts.tasks {
+            for a in &t.arms {
+                for s in &a.score {
+                    add((t.dataset.clone(), t.run), *s);
+                }
+            }
+        }
+        ts.content_hash
+    };
+    if let Some(want) = get("trace_hash")
+        && want != hash
+    {
+        anyhow::bail!(
+            "{}: these results were run on traces with hash {want}, but {} has hash {hash}; give the right ones with --traces DIR",
+            lock.display(),
+            tdir.display()
+        );
+    }
+    Ok(out)
 }
 
 impl Default for ReportOptions {
@@ -57,6 +179,8 @@ impl Default for ReportOptions {
             anytime_points: 50,
             page: Page::default(),
             labels: BTreeMap::new(),
+            regret: Regret::Compared,
+            traces: None,
         }
     }
 }
@@ -240,6 +364,7 @@ fn report_runs(
             ("unit", json!(unit.as_str())),
             ("found_nothing", json!(opts.found_nothing.as_str())),
             ("per_budget", json!(opts.per_budget)),
+            ("regret", json!(opts.regret.as_str())),
         ],
     );
     let policy_names: BTreeMap<&String, PolicyName> = runs
@@ -303,6 +428,14 @@ fn report_runs(
     // Anytime curves from the trajectories.
     if dir.join(crate::experiment::TRAJECTORIES).is_file() {
         let curves = anytime_curves(dir, runs, opts.anytime_points)?;
+        let bounds = match opts.regret {
+            Regret::Compared => None,
+            Regret::Trace => Some(trace_bounds(
+                dir,
+                opts.traces.as_deref(),
+                res.higher_is_better,
+            )?),
+        };
         let a = crate::analysis::budgets::anytime(
             &curves,
             runs,
@@ -310,8 +443,9 @@ fn report_runs(
             res.higher_is_better,
             opts.anytime_points,
             tol,
+            bounds.as_ref(),
         );
-        choose::anytime(&mut w, a, &names, out, &opts.page)?;
+        choose::anytime(&mut w, a, &names, out, &opts.page, opts.regret)?;
     }
     files.append(&mut w.files);
 

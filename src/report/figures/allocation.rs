@@ -7,12 +7,10 @@ use anyhow::Result;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::legend::{self, Entry};
-use super::style::{
-    GRID, HAIRLINE, OKABE_ITO, Page, TEXT_PT, TICK_PT, TITLE_PT, fit, fmt_number, font, max_width,
-    pt, right_center, upt,
-};
-use super::{Figure, csv_field, de};
+use super::hbars::{self, Stacked};
+use super::legend::Entry;
+use super::style::{OKABE_ITO, Page};
+use super::{Figure, csv_field};
 
 pub struct Allocation {
     pub title: String,
@@ -27,15 +25,9 @@ pub struct Allocation {
 pub const MIN_SHARE: f64 = 0.03;
 /// At most this many learners get their own colour.
 pub const MAX_SHOWN: usize = 7;
-const ROW_PT: f64 = 10.0;
 const OTHER: RGBColor = RGBColor(200, 200, 200);
 
 impl Allocation {
-    fn label_width(&self, page: &Page) -> u32 {
-        max_width(self.policies.iter().map(|s| s.as_str()), TEXT_PT).min(page.width() * 40 / 100)
-            + upt(8.0)
-    }
-
     /// Learner indices shown on their own, by decreasing mean share, and the rest.
     pub fn grouping(&self) -> (Vec<usize>, Vec<usize>) {
         let n = self.policies.len().max(1) as f64;
@@ -87,72 +79,36 @@ impl Allocation {
 
 impl Figure for Allocation {
     fn height(&self, page: &Page) -> u32 {
-        let title = if page.titles { upt(TITLE_PT * 1.8) } else { 0 };
-        title
-            + upt(ROW_PT * self.policies.len() as f64 + 30.0)
-            + legend::height(&self.entries(), page.width())
+        hbars::height(self.policies.len(), &self.entries(), page)
     }
 
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>, page: &Page) -> Result<()> {
-        let root = super::style::titled(root, &self.title, page)?;
-        let entries = self.entries();
-        let lh = legend::height(&entries, page.width());
-        let (main, legend_area) = root.split_vertically(root.dim_in_pixel().1 - lh);
-        let n = self.policies.len();
-        let lw = self.label_width(page);
-        let mut chart = ChartBuilder::on(&main)
-            .margin(upt(4.0))
-            .margin_right(upt(8.0))
-            .x_label_area_size(upt(22.0))
-            .y_label_area_size(lw)
-            .build_cartesian_2d(0f64..1f64, -0.6f64..(n as f64 - 0.4))
-            .map_err(de)?;
-        chart
-            .configure_mesh()
-            .disable_y_mesh()
-            .y_labels(0)
-            .x_labels(6)
-            .x_label_formatter(&|v| fmt_number(*v))
-            .x_desc("share of pulls")
-            .axis_desc_style(font(TEXT_PT))
-            .label_style(font(TICK_PT))
-            .axis_style(BLACK.stroke_width(HAIRLINE))
-            .bold_line_style(GRID.stroke_width(HAIRLINE))
-            .light_line_style(TRANSPARENT)
-            .set_all_tick_mark_size(upt(2.0))
-            .draw()
-            .map_err(de)?;
         let (shown, rest) = self.grouping();
-        let (bx, by) = main.get_base_pixel();
-        for (i, (p, row)) in self.policies.iter().zip(&self.shares).enumerate() {
-            let y = (n - 1 - i) as f64;
-            let mut x = 0.0;
-            let other: f64 = rest.iter().map(|&l| row[l]).sum();
-            let segs = shown
-                .iter()
-                .enumerate()
-                .map(|(c, &l)| (row[l], OKABE_ITO[c]))
-                .chain(std::iter::once((other, OTHER)));
-            for (s, col) in segs {
-                if s > 0.0 {
-                    chart
-                        .draw_series(std::iter::once(Rectangle::new(
-                            [(x, y - 0.36), (x + s, y + 0.36)],
-                            col.filled(),
-                        )))
-                        .map_err(de)?;
-                }
-                x += s;
-            }
-            let (px, py) = chart.backend_coord(&(0.0, y));
-            main.draw(&Text::new(
-                fit(p, TEXT_PT, lw - upt(8.0)),
-                (px - bx - pt(3.0), py - by),
-                right_center(TEXT_PT),
-            ))
-            .map_err(de)?;
-        }
-        legend::draw(&legend_area, &entries)
+        let segments = self
+            .shares
+            .iter()
+            .map(|row| {
+                let other: f64 = rest.iter().map(|&l| row[l]).sum();
+                shown
+                    .iter()
+                    .enumerate()
+                    .map(|(c, &l)| (row[l], OKABE_ITO[c]))
+                    .chain(std::iter::once((other, OTHER)))
+                    .collect()
+            })
+            .collect();
+        hbars::draw(
+            root,
+            page,
+            &Stacked {
+                title: &self.title,
+                x_desc: "share of pulls",
+                labels: self.policies.clone(),
+                segments,
+                entries: self.entries(),
+                label_share: 40,
+            },
+        )
     }
 
     fn csv(&self) -> String {

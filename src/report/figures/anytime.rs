@@ -9,8 +9,8 @@ use plotters::prelude::*;
 
 use super::legend::{self, Entry};
 use super::style::{
-    GRID, HAIRLINE, LINE, Page, TEXT_PT, TICK_PT, TITLE_PT, color, dash, draw_marker,
-    draw_polyline, fmt_number, font, marker, ticks_that_fit, upt,
+    LINE, Page, TITLE_PT, color, dash, draw_marker, draw_polyline, fmt_number, marker,
+    ticks_that_fit, upt,
 };
 use super::{Figure, csv_field, de};
 
@@ -81,20 +81,13 @@ impl Figure for Anytime {
                 .y_label_area_size(upt(26.0))
                 .build_cartesian_2d(0f64..1f64, *y0..*y1)
                 .map_err(de)?;
-            chart
-                .configure_mesh()
+            super::style::paper_mesh(&mut chart.configure_mesh())
                 .x_desc("fraction of the budget used")
                 .y_desc(*desc)
                 .x_labels(ticks_that_fit(w.saturating_sub(upt(34.0)), 0.0, 1.0).min(6))
                 .y_labels(6)
                 .x_label_formatter(&|v| fmt_number(*v))
                 .y_label_formatter(&|v| fmt_number(*v))
-                .axis_desc_style(font(TEXT_PT))
-                .label_style(font(TICK_PT))
-                .axis_style(BLACK.stroke_width(HAIRLINE))
-                .bold_line_style(GRID.stroke_width(HAIRLINE))
-                .light_line_style(TRANSPARENT)
-                .set_all_tick_mark_size(upt(2.0))
                 .draw()
                 .map_err(de)?;
             let (bx, by) = area.get_base_pixel();

@@ -8,8 +8,8 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::style::{
-    GRID, HAIRLINE, MID_GREY, OKABE_ITO, Page, TEXT_PT, THIN, TICK_PT, TITLE_PT, fit, fit_caption,
-    font, left_center, max_width, pt, right_center, text_width, upt,
+    HAIRLINE, MID_GREY, OKABE_ITO, Page, TEXT_PT, THIN, TICK_PT, TITLE_PT, fit, fit_caption, font,
+    left_center, max_width, pt, right_center, text_width, upt,
 };
 use super::{Figure, csv_field, de, quantile_sorted};
 
@@ -43,11 +43,12 @@ impl BoxPanels {
     }
 
     fn panel_height(&self) -> u32 {
-        upt(ROW_PT * self.labels.len() as f64 + 12.0 + 24.0)
+        upt(ROW_PT * self.labels.len() as f64 + 12.0 + 14.0)
     }
 
+    /// The shared axis title and the legend under the panels.
     fn legend_height() -> u32 {
-        upt(14.0)
+        upt(12.0 + 14.0)
     }
 }
 
@@ -85,12 +86,11 @@ impl Figure for BoxPanels {
                 )
                 .margin_left(upt(3.0))
                 .margin_right(upt(5.0))
-                .x_label_area_size(upt(22.0))
+                .x_label_area_size(upt(12.0))
                 .y_label_area_size(0)
                 .build_cartesian_2d(x0..x1, -0.6f64..(n as f64 - 0.4))
                 .map_err(de)?;
-            chart
-                .configure_mesh()
+            super::style::paper_mesh(&mut chart.configure_mesh())
                 .disable_y_mesh()
                 .y_labels(0)
                 .x_labels(span + 1)
@@ -102,13 +102,6 @@ impl Figure for BoxPanels {
                         String::new()
                     }
                 })
-                .x_desc(&self.x_desc)
-                .axis_desc_style(font(TEXT_PT))
-                .label_style(font(TICK_PT))
-                .axis_style(BLACK.stroke_width(HAIRLINE))
-                .bold_line_style(GRID.stroke_width(HAIRLINE))
-                .light_line_style(TRANSPARENT)
-                .set_all_tick_mark_size(upt(2.0))
                 .draw()
                 .map_err(de)?;
             for (i, vals) in values.iter().enumerate() {
@@ -199,8 +192,18 @@ impl Figure for BoxPanels {
                     .map_err(de)?;
             }
         }
+        // One axis title for all panels, centred under them (panels side by side would
+        // overlap theirs).
+        let plots_w = plots.dim_in_pixel().0 as i32;
+        legend
+            .draw(&Text::new(
+                self.x_desc.clone(),
+                (lw as i32 + plots_w / 2, pt(5.0)),
+                super::style::center(TEXT_PT),
+            ))
+            .map_err(de)?;
         // The legend: what each mark is.
-        let y = legend.dim_in_pixel().1 as i32 / 2;
+        let y = pt(12.0 + 7.0);
         let mut x = lw as i32;
         let box_h = pt(3.0);
         legend

@@ -55,13 +55,13 @@ const CELL_H_PT: f64 = 12.0;
 
 impl HeatMaps {
     fn y_label_width(&self) -> u32 {
-        max_width(self.y_values.iter().map(|s| s.as_str()), TICK_PT) + upt(16.0)
+        max_width(self.y_values.iter().map(|s| s.as_str()), TICK_PT) + upt(14.0)
     }
 
     fn cell_w(&self) -> u32 {
-        (max_width(self.x_values.iter().map(|s| s.as_str()), TICK_PT) + upt(6.0))
-            .max(text_width("10.0", TICK_PT) + upt(6.0))
-            .max(upt(18.0))
+        (max_width(self.x_values.iter().map(|s| s.as_str()), TICK_PT) + upt(4.0))
+            .max(text_width("10.0", TICK_PT) + upt(4.0))
+            .max(upt(16.0))
     }
 
     fn panel_w(&self) -> u32 {

@@ -8,8 +8,8 @@ use plotters::prelude::*;
 
 use super::legend::{self, Entry};
 use super::style::{
-    GRID, HAIRLINE, LINE, Page, TEXT_PT, TICK_PT, TITLE_PT, color, draw_marker, draw_polyline,
-    fit_caption, fmt_number, font, marker, ticks_that_fit, upt,
+    LINE, Page, TITLE_PT, color, draw_marker, draw_polyline, fit_caption, fmt_number, font, marker,
+    ticks_that_fit, upt,
 };
 use super::{Figure, csv_field, de};
 
@@ -100,8 +100,7 @@ impl Figure for Lines {
             macro_rules! body {
                 ($chart:expr, $xfmt:expr) => {{
                     let mut chart = $chart;
-                    chart
-                        .configure_mesh()
+                    super::style::paper_mesh(&mut chart.configure_mesh())
                         .x_desc(&p.x_desc)
                         .y_desc(&p.y_desc)
                         .x_labels(
@@ -111,12 +110,6 @@ impl Figure for Lines {
                         .y_labels(6)
                         .x_label_formatter($xfmt)
                         .y_label_formatter(&|v| fmt_number(*v))
-                        .axis_desc_style(font(TEXT_PT))
-                        .label_style(font(TICK_PT))
-                        .axis_style(BLACK.stroke_width(HAIRLINE))
-                        .bold_line_style(GRID.stroke_width(HAIRLINE))
-                        .light_line_style(TRANSPARENT)
-                        .set_all_tick_mark_size(upt(2.0))
                         .draw()
                         .map_err(de)?;
                     for s in &p.series {

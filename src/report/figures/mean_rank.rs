@@ -1,14 +1,15 @@
 //! Mean rank of each policy with its confidence interval, best at the top (HAMLET Fig. 8). The
 //! interval is a thick bar with caps and the mean a small dot inside it, so even narrow
-//! intervals show; the axis spans the intervals, not 1..k.
+//! intervals show; the axis spans the intervals, not 1..k, but never goes below rank 0.5: an
+//! interval clipped there (a t interval over few units can reach below 1) has no cap.
 
 use anyhow::Result;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::style::{
-    GRID, HAIRLINE, LINE, OKABE_ITO, Page, TEXT_PT, TICK_PT, TITLE_PT, fit, fmt_number, font,
-    max_width, pt, right_center, ticks_that_fit, upt,
+    HAIRLINE, LINE, OKABE_ITO, Page, TEXT_PT, TITLE_PT, fit, fmt_number, max_width, pt,
+    right_center, ticks_that_fit, upt,
 };
 use super::{Figure, csv_field, de};
 
@@ -78,35 +79,32 @@ impl Figure for MeanRankFigure {
             .y_label_area_size(lw)
             .build_cartesian_2d(lo..hi, -0.6f64..(n as f64 - 0.4))
             .map_err(de)?;
-        chart
-            .configure_mesh()
+        super::style::paper_mesh(&mut chart.configure_mesh())
             .disable_y_mesh()
             .y_labels(0)
             .x_labels(ticks_that_fit(plot_w, lo, hi))
             .x_label_formatter(&|v| fmt_number(*v))
             .x_desc(&self.x_desc)
-            .axis_desc_style(font(TEXT_PT))
-            .label_style(font(TICK_PT))
-            .axis_style(BLACK.stroke_width(HAIRLINE))
-            .bold_line_style(GRID.stroke_width(HAIRLINE))
-            .light_line_style(TRANSPARENT)
-            .set_all_tick_mark_size(upt(2.0))
             .draw()
             .map_err(de)?;
         let c = OKABE_ITO[0];
         let (bx, by) = root.get_base_pixel();
         for (i, (name, mean, l, h)) in self.rows.iter().enumerate() {
             let y = (n - 1 - i) as f64;
-            let (x0, py) = chart.backend_coord(&(*l, y));
-            let (x1, _) = chart.backend_coord(&(*h, y));
+            // Intervals are clipped at the axis; a clipped end has no cap.
+            let (x0, py) = chart.backend_coord(&(l.max(lo), y));
+            let (x1, _) = chart.backend_coord(&(h.min(hi), y));
             let (xm, _) = chart.backend_coord(&(*mean, y));
             let (x0, x1, xm, py) = (x0 - bx, x1 - bx, xm - bx, py - by);
             let cap = pt(2.5);
-            for seg in [
-                vec![(x0, py), (x1, py)],
-                vec![(x0, py - cap), (x0, py + cap)],
-                vec![(x1, py - cap), (x1, py + cap)],
-            ] {
+            let mut segs = vec![vec![(x0, py), (x1, py)]];
+            if *l >= lo {
+                segs.push(vec![(x0, py - cap), (x0, py + cap)]);
+            }
+            if *h <= hi {
+                segs.push(vec![(x1, py - cap), (x1, py + cap)]);
+            }
+            for seg in segs {
                 root.draw(&PathElement::new(seg, c.stroke_width(LINE)))
                     .map_err(de)?;
             }

@@ -9,6 +9,7 @@ mod anytime;
 mod bayes;
 mod boxplots;
 pub mod cd;
+mod hbars;
 mod heatmap;
 pub mod layout;
 mod legend;

@@ -127,6 +127,25 @@ pub fn center(size: f64) -> TextStyle<'static> {
     anchored(size, HPos::Center, VPos::Center)
 }
 
+/// The axes every chart shares: 8 pt axis titles, 7 pt tick labels, hairline axes, light grey
+/// major grid lines, no minor ones, short ticks.
+pub fn paper_mesh<'a, 'b, 'c, X, Y, DB>(
+    m: &'c mut plotters::chart::MeshStyle<'a, 'b, X, Y, DB>,
+) -> &'c mut plotters::chart::MeshStyle<'a, 'b, X, Y, DB>
+where
+    X: plotters::coord::ranged1d::Ranged,
+    Y: plotters::coord::ranged1d::Ranged,
+    DB: DrawingBackend,
+{
+    let (desc, ticks): (TextStyle<'b>, TextStyle<'b>) = (font(TEXT_PT), font(TICK_PT));
+    m.axis_desc_style(desc)
+        .label_style(ticks)
+        .axis_style(BLACK.stroke_width(HAIRLINE))
+        .bold_line_style(GRID.stroke_width(HAIRLINE))
+        .light_line_style(TRANSPARENT)
+        .set_all_tick_mark_size(upt(2.0))
+}
+
 /// Stroke widths in drawing units.
 pub const HAIRLINE: u32 = 2; // 0.5 pt
 pub const THIN: u32 = 3; // 0.75 pt
