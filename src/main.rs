@@ -925,6 +925,9 @@ fn run_bench(
             "ttts",
             "t3c",
             "uniform",
+            "inf-ucb-e",
+            "mutant-ucb",
+            "steady-state-ea",
         ] {
             // One Hyperband iteration on 27-unit curves (eta = 3) trains 81 + 78 + 90 + 108 = 357
             // units, so 1 000 units is almost three.

@@ -341,32 +341,38 @@ fn resolve_world(file: &Path, w: &WorldSpec) -> Result<WorldSetup> {
         }
     }
     // Every key belongs to one world; naming it for another is an error, not silently ignored.
-    let owners: [(&str, bool, WorldKind); 11] = [
-        ("arms", w.arms.is_some(), WorldKind::Synthetic),
-        ("slice", w.slice.is_some(), WorldKind::TimeSliced),
-        ("overhead", w.overhead.is_some(), WorldKind::TimeSliced),
-        ("overhead_s", w.overhead_s.is_some(), WorldKind::TimeSliced),
-        ("order", w.order.is_some(), WorldKind::PullCount),
+    let owners: [(&str, bool, &[WorldKind]); 11] = [
+        ("arms", w.arms.is_some(), &[WorldKind::Synthetic]),
+        ("slice", w.slice.is_some(), &[WorldKind::TimeSliced]),
+        ("overhead", w.overhead.is_some(), &[WorldKind::TimeSliced]),
+        (
+            "overhead_s",
+            w.overhead_s.is_some(),
+            &[WorldKind::TimeSliced],
+        ),
+        ("order", w.order.is_some(), &[WorldKind::PullCount]),
         (
             "failures_consume_budget",
             w.failures_consume_budget.is_some(),
-            WorldKind::PullCount,
+            &[WorldKind::PullCount, WorldKind::Pool],
         ),
-        ("exhausted", w.exhausted.is_some(), WorldKind::PullCount),
-        ("incumbent", w.incumbent.is_some(), WorldKind::Pool),
+        ("exhausted", w.exhausted.is_some(), &[WorldKind::PullCount]),
+        ("incumbent", w.incumbent.is_some(), &[WorldKind::Pool]),
         (
             "recommendation",
             w.recommendation.is_some(),
-            WorldKind::Pool,
+            &[WorldKind::Pool],
         ),
-        ("max_arms", w.max_arms.is_some(), WorldKind::Pool),
-        ("per_learner", w.per_learner.is_some(), WorldKind::Pool),
+        ("max_arms", w.max_arms.is_some(), &[WorldKind::Pool]),
+        ("per_learner", w.per_learner.is_some(), &[WorldKind::Pool]),
     ];
-    for (key, present, owner) in owners {
-        if present && owner != kind {
+    for (key, present, owners) in owners {
+        if present && !owners.contains(&kind) {
+            let names: Vec<&str> = owners.iter().map(|o| o.as_str()).collect();
             bail!(
-                "{at}: key 'world.{key}' applies only to the {} world",
-                owner.as_str()
+                "{at}: key 'world.{key}' applies only to the {} world{}",
+                names.join(" and "),
+                if names.len() > 1 { "s" } else { "" }
             );
         }
     }
@@ -404,6 +410,7 @@ fn resolve_world(file: &Path, w: &WorldSpec) -> Result<WorldSetup> {
                 budgets: w.budgets.clone(),
                 unit,
                 options: WorldOptions::Pool(PoolOptions {
+                    failures_consume_budget: w.failures_consume_budget.unwrap_or(true),
                     incumbent: choice(
                         file,
                         "world.incumbent",

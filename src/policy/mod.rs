@@ -12,6 +12,7 @@ mod erucb;
 pub mod external;
 mod hamlet;
 mod hyperband;
+mod mutant_ucb;
 mod random;
 mod round_robin;
 mod softmax;
@@ -381,6 +382,9 @@ static REGISTRY: LazyLock<Vec<Family>> = LazyLock::new(|| {
         ttts::family_t3c(),
         ttts::family_dttts(),
         ttts::family_uniform(),
+        mutant_ucb::family_inf_ucb_e(),
+        mutant_ucb::family_mutant_ucb(),
+        mutant_ucb::family_steady_state_ea(),
     ]
 });
 

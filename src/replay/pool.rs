@@ -12,7 +12,8 @@
 //!
 //! Training unit u of an arm reveals that unit's recorded validation score and charges the
 //! budget: one unit (`budget_unit = units`) or the unit's recorded cost (`seconds`). A failed or
-//! timed-out unit reveals nothing and ends the curve. Pulling an arm whose curve has ended is a
+//! timed-out unit reveals nothing and ends the curve; it is charged too, unless
+//! `failures_consume_budget = false` (DRAGON's convention for Mutant-UCB). Pulling an arm whose curve has ended is a
 //! wasted decision: it reveals nothing and charges one unit (or, in seconds, the arm's last unit's
 //! cost), and is counted as an exhausted pull.
 //!
@@ -61,6 +62,9 @@ pub struct PoolWorldConfig {
     pub recommendation: Recommendation,
     /// At most this many arms (draws and mutations); `None`: no cap.
     pub max_arms: Option<usize>,
+    /// A failed or timed-out unit is charged like any other (true), or costs nothing (DRAGON's
+    /// convention: an infinite loss does not consume budget).
+    pub failures_consume_budget: bool,
 }
 
 impl Default for PoolWorldConfig {
@@ -70,6 +74,7 @@ impl Default for PoolWorldConfig {
             incumbent: IncumbentRule::BestSeen,
             recommendation: Recommendation::BestSeen,
             max_arms: None,
+            failures_consume_budget: true,
         }
     }
 }
@@ -83,6 +88,8 @@ pub struct PoolOptions {
     /// One task per (dataset, run, learner): each learner's configurations form a pool of their
     /// own. Otherwise all (filtered) learners' configurations form one pool (CASH).
     pub per_learner: bool,
+    /// See `PoolWorldConfig::failures_consume_budget`.
+    pub failures_consume_budget: bool,
 }
 
 impl IncumbentRule {
@@ -107,12 +114,18 @@ impl Recommendation {
 
 impl PoolOptions {
     pub fn describe(&self) -> String {
+        // Said only when not the default, so that earlier experiments keep their fingerprints.
         format!(
-            "incumbent {}, recommendation {}, max_arms {}, per_learner {}",
+            "incumbent {}, recommendation {}, max_arms {}, per_learner {}{}",
             self.incumbent.as_str(),
             self.recommendation.as_str(),
             self.max_arms.map_or("none".to_string(), |m| m.to_string()),
-            self.per_learner
+            self.per_learner,
+            if self.failures_consume_budget {
+                ""
+            } else {
+                ", failed units free"
+            }
         )
     }
 
@@ -136,6 +149,7 @@ impl PoolOptions {
                 incumbent: self.incumbent,
                 recommendation: self.recommendation,
                 max_arms: self.max_arms,
+                failures_consume_budget: self.failures_consume_budget,
             },
             abs,
         )
@@ -375,14 +389,16 @@ impl<'a> PoolWorld<'a> {
             };
         }
         let cost_s = f64::from(curve.cost_s[u]);
-        l.used += match self.cfg.budget_unit {
-            PoolBudget::Units => 1.0,
-            PoolBudget::Seconds => cost_s,
-        };
+        let status = curve.status[u];
+        if status == Status::Ok || self.cfg.failures_consume_budget {
+            l.used += match self.cfg.budget_unit {
+                PoolBudget::Units => 1.0,
+                PoolBudget::Seconds => cost_s,
+            };
+        }
         l.pulls[arm] += 1;
         l.arm_clock[arm] = (u + 1) as f64;
         l.arm_time_s[arm] += cost_s;
-        let status = curve.status[u];
         let reward = self.sign * f64::from(curve.score[u]);
         let world_time = l.used;
         l.reveal(arm, u, (u + 1) as f64, world_time, status, reward);
@@ -680,6 +696,27 @@ pub(crate) mod tests {
                 .unwrap_err()
                 .contains("only 2 arms")
         );
+    }
+
+    #[test]
+    fn a_failed_unit_is_charged_unless_failures_are_free() {
+        // One configuration whose second unit fails: drawing it trains unit 1 (charged), the pull
+        // trains unit 2, which fails and ends the curve. Charged by default: 2 units used; with
+        // failures_consume_budget = false (DRAGON) only 1, and the failure is still revealed.
+        let pool = hand_pool(1, 3, |_| vec![0.5, f32::NAN, 0.7]);
+        for (free, used) in [(false, 2.0), (true, 1.0)] {
+            let cfg = PoolWorldConfig {
+                failures_consume_budget: !free,
+                ..PoolWorldConfig::default()
+            };
+            let mut w = PoolWorld::new(&pool, &pool.tasks[0], cfg, 10.0, 1.0, 1);
+            w.apply(Action::Draw).unwrap();
+            let obs = w.apply(Action::Pull(0)).unwrap();
+            assert_eq!(obs.reward, None, "the failed unit reveals no score");
+            assert_eq!(w.ledger().used, used, "free = {free}");
+            assert_eq!(w.ledger().pulls[0], 2);
+            assert!(w.done(), "nothing left to train");
+        }
     }
 
     /// Two draws, then arms 0, 0, 1, 1 trained one unit each (6 units in all).
