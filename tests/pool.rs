@@ -435,14 +435,16 @@ fn the_bundled_pools_validate_and_an_experiment_replays_on_hpobench() {
         10
     );
     assert_eq!(p.neighbours[0].len(), 5);
-    // sklearn-grid is recorded in parts: it validates as an incomplete pool until it is whole.
+    // sklearn-grid is complete: it validates without --allow-incomplete, every curve whole.
     let out = bin()
-        .args(["traces", "validate", "--allow-incomplete"])
+        .args(["traces", "validate"])
         .arg(root.join("traces/sklearn-grid"))
         .output()
         .unwrap();
+    assert!(out.status.success());
     assert!(
-        String::from_utf8_lossy(&out.stdout).contains("tasks, 2500 configurations"),
+        String::from_utf8_lossy(&out.stdout)
+            .contains("18 tasks, 2500 configurations, 1215000 units recorded"),
         "{}",
         String::from_utf8_lossy(&out.stdout)
     );
