@@ -92,6 +92,57 @@ fn check_format(dir: &Path) -> Result<()> {
     Ok(())
 }
 
+/// What a pool-world cell did beyond the learner-level columns: configurations drawn (draws and
+/// mutations), mutations, and units trained. Keyed by cell id.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PoolCounts {
+    pub configs_drawn: u64,
+    pub mutations: u64,
+    pub units_trained: u64,
+}
+
+/// The pool columns of `runs.parquet`, per cell; an error naming the file for learner-level
+/// results, which have none.
+pub fn read_pool_counts(dir: &Path) -> Result<std::collections::BTreeMap<u64, PoolCounts>> {
+    let path = dir.join(crate::experiment::RUNS);
+    check_format(dir)?;
+    let df = read_parquet(&path)?;
+    let u = |name: &str| -> Result<Vec<u64>> {
+        let c = df.column(name).map_err(|_| {
+            anyhow::anyhow!(
+                "{}: no column '{name}': these are not results of the pool world",
+                path.display()
+            )
+        })?;
+        Ok(c.as_materialized_series()
+            .cast(&DataType::UInt64)?
+            .u64()?
+            .iter()
+            .map(|v| v.unwrap_or(0))
+            .collect())
+    };
+    let (cell, drawn, mutations, units) = (
+        u("cell")?,
+        u("configs_drawn")?,
+        u("mutations")?,
+        u("units_trained")?,
+    );
+    Ok(cell
+        .into_iter()
+        .zip(drawn.into_iter().zip(mutations.into_iter().zip(units)))
+        .map(|(c, (d, (m, t)))| {
+            (
+                c,
+                PoolCounts {
+                    configs_drawn: d,
+                    mutations: m,
+                    units_trained: t,
+                },
+            )
+        })
+        .collect())
+}
+
 pub fn read_results(dir: &Path) -> Result<Results> {
     let path = dir.join(crate::experiment::RUNS);
     if !path.is_file() {

@@ -515,3 +515,49 @@ fn a_sharded_pool_experiment_merges_into_the_unsharded_results() {
     }
     assert_eq!(read(&merged.join("runs.parquet")).height(), 2 * 2 * 3 * 2);
 }
+
+#[test]
+fn reproduce_mutant_ucb_writes_both_tables_beside_the_papers() {
+    use banditbench::reproduce::{ReproduceOptions, mutant_ucb};
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = scratch("reproduce-mutant-ucb");
+    let opts = ReproduceOptions {
+        experiments: root.join("experiments"),
+        traces: root.join("traces"),
+        results: out.clone(),
+        threads: Some(2),
+        quiet: true,
+    };
+    let files = mutant_ucb::reproduce(&opts).unwrap();
+    let dir = out.join("mutant-ucb");
+    for f in ["README.md", "table1.csv", "table2.csv"] {
+        assert!(files.contains(&dir.join(f)), "{f} reported");
+    }
+    let md = std::fs::read_to_string(dir.join("README.md")).unwrap();
+    // The paper's numbers sit beside ours.
+    assert!(
+        md.contains("| Mutant-UCB | 3399 · 79.5 | 3463 · 80.5 | 3471 · 92.4 |"),
+        "{md}"
+    );
+    assert!(md.contains("| 0.05 | 97.2 |"), "{md}");
+    // One family of 3 hypotheses at 6 dataset units, on validation and on test accuracy.
+    assert_eq!(
+        md.matches("one family of 3 hypotheses, exact Wilcoxon signed-rank at 6 dataset units")
+            .count(),
+        2
+    );
+    // Models tested (table1.csv, the mean per cell over all datasets): random search trains 50
+    // full curves (T/N = 1350/27) and the EA 50 models; Mutant-UCB tests more than its K = 40.
+    let csv = std::fs::read_to_string(dir.join("table1.csv")).unwrap();
+    let models = |m: &str| -> f64 {
+        csv.lines()
+            .find(|l| l.starts_with(&format!("{m},")) && l.contains(",all,"))
+            .and_then(|l| l.split(',').rev().nth(2))
+            .and_then(|v| v.parse().ok())
+            .unwrap()
+    };
+    assert_eq!(models("random search"), 50.0);
+    assert_eq!(models("evolutionary algorithm"), 50.0);
+    assert!(models("Mutant-UCB") > 40.0);
+    assert!(dir.join("mutant-ucb-table1/report.md").is_file());
+}

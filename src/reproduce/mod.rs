@@ -2,6 +2,7 @@
 
 pub mod erucb;
 pub mod hamlet;
+pub mod mutant_ucb;
 pub mod shang;
 
 use std::path::PathBuf;

@@ -29,29 +29,31 @@ const DTTTS: &str = "d-ttts(beta=0.5, max_resample=10000, queried=pseudo-arm)";
 const SLIDES_TIMING: [(&str, f64); 3] = [("t3c", 1.6e-5), ("ttts", 2.3e-4), ("uniform", 6e-6)];
 
 /// One row of the claim family: the other policy, its mean rank, Holm p, and the difference
-/// D-TTTS − other (mean, 95 % t interval).
+/// focus − other (mean, 95 % t interval).
 #[derive(Clone, Debug)]
 pub struct Against {
     pub policy: String,
     pub mean_rank: f64,
     pub p_holm: f64,
-    pub dttts_better: bool,
+    pub focus_better: bool,
     pub diff: (f64, f64, f64),
 }
 
+/// A claim about one policy (the focus) tested against every other as one family.
 #[derive(Clone, Debug)]
 pub struct FamilyTest {
     pub n_units: usize,
-    pub dttts_rank: f64,
+    pub focus_rank: f64,
     pub against: Vec<Against>,
     /// The smallest Holm-adjusted p any outcome could give at this number of units.
     pub min_p_holm: f64,
 }
 
-/// D-TTTS against every other policy in `runs`, at dataset units, as one family of hypotheses.
-pub fn family_test(runs: &[Run], higher: bool) -> Result<FamilyTest> {
-    if !runs.iter().any(|r| r.policy == DTTTS) {
-        bail!("the comparison is about {DTTTS}, which is absent from the results");
+/// `focus` against every other policy in `runs`, at dataset units, as one family of hypotheses
+/// (exact Wilcoxon signed-rank, Holm), with the mean difference and its 95 % t interval.
+pub fn family_test(runs: &[Run], higher: bool, focus: &str) -> Result<FamilyTest> {
+    if !runs.iter().any(|r| r.policy == focus) {
+        bail!("the comparison is about {focus}, which is absent from the results");
     }
     let units = unit_table(runs, UnitKind::Dataset, FoundNothing::Worst, higher);
     let (table, _) = ScoreTable::from_rows(
@@ -63,8 +65,8 @@ pub fn family_test(runs: &[Run], higher: bool) -> Result<FamilyTest> {
     let opts = Options::default();
     let c = compare(table, &opts);
     let idx = |p: &str| c.table.policies.iter().position(|x| x == p);
-    let Some(d) = idx(DTTTS) else {
-        bail!("{DTTTS} has no unit in the results");
+    let Some(d) = idx(focus) else {
+        bail!("{focus} has no unit in the results");
     };
     let others: Vec<usize> = (0..c.table.policies.len()).filter(|&i| i != d).collect();
     let pairs: Vec<(usize, usize)> = others.iter().map(|&o| (d, o)).collect();
@@ -78,7 +80,7 @@ pub fn family_test(runs: &[Run], higher: bool) -> Result<FamilyTest> {
                 policy: c.table.policies[o].clone(),
                 mean_rank: c.summary[o].mean_rank,
                 p_holm: t.p_holm,
-                dttts_better: t.reject && c.summary[d].mean_rank < c.summary[o].mean_rank,
+                focus_better: t.reject && c.summary[d].mean_rank < c.summary[o].mean_rank,
                 diff: (m, lo, hi),
             }
         })
@@ -87,20 +89,21 @@ pub fn family_test(runs: &[Run], higher: bool) -> Result<FamilyTest> {
     let min_p = (others.len() as f64 * 2.0 / 2f64.powi(n.min(1000) as i32)).min(1.0);
     Ok(FamilyTest {
         n_units: n,
-        dttts_rank: c.summary[d].mean_rank,
+        focus_rank: c.summary[d].mean_rank,
         against,
         min_p_holm: min_p,
     })
 }
 
-fn family_markdown(t: &FamilyTest, metric: &str) -> String {
+/// The family test as Markdown; `name` is the focus policy's name in words ("D-TTTS").
+pub fn family_markdown(t: &FamilyTest, metric: &str, name: &str) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "D-TTTS (pseudo-arm) against each other policy: one family of {} hypotheses, exact Wilcoxon signed-rank at {} dataset units (each the mean over runs, learners' pools, budgets and repetitions), Holm-adjusted. D-TTTS's mean rank: {:.2}. Δ = D-TTTS − policy, the mean over units of the {metric} of the recommended configuration, with its 95 % t interval.\n",
+        "{name} against each other policy: one family of {} hypotheses, exact Wilcoxon signed-rank at {} dataset units (each the mean over runs, learners' pools, budgets and repetitions), Holm-adjusted. {name}'s mean rank: {:.2}. Δ = {name} − policy, the mean over units of the {metric} of the recommended configuration, with its 95 % t interval.\n",
         t.against.len(),
         t.n_units,
-        t.dttts_rank
+        t.focus_rank
     );
     if t.min_p_holm > 0.05 {
         let _ = writeln!(
@@ -109,7 +112,10 @@ fn family_markdown(t: &FamilyTest, metric: &str) -> String {
             t.n_units, t.min_p_holm
         );
     }
-    s.push_str("| policy | mean rank | Holm p | Δ [95 % CI] | D-TTTS better (significant) |\n|---|---|---|---|---|\n");
+    let _ = writeln!(
+        s,
+        "| policy | mean rank | Holm p | Δ [95 % CI] | {name} better (significant) |\n|---|---|---|---|---|"
+    );
     for a in &t.against {
         let _ = writeln!(
             s,
@@ -120,7 +126,7 @@ fn family_markdown(t: &FamilyTest, metric: &str) -> String {
             a.diff.0,
             a.diff.1,
             a.diff.2,
-            if a.dttts_better { "yes" } else { "no" }
+            if a.focus_better { "yes" } else { "no" }
         );
     }
     s
@@ -204,7 +210,7 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<Vec<PathBuf>> {
         let res = read_results(&results)?;
         let rep = out.join(&exp.name);
         files.extend(report_loaded(&results, &res, &rep, &ReportOptions::default())?.files);
-        let t = family_test(&res.runs, res.higher_is_better)?;
+        let t = family_test(&res.runs, res.higher_is_better, DTTTS)?;
         let _ = writeln!(
             md,
             "## {} ({} tasks{})\n\n{}\n\nReport with per-budget ranks and anytime incumbent curves: [`{}/report.md`]({}/report.md).\n",
@@ -219,7 +225,7 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<Vec<PathBuf>> {
                     data.dropped.join(", ")
                 )
             },
-            family_markdown(&t, &data.pool.manifest.metric),
+            family_markdown(&t, &data.pool.manifest.metric, "D-TTTS (pseudo-arm)"),
             exp.name,
             exp.name
         );
@@ -258,7 +264,7 @@ mod tests {
             runs.push(Run::scored(d, 0, 10.0, 0, "random-search", base));
             runs.push(Run::scored(d, 0, 10.0, 0, "hyperband(eta=3)", base + 0.01));
         }
-        let t = family_test(&runs, true).unwrap();
+        let t = family_test(&runs, true, DTTTS).unwrap();
         assert_eq!(t.n_units, 4);
         assert_eq!(t.against.len(), 2);
         let rs = t
@@ -269,7 +275,7 @@ mod tests {
         assert!((rs.diff.0 - 0.01).abs() < 1e-12);
         // Two hypotheses at 4 units: the smallest Holm p is 2 x 2/16 = 0.25, so nothing rejects.
         assert!((t.min_p_holm - 0.25).abs() < 1e-12);
-        assert!(!rs.dttts_better && rs.p_holm >= 0.25);
+        assert!(!rs.focus_better && rs.p_holm >= 0.25);
         let hb = t
             .against
             .iter()
@@ -277,7 +283,9 @@ mod tests {
             .unwrap();
         assert!(hb.diff.0.abs() < 1e-12);
         // Without D-TTTS there is no claim to test.
-        let e = family_test(&runs[1..2], true).unwrap_err().to_string();
+        let e = family_test(&runs[1..2], true, DTTTS)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("absent"), "{e}");
     }
 

@@ -1,0 +1,343 @@
+//! Mutant-UCB reproduced in shape (Brégère & Keisler 2024, "A Bandit Approach with Evolutionary
+//! Operators for Model Selection", arXiv 2402.05144): Table 1 (Mutant-UCB against random search,
+//! the steady-state EA and Hyperband at a fixed budget) and Table 2 (the exploration constant E of
+//! ∞-UCB-E and Mutant-UCB), from `experiments/mutant-ucb-table1.toml` and
+//! `experiments/mutant-ucb-table2.toml` on the recorded `sklearn-grid` pools. Writes the tables
+//! with the paper's numbers beside ours, Mutant-UCB against each baseline as one family of
+//! hypotheses at dataset units (Wilcoxon–Holm, with the mean differences and their intervals),
+//! and a report per experiment (ranks, anytime curves, figures).
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use anyhow::{Result, bail};
+
+use super::ReproduceOptions;
+use super::shang::{family_markdown, family_test};
+use crate::experiment::pool::prepare_pool;
+use crate::experiment::{RunOptions, load_experiment, run_pool_with_progress};
+use crate::report::{ReportOptions, read_results, report_loaded};
+use crate::results::{PoolCounts, Run, read_pool_counts};
+
+const TABLE1: &str = "mutant-ucb-table1.toml";
+const TABLE2: &str = "mutant-ucb-table2.toml";
+
+/// The paper's Table 1: (method, models tested and best accuracy % on CIFAR-10, MRBI, SVHN).
+const PAPER_TABLE1: [(&str, [(u32, f64); 3]); 4] = [
+    ("random search", [(1000, 75.3), (1000, 75.5), (1000, 90.7)]),
+    (
+        "evolutionary algorithm",
+        [(1000, 77.1), (1000, 79.5), (1000, 91.9)],
+    ),
+    ("Hyperband", [(2400, 75.4), (2400, 75.9), (2400, 91.0)]),
+    ("Mutant-UCB", [(3399, 79.5), (3463, 80.5), (3471, 92.4)]),
+];
+
+/// The paper's Table 2 (MNIST, T = 10 000, N = 10): E, ∞-UCB-E accuracy %, Mutant-UCB models
+/// and accuracy %.
+const PAPER_TABLE2: [(f64, f64, u32, f64); 5] = [
+    (0.01, 95.9, 2853, 98.5),
+    (0.05, 97.2, 2828, 98.7),
+    (1.0, 97.2, 2629, 97.2),
+    (5.0, 97.2, 2393, 96.7),
+    (10.0, 95.9, 2435, 97.6),
+];
+
+/// The paper's name of a policy family in Table 1.
+fn method(family: &str) -> Option<&'static str> {
+    match family {
+        "random-search" => Some("random search"),
+        "steady-state-ea" => Some("evolutionary algorithm"),
+        "hyperband" => Some("Hyperband"),
+        "mutant-ucb" => Some("Mutant-UCB"),
+        _ => None,
+    }
+}
+
+/// Per (policy, dataset): mean models tested, mean validation and test score of the
+/// recommended configuration (over runs, learners' pools and repetitions).
+#[derive(Clone, Copy, Debug, Default)]
+struct Cellwise {
+    n: usize,
+    models: f64,
+    score: f64,
+    test: f64,
+}
+
+fn summarise(
+    runs: &[Run],
+    counts: &BTreeMap<u64, PoolCounts>,
+) -> BTreeMap<(String, String), Cellwise> {
+    let mut m: BTreeMap<(String, String), Cellwise> = BTreeMap::new();
+    for r in runs {
+        for key in [
+            (r.policy.clone(), r.dataset.clone()),
+            (r.policy.clone(), "all".to_string()),
+        ] {
+            let e = m.entry(key).or_default();
+            e.n += 1;
+            e.models += counts.get(&r.cell).map_or(0.0, |c| c.configs_drawn as f64);
+            e.score += r.best_score;
+            e.test += r.best_test_score;
+        }
+    }
+    for e in m.values_mut() {
+        let n = e.n.max(1) as f64;
+        e.models /= n;
+        e.score /= n;
+        e.test /= n;
+    }
+    m
+}
+
+/// Run one experiment file and report on it; returns its runs and pool counts.
+fn run_one(
+    opts: &ReproduceOptions,
+    name: &str,
+    out: &std::path::Path,
+    files: &mut Vec<PathBuf>,
+) -> Result<(crate::report::Results, BTreeMap<u64, PoolCounts>, String)> {
+    let exp = load_experiment(&opts.experiments.join(name))?;
+    let data = prepare_pool(&exp)?;
+    if !data.dropped.is_empty() {
+        bail!(
+            "{}: {} tasks of {} are not recorded; the reproduction needs the complete pool",
+            name,
+            data.dropped.len(),
+            data.pool.manifest.name
+        );
+    }
+    let results = opts.results.join(&exp.name);
+    run_pool_with_progress(
+        &exp,
+        &data,
+        &RunOptions {
+            out: Some(results.clone()),
+            threads: opts.threads,
+            ..Default::default()
+        },
+        opts.quiet,
+    )?;
+    let res = read_results(&results)?;
+    let counts = read_pool_counts(&results)?;
+    files.extend(
+        report_loaded(
+            &results,
+            &res,
+            &out.join(&exp.name),
+            &ReportOptions::default(),
+        )?
+        .files,
+    );
+    Ok((res, counts, exp.name))
+}
+
+/// Run both tables' experiments and write `results/mutant-ucb/`: `README.md` (both tables beside
+/// the paper's, the family test), `table1.csv`, `table2.csv` and a report per experiment.
+pub fn reproduce(opts: &ReproduceOptions) -> Result<Vec<PathBuf>> {
+    let out = opts.results.join("mutant-ucb");
+    std::fs::create_dir_all(&out)?;
+    let mut files = Vec::new();
+    let mut md = String::from(
+        "# Mutant-UCB reproduced in shape on recorded pools\n\n\
+         Brégère & Keisler 2024, *A Bandit Approach with Evolutionary Operators for Model Selection* \
+         (arXiv 2402.05144). Written by `banditbench reproduce mutant-ucb`.\n\n\
+         **What differs here.** The paper trains convolutional networks on CIFAR-10, MRBI and SVHN \
+         (T = 10 000 sub-trains of 10 epochs, N = 10) and its mutants inherit their parent's \
+         trained weights. Here each task is one learner's recorded 625-configuration grid of \
+         `sklearn-grid` on one (dataset, run); a sub-train is one unit of a 27-unit learning curve; \
+         T = 1 350 units (50 full curves) and N = 27, so a fully trained model means the same for \
+         every method; a mutant is an untried grid neighbour and starts from its own first unit \
+         (replay cannot pass weights on); the steady-state EA mutates only (no crossover on a \
+         grid). The scores are validation accuracy of the recommended configuration (the best \
+         unit seen) and the test accuracy of that same unit. Nothing was tuned on these tasks: \
+         the paper's E = 0.05 and its ratios of K to T/N.\n\n",
+    );
+
+    // Table 1.
+    let (res, counts, name1) = run_one(opts, TABLE1, &out, &mut files)?;
+    let s = summarise(&res.runs, &counts);
+    let mut datasets: Vec<String> = res.runs.iter().map(|r| r.dataset.clone()).collect();
+    datasets.sort();
+    datasets.dedup();
+    let policies: Vec<(String, String)> = {
+        let mut v: Vec<(String, String)> = res
+            .runs
+            .iter()
+            .map(|r| (r.family.clone(), r.policy.clone()))
+            .collect();
+        v.sort();
+        v.dedup();
+        let order = [
+            "random-search",
+            "steady-state-ea",
+            "hyperband",
+            "mutant-ucb",
+        ];
+        v.sort_by_key(|(f, _)| order.iter().position(|o| o == f).unwrap_or(9));
+        v
+    };
+    md.push_str("## Table 1: models tested · best accuracy (%)\n\n");
+    md.push_str("The paper's three datasets, then ours: each of our cells is the mean over 3 runs, 4 learners' grids and the repetitions.\n\n| method | CIFAR-10 (paper) | MRBI (paper) | SVHN (paper) |");
+    for d in &datasets {
+        let _ = write!(md, " {d} |");
+    }
+    md.push_str(" all: validation | all: test |\n|---|---|---|---|");
+    for _ in &datasets {
+        md.push_str("---|");
+    }
+    md.push_str("---|---|\n");
+    let mut csv =
+        String::from("method,policy,dataset,models_tested,validation_accuracy,test_accuracy\n");
+    for (fam, pol) in &policies {
+        let m = method(fam).unwrap_or(fam.as_str());
+        let _ = write!(md, "| {m} |");
+        if let Some((_, paper)) = PAPER_TABLE1.iter().find(|(p, _)| *p == m) {
+            for (models, acc) in paper {
+                let _ = write!(md, " {models} · {acc:.1} |");
+            }
+        } else {
+            md.push_str(" | | |");
+        }
+        for d in datasets.iter().chain(std::iter::once(&"all".to_string())) {
+            let c = s
+                .get(&(pol.clone(), d.clone()))
+                .copied()
+                .unwrap_or_default();
+            if d == "all" {
+                let _ = write!(
+                    md,
+                    " {:.0} · {:.2} | {:.2} |",
+                    c.models,
+                    100.0 * c.score,
+                    100.0 * c.test
+                );
+            } else {
+                let _ = write!(md, " {:.0} · {:.2} |", c.models, 100.0 * c.score);
+            }
+            let _ = writeln!(
+                csv,
+                "{m},{},{d},{},{},{}",
+                crate::report::figures::csv_field(pol),
+                c.models,
+                c.score,
+                c.test
+            );
+        }
+        md.push('\n');
+    }
+    let p = out.join("table1.csv");
+    std::fs::write(&p, csv)?;
+    files.push(p);
+    let focus = policies
+        .iter()
+        .find(|(f, _)| f == "mutant-ucb")
+        .map(|p| p.1.clone())
+        .ok_or_else(|| anyhow::anyhow!("{TABLE1}: no mutant-ucb policy"))?;
+    let t = family_test(&res.runs, res.higher_is_better, &focus)?;
+    // The same family on the test accuracy of the recommended unit: selection on validation
+    // scores may not carry over.
+    let on_test: Vec<Run> = res
+        .runs
+        .iter()
+        .map(|r| Run {
+            best_score: r.best_test_score,
+            ..r.clone()
+        })
+        .collect();
+    let tt = family_test(&on_test, res.higher_is_better, &focus)?;
+    let _ = writeln!(
+        md,
+        "\n### On validation accuracy (what the methods select on)\n\n{}\n### On test accuracy (the same recommended unit)\n\n{}\nReport with ranks, anytime incumbent curves and figures: [`{name1}/report.md`]({name1}/report.md).\n",
+        family_markdown(&t, "validation accuracy", "Mutant-UCB"),
+        family_markdown(&tt, "test accuracy", "Mutant-UCB")
+    );
+
+    // Table 2.
+    let (res2, counts2, name2) = run_one(opts, TABLE2, &out, &mut files)?;
+    let s2 = summarise(&res2.runs, &counts2);
+    // (family, E) -> policy id
+    let mut by_e: BTreeMap<(String, String), String> = BTreeMap::new();
+    for r in &res2.runs {
+        let v: serde_json::Value = serde_json::from_str(&r.params).unwrap_or_default();
+        let e = v["e"].as_f64().map_or("?".into(), |x| format!("{x}"));
+        by_e.insert((r.family.clone(), e), r.policy.clone());
+    }
+    md.push_str("## Table 2: the exploration constant E\n\nThe paper: MNIST, T = 10 000, N = 10, ∞-UCB-E with K = 3 000, Mutant-UCB with K = 500. Ours: T = 1 350, N = 27, K = 405 and 67 (the same fractions of T); validation accuracy (%), mean over all cells, and Mutant-UCB's models tested. E is a parameter study here: no setting is chosen on these units.\n\n| E | ∞-UCB-E (paper) | ∞-UCB-E (ours) | Mutant-UCB (paper): models · accuracy | Mutant-UCB (ours): models · accuracy |\n|---|---|---|---|---|\n");
+    let mut csv2 = String::from("e,policy,models_tested,validation_accuracy,test_accuracy\n");
+    for (e, inf_acc, m_models, m_acc) in PAPER_TABLE2 {
+        let key = format!("{e}");
+        let get = |fam: &str| {
+            by_e.get(&(fam.to_string(), key.clone()))
+                .and_then(|p| s2.get(&(p.clone(), "all".to_string())).copied())
+        };
+        let (inf, mu) = (get("inf-ucb-e"), get("mutant-ucb"));
+        let _ = writeln!(
+            md,
+            "| {e} | {inf_acc:.1} | {} | {m_models} · {m_acc:.1} | {} |",
+            inf.map_or("–".into(), |c| format!("{:.2}", 100.0 * c.score)),
+            mu.map_or("–".into(), |c| format!(
+                "{:.0} · {:.2}",
+                c.models,
+                100.0 * c.score
+            ))
+        );
+        for (fam, c) in [("inf-ucb-e", inf), ("mutant-ucb", mu)] {
+            if let Some(c) = c {
+                let _ = writeln!(csv2, "{e},{fam},{},{},{}", c.models, c.score, c.test);
+            }
+        }
+    }
+    let _ = writeln!(
+        md,
+        "\nReport with ranks, anytime curves and figures: [`{name2}/report.md`]({name2}/report.md).\n"
+    );
+    let p = out.join("table2.csv");
+    std::fs::write(&p, csv2)?;
+    files.push(p);
+    let p = out.join("README.md");
+    std::fs::write(&p, md)?;
+    files.push(p);
+    Ok(files)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn summaries_average_models_and_scores_per_dataset_and_overall() {
+        let mut a = Run::scored("d1", 0, 10.0, 0, "mutant-ucb(k=1)", 0.8);
+        a.cell = 1;
+        a.best_test_score = 0.7;
+        let mut b = Run::scored("d2", 0, 10.0, 0, "mutant-ucb(k=1)", 0.6);
+        b.cell = 2;
+        b.best_test_score = 0.5;
+        let counts: BTreeMap<u64, PoolCounts> = [
+            (
+                1,
+                PoolCounts {
+                    configs_drawn: 10,
+                    ..Default::default()
+                },
+            ),
+            (
+                2,
+                PoolCounts {
+                    configs_drawn: 30,
+                    ..Default::default()
+                },
+            ),
+        ]
+        .into();
+        let s = summarise(&[a, b], &counts);
+        let all = s[&("mutant-ucb(k=1)".to_string(), "all".to_string())];
+        assert_eq!(all.n, 2);
+        assert!((all.models - 20.0).abs() < 1e-12);
+        assert!((all.score - 0.7).abs() < 1e-12 && (all.test - 0.6).abs() < 1e-12);
+        let d1 = s[&("mutant-ucb(k=1)".to_string(), "d1".to_string())];
+        assert!((d1.models - 10.0).abs() < 1e-12 && (d1.score - 0.8).abs() < 1e-12);
+        assert_eq!(method("steady-state-ea"), Some("evolutionary algorithm"));
+    }
+}
