@@ -16,9 +16,6 @@ use anyhow::{Result, bail};
 
 use super::ReproduceOptions;
 use super::shang::{family_markdown, family_test};
-use crate::experiment::pool::prepare_pool;
-use crate::experiment::{RunOptions, load_experiment, run_pool_with_progress};
-use crate::report::{ReportOptions, read_results, report_loaded};
 use crate::results::{PoolCounts, Run, read_pool_counts};
 
 const TABLE1: &str = "mutant-ucb-table1.toml";
@@ -103,39 +100,17 @@ fn run_one(
     out: &std::path::Path,
     files: &mut Vec<PathBuf>,
 ) -> Result<Ran> {
-    let exp = load_experiment(&opts.experiments.join(name))?;
-    let data = prepare_pool(&exp)?;
-    if !data.dropped.is_empty() {
+    let run = super::run_pool_and_report(opts, name, out, files)?;
+    if !run.data.dropped.is_empty() {
         bail!(
             "{}: {} tasks of {} are not recorded; the reproduction needs the complete pool",
             name,
-            data.dropped.len(),
-            data.pool.manifest.name
+            run.data.dropped.len(),
+            run.data.pool.manifest.name
         );
     }
-    let results = opts.results.join(&exp.name);
-    run_pool_with_progress(
-        &exp,
-        &data,
-        &RunOptions {
-            out: Some(results.clone()),
-            threads: opts.threads,
-            ..Default::default()
-        },
-        opts.quiet,
-    )?;
-    let res = read_results(&results)?;
-    let counts = read_pool_counts(&results)?;
-    files.extend(
-        report_loaded(
-            &results,
-            &res,
-            &out.join(&exp.name),
-            &ReportOptions::default(),
-        )?
-        .files,
-    );
-    Ok((res, counts, exp.name))
+    let counts = read_pool_counts(&run.dir)?;
+    Ok((run.results, counts, run.name))
 }
 
 /// A Table 1 section (models tested · accuracy per dataset beside the paper's, and the family

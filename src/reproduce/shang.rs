@@ -17,9 +17,6 @@ use anyhow::{Result, bail};
 use super::ReproduceOptions;
 use crate::analysis::compare::{Options, ScoreTable, compare, mean_difference, pair_tests};
 use crate::analysis::units::{FoundNothing, UnitKind, unit_table};
-use crate::experiment::pool::prepare_pool;
-use crate::experiment::{RunOptions, load_experiment, run_pool_with_progress};
-use crate::report::{ReportOptions, read_results, report_loaded};
 use crate::results::Run;
 
 const EXPERIMENTS: [&str; 2] = ["shang-sklearn-grid.toml", "shang-hpobench.toml"];
@@ -194,22 +191,12 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<Vec<PathBuf>> {
          papers' defaults; nothing was tuned on these tasks.\n\n",
     );
     for name in EXPERIMENTS {
-        let exp = load_experiment(&opts.experiments.join(name))?;
-        let data = prepare_pool(&exp)?;
-        let results = opts.results.join(&exp.name);
-        run_pool_with_progress(
-            &exp,
-            &data,
-            &RunOptions {
-                out: Some(results.clone()),
-                threads: opts.threads,
-                ..Default::default()
-            },
-            opts.quiet,
-        )?;
-        let res = read_results(&results)?;
-        let rep = out.join(&exp.name);
-        files.extend(report_loaded(&results, &res, &rep, &ReportOptions::default())?.files);
+        let super::PoolRun {
+            name: exp_name,
+            data,
+            results: res,
+            ..
+        } = super::run_pool_and_report(opts, name, &out, &mut files)?;
         let t = family_test(&res.runs, res.higher_is_better, DTTTS)?;
         let _ = writeln!(
             md,
@@ -226,8 +213,8 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<Vec<PathBuf>> {
                 )
             },
             family_markdown(&t, &data.pool.manifest.metric, "D-TTTS (pseudo-arm)"),
-            exp.name,
-            exp.name
+            exp_name,
+            exp_name
         );
     }
     let pool_dir = opts.traces.join("sklearn-grid");
