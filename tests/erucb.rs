@@ -229,16 +229,9 @@ fn trajectories_hold_every_reward() {
 
 #[test]
 fn reproduce_erucb_writes_its_tables_and_figures() {
-    use banditbench::reproduce::{ReproduceOptions, erucb};
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    use banditbench::reproduce::erucb;
     let out = scratch("reproduce-erucb");
-    let opts = ReproduceOptions {
-        experiments: root.join("experiments"),
-        traces: root.join("traces"),
-        results: out.clone(),
-        threads: Some(2),
-        quiet: true,
-    };
+    let opts = common::reproduce_options(&out);
     let files = erucb::reproduce(&opts).unwrap();
     let dir = out.join("erucb");
     for f in [

@@ -518,16 +518,9 @@ fn a_sharded_pool_experiment_merges_into_the_unsharded_results() {
 
 #[test]
 fn reproduce_mutant_ucb_writes_both_tables_beside_the_papers() {
-    use banditbench::reproduce::{ReproduceOptions, mutant_ucb};
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    use banditbench::reproduce::mutant_ucb;
     let out = scratch("reproduce-mutant-ucb");
-    let opts = ReproduceOptions {
-        experiments: root.join("experiments"),
-        traces: root.join("traces"),
-        results: out.clone(),
-        threads: Some(2),
-        quiet: true,
-    };
+    let opts = common::reproduce_options(&out);
     let files = mutant_ucb::reproduce(&opts).unwrap();
     let dir = out.join("mutant-ucb");
     for f in ["README.md", "table1.csv", "table2.csv"] {

@@ -13,6 +13,14 @@ use crate::experiment::pool::{PoolData, prepare_pool};
 use crate::experiment::{RunOptions, load_experiment, run_pool_with_progress};
 use crate::report::{ReportOptions, Results, read_results, report_loaded};
 
+/// Write `text` to `path` and list it among the reproduction's `files`.
+pub fn write_listed(files: &mut Vec<PathBuf>, path: PathBuf, text: &str) -> Result<()> {
+    std::fs::write(&path, text)
+        .map_err(|e| anyhow::anyhow!("{}: cannot write: {e}", path.display()))?;
+    files.push(path);
+    Ok(())
+}
+
 /// A pool experiment run for a reproduction: its name, data and results.
 pub struct PoolRun {
     pub name: String,

@@ -193,9 +193,7 @@ fn table1_section(
         }
         md.push('\n');
     }
-    let p = out.join(csv_name);
-    std::fs::write(&p, csv)?;
-    files.push(p);
+    super::write_listed(files, out.join(csv_name), &csv)?;
     let focus = policies
         .iter()
         .find(|(f, _)| f == "mutant-ucb")
@@ -316,12 +314,8 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<Vec<PathBuf>> {
         md,
         "\nReport with ranks, anytime curves and figures: [`{name2}/report.md`]({name2}/report.md).\n"
     );
-    let p = out.join("table2.csv");
-    std::fs::write(&p, csv2)?;
-    files.push(p);
-    let p = out.join("README.md");
-    std::fs::write(&p, md)?;
-    files.push(p);
+    super::write_listed(&mut files, out.join("table2.csv"), &csv2)?;
+    super::write_listed(&mut files, out.join("README.md"), &md)?;
     Ok(files)
 }
 

@@ -228,12 +228,8 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<Vec<PathBuf>> {
     for r in &rows {
         let _ = writeln!(csv, "{},{:e},{:e}", r.0, r.1, r.2);
     }
-    let p = out.join("timing.csv");
-    std::fs::write(&p, csv)?;
-    files.push(p);
-    let p = out.join("README.md");
-    std::fs::write(&p, md)?;
-    files.push(p);
+    super::write_listed(&mut files, out.join("timing.csv"), &csv)?;
+    super::write_listed(&mut files, out.join("README.md"), &md)?;
     Ok(files)
 }
 

@@ -85,3 +85,15 @@ pub fn experiment(dir: &Path, name: &str, body: &str) -> PathBuf {
     std::fs::write(&path, text).unwrap();
     path
 }
+
+/// Reproduction options over the repository's experiments and traces, writing into `out`.
+pub fn reproduce_options(out: &Path) -> banditbench::reproduce::ReproduceOptions {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    banditbench::reproduce::ReproduceOptions {
+        experiments: root.join("experiments"),
+        traces: root.join("traces"),
+        results: out.to_path_buf(),
+        threads: Some(2),
+        quiet: true,
+    }
+}
