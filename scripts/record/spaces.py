@@ -139,3 +139,31 @@ def build(learner: str, config: dict, seed: int):
         return SGDClassifier(loss=c["loss"], penalty=c["penalty"], alpha=c["alpha"], l1_ratio=c["l1_ratio"],
                              max_iter=c["max_iter"], learning_rate=c["learning_rate"], eta0=c["eta0"], random_state=seed)
     raise KeyError(f"unknown learner '{learner}'; known: {', '.join(LEARNERS)}")
+
+
+def default_config(learner: str) -> dict:
+    """scikit-learn's own defaults for the dimensions of `learner`'s space, read from the installed
+    estimator (`get_params()`), so Ex-Def evaluates what a user gets without tuning. Two dimensions
+    are the recorder's own: AdaBoost's `max_depth` (scikit-learn's default base estimator is a
+    stump, depth 1) and the MLP's `n_layers`/`width` (`hidden_layer_sizes=(100,)`). A default may lie
+    outside the tuned range or be a word (`max_features="sqrt"`, `gamma="scale"`, `max_depth=None`);
+    it is recorded as it is."""
+    space = LEARNERS[learner][0]
+    names = [d.name for d in space]
+    if learner == "mlp":
+        from sklearn.neural_network import MLPClassifier
+
+        p = MLPClassifier().get_params()
+        (width,) = p["hidden_layer_sizes"]
+        p.update(n_layers=1, width=width)
+    elif learner == "adaboost":
+        from sklearn.ensemble import AdaBoostClassifier
+
+        p = AdaBoostClassifier().get_params()
+        p["max_depth"] = 1
+    else:
+        # build() with any in-space configuration gives the estimator class; a fresh instance of
+        # that class holds the defaults.
+        est = build(learner, {d.name: d.decode(0.5) for d in space}, 0)
+        p = type(est)().get_params()
+    return {n: p[n] for n in names}
