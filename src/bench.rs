@@ -278,6 +278,7 @@ pub fn measure_pool(
     };
     let sub = Pool {
         neighbours: crate::trace::pool::grid_neighbours(&sub.manifest, &sub.configs),
+        space: crate::trace::pool::grid_space(&sub.manifest, &sub.configs),
         ..sub
     };
     let cfg = crate::policy::default_config(policy)?;
@@ -317,6 +318,119 @@ pub fn measure_pool(
         decisions,
         seconds: t0.elapsed().as_secs_f64(),
         configs: keep.len(),
+    })
+}
+
+/// Time per model decision of a CASH optimiser on a joint pool.
+pub struct CashTiming {
+    pub policy: String,
+    pub candidates: usize,
+    /// Model decisions timed (those taken with `at - 5 ..= at + 5` evaluations done).
+    pub decisions: usize,
+    pub mean_ms: f64,
+    pub median_ms: f64,
+    pub max_ms: f64,
+}
+
+/// Times a policy's decisions that choose a configuration (`Action::Choose`) while the cell has
+/// `lo..=hi` arms.
+struct Timed {
+    inner: Box<dyn crate::policy::Policy>,
+    lo: usize,
+    hi: usize,
+    times: Vec<f64>,
+}
+
+impl crate::policy::Policy for Timed {
+    fn decide(
+        &mut self,
+        view: &crate::replay::View<'_>,
+        rng: &mut crate::rng::Rng,
+    ) -> crate::policy::Action {
+        self.try_decide(view, rng)
+            .unwrap_or(crate::policy::Action::Stop)
+    }
+
+    fn try_decide(
+        &mut self,
+        view: &crate::replay::View<'_>,
+        rng: &mut crate::rng::Rng,
+    ) -> Result<crate::policy::Action> {
+        let t0 = Instant::now();
+        let a = self.inner.try_decide(view, rng)?;
+        let dt = t0.elapsed().as_secs_f64();
+        if (self.lo..=self.hi).contains(&view.n_arms)
+            && matches!(a, crate::policy::Action::Choose(_))
+        {
+            self.times.push(dt);
+        }
+        Ok(a)
+    }
+
+    fn observe(&mut self, obs: &crate::replay::Observation<'_>) {
+        self.inner.observe(obs);
+    }
+}
+
+/// Replay `family` with the parameters `given` (TOML text values) on every task of the joint
+/// pool `pool` (one-unit curves) to `at + 5` evaluations, one thread, and time its model
+/// decisions taken with `at ± 5` evaluations done, until about `seconds` have passed.
+pub fn measure_cash(
+    pool: &crate::trace::pool::Pool,
+    family: &str,
+    given: &[(&str, &str)],
+    at: usize,
+    seconds: f64,
+) -> Result<CashTiming> {
+    use crate::replay::pool::{PoolWorld, PoolWorldConfig, drive_pool};
+    let map: std::collections::BTreeMap<String, toml::Value> = given
+        .iter()
+        .map(|&(k, v)| (k.to_string(), toml::Value::String(v.to_string())))
+        .collect();
+    let cfg = crate::policy::expand(family, &map)?.remove(0);
+    let policy = &cfg.id();
+    let sign = pool.manifest.direction.sign();
+    let mut times = Vec::new();
+    let mut candidates = 0;
+    let t0 = Instant::now();
+    let mut rep = 0u64;
+    while t0.elapsed().as_secs_f64() < seconds || times.is_empty() {
+        for (ti, task) in pool.tasks.iter().enumerate() {
+            let seed = rep.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ ti as u64;
+            let mut world = PoolWorld::new(
+                pool,
+                task,
+                PoolWorldConfig::default(),
+                (at + 5) as f64 * f64::from(pool.manifest.units),
+                sign,
+                seed,
+            );
+            candidates = candidates.max(task.curves.iter().filter(|c| !c.is_empty()).count());
+            let mut p = Timed {
+                inner: cfg.build(0),
+                lo: at.saturating_sub(5),
+                hi: at + 5,
+                times: Vec::new(),
+            };
+            drive_pool(
+                &mut world,
+                &mut p,
+                policy,
+                &mut crate::rng::Rng::new(seed),
+                None,
+            )?;
+            times.extend(p.times);
+        }
+        rep += 1;
+    }
+    times.sort_by(f64::total_cmp);
+    Ok(CashTiming {
+        policy: policy.clone(),
+        candidates,
+        decisions: times.len(),
+        mean_ms: 1e3 * times.iter().sum::<f64>() / times.len().max(1) as f64,
+        median_ms: 1e3 * times.get(times.len() / 2).copied().unwrap_or(f64::NAN),
+        max_ms: 1e3 * times.last().copied().unwrap_or(f64::NAN),
     })
 }
 

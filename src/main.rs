@@ -251,8 +251,9 @@ enum Command {
         /// the results store: time and peak RSS), write-cost (the quickstart replayed without
         /// writing, against a full run)
         /// protocol (built-in policies against the same rules in Python through the policy
-        /// protocol, one thread)
-        #[arg(long, value_parser = ["load", "replay", "fits", "report", "report-policies", "pool", "store", "write-cost", "protocol"])]
+        /// protocol, one thread), cash (time per TPE and SMAC-style decision at 200
+        /// observations on sklearn-random's joint pool, one thread)
+        #[arg(long, value_parser = ["load", "replay", "fits", "report", "report-policies", "pool", "store", "write-cost", "protocol", "cash"])]
         only: Vec<String>,
         /// Decisions of the store measurement
         #[arg(long, default_value_t = 100_000_000)]
@@ -945,6 +946,28 @@ fn run_bench(
                 1.0 / t.decisions_per_second().max(1e-12),
                 t.ms_per_cell(),
                 t.cells
+            );
+        }
+    }
+    if want("cash") {
+        let dir = std::path::Path::new("traces/sklearn-random");
+        let pool = banditbench::trace::joint::pool_from_trace_set(dir)?;
+        for (family, given) in [
+            ("tpe", vec![]),
+            ("tpe", vec![("split", "hyperopt")]),
+            ("smac", vec![]),
+            ("smac", vec![("variance", "total")]),
+        ] {
+            let t = bench::measure_cash(&pool, family, &given, 200, seconds)?;
+            println!(
+                "{} on the joint pool of {} (up to {} candidates per task): one model decision at 200 +- 5 observations: mean {:.3} ms, median {:.3} ms, max {:.3} ms ({} decisions, one thread)",
+                t.policy,
+                dir.display(),
+                t.candidates,
+                t.mean_ms,
+                t.median_ms,
+                t.max_ms,
+                t.decisions
             );
         }
     }

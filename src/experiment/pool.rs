@@ -78,15 +78,22 @@ pub fn prepare_pool(exp: &Experiment) -> Result<PoolData> {
         .traces_dir
         .as_ref()
         .with_context(|| format!("{at}: missing key 'traces' (the pool folder)"))?;
-    if !crate::trace::pool::is_pool(dir) {
+    let pool = if crate::trace::pool::is_pool(dir) {
+        load_pool(dir, exp.load.allow_missing_arms).with_context(|| {
+            format!("{at}: loading the pool named by 'traces' (allow_missing_arms = true accepts an incomplete pool)")
+        })?
+    } else if crate::trace::joint::is_trace_set(dir) {
+        // A learner-level trace set replays in the pool world as its joint pool of recorded
+        // configurations, one unit each (CASH).
+        crate::trace::joint::pool_from_trace_set(dir).with_context(|| {
+            format!("{at}: building the joint pool of the trace set named by 'traces'")
+        })?
+    } else {
         bail!(
-            "{at}: key 'traces' names {}, which is not a configuration pool (no pool.toml); the pool world replays pools such as traces/sklearn-grid",
+            "{at}: key 'traces' names {}, which is neither a configuration pool (pool.toml) nor a trace set (traceset.toml); the pool world replays pools such as traces/sklearn-grid, or a trace set such as traces/sklearn-random as its joint pool",
             dir.display()
         );
-    }
-    let pool = load_pool(dir, exp.load.allow_missing_arms).with_context(|| {
-        format!("{at}: loading the pool named by 'traces' (allow_missing_arms = true accepts an incomplete pool)")
-    })?;
+    };
     let f = &exp.load.filter;
     let names: Vec<&str> = pool
         .manifest

@@ -7,9 +7,11 @@
 //! family's declaration order.
 
 mod bestk;
+pub mod cash;
 mod epsilon_greedy;
 mod erucb;
 pub mod external;
+pub mod forest;
 mod hamlet;
 mod hyperband;
 mod mutant_ucb;
@@ -41,6 +43,13 @@ pub enum Action {
     Pull(usize),
     Draw,
     Mutate(usize),
+    /// Pool world: this configuration (index into the pool's configurations) becomes a new arm
+    /// and trains its first unit. Pool-based optimisers (TPE, SMAC-style, grid search, Ex-Def)
+    /// choose among the configurations the view marks open, or a learner's default.
+    Choose(u32),
+    /// Pool world: the policy has nothing more to do; the cell ends with the budget left unused
+    /// (Ex-Def after its defaults, grid search after its grid).
+    Stop,
 }
 
 pub trait Policy: Send {
@@ -378,6 +387,10 @@ static REGISTRY: LazyLock<Vec<Family>> = LazyLock::new(|| {
         hyperband::family_random_search(),
         hyperband::family_successive_halving(),
         hyperband::family_hyperband(),
+        cash::family_ex_def(),
+        cash::family_grid_search(),
+        cash::family_tpe(),
+        cash::family_smac(),
         ttts::family_ttts(),
         ttts::family_t3c(),
         ttts::family_dttts(),

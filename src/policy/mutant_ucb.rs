@@ -665,6 +665,10 @@ mod tests {
             last: &last,
             done: &done,
             config: &config,
+            open: &[],
+            n_open: 0,
+            space: &crate::trace::space::EMPTY,
+            defaults: &[],
         });
         ea.settle(&view, 2);
         assert_eq!(ea.population, vec![2, 1], "0.4 replaces the worst, 0.3");

@@ -434,6 +434,10 @@ mod tests {
                 last: &last,
                 done: &done,
                 config: &config,
+                open: &[],
+                n_open: 0,
+                space: &crate::trace::space::EMPTY,
+                defaults: &[],
             }),
         };
         for (q, want) in [(1u64, 2.0 / 3.0), (2, 5.0 / 6.0)] {

@@ -162,6 +162,16 @@ pub struct PoolView<'a> {
     pub done: &'a [bool],
     /// Per arm: its configuration's index in the pool.
     pub config: &'a [u32],
+    /// Per configuration of the pool: it can be chosen (`Action::Choose`) by ranking: recorded on
+    /// this task, of a learner the task keeps, not drawn yet, and not a learner's default.
+    pub open: &'a [bool],
+    /// Configurations still open.
+    pub n_open: usize,
+    /// The pool's configurations, encoded (learner and values).
+    pub space: &'a crate::trace::space::Space,
+    /// Per learner: its default configuration, when recorded for this task and the task keeps
+    /// the learner.
+    pub defaults: &'a [Option<u32>],
 }
 
 impl View<'_> {

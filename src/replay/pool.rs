@@ -178,6 +178,12 @@ pub struct PoolWorld<'a> {
     next: usize,
     drawn: Vec<bool>,
     undrawn: usize,
+    /// See `PoolView::open`.
+    open: Vec<bool>,
+    n_open: usize,
+    is_default: Vec<bool>,
+    defaults: Vec<Option<u32>>,
+    stopped: bool,
     ledger: Ledger,
     last: Vec<f64>,
     done: Vec<bool>,
@@ -202,11 +208,24 @@ impl<'a> PoolWorld<'a> {
         seed: u64,
     ) -> Self {
         let mut rng = Rng::new(seed);
+        let mut is_default = vec![false; pool.configs.len()];
+        for &d in pool.defaults.iter().flatten() {
+            is_default[d as usize] = true;
+        }
         let mut order: Vec<u32> = (0..pool.configs.len() as u32)
-            .filter(|&c| !task.curves[c as usize].is_empty())
+            .filter(|&c| !task.curves[c as usize].is_empty() && !is_default[c as usize])
             .collect();
         rng.shuffle(&mut order);
         let undrawn = order.len();
+        let mut open = vec![false; pool.configs.len()];
+        for &c in &order {
+            open[c as usize] = true;
+        }
+        let defaults = pool
+            .defaults
+            .iter()
+            .map(|d| d.filter(|&c| !task.curves[c as usize].is_empty()))
+            .collect();
         PoolWorld {
             pool,
             task,
@@ -217,6 +236,11 @@ impl<'a> PoolWorld<'a> {
             next: 0,
             drawn: vec![false; pool.configs.len()],
             undrawn,
+            n_open: undrawn,
+            open,
+            is_default,
+            defaults,
+            stopped: false,
             ledger: Ledger::new(0, budget),
             last: Vec::new(),
             done: Vec::new(),
@@ -238,11 +262,25 @@ impl<'a> PoolWorld<'a> {
         for (i, c) in self.pool.configs.iter().enumerate() {
             if !learners.contains(&c.learner) && !self.drawn[i] {
                 self.drawn[i] = true;
-                if !self.task.curves[i].is_empty() {
+                if !self.task.curves[i].is_empty() && !self.is_default[i] {
                     self.undrawn -= 1;
+                }
+                if self.open[i] {
+                    self.open[i] = false;
+                    self.n_open -= 1;
                 }
             }
         }
+        for (l, d) in self.defaults.iter_mut().enumerate() {
+            if !learners.contains(&l) {
+                *d = None;
+            }
+        }
+    }
+
+    /// End the cell: the policy asked to stop (`Action::Stop`).
+    pub fn stop(&mut self) {
+        self.stopped = true;
     }
 
     pub fn ledger(&self) -> &Ledger {
@@ -260,7 +298,8 @@ impl<'a> PoolWorld<'a> {
 
     /// No budget is left, or nothing is left to train.
     pub fn done(&self) -> bool {
-        self.ledger.used >= self.ledger.budget
+        self.stopped
+            || self.ledger.used >= self.ledger.budget
             || (self.undrawn == 0 && self.done.iter().all(|&d| d))
     }
 
@@ -275,13 +314,23 @@ impl<'a> PoolWorld<'a> {
                 last: &self.last,
                 done: &self.done,
                 config: &self.config,
+                open: &self.open,
+                n_open: self.n_open,
+                space: &self.pool.space,
+                defaults: &self.defaults,
             }),
         )
     }
 
     fn add_arm(&mut self, c: u32) -> usize {
         self.drawn[c as usize] = true;
-        self.undrawn -= 1;
+        if !self.is_default[c as usize] {
+            self.undrawn -= 1;
+        }
+        if self.open[c as usize] {
+            self.open[c as usize] = false;
+            self.n_open -= 1;
+        }
         let l = &mut self.ledger;
         l.pulls.push(0);
         l.arm_clock.push(0.0);
@@ -317,6 +366,39 @@ impl<'a> PoolWorld<'a> {
                     ));
                 }
                 a
+            }
+            Action::Stop => {
+                return Err(
+                    "asked to stop, which ends the cell (the replay loop handles it)".into(),
+                );
+            }
+            Action::Choose(c) => {
+                if self.cfg.max_arms.is_some_and(|m| self.config.len() >= m) {
+                    return Err(format!(
+                        "asked for a new arm beyond the cap of {} live arms",
+                        self.config.len()
+                    ));
+                }
+                let ci = c as usize;
+                if ci >= self.pool.configs.len() {
+                    return Err(format!(
+                        "chose configuration {c}, but the pool has {}",
+                        self.pool.configs.len()
+                    ));
+                }
+                if self.task.curves[ci].is_empty() {
+                    return Err(format!(
+                        "chose configuration {c}, which has no curve on this task"
+                    ));
+                }
+                let allowed_default = self.is_default[ci] && self.defaults.contains(&Some(c));
+                if self.drawn[ci] || (self.is_default[ci] && !allowed_default) {
+                    return Err(format!(
+                        "chose configuration {c}, which is drawn already or of a learner the task does not keep"
+                    ));
+                }
+                self.draws += 1;
+                self.add_arm(c)
             }
             Action::Draw | Action::Mutate(_) => {
                 if self.cfg.max_arms.is_some_and(|m| self.config.len() >= m) {
@@ -534,6 +616,7 @@ pub enum ActionKind {
     Pull,
     Draw,
     Mutate,
+    Choose,
 }
 
 impl ActionKind {
@@ -542,6 +625,7 @@ impl ActionKind {
             ActionKind::Pull => "pull",
             ActionKind::Draw => "draw",
             ActionKind::Mutate => "mutate",
+            ActionKind::Choose => "choose",
         }
     }
 }
@@ -558,6 +642,10 @@ pub fn drive_pool(
 ) -> anyhow::Result<()> {
     while !world.done() {
         let action = policy.try_decide(&world.view(), rng)?;
+        if action == Action::Stop {
+            world.stop();
+            break;
+        }
         let (arm, reward) = {
             let obs = world
                 .apply(action)
@@ -572,6 +660,8 @@ pub fn drive_pool(
                     Action::Pull(_) => ActionKind::Pull,
                     Action::Draw => ActionKind::Draw,
                     Action::Mutate(_) => ActionKind::Mutate,
+                    Action::Choose(_) => ActionKind::Choose,
+                    Action::Stop => unreachable!("handled above"),
                 },
                 arm: arm as u32,
                 config: world.config[arm],
@@ -645,7 +735,10 @@ pub(crate) mod tests {
             })
             .collect();
         let neighbours = crate::trace::pool::grid_neighbours(&manifest, &configs);
+        let space = crate::trace::pool::grid_space(&manifest, &configs);
         Pool {
+            space,
+            defaults: vec![None],
             dir: "hand".into(),
             manifest,
             configs,

@@ -173,7 +173,7 @@ pub fn check_csv_shape(path: &Path) -> Result<()> {
     Ok(())
 }
 
-fn read_frame(path: &Path) -> Result<DataFrame> {
+pub(crate) fn read_frame(path: &Path) -> Result<DataFrame> {
     let is_csv = path.extension().is_some_and(|e| e == "csv");
     if is_csv {
         check_csv_shape(path)?;

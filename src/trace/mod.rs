@@ -6,9 +6,11 @@
 //! read-only.
 
 pub mod inspect;
+pub mod joint;
 mod load;
 mod manifest;
 pub mod pool;
+pub mod space;
 
 pub use load::{LoadOptions, TaskFilter, check_csv_shape, load_trace_set};
 pub use manifest::{Direction, Manifest, Source};

@@ -133,6 +133,11 @@ pub struct Pool {
     /// Configurations missing from some task (0 for a complete pool).
     pub missing_curves: usize,
     pub content_hash: String,
+    /// Every configuration encoded for model-based optimisers (TPE, SMAC-style).
+    pub space: super::space::Space,
+    /// Per learner: its default configuration (index into `configs`), when the pool records one.
+    /// A default is never drawn at random; policies ask for it by name (Ex-Def).
+    pub defaults: Vec<Option<u32>>,
 }
 
 impl Pool {
@@ -571,6 +576,8 @@ pub fn load_pool(dir: &Path, allow_incomplete: bool) -> Result<Pool> {
         Neighbours::Grid => grid_neighbours(&manifest, &configs),
         Neighbours::Table => table_neighbours(dir, &index)?,
     };
+    let space = grid_space(&manifest, &configs);
+    let defaults = vec![None; manifest.learners.len()];
     Ok(Pool {
         dir: dir.to_path_buf(),
         manifest,
@@ -579,7 +586,48 @@ pub fn load_pool(dir: &Path, allow_incomplete: bool) -> Result<Pool> {
         neighbours,
         missing_curves: missing,
         content_hash: format!("{hash:016x}"),
+        space,
+        defaults,
     })
+}
+
+/// The encoded space of a grid pool: ordinal levels k / (n − 1), categorical level indices.
+pub fn grid_space(m: &PoolManifest, configs: &[PoolConfig]) -> super::space::Space {
+    use super::space::{Scale, Space, SpaceDim};
+    let dims: Vec<Vec<SpaceDim>> = m
+        .learners
+        .iter()
+        .map(|l| {
+            l.dims
+                .iter()
+                .map(|d| SpaceDim {
+                    name: d.name.clone(),
+                    scale: match d.kind {
+                        DimKind::Ordinal => Scale::Ordinal(d.values.len() as u16),
+                        DimKind::Categorical => Scale::Categorical(d.values.len() as u16),
+                    },
+                    choices: d.values.clone(),
+                })
+                .collect()
+        })
+        .collect();
+    let mut space = Space::new(dims);
+    for c in configs {
+        let x: Vec<f32> = c
+            .levels
+            .iter()
+            .zip(&m.learners[c.learner].dims)
+            .map(|(&k, d)| match d.kind {
+                DimKind::Categorical => f32::from(k),
+                DimKind::Ordinal if d.values.len() > 1 => {
+                    f32::from(k) / (d.values.len() - 1) as f32
+                }
+                DimKind::Ordinal => 0.0,
+            })
+            .collect();
+        space.push(c.learner, &x);
+    }
+    space
 }
 
 /// Grid neighbours of every configuration: the same learner with one dimension changed by one
