@@ -216,8 +216,9 @@ enum Command {
         /// The paper: erucb (Hu, Yu & Liao 2019: Table 1, Figure 1, Table 2), hamlet (Schmidt et
         /// al. 2020: Table II grid, Figs. 2-8, the Variant 3 claim) or shang (Shang, Kaufmann &
         /// Valko 2019: D-TTTS against TTTS, T3C, SH, Hyperband, random search on recorded pools,
-        /// and the timing table) or mutant-ucb (Brégère & Keisler 2024: Tables 1 and 2 in shape
-        /// on sklearn-grid, beside the paper's numbers)
+        /// and the timing table), mutant-ucb (Brégère & Keisler 2024: Tables 1 and 2 in shape
+        /// on sklearn-grid, beside the paper's numbers) or auto-weka (Thornton et al. 2013:
+        /// Ex-Def, grid and random search, TPE and SMAC on the CASH pools)
         #[arg(value_enum)]
         paper: Paper,
         /// Worker threads, at least 1 [default: all cores]
@@ -549,6 +550,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                 Paper::Hamlet => banditbench::reproduce::hamlet::reproduce(&opts)?,
                 Paper::Shang => banditbench::reproduce::shang::reproduce(&opts)?,
                 Paper::MutantUcb => banditbench::reproduce::mutant_ucb::reproduce(&opts)?,
+                Paper::AutoWeka => banditbench::reproduce::auto_weka::reproduce(&opts)?,
             };
             for f in &files {
                 if f.extension().is_some_and(|e| e == "md") {
@@ -856,6 +858,8 @@ enum Paper {
     Shang,
     /// Brégère & Keisler 2024: Mutant-UCB's Tables 1 and 2 in shape on sklearn-grid
     MutantUcb,
+    /// Thornton et al. 2013: Auto-WEKA's CASH comparison on sklearn-random and sklearn-grid
+    AutoWeka,
 }
 
 fn policies_text() -> String {

@@ -554,3 +554,178 @@ fn reproduce_mutant_ucb_writes_both_tables_beside_the_papers() {
     assert!(models("Mutant-UCB") > 40.0);
     assert!(dir.join("mutant-ucb-table1/report.md").is_file());
 }
+
+/// The joint (CASH) pool of a hand-written trace set: Ex-Def takes the defaults (0.75 and 0.65 on
+/// dataset a, so 0.75), TPE and SMAC run, and a bad `space` description names the file and key.
+#[test]
+fn cash_optimisers_run_on_a_joint_pool_with_answers_by_hand() {
+    let dir = scratch("cash-joint");
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/cash");
+    let exp = dir.join("cash.toml");
+    std::fs::write(
+        &exp,
+        format!(
+            "name = \"cash\"\ntraces = \"{}\"\nseed = 1\nrepetitions = 2\n[world]\nkind = \"pool\"\nbudget_unit = \"evaluations\"\nbudgets = [3]\n[[policies]]\nfamily = \"ex-def\"\n[[policies]]\nfamily = \"tpe\"\nn_startup = 1\n[[policies]]\nfamily = \"smac\"\nn_init = 1\n",
+            fixture.display()
+        ),
+    )
+    .unwrap();
+    let out = dir.join("out");
+    let o = bin()
+        .args([
+            "run",
+            exp.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--quiet",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let runs = read(&out.join("runs.parquet"));
+    let fam = runs.column("policy_family").unwrap().str().unwrap().clone();
+    let ds = runs.column("dataset").unwrap().str().unwrap().clone();
+    let best = runs.column("best_score").unwrap().f64().unwrap().clone();
+    let drawn = runs.column("configs_drawn").unwrap().u64().unwrap().clone();
+    for i in 0..runs.height() {
+        match (fam.get(i).unwrap(), ds.get(i).unwrap()) {
+            // Ex-Def: the two defaults, then stop; a: max(0.75, 0.65), b: max(0.58, 0.40).
+            ("ex-def", "a") => {
+                assert_eq!((best.get(i), drawn.get(i)), (Some(0.75f32 as f64), Some(2)))
+            }
+            ("ex-def", "b") => {
+                assert_eq!((best.get(i), drawn.get(i)), (Some(0.58f32 as f64), Some(2)))
+            }
+            // b has 2 open configurations: both are evaluated and the pool is exhausted.
+            (_, "b") => assert_eq!((best.get(i), drawn.get(i)), (Some(0.55f32 as f64), Some(2))),
+            // a has 5 open configurations (one failed): 3 evaluations.
+            (_, "a") => assert_eq!(drawn.get(i), Some(3)),
+            other => panic!("unexpected cell {other:?}"),
+        }
+    }
+    let traj = read(&out.join("trajectories.parquet"));
+    let action = traj.column("action").unwrap().str().unwrap().clone();
+    let actions: Vec<&str> = (0..action.len()).filter_map(|i| action.get(i)).collect();
+    assert!(actions.contains(&"choose") && actions.contains(&"draw"));
+
+    // A space description the joint pool cannot read is named with its file and key.
+    let bad = dir.join("bad-traces");
+    std::fs::create_dir_all(&bad).unwrap();
+    for f in ["evaluations.csv", "defaults.csv"] {
+        std::fs::copy(fixture.join(f), bad.join(f)).unwrap();
+    }
+    let manifest = std::fs::read_to_string(fixture.join("traceset.toml"))
+        .unwrap()
+        .replace("max_depth int [1, 11]", "max_depth int [11, 1]");
+    std::fs::write(bad.join("traceset.toml"), manifest).unwrap();
+    let bad_exp = dir.join("bad.toml");
+    std::fs::write(
+        &bad_exp,
+        std::fs::read_to_string(&exp)
+            .unwrap()
+            .replace(&fixture.display().to_string(), &bad.display().to_string()),
+    )
+    .unwrap();
+    let o = bin()
+        .args([
+            "run",
+            bad_exp.to_str().unwrap(),
+            "--out",
+            dir.join("bad-out").to_str().unwrap(),
+            "--quiet",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(
+        err.contains("traceset.toml")
+            && err.contains("'tree': key 'space'")
+            && err.contains("lo < hi"),
+        "{err}"
+    );
+}
+
+/// `reproduce auto-weka` end to end on trimmed copies of its experiment files (fewer budgets and
+/// repetitions, all datasets): the README, its tables and each experiment's report.
+#[test]
+fn reproduce_auto_weka_writes_its_tables_and_reports() {
+    use banditbench::reproduce::auto_weka;
+    let out = scratch("reproduce-auto-weka");
+    let exps = out.join("experiments");
+    std::fs::create_dir_all(&exps).unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for (f, budgets) in [
+        ("auto-weka-sklearn-random.toml", "[10, 30]"),
+        ("auto-weka-sklearn-random-seconds.toml", "[1, 2]"),
+        ("auto-weka-sklearn-grid.toml", "[5, 15]"),
+    ] {
+        let text = std::fs::read_to_string(root.join("experiments").join(f))
+            .unwrap()
+            .replace("../traces/", &format!("{}/traces/", root.display()))
+            .lines()
+            .map(|l| {
+                if l.starts_with("repetitions") {
+                    "repetitions = 2".to_string()
+                } else if l.starts_with("budgets") {
+                    format!("budgets = {budgets}")
+                } else {
+                    l.to_string()
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        std::fs::write(exps.join(f), text).unwrap();
+    }
+    let mut opts = common::reproduce_options(&out);
+    opts.experiments = exps;
+    let files = auto_weka::reproduce(&opts).unwrap();
+    let dir = out.join("auto-weka");
+    assert!(files.contains(&dir.join("README.md")) && files.contains(&dir.join("ranks.csv")));
+    let md = std::fs::read_to_string(dir.join("README.md")).unwrap();
+    for want in [
+        "## auto-weka-sklearn-random\n",
+        "| budget (evaluations) | Ex-Def | random search | TPE | SMAC |",
+        "| budget (s) | Ex-Def | random search | TPE | SMAC |",
+        "| budget (evaluations) | grid search | random search | TPE | SMAC |",
+        "| TPE vs SMAC |",
+        "| random search vs grid search |",
+        "| SMAC vs Ex-Def |",
+        "one family of 3 hypotheses, exact Wilcoxon signed-rank at 12 dataset units",
+        "one family of 3 hypotheses, exact Wilcoxon signed-rank at 6 dataset units",
+        "## The paper's findings beside ours",
+        "| Random search beats grid search | 9/21 (CV), 7/21 (test) |",
+    ] {
+        assert!(md.contains(want), "missing {want:?} in\n{md}");
+    }
+    // Wins/ties/losses over 12 datasets add up to 12 in every cell of the table.
+    let row = md
+        .lines()
+        .find(|l| l.starts_with("| SMAC vs Ex-Def |"))
+        .unwrap();
+    for cell in row.split('|').skip(2).filter(|c| !c.trim().is_empty()) {
+        let n: usize = cell
+            .trim()
+            .split('/')
+            .map(|x| x.parse::<usize>().unwrap())
+            .sum();
+        assert_eq!(n, 12, "{row}");
+    }
+    // The exhaustive grid is the validation oracle: no method beats it on validation.
+    let sec = md.split("### Against the exhaustive grid").nth(1).unwrap();
+    for l in sec
+        .lines()
+        .filter(|l| l.starts_with("| ") && !l.starts_with("| method"))
+        .take(4)
+    {
+        let val = l.split('|').nth(2).unwrap().trim();
+        assert!(val.starts_with("0/"), "{l}");
+    }
+    for e in [
+        "auto-weka-sklearn-random",
+        "auto-weka-sklearn-random-seconds",
+        "auto-weka-sklearn-grid",
+    ] {
+        assert!(dir.join(e).join("report.md").is_file(), "{e} report");
+    }
+}

@@ -10,7 +10,7 @@
 //! - `tpe`: Bergstra, Bardenet, Bengio & Kégl 2011, "Algorithms for Hyper-Parameter
 //!   Optimization", NeurIPS, §4 (Eq. 2–3 and the tree-structured Parzen estimators of §4.1),
 //!   γ = 0.15 as Auto-WEKA ran it; the split, the Parzen bandwidths and the priors as hyperopt
-//!   0.2 codes them (Auto-WEKA drove hyperopt's TPE).
+//!   0.3 codes them (Auto-WEKA drove hyperopt's TPE).
 //! - `smac`: Hutter, Hoos & Leyton-Brown 2011, "Sequential Model-Based Optimization for General
 //!   Algorithm Configuration", LION 5, §4.3 (random forest, mean and variance from the trees) and
 //!   §4.1 (expected improvement), with every second configuration drawn at random (§4.2
@@ -297,7 +297,7 @@ pub fn family_tpe() -> Family {
     Family {
         name: "tpe",
         summary: "tree-structured Parzen estimator: rank open configurations by l(x)/g(x), the densities of the best γ and the rest",
-        source: "Bergstra, Bardenet, Bengio & Kégl 2011, 'Algorithms for Hyper-Parameter Optimization', NeurIPS, §4 (Eq. 2-3, §4.1); γ = 0.15 as in Thornton et al. 2013 (Auto-WEKA); bandwidths, priors and the sqrt split as hyperopt 0.2 (tpe.py) codes them",
+        source: "Bergstra, Bardenet, Bengio & Kégl 2011, 'Algorithms for Hyper-Parameter Optimization', NeurIPS, §4 (Eq. 2-3, §4.1); γ = 0.15 as in Thornton et al. 2013 (Auto-WEKA); bandwidths, priors, forgetting and the sqrt split as hyperopt 0.3 codes them (tpe.py: adaptive_parzen_normal, ap_split_trials)",
         worlds: WORLDS,
         params: vec![
             ParamDef {

@@ -1,5 +1,6 @@
 //! `banditbench reproduce PAPER`: run a paper's experiments and write its tables and figures.
 
+pub mod auto_weka;
 pub mod erucb;
 pub mod hamlet;
 pub mod mutant_ucb;

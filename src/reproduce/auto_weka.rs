@@ -1,0 +1,510 @@
+//! Auto-WEKA's comparison reproduced on recorded pools (Thornton, Hutter, Hoos & Leyton-Brown
+//! 2013, "Auto-WEKA: Combined Selection and Hyperparameter Optimization of Classification
+//! Algorithms", KDD; its numbers as the AutoML book's chapter 4 re-reports them): Ex-Def, grid
+//! search, random search, TPE and SMAC on the CASH problem, pool-based, from
+//! `experiments/auto-weka-sklearn-random.toml` (in evaluations), `…-seconds.toml` (in recorded
+//! CPU seconds) and `auto-weka-sklearn-grid.toml` (the 4-learner grid pool at full fidelity).
+//!
+//! Writes `results/auto-weka/README.md`: per experiment the mean ranks at dataset units per
+//! budget, wins/ties/losses of each optimiser against Ex-Def, random and grid search and of TPE
+//! against SMAC (validation and test), SMAC against the others as one family of hypotheses
+//! (Wilcoxon–Holm, mean differences with intervals), and the paper's findings beside ours; plus a
+//! report per experiment (ranks, anytime incumbent curves, figures).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Result, bail};
+
+use super::shang::{family_markdown, family_test};
+use super::{PoolRun, ReproduceOptions};
+use crate::results::Run;
+use crate::trace::Status;
+
+const RANDOM: &str = "auto-weka-sklearn-random.toml";
+const SECONDS: &str = "auto-weka-sklearn-random-seconds.toml";
+const GRID: &str = "auto-weka-sklearn-grid.toml";
+
+/// The paper's name of a policy family.
+fn method(family: &str) -> &str {
+    match family {
+        "ex-def" => "Ex-Def",
+        "grid-search" => "grid search",
+        "random-search" => "random search",
+        "tpe" => "TPE",
+        "smac" => "SMAC",
+        other => other,
+    }
+}
+
+const ORDER: [&str; 5] = ["ex-def", "grid-search", "random-search", "tpe", "smac"];
+
+/// Per (family, dataset, budget): the mean validation and test score of the recommended
+/// configuration over runs and repetitions (a dataset unit at one budget).
+type Means = BTreeMap<(String, String, u64), (f64, f64)>;
+
+fn unit_means(runs: &[Run]) -> Means {
+    let mut acc: BTreeMap<(String, String, u64), (f64, f64, f64)> = BTreeMap::new();
+    for r in runs {
+        let e = acc
+            .entry((r.family.clone(), r.dataset.clone(), r.budget.to_bits()))
+            .or_default();
+        e.0 += r.best_score;
+        e.1 += r.best_test_score;
+        e.2 += 1.0;
+    }
+    acc.into_iter()
+        .map(|(k, (v, t, n))| (k, (v / n, t / n)))
+        .collect()
+}
+
+/// Wins, ties and losses of `a` against `b` over the datasets at `budget` (higher is better);
+/// `test` compares test scores. Ties: equal within 1e-12.
+fn wtl(m: &Means, a: &str, b: &str, budget: u64, datasets: &[String], test: bool) -> [usize; 3] {
+    let mut out = [0; 3];
+    for d in datasets {
+        let get = |f: &str| m.get(&(f.to_string(), d.clone(), budget));
+        let (Some(x), Some(y)) = (get(a), get(b)) else {
+            continue;
+        };
+        let (x, y) = if test { (x.1, y.1) } else { (x.0, y.0) };
+        if (x - y).abs() <= 1e-12 {
+            out[1] += 1;
+        } else if x > y {
+            out[0] += 1;
+        } else {
+            out[2] += 1;
+        }
+    }
+    out
+}
+
+/// Mean rank (1 = best, ties averaged) of each family over the datasets at `budget`.
+fn mean_ranks(m: &Means, families: &[String], budget: u64, datasets: &[String]) -> Vec<f64> {
+    let mut sum = vec![0.0; families.len()];
+    let mut n = 0.0f64;
+    for d in datasets {
+        let v: Option<Vec<f64>> = families
+            .iter()
+            .map(|f| m.get(&(f.clone(), d.clone(), budget)).map(|x| x.0))
+            .collect();
+        let Some(v) = v else { continue };
+        n += 1.0;
+        for (i, &x) in v.iter().enumerate() {
+            let better = v.iter().filter(|&&y| y > x + 1e-12).count() as f64;
+            let equal = v.iter().filter(|&&y| (y - x).abs() <= 1e-12).count() as f64;
+            sum[i] += better + (equal + 1.0) / 2.0;
+        }
+    }
+    sum.iter().map(|s| s / n.max(1.0)).collect()
+}
+
+/// The best full-fidelity validation score of each task of a pool run (what an exhaustive grid
+/// search finds), with the test score of that configuration; per dataset, the mean over runs.
+fn exhaustive(run: &PoolRun) -> BTreeMap<String, (f64, f64)> {
+    let pool = &run.data.pool;
+    let units = pool.manifest.units as usize;
+    let sign = pool.manifest.direction.sign();
+    let mut acc: BTreeMap<String, (f64, f64, f64)> = BTreeMap::new();
+    for t in &run.data.tasks {
+        let pt = &pool.tasks[t.task];
+        let mut best: Option<(f64, f64)> = None;
+        for (c, curve) in pt.curves.iter().enumerate() {
+            if !t.learners.contains(&pool.configs[c].learner)
+                || curve.len() < units
+                || curve.status[units - 1] != Status::Ok
+            {
+                continue;
+            }
+            let (v, te) = (
+                f64::from(curve.score[units - 1]),
+                f64::from(curve.test_score[units - 1]),
+            );
+            if best.is_none_or(|b| sign * v > sign * b.0) {
+                best = Some((v, te));
+            }
+        }
+        if let Some((v, te)) = best {
+            let e = acc.entry(pt.dataset.clone()).or_default();
+            e.0 += v;
+            e.1 += te;
+            e.2 += 1.0;
+        }
+    }
+    acc.into_iter()
+        .map(|(d, (v, t, n))| (d, (v / n, t / n)))
+        .collect()
+}
+
+/// What one experiment gives the summary of findings.
+struct Section {
+    name: String,
+    means: Means,
+    families: Vec<String>,
+    datasets: Vec<String>,
+    budgets: Vec<u64>,
+}
+
+fn fmt_budget(b: u64) -> String {
+    crate::report::figures::style::fmt_number(f64::from_bits(b))
+}
+
+/// What the reproduction writes as it goes: the README, `ranks.csv` and the list of files.
+struct Writing {
+    md: String,
+    csv: String,
+    files: Vec<PathBuf>,
+}
+
+/// Run one experiment, report on it, and write its section of the README.
+fn section(
+    opts: &ReproduceOptions,
+    file: &str,
+    intro: &str,
+    unit: &str,
+    out: &Path,
+    w: &mut Writing,
+) -> Result<(Section, PoolRun)> {
+    let run = super::run_pool_and_report(opts, file, out, &mut w.files)?;
+    let (md, csv) = (&mut w.md, &mut w.csv);
+    if !run.data.dropped.is_empty() {
+        bail!(
+            "{file}: {} tasks of {} are not recorded; the reproduction needs the complete pool",
+            run.data.dropped.len(),
+            run.data.pool.manifest.name
+        );
+    }
+    let runs = &run.results.runs;
+    let means = unit_means(runs);
+    let families: Vec<String> = {
+        let present: BTreeSet<&str> = runs.iter().map(|r| r.family.as_str()).collect();
+        ORDER
+            .iter()
+            .filter(|f| present.contains(*f))
+            .map(|f| f.to_string())
+            .collect()
+    };
+    let datasets: Vec<String> = runs
+        .iter()
+        .map(|r| r.dataset.clone())
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let mut budgets: Vec<u64> = runs.iter().map(|r| r.budget.to_bits()).collect();
+    budgets.sort_by(|a, b| f64::from_bits(*a).total_cmp(&f64::from_bits(*b)));
+    budgets.dedup();
+    let name = run.name.clone();
+    let _ = writeln!(md, "## {name}\n\n{intro}\n");
+
+    // Mean ranks and scores per budget.
+    let _ = write!(
+        md,
+        "Mean rank at {} dataset units (validation accuracy of the recommended configuration, each unit the mean over runs and repetitions; 1 = best) and, after the slash, the mean validation accuracy (%):\n\n| budget ({unit}) |",
+        datasets.len()
+    );
+    for f in &families {
+        let _ = write!(md, " {} |", method(f));
+    }
+    md.push_str("\n|---|");
+    for _ in &families {
+        md.push_str("---|");
+    }
+    md.push('\n');
+    for &b in &budgets {
+        let ranks = mean_ranks(&means, &families, b, &datasets);
+        let _ = write!(md, "| {} |", fmt_budget(b));
+        for (f, r) in families.iter().zip(&ranks) {
+            let mean: f64 = datasets
+                .iter()
+                .filter_map(|d| means.get(&(f.clone(), d.clone(), b)).map(|x| x.0))
+                .sum::<f64>()
+                / datasets.len() as f64;
+            let _ = write!(md, " {r:.2} / {:.2} |", 100.0 * mean);
+            let _ = writeln!(
+                csv,
+                "{name},{},{f},{r},{mean},{}",
+                f64::from_bits(b),
+                datasets
+                    .iter()
+                    .filter_map(|d| means.get(&(f.clone(), d.clone(), b)).map(|x| x.1))
+                    .sum::<f64>()
+                    / datasets.len() as f64
+            );
+        }
+        md.push('\n');
+    }
+
+    // Wins, ties and losses.
+    let mut pairs: Vec<(&str, &str)> = Vec::new();
+    for base in ["ex-def", "random-search", "grid-search"] {
+        for f in ["grid-search", "random-search", "tpe", "smac"] {
+            if f != base
+                && !(base == "random-search" && f == "grid-search")
+                && families.iter().any(|x| x == f)
+                && families.iter().any(|x| x == base)
+            {
+                pairs.push((f, base));
+            }
+        }
+    }
+    if families.iter().any(|x| x == "tpe") && families.iter().any(|x| x == "smac") {
+        pairs.push(("tpe", "smac"));
+    }
+    let _ = write!(
+        md,
+        "\nWins / ties / losses over the {} datasets (the first method against the second; validation accuracy, then test accuracy of the same configuration):\n\n| pair |",
+        datasets.len()
+    );
+    for &b in &budgets {
+        let _ = write!(md, " {} {unit}: validation | test |", fmt_budget(b));
+    }
+    md.push_str("\n|---|");
+    for _ in &budgets {
+        md.push_str("---|---|");
+    }
+    md.push('\n');
+    for (a, b) in &pairs {
+        let _ = write!(md, "| {} vs {} |", method(a), method(b));
+        for &bu in &budgets {
+            let v = wtl(&means, a, b, bu, &datasets, false);
+            let t = wtl(&means, a, b, bu, &datasets, true);
+            let _ = write!(
+                md,
+                " {}/{}/{} | {}/{}/{} |",
+                v[0], v[1], v[2], t[0], t[1], t[2]
+            );
+        }
+        md.push('\n');
+    }
+
+    // SMAC against the others as one family.
+    if let Some(smac) = runs.iter().find(|r| r.family == "smac") {
+        let t = family_test(runs, run.results.higher_is_better, &smac.policy.clone())?;
+        let _ = writeln!(
+            md,
+            "\n### SMAC against the others\n\n{}",
+            family_markdown(&t, "validation accuracy", "SMAC")
+        );
+    }
+    let _ = writeln!(
+        md,
+        "Report with ranks, anytime incumbent curves and figures: [`{name}/report.md`]({name}/report.md).\n"
+    );
+    Ok((
+        Section {
+            name,
+            means,
+            families,
+            datasets,
+            budgets,
+        },
+        run,
+    ))
+}
+
+/// Run the three experiments and write `results/auto-weka/`: `README.md`, `ranks.csv` and a
+/// report per experiment.
+pub fn reproduce(opts: &ReproduceOptions) -> Result<Vec<PathBuf>> {
+    let out = opts.results.join("auto-weka");
+    std::fs::create_dir_all(&out)?;
+    let files = Vec::new();
+    let md = String::from(
+        "# Auto-WEKA's comparison on recorded pools\n\n\
+         Thornton, Hutter, Hoos & Leyton-Brown 2013, *Auto-WEKA: Combined Selection and \
+         Hyperparameter Optimization of Classification Algorithms* (KDD), with its numbers as the \
+         AutoML book's chapter 4 re-reports them. Written by `banditbench reproduce auto-weka`.\n\n\
+         **What differs here.** Auto-WEKA searched 39 WEKA learners, ensembles and feature \
+         selection on 21 datasets with 10-fold cross-validation, 4 × 30 CPU hours per method and \
+         dataset (grid search far more). Here the optimisers replay recorded evaluations: \
+         pool-based optimisation (HPO-B's protocol), where each method chooses among the \
+         configurations recorded on a dataset that it has not evaluated yet, and an evaluation \
+         reveals that configuration's recorded validation accuracy (a 60/20/20 split). \
+         `sklearn-random` is 13 scikit-learn learners × 200 random configurations on 12 datasets, \
+         with each learner's scikit-learn defaults recorded beside it (Ex-Def); `sklearn-grid` \
+         is 4 learners × a 625-point grid on 6 datasets × 3 runs, where grid search is exact. \
+         Nothing was tuned on these datasets: TPE's γ = 0.15 (Auto-WEKA's), SMAC's forest as its \
+         paper gives it, every second SMAC configuration random.\n\n",
+    );
+    let csv = String::from(
+        "experiment,budget,family,mean_rank,mean_validation_accuracy,mean_test_accuracy\n",
+    );
+    let mut wr = Writing { md, csv, files };
+    let (evals, _) = section(
+        opts,
+        RANDOM,
+        "`sklearn-random`'s joint pool (about 2 600 configurations a dataset), budgets in evaluations, 25 repetitions.",
+        "evaluations",
+        &out,
+        &mut wr,
+    )?;
+    let (secs, _) = section(
+        opts,
+        SECONDS,
+        "The same pool with budgets in seconds of recorded CPU time (Auto-WEKA's budget is time; a dataset's 2 600 evaluations cost 50–200 s, the 13 defaults 0.3–1.2 s), 25 repetitions.",
+        "s",
+        &out,
+        &mut wr,
+    )?;
+    let (grid, grid_run) = section(
+        opts,
+        GRID,
+        "`sklearn-grid`'s joint pool at full fidelity (2 500 grid configurations, each evaluation trains the whole 27-unit curve), budgets in evaluations, 10 repetitions. Grid search walks the grid in a fixed order, the learners taking turns; at these budgets it covers at most 8 % of the grid.",
+        "evaluations",
+        &out,
+        &mut wr,
+    )?;
+
+    let Writing {
+        mut md,
+        csv,
+        mut files,
+    } = wr;
+    // The exhaustive grid (what Auto-WEKA's grid search, with far more compute, amounts to here).
+    let full = exhaustive(&grid_run);
+    let top = *grid.budgets.last().expect("budgets");
+    let vs_full = |f: &str, test: bool| -> [usize; 3] {
+        let mut o = [0; 3];
+        for d in &grid.datasets {
+            let (Some(x), Some(y)) = (
+                grid.means.get(&(f.to_string(), d.clone(), top)),
+                full.get(d),
+            ) else {
+                continue;
+            };
+            let (x, y) = if test { (x.1, y.1) } else { (x.0, y.0) };
+            o[if (x - y).abs() <= 1e-12 {
+                1
+            } else if x > y {
+                0
+            } else {
+                2
+            }] += 1;
+        }
+        o
+    };
+    let _ = writeln!(
+        md,
+        "### Against the exhaustive grid\n\nThe whole grid (2 500 evaluations per task, the best last-unit validation accuracy; the mean over runs) against each method at {} evaluations, over the {} datasets: wins / ties / losses of the method, validation then test.\n\n| method | validation | test |\n|---|---|---|",
+        fmt_budget(top),
+        grid.datasets.len()
+    );
+    for f in &grid.families {
+        let (v, t) = (vs_full(f, false), vs_full(f, true));
+        let _ = writeln!(
+            md,
+            "| {} | {}/{}/{} | {}/{}/{} |",
+            method(f),
+            v[0],
+            v[1],
+            v[2],
+            t[0],
+            t[1],
+            t[2]
+        );
+    }
+    md.push('\n');
+
+    // The paper's findings beside ours.
+    let best_count = |s: &Section, fam: &str, b: u64| -> usize {
+        s.datasets
+            .iter()
+            .filter(|d| {
+                let get = |f: &String| s.means.get(&(f.clone(), (*d).clone(), b)).map(|x| x.0);
+                let Some(me) = get(&fam.to_string()) else {
+                    return false;
+                };
+                s.families
+                    .iter()
+                    .all(|f| get(f).is_none_or(|o| o <= me + 1e-12))
+            })
+            .count()
+    };
+    let eb = *evals.budgets.last().expect("budgets");
+    let sb = *secs.budgets.last().expect("budgets");
+    let w = |s: &Section, a: &str, b: &str, bu: u64, test: bool| {
+        let x = wtl(&s.means, a, b, bu, &s.datasets, test);
+        format!("{}/{}", x[0], s.datasets.len())
+    };
+    let _ = writeln!(
+        md,
+        "## The paper's findings beside ours\n\n\
+         | finding (Thornton et al. 2013; Kotthoff et al. 2019, ch. 4) | paper | ours |\n|---|---|---|\n\
+         | SMAC-based Auto-WEKA gives the best cross-validation performance on most datasets | most of 21 | SMAC best (validation) on {}/{} datasets at {} evaluations, {}/{} at {} s; TPE best on {}/{} and {}/{} |\n\
+         | Auto-WEKA beats Ex-Def (the best default learner) | on most of 21, less so on test | SMAC beats Ex-Def on {} (validation), {} (test) at {} evaluations; {} and {} at {} s |\n\
+         | Random search beats grid search | 9/21 (CV), 7/21 (test) | {} (validation), {} (test) on `sklearn-grid` at {} evaluations (a truncated grid) |\n\
+         | Auto-WEKA beats grid search with a fraction of its compute | 14/21 (CV) | SMAC at {} evaluations against the exhaustive grid: see above (the exhaustive grid is the oracle on validation, so it cannot lose there) |\n\
+         | TPE against SMAC | SMAC's Auto-WEKA ahead of the others on most of 21 (first row) | TPE beats SMAC on {} (validation), {} (test) at {} evaluations; {} on `sklearn-grid` |\n\
+         | Grid search beats Ex-Def | 15/21 (test) | not measured: `sklearn-grid` records no defaults, `sklearn-random` has no grid |\n",
+        best_count(&evals, "smac", eb),
+        evals.datasets.len(),
+        fmt_budget(eb),
+        best_count(&secs, "smac", sb),
+        secs.datasets.len(),
+        fmt_budget(sb),
+        best_count(&evals, "tpe", eb),
+        evals.datasets.len(),
+        best_count(&secs, "tpe", sb),
+        secs.datasets.len(),
+        w(&evals, "smac", "ex-def", eb, false),
+        w(&evals, "smac", "ex-def", eb, true),
+        fmt_budget(eb),
+        w(&secs, "smac", "ex-def", sb, false),
+        w(&secs, "smac", "ex-def", sb, true),
+        fmt_budget(sb),
+        w(&grid, "random-search", "grid-search", top, false),
+        w(&grid, "random-search", "grid-search", top, true),
+        fmt_budget(top),
+        fmt_budget(top),
+        w(&evals, "tpe", "smac", eb, false),
+        w(&evals, "tpe", "smac", eb, true),
+        fmt_budget(eb),
+        w(&grid, "tpe", "smac", top, false),
+    );
+    let _ = writeln!(
+        md,
+        "Counts are datasets; a dataset's score is the mean over its runs and repetitions. They describe these {} and {} datasets and are not tests; the family tests above are.",
+        evals.datasets.len(),
+        grid.datasets.len()
+    );
+    let _ = (&evals.name, &secs.name, &grid.name);
+    super::write_listed(&mut files, out.join("ranks.csv"), &csv)?;
+    super::write_listed(&mut files, out.join("README.md"), &md)?;
+    Ok(files)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(ds: &str, family: &str, budget: f64, rep: u32, v: f64, t: f64) -> Run {
+        let mut r = Run::scored(ds, 0, budget, rep, family, v);
+        r.family = family.into();
+        r.best_test_score = t;
+        r
+    }
+
+    #[test]
+    fn wins_ties_losses_and_ranks_count_dataset_means() {
+        let runs = vec![
+            run("a", "smac", 10.0, 0, 0.9, 0.8),
+            run("a", "smac", 10.0, 1, 0.7, 0.8),
+            run("a", "ex-def", 10.0, 0, 0.8, 0.9),
+            run("b", "smac", 10.0, 0, 0.5, 0.5),
+            run("b", "ex-def", 10.0, 0, 0.6, 0.5),
+            run("c", "smac", 10.0, 0, 0.7, 0.7),
+            run("c", "ex-def", 10.0, 0, 0.7, 0.6),
+        ];
+        let m = unit_means(&runs);
+        let ds: Vec<String> = ["a", "b", "c"].iter().map(|s| s.to_string()).collect();
+        let b = 10.0f64.to_bits();
+        // a: smac mean 0.8 ties ex-def 0.8; b: loses; c: ties.
+        assert_eq!(wtl(&m, "smac", "ex-def", b, &ds, false), [0, 2, 1]);
+        // Test: a loses (0.8 < 0.9), b ties, c wins.
+        assert_eq!(wtl(&m, "smac", "ex-def", b, &ds, true), [1, 1, 1]);
+        let fams = vec!["ex-def".to_string(), "smac".to_string()];
+        // Ranks: a tie (1.5 each), b ex-def 1, c tie: ex-def (1.5+1+1.5)/3, smac (1.5+2+1.5)/3.
+        let r = mean_ranks(&m, &fams, b, &ds);
+        assert!((r[0] - 4.0 / 3.0).abs() < 1e-12 && (r[1] - 5.0 / 3.0).abs() < 1e-12);
+    }
+}
