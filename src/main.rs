@@ -770,11 +770,11 @@ fn validate(
         if pool::is_pool(d) {
             match pool::load_pool(d, allow_incomplete) {
                 Ok(p) => println!(
-                    "ok: {} ({}): configuration pool, {} tasks, {} configurations, {} units recorded{}",
+                    "ok: {} ({}): configuration pool, {} tasks, {}, {} units recorded{}",
                     d.display(),
                     p.manifest.name,
                     p.tasks.len(),
-                    p.configs.len(),
+                    p.configurations_text(),
                     p.n_units_recorded(),
                     if p.missing_curves > 0 {
                         format!(

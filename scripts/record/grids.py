@@ -92,7 +92,7 @@ def build(name: str, config: dict, seed: int):
         from sklearn.ensemble import RandomForestClassifier
 
         cfg = dict(config)
-        if cfg["max_samples"] >= 1.0:
+        if cfg["max_samples"] is not None and cfg["max_samples"] >= 1.0:
             cfg["max_samples"] = None
         return RandomForestClassifier(n_estimators=UNITS * 8, random_state=seed, n_jobs=1, **cfg)
     if name == "mlp":
@@ -106,3 +106,16 @@ def build(name: str, config: dict, seed: int):
 
         return SGDClassifier(penalty="elasticnet", learning_rate="invscaling", random_state=seed, **config)
     raise KeyError(name)
+
+
+def default_config(name: str) -> dict:
+    """scikit-learn's defaults for the dimensions of learner `name`'s grid, read from a fresh
+    estimator (`get_params()`); the settings the grid fixes (max_iter, n_estimators, solver,
+    penalty, learning-rate schedule) stay as the grid has them. Defaults may be off the grid
+    (max_leaf_nodes=31, max_features="sqrt", max_depth=None, hidden width 100, batch "auto")."""
+    g = LEARNERS[name]
+    est = build(name, {d.name: d.values[0] for d in g.dims}, 0)
+    p = type(est)().get_params()
+    if name == "mlp":
+        (p["hidden_layer_size"],) = p["hidden_layer_sizes"]
+    return {d.name: p[d.name] for d in g.dims}

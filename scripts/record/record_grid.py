@@ -23,6 +23,9 @@ Resumable and shardable: a part is one (run, dataset, learner); every finished c
 (fsynced) to a journal under `<out>/.journal/`, a finished part is written atomically to
 `<out>/curves/` and its journal removed. Parts are ordered run-major, so the first third of the
 work gives every dataset one complete run. `--shard K/N` records parts K, K+N, ...
+
+`--defaults` records instead each learner's scikit-learn defaults as one curve per
+(dataset, run, learner) into `<out>/defaults.parquet` (for Ex-Def; see `record_defaults`).
 """
 
 from __future__ import annotations
@@ -349,7 +352,75 @@ def record(plan_path: Path, out: Path, cache: Path, stop_after: int | None, quie
     return 0
 
 
+def record_defaults(plan_path: Path, out: Path, cache: Path, quiet: bool) -> int:
+    """Each learner's scikit-learn defaults (`grids.default_config`) recorded as one more curve per
+    (dataset, run, learner), the same way as the grid's curves, into `<out>/defaults.parquet`
+    (columns: dataset, run, learner, config, unit, score, test_score, cost_s, status). The pool's
+    other files are untouched. Resumable through `<out>/.journal/defaults.jsonl`."""
+    import warnings
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(1)
+    warnings.filterwarnings("ignore")
+    signal.signal(signal.SIGPROF, _on_sigprof)
+    plan = load_plan(plan_path)
+    (out / ".journal").mkdir(parents=True, exist_ok=True)
+    jpath = out / ".journal" / "defaults.jsonl"
+    recs = {(r["dataset"], r["learner"], r["run"]): r for r in read_journal(jpath)}
+    t0 = time.time()
+    for run in range(plan["runs"]):
+        for dataset in plan["datasets"]:
+            X, y, _ = dsets.load(dataset, cache)
+            X, y = dsets.cap_rows(X, y, plan["max_rows"], stable_seed(plan["seed"], dataset, "cap"))
+            tr, va, te = dsets.stratified_indices(y, SPLIT, stable_seed(plan["seed"], dataset, run, "split"))
+            for learner in plan["learners"]:
+                if (dataset, learner, run) in recs:
+                    continue
+                g = grids.LEARNERS[learner]
+                (Xtr, Xva, Xte), pre_cost = preprocess(X, tr, va, te, g.scaled)
+                cfg = grids.default_config(learner)
+                units, error = record_curve(learner, cfg, stable_seed(plan["seed"], dataset, learner, run, "default"),
+                                            (Xtr, y[tr], Xva, y[va], Xte, y[te]), plan["curve_cpu_limit_s"], pre_cost)
+                rec = {"dataset": dataset, "learner": learner, "run": run, "config": json.dumps(cfg, sort_keys=True),
+                       "units": units, "error": error}
+                append_journal(jpath, rec)
+                recs[(dataset, learner, run)] = rec
+                if not quiet:
+                    print(f"{dataset} run {run} {learner}: {len(units)} units, last {units[-1]['status']} "
+                          f"{units[-1]['score']}", flush=True)
+    rows = [{"dataset": r["dataset"], "run": r["run"], "learner": r["learner"], "config": r["config"], "unit": u + 1,
+             **unit} for r in sorted(recs.values(), key=lambda r: (r["dataset"], r["run"], r["learner"]))
+            for u, unit in enumerate(r["units"])]
+    table = pa.table({
+        "dataset": [r["dataset"] for r in rows], "run": pa.array([r["run"] for r in rows], pa.int64()),
+        "learner": [r["learner"] for r in rows], "config": [r["config"] for r in rows],
+        "unit": pa.array([r["unit"] for r in rows], pa.int64()),
+        "score": pa.array([r["score"] for r in rows], pa.float32()),
+        "test_score": pa.array([r["test_score"] for r in rows], pa.float32()),
+        "cost_s": pa.array([r["cost_s"] for r in rows], pa.float32()),
+        "status": [r["status"] for r in rows]})
+    write_atomic(out / "defaults.parquet", lambda p: pq.write_table(table, p, compression="zstd"))
+    jpath.unlink(missing_ok=True)
+    if not quiet:
+        print(f"{len(recs)} default curves, {sum(r['cost_s'] for r in rows):.1f} CPU s, {time.time() - t0:.0f} s wall")
+    return 0
+
+
 def main(argv=None) -> int:
+    if "--defaults" in (argv if argv is not None else sys.argv[1:]):
+        import argparse
+
+        ap = argparse.ArgumentParser(description="record each learner's default curve beside a pool")
+        ap.add_argument("plan", type=Path)
+        ap.add_argument("--out", type=Path, required=True)
+        ap.add_argument("--cache", type=Path, default=HERE / ".cache")
+        ap.add_argument("--quiet", action="store_true")
+        ap.add_argument("--defaults", action="store_true")
+        a = ap.parse_args(argv)
+        return record_defaults(a.plan, a.out, a.cache, a.quiet)
     return run_cli(__doc__, record, "curves", argv)
 
 

@@ -141,6 +141,24 @@ pub struct Pool {
 }
 
 impl Pool {
+    /// Learners with a recorded default configuration.
+    pub fn n_defaults(&self) -> usize {
+        self.defaults.iter().flatten().count()
+    }
+
+    /// "2500 configurations", with " (+ 4 learners' defaults)" when the pool records them.
+    pub fn configurations_text(&self) -> String {
+        let d = self.n_defaults();
+        if d == 0 {
+            format!("{} configurations", self.configs.len())
+        } else {
+            format!(
+                "{} configurations (+ {d} learners' defaults)",
+                self.configs.len() - d
+            )
+        }
+    }
+
     pub fn n_units_recorded(&self) -> usize {
         self.tasks
             .iter()
@@ -497,38 +515,12 @@ pub fn load_pool(dir: &Path, allow_incomplete: bool) -> Result<Pool> {
                 curves.push(Curve::default());
                 continue;
             };
-            units.sort_by_key(|u| u.0);
             let at = format!(
                 "{}: dataset {dataset}, run {run}, config_id {}",
                 dir.display(),
                 configs[ci].id
             );
-            let mut curve = Curve::default();
-            for (k, &(u, s, t, c, st)) in units.iter().enumerate() {
-                if u as usize != k + 1 {
-                    if u as usize == k {
-                        bail!("{at}: unit {u} appears twice");
-                    }
-                    bail!(
-                        "{at}: units must run 1, 2, 3, ... without gaps; unit {} is missing",
-                        k + 1
-                    );
-                }
-                if k > 0 && curve.status[k - 1] != Status::Ok {
-                    bail!(
-                        "{at}: unit {u} follows a {} unit; a failed or timed-out unit ends its curve",
-                        if curve.status[k - 1] == Status::Failed {
-                            "failed"
-                        } else {
-                            "timed-out"
-                        }
-                    );
-                }
-                curve.score.push(s);
-                curve.test_score.push(t);
-                curve.cost_s.push(c);
-                curve.status.push(st);
-            }
+            let curve = build_curve(&mut units, &at)?;
             let ended = curve.status.last().is_some_and(|s| *s != Status::Ok);
             if curve.len() < manifest.units as usize && !ended {
                 missing += 1;
@@ -576,8 +568,17 @@ pub fn load_pool(dir: &Path, allow_incomplete: bool) -> Result<Pool> {
         Neighbours::Grid => grid_neighbours(&manifest, &configs),
         Neighbours::Table => table_neighbours(dir, &index)?,
     };
-    let space = grid_space(&manifest, &configs);
-    let defaults = vec![None; manifest.learners.len()];
+    let mut space = grid_space(&manifest, &configs);
+    let (mut configs, mut tasks, mut neighbours) = (configs, tasks, neighbours);
+    let defaults = load_defaults(
+        dir,
+        &manifest,
+        &mut configs,
+        &mut tasks,
+        &mut space,
+        &mut hash,
+    )?;
+    neighbours.resize(configs.len(), Vec::new());
     Ok(Pool {
         dir: dir.to_path_buf(),
         manifest,
@@ -613,6 +614,13 @@ pub fn grid_space(m: &PoolManifest, configs: &[PoolConfig]) -> super::space::Spa
         .collect();
     let mut space = Space::new(dims);
     for c in configs {
+        if c.levels.len() != m.learners[c.learner].dims.len() {
+            // Off the grid (a learner's default): encoded from its JSON.
+            let x = super::space::encode_config(&space.learners[c.learner], &c.config)
+                .unwrap_or_else(|_| vec![f32::NAN; space.learners[c.learner].len()]);
+            space.push(c.learner, &x);
+            continue;
+        }
         let x: Vec<f32> = c
             .levels
             .iter()
@@ -630,6 +638,167 @@ pub fn grid_space(m: &PoolManifest, configs: &[PoolConfig]) -> super::space::Spa
     space
 }
 
+/// A curve from its (unit, score, test score, cost, status) rows: units 1, 2, … without gaps, and
+/// nothing after a failed or timed-out unit. `at` names the curve in errors.
+fn build_curve(units: &mut [(u32, f32, f32, f32, Status)], at: &str) -> Result<Curve> {
+    units.sort_by_key(|u| u.0);
+    let mut curve = Curve::default();
+    for (k, &(u, s, t, c, st)) in units.iter().enumerate() {
+        if u as usize != k + 1 {
+            if u as usize == k {
+                bail!("{at}: unit {u} appears twice");
+            }
+            bail!(
+                "{at}: units must run 1, 2, 3, ... without gaps; unit {} is missing",
+                k + 1
+            );
+        }
+        if k > 0 && curve.status[k - 1] != Status::Ok {
+            bail!(
+                "{at}: unit {u} follows a {} unit; a failed or timed-out unit ends its curve",
+                if curve.status[k - 1] == Status::Failed {
+                    "failed"
+                } else {
+                    "timed-out"
+                }
+            );
+        }
+        curve.score.push(s);
+        curve.test_score.push(t);
+        curve.cost_s.push(c);
+        curve.status.push(st);
+    }
+    Ok(curve)
+}
+
+/// Each learner's default configuration, when `defaults.parquet` lies beside the pool (columns
+/// dataset, run, learner, config, unit, score, test_score, cost_s, status; written by
+/// `scripts/record/record_grid.py --defaults`): one configuration per learner, appended after the
+/// grid with no levels (defaults may be off the grid: no neighbours, encoded from its JSON), and
+/// its curve on every task that records it. Returns, per learner, the default's index.
+fn load_defaults(
+    dir: &Path,
+    manifest: &PoolManifest,
+    configs: &mut Vec<PoolConfig>,
+    tasks: &mut [PoolTask],
+    space: &mut super::space::Space,
+    hash: &mut u64,
+) -> Result<Vec<Option<u32>>> {
+    let mut defaults = vec![None; manifest.learners.len()];
+    let path = dir.join("defaults.parquet");
+    if !path.is_file() {
+        return Ok(defaults);
+    }
+    *hash = fnv1a64(&[hash.to_le_bytes().as_slice(), &std::fs::read(&path)?].concat());
+    let df = read_parquet_file(&path)?;
+    let ds = col(&df, &path, "dataset", &DataType::String)?;
+    let run = col(&df, &path, "run", &DataType::Int64)?;
+    let learner = col(&df, &path, "learner", &DataType::String)?;
+    let config = col(&df, &path, "config", &DataType::String)?;
+    let unit = col(&df, &path, "unit", &DataType::Int64)?;
+    let score = col(&df, &path, "score", &DataType::Float32)?;
+    let test = col(&df, &path, "test_score", &DataType::Float32)?;
+    let cost = col(&df, &path, "cost_s", &DataType::Float32)?;
+    let status = col(&df, &path, "status", &DataType::String)?;
+    let (ds, run, learner, config, unit) = (
+        ds.str()?,
+        run.i64()?,
+        learner.str()?,
+        config.str()?,
+        unit.i64()?,
+    );
+    let (score, test, cost, status) = (score.f32()?, test.f32()?, cost.f32()?, status.str()?);
+    let task_of: HashMap<(&str, i64), usize> = tasks
+        .iter()
+        .enumerate()
+        .map(|(i, t)| ((t.dataset.as_str(), t.run), i))
+        .collect();
+    type Units = Vec<(u32, f32, f32, f32, Status)>;
+    let mut rows: BTreeMap<(usize, usize), Units> = BTreeMap::new();
+    let mut texts: Vec<Option<String>> = vec![None; manifest.learners.len()];
+    for i in 0..df.height() {
+        let at = format!("{}: row {}", path.display(), i + 1);
+        let (Some(d), Some(r), Some(l), Some(c), Some(u)) = (
+            ds.get(i),
+            run.get(i),
+            learner.get(i),
+            config.get(i),
+            unit.get(i),
+        ) else {
+            bail!("{at}: dataset, run, learner, config and unit are required");
+        };
+        let Some(li) = manifest.learners.iter().position(|x| x.name == l) else {
+            bail!("{at}: learner '{l}' is not among the manifest's [[learners]]");
+        };
+        let Some(&t) = task_of.get(&(d, r)) else {
+            bail!("{at}: dataset {d}, run {r} is not a task of the pool's curves");
+        };
+        match &texts[li] {
+            Some(prev) if prev != c => bail!(
+                "{at}: learner '{l}' has two default configurations ({prev} and {c}); one per learner"
+            ),
+            Some(_) => {}
+            None => texts[li] = Some(c.to_string()),
+        }
+        if u < 1 || u > i64::from(manifest.units) {
+            bail!(
+                "{at}: unit {u} is outside 1..={} (the manifest's units)",
+                manifest.units
+            );
+        }
+        let st = status
+            .get(i)
+            .and_then(Status::parse)
+            .ok_or_else(|| anyhow::anyhow!("{at}: status must be ok, failed or timeout"))?;
+        let sc = score.get(i).unwrap_or(f32::NAN);
+        if st == Status::Ok && !sc.is_finite() {
+            bail!("{at}: an ok unit needs a finite score");
+        }
+        rows.entry((li, t)).or_default().push((
+            u as u32,
+            sc,
+            test.get(i).unwrap_or(f32::NAN),
+            cost.get(i).unwrap_or(0.0),
+            st,
+        ));
+    }
+    let next_id = configs.last().map_or(0, |c| c.id + 1);
+    for (li, text) in texts.iter().enumerate() {
+        let Some(text) = text else { continue };
+        let dims: Vec<super::space::SpaceDim> = space.learners[li].clone();
+        let x = super::space::encode_config(&dims, text).with_context(|| {
+            format!(
+                "{}: learner '{}'",
+                path.display(),
+                manifest.learners[li].name
+            )
+        })?;
+        defaults[li] = Some(configs.len() as u32);
+        configs.push(PoolConfig {
+            id: next_id + li as u32,
+            learner: li,
+            levels: Vec::new(),
+            config: text.clone(),
+        });
+        space.push(li, &x);
+    }
+    for t in tasks.iter_mut() {
+        t.curves.resize(configs.len(), Curve::default());
+    }
+    for ((li, t), mut units) in rows {
+        let at = format!(
+            "{}: dataset {}, run {}, learner {}",
+            path.display(),
+            tasks[t].dataset,
+            tasks[t].run,
+            manifest.learners[li].name
+        );
+        let c = defaults[li].expect("set above") as usize;
+        tasks[t].curves[c] = build_curve(&mut units, &at)?;
+    }
+    Ok(defaults)
+}
+
 /// Grid neighbours of every configuration: the same learner with one dimension changed by one
 /// ordinal step or to another categorical level, among the configurations present.
 pub fn grid_neighbours(m: &PoolManifest, configs: &[PoolConfig]) -> Vec<Vec<u32>> {
@@ -643,6 +812,10 @@ pub fn grid_neighbours(m: &PoolManifest, configs: &[PoolConfig]) -> Vec<Vec<u32>
         .map(|c| {
             let mut out = BTreeSet::new();
             let dims = &m.learners[c.learner].dims;
+            if c.levels.len() != dims.len() {
+                // A configuration off the grid (a learner's default) has no grid neighbours.
+                return Vec::new();
+            }
             let mut lv = c.levels.clone();
             for (k, d) in dims.iter().enumerate() {
                 let here = c.levels[k];
@@ -701,7 +874,7 @@ pub fn describe(pool: &Pool) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "== {} ({}) — configuration pool, {}\n   {}\n   metric {} ({}); {} datasets, {} tasks, {} configurations, {} units per curve, neighbours {}; {} units recorded{}; hash {}",
+        "== {} ({}) — configuration pool, {}\n   {}\n   metric {} ({}); {} datasets, {} tasks, {}, {} units per curve, neighbours {}; {} units recorded{}; hash {}",
         m.name,
         pool.dir.display(),
         m.provenance
@@ -713,7 +886,7 @@ pub fn describe(pool: &Pool) -> String {
         m.direction.as_str(),
         datasets.len(),
         pool.tasks.len(),
-        pool.configs.len(),
+        pool.configurations_text(),
         m.units,
         match m.neighbours {
             Neighbours::Grid => "grid",

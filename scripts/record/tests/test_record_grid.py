@@ -48,6 +48,16 @@ def test_smoke_grid_writes_a_valid_complete_pool(tmp_path):
     v = banditbench("traces", "validate", str(out))
     assert v.returncode == 0, v.stdout + v.stderr
     assert "configuration pool, 1 tasks, 12 configurations, 324 units recorded" in v.stdout
+    # --defaults adds each learner's scikit-learn defaults as one more curve (Ex-Def).
+    r = rec(out, "--defaults")
+    assert r.returncode == 0, r.stderr
+    d = pd.read_parquet(out / "defaults.parquet")
+    assert sorted(d.learner.unique()) == ["random-forest", "sgd"] and len(d) == 2 * grids.UNITS
+    assert d[d.learner == "random-forest"].config.iloc[0] == (
+        '{"max_depth": null, "max_features": "sqrt", "max_samples": null, "min_samples_leaf": 1}')
+    v = banditbench("traces", "validate", str(out))
+    assert v.returncode == 0, v.stdout + v.stderr
+    assert "12 configurations (+ 2 learners' defaults), 378 units recorded" in v.stdout
     assert not list((out / ".journal").glob("*.jsonl")), "finished journals are removed"
 
 
