@@ -572,17 +572,13 @@ fn cash_optimisers_run_on_a_joint_pool_with_answers_by_hand() {
     )
     .unwrap();
     let out = dir.join("out");
-    let o = bin()
-        .args([
-            "run",
-            exp.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-            "--quiet",
-        ])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    common::run_ok(&[
+        "run",
+        exp.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+    ]);
     let runs = read(&out.join("runs.parquet"));
     let fam = runs.column("policy_family").unwrap().str().unwrap().clone();
     let ds = runs.column("dataset").unwrap().str().unwrap().clone();

@@ -206,17 +206,23 @@ impl Proposer for ExDef {
                 "ex-def needs each learner's default configuration, and this pool records none on this task (record them with scripts/record/record_defaults.py)"
             );
         }
-        while self.next < p.defaults.len() {
-            let l = self.next;
-            self.next += 1;
-            if let Some(c) = p.defaults[l] {
-                return Ok(Proposal::Choose(c));
-            }
-        }
-        Ok(Proposal::Stop)
+        let defaults: Vec<u32> = p.defaults.iter().flatten().copied().collect();
+        Ok(walk(&defaults, &mut self.next, |_| true))
     }
 
     fn tell(&mut self, _config: u32, _score: Option<f64>) {}
+}
+
+/// The next configuration of `list` from position `next` that `ok` accepts, or Stop at its end.
+fn walk(list: &[u32], next: &mut usize, ok: impl Fn(u32) -> bool) -> Proposal {
+    while *next < list.len() {
+        let c = list[*next];
+        *next += 1;
+        if ok(c) {
+            return Proposal::Choose(c);
+        }
+    }
+    Proposal::Stop
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -277,14 +283,7 @@ impl Proposer for GridSearch {
             self.order = Some(keyed.into_iter().map(|(_, c)| c).collect());
         }
         let order = self.order.as_ref().expect("set above");
-        while self.next < order.len() {
-            let c = order[self.next];
-            self.next += 1;
-            if p.open[c as usize] {
-                return Ok(Proposal::Choose(c));
-            }
-        }
-        Ok(Proposal::Stop)
+        Ok(walk(order, &mut self.next, |c| p.open[c as usize]))
     }
 
     fn tell(&mut self, _config: u32, _score: Option<f64>) {}
