@@ -310,16 +310,23 @@ pub fn trajectories_frame(results: &[CellResult], ts: &TraceSet) -> Result<DataF
         for (i, s) in r.steps.iter().enumerate() {
             cell.push(r.index);
             step.push(i as u32 + 1);
-            arm.push(ts.learners[s.arm as usize].as_str());
+            arm.push(s.arm as IdxSize);
             time.push(s.time);
             inc.push(opt(s.incumbent));
             reward.push(opt(s.reward));
         }
     }
+    // The learner names gathered by index: each row gets a view of one of a few strings, and no
+    // name is copied per row.
+    let names = Series::new(
+        "arm".into(),
+        ts.learners.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
+    let arm = names.take_slice(&arm)?;
     Ok(DataFrame::new_infer_height(vec![
         Column::new("cell".into(), cell),
         Column::new("step".into(), step),
-        Column::new("arm".into(), arm),
+        arm.into(),
         Column::new("time".into(), time),
         Column::new("reward".into(), reward),
         Column::new("incumbent".into(), inc),

@@ -26,7 +26,7 @@ use super::{Action, Family, Kind, ParamDef, Params, Policy, Value};
 use crate::analysis::stats::{norm_cdf, norm_pdf};
 use crate::replay::{Observation, PoolView, View, WorldKind};
 use crate::rng::Rng;
-use crate::trace::space::Scale;
+use crate::trace::space::{Root, Scale};
 use anyhow::{Result, bail};
 
 const WORLDS: &[WorldKind] = &[WorldKind::Pool];
@@ -749,6 +749,12 @@ pub fn family_smac() -> Family {
                 doc: "configurations in the initial design",
             },
             ParamDef {
+                name: "learner_encoding",
+                kind: Kind::Choice(&["index", "one-hot"]),
+                default: Value::Text("index".into()),
+                doc: "the learner (the CASH root) in the forest's flat encoding: its index in one column (split as a number), or one column per learner (SMAC's pyrfr splits categoricals into subsets natively; neither is exactly that)",
+            },
+            ParamDef {
                 name: "inactive",
                 kind: Kind::Float {
                     min: -1e6,
@@ -773,6 +779,11 @@ pub fn family_smac() -> Family {
                 defaults_first: p.text("initial") == "defaults",
                 n_init: p.int("n_init") as usize,
                 inactive: p.float("inactive") as f32,
+                root: if p.text("learner_encoding") == "one-hot" {
+                    Root::OneHot
+                } else {
+                    Root::Index
+                },
                 candidates: p.int("candidates") as usize,
                 on_failure: on_failure(p),
                 hist: History::default(),
@@ -795,6 +806,7 @@ pub struct Smac {
     defaults_first: bool,
     n_init: usize,
     inactive: f32,
+    root: Root,
     candidates: usize,
     on_failure: OnFailure,
     hist: History,
@@ -848,10 +860,12 @@ impl Proposer for Smac {
             return Ok(Proposal::Draw);
         }
         let s = p.space;
-        let width = s.flat_width();
-        // Which (learner, dimension) each flat column holds.
+        let root = self.root;
+        let width = s.flat_width(root);
+        let lead = s.learner_columns(root);
+        // Which (learner, dimension) each flat column past the learner's holds.
         let mut owner = vec![(usize::MAX, 0usize); width];
-        let mut col = 1;
+        let mut col = lead;
         for (l, dims) in s.learners.iter().enumerate() {
             for k in 0..dims.len() {
                 owner[col] = (l, k);
@@ -864,7 +878,7 @@ impl Proposer for Smac {
             .iter()
             .map(|&(c, _, _)| {
                 let mut row = vec![0.0; width];
-                s.flat_into(c as usize, self.inactive, &mut row);
+                s.flat_into(c as usize, self.inactive, root, &mut row);
                 row
             })
             .collect();
@@ -877,8 +891,11 @@ impl Proposer for Smac {
             let cl = s.learner(c as usize);
             let vals = s.values(c as usize);
             let pred = forest.predict(|f| {
-                if f == 0 {
-                    return cl as f32;
+                if f < lead {
+                    return match root {
+                        Root::Index => cl as f32,
+                        Root::OneHot => f32::from(u8::from(f == cl)),
+                    };
                 }
                 let (l, k) = owner[f];
                 if l == cl {
@@ -1074,8 +1091,13 @@ mod tests {
     fn tpe_and_smac_find_the_top_of_a_monotone_pool() {
         // Score = x: after their random start, both models pick high configurations.
         let pool = hand_pool(200, 1, |i| vec![i as f32 / 200.0]);
-        for (family, n0) in [("tpe", 20), ("smac", 10)] {
-            let steps = run(&pool, family, &[], 60.0);
+        let one_hot = [("learner_encoding", toml::Value::from("one-hot"))];
+        for (family, params, n0) in [
+            ("tpe", &[][..], 20),
+            ("smac", &[][..], 10),
+            ("smac", &one_hot[..], 10),
+        ] {
+            let steps = run(&pool, family, params, 60.0);
             assert_eq!(steps.len(), 60);
             let model: Vec<u32> = steps[n0..]
                 .iter()

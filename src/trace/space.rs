@@ -95,22 +95,48 @@ impl Space {
         usize::from(self.learner_of[c])
     }
 
-    /// Width of the flat encoding: the learner index, then every learner's dimensions in turn.
-    pub fn flat_width(&self) -> usize {
-        1 + self.learners.iter().map(Vec::len).sum::<usize>()
+    /// Columns the learner takes in the flat encoding.
+    pub fn learner_columns(&self, root: Root) -> usize {
+        match root {
+            Root::Index => 1,
+            Root::OneHot => self.learners.len(),
+        }
     }
 
-    /// Configuration `c` in the flat encoding (SMAC's): column 0 the learner, then each learner's
-    /// dimensions; a dimension that is not active (another learner's, or NaN) holds `inactive`.
-    pub fn flat_into(&self, c: usize, inactive: f32, out: &mut [f32]) {
+    /// Width of the flat encoding: the learner's columns, then every learner's dimensions.
+    pub fn flat_width(&self, root: Root) -> usize {
+        self.learner_columns(root) + self.learners.iter().map(Vec::len).sum::<usize>()
+    }
+
+    /// Configuration `c` in the flat encoding (SMAC's): the learner (its index in one column, or
+    /// one column per learner, 1 for its own), then each learner's dimensions; a dimension that
+    /// is not active (another learner's, or NaN) holds `inactive`.
+    pub fn flat_into(&self, c: usize, inactive: f32, root: Root, out: &mut [f32]) {
         out.fill(inactive);
         let l = self.learner(c);
-        out[0] = l as f32;
-        let start = 1 + self.learners[..l].iter().map(Vec::len).sum::<usize>();
+        let lead = self.learner_columns(root);
+        match root {
+            Root::Index => out[0] = l as f32,
+            Root::OneHot => {
+                for (j, o) in out[..lead].iter_mut().enumerate() {
+                    *o = f32::from(u8::from(j == l));
+                }
+            }
+        }
+        let start = lead + self.learners[..l].iter().map(Vec::len).sum::<usize>();
         for (k, &v) in self.values(c).iter().enumerate() {
             out[start + k] = if v.is_nan() { inactive } else { v };
         }
     }
+}
+
+/// How the flat encoding holds the learner (the root of the CASH space).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Root {
+    /// One column with the learner's index: a tree splits it as an ordered number.
+    Index,
+    /// One column per learner, 1 for the configuration's own: a tree splits off one learner.
+    OneHot,
 }
 
 /// Encode one value of `dim` given as text (a JSON scalar's text: `0.1`, `"gini"`, `true`).
@@ -266,10 +292,13 @@ mod tests {
         let mut s = Space::new(vec![vec![d("a")], vec![d("b"), d("c")]]);
         s.push(0, &[0.3]);
         s.push(1, &[0.1, f32::NAN]);
-        let mut out = vec![0.0; s.flat_width()];
-        s.flat_into(1, -1.0, &mut out);
+        let mut out = vec![0.0; s.flat_width(Root::Index)];
+        s.flat_into(1, -1.0, Root::Index, &mut out);
         assert_eq!(out, vec![1.0, -1.0, 0.1, -1.0]);
-        s.flat_into(0, -1.0, &mut out);
+        s.flat_into(0, -1.0, Root::Index, &mut out);
         assert_eq!(out, vec![0.0, 0.3, -1.0, -1.0]);
+        let mut out = vec![0.0; s.flat_width(Root::OneHot)];
+        s.flat_into(1, -1.0, Root::OneHot, &mut out);
+        assert_eq!(out, vec![0.0, 1.0, -1.0, 0.1, -1.0]);
     }
 }
