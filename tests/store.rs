@@ -304,8 +304,9 @@ fn a_second_run_on_a_busy_folder_is_refused_and_the_first_finishes_intact() {
     let whole = dir.join("whole");
     run(&e, &whole, &[]);
     let out = dir.join("shared");
-    // The first run holds the folder through a long merge; the second starts meanwhile.
-    let mut first = spawn_run(&e, &out, Some(1_500), &[]);
+    // The first run holds the folder through a long merge; the second starts meanwhile. (A
+    // part per chunk, so that the merge has parts to remove: a run's last results skip them.)
+    let mut first = spawn_run(&e, &out, Some(1_500), &["--batch-size", "7"]);
     wait_for_merge_window(&out, &mut first);
     let second = bin()
         .args([

@@ -674,11 +674,16 @@ fn run_cells<R: Send>(
         .build()
         .context("cannot start the worker threads")?;
     let program = store::program();
+    let frames_of =
+        |results: &[R]| -> Result<(polars::prelude::DataFrame, polars::prelude::DataFrame)> {
+            let (mut runs, traj) = frames(results)?;
+            let traj = store::keep_decisions(traj, exp.trajectories)?;
+            let h = runs.height();
+            runs.with_column(Column::new("program".into(), vec![program.as_str(); h]))?;
+            Ok((runs, traj))
+        };
     let publish = |results: &[R]| -> Result<()> {
-        let (mut runs, traj) = frames(results)?;
-        let traj = store::keep_decisions(traj, exp.trajectories)?;
-        let h = runs.height();
-        runs.with_column(Column::new("program".into(), vec![program.as_str(); h]))?;
+        let (runs, traj) = frames_of(results)?;
         store.write_part(runs, traj)
     };
     let t0 = std::time::Instant::now();
@@ -740,7 +745,8 @@ fn run_cells<R: Send>(
                     || pending_decisions >= MAX_PART_DECISIONS
             }
         };
-        if due || rest.is_empty() {
+        // The last results go straight into the final files (see `Store::merge_with`).
+        if due && !rest.is_empty() {
             publish(&pending)?;
             pending.clear();
             pending_decisions = 0;
@@ -752,7 +758,12 @@ fn run_cells<R: Send>(
             chunk = aim.clamp(threads, (chunk * 4).max(threads)).min(100_000);
         }
     }
-    store.merge()?;
+    let last = if pending.is_empty() {
+        None
+    } else {
+        Some(frames_of(&pending)?)
+    };
+    store.merge_with(last)?;
     if !failed.is_empty() {
         let shown: Vec<String> = failed.iter().take(20).map(u64::to_string).collect();
         bail!(

@@ -454,12 +454,14 @@ pub fn read_cells(path: &Path) -> Result<Vec<u64>> {
         .collect())
 }
 
-/// One input of the streaming merge: a results file sorted by cell, read `rows` at a time.
+/// One input of the streaming merge: a results file sorted by cell, read `rows` at a time, or the
+/// run's last rows, still in memory (given whole).
 struct Cursor {
     path: PathBuf,
     rows: usize,
     total: usize,
     next: usize,
+    memory: Option<DataFrame>,
     chunk: DataFrame,
     cells: Vec<u64>,
     pos: usize,
@@ -485,6 +487,7 @@ impl Cursor {
                 rows,
                 total,
                 next: 0,
+                memory: None,
                 chunk: DataFrame::empty(),
                 cells: Vec::new(),
                 pos: 0,
@@ -494,18 +497,43 @@ impl Cursor {
         ))
     }
 
+    /// A cursor over rows in memory, sorted by cell (`name` stands for them in errors).
+    fn in_memory(df: DataFrame, name: &Path) -> (Cursor, DataFrame) {
+        let empty = df.clear();
+        (
+            Cursor {
+                path: name.to_path_buf(),
+                rows: df.height().max(1),
+                total: df.height(),
+                next: 0,
+                memory: Some(df),
+                chunk: DataFrame::empty(),
+                cells: Vec::new(),
+                pos: 0,
+                last_cell: None,
+            },
+            empty,
+        )
+    }
+
     /// Make sure the current chunk has a row unless the file is used up.
     fn fill(&mut self) -> Result<()> {
         while self.pos >= self.cells.len() && self.next < self.total {
-            let file = File::open(&self.path)
-                .with_context(|| format!("{}: cannot open", self.path.display()))?;
-            let mut df = ParquetReader::new(file)
-                .with_slice(Some((self.next, self.rows)))
-                .finish()
-                .map_err(anyhow::Error::from)
-                .with_context(|| format!("{}: cannot read as parquet", self.path.display()))?;
-            df.rechunk_mut();
-            self.next += df.height().max(1);
+            let df = if let Some(df) = self.memory.take() {
+                self.next = self.total;
+                df
+            } else {
+                let file = File::open(&self.path)
+                    .with_context(|| format!("{}: cannot open", self.path.display()))?;
+                let mut df = ParquetReader::new(file)
+                    .with_slice(Some((self.next, self.rows)))
+                    .finish()
+                    .map_err(anyhow::Error::from)
+                    .with_context(|| format!("{}: cannot read as parquet", self.path.display()))?;
+                df.rechunk_mut();
+                self.next += df.height().max(1);
+                df
+            };
             let cells: Vec<u64> = df
                 .column("cell")
                 .and_then(|c| c.u64().cloned())
@@ -563,11 +591,26 @@ impl Cursor {
 /// inputs is taken from the first. Memory: one chunk of `rows` rows per input plus one row group,
 /// whatever the files' sizes. The output's row groups hold exactly `rows` rows (the last fewer),
 /// so it does not depend on how the rows were split among the inputs.
-fn merge_files(inputs: &[PathBuf], out: &Path, rows: usize) -> Result<PathBuf> {
-    let mut cursors = Vec::with_capacity(inputs.len());
+fn merge_files(
+    inputs: &[PathBuf],
+    memory: Option<DataFrame>,
+    out: &Path,
+    rows: usize,
+) -> Result<PathBuf> {
+    let mut cursors = Vec::with_capacity(inputs.len() + 1);
     let mut schema: Option<(DataFrame, &Path)> = None;
+    let in_memory = PathBuf::from("(the run's last results, in memory)");
+    let mut opened: Vec<(Cursor, DataFrame, &Path)> = Vec::new();
     for p in inputs {
         let (c, empty) = Cursor::open(p, rows)?;
+        opened.push((c, empty, p));
+    }
+    if let Some(df) = memory {
+        let (c, empty) = Cursor::in_memory(df, &in_memory);
+        opened.push((c, empty, &in_memory));
+    }
+    let names: Vec<PathBuf> = opened.iter().map(|o| o.2.to_path_buf()).collect();
+    for (c, empty, p) in opened {
         match &schema {
             None => schema = Some((empty, p)),
             Some((first, fp)) => {
@@ -638,7 +681,7 @@ fn merge_files(inputs: &[PathBuf], out: &Path, rows: usize) -> Result<PathBuf> {
         let (piece, last_cell) = cursors[b].take_below(bound);
         acc.vstack_mut(&piece)
             .map_err(anyhow::Error::from)
-            .with_context(|| format!("{}: does not match the other inputs", inputs[b].display()))?;
+            .with_context(|| format!("{}: does not match the other inputs", names[b].display()))?;
         last = Some((last_cell, b));
         emit(&mut acc, false)?;
     }
@@ -809,10 +852,18 @@ impl Store {
     /// a kill between publishing the final files and removing the parts leaves cells in both,
     /// and the next merge keeps one copy of each.
     pub fn merge(&self) -> Result<()> {
+        self.merge_with(None)
+    }
+
+    /// `merge`, with the run's last results given in memory (runs, trajectories) instead of as a
+    /// part: they are written once, into the final files, and never as a part read back. A kill
+    /// before the final files are published loses them, as it would lose an unpublished part.
+    pub fn merge_with(&self, last: Option<(DataFrame, DataFrame)>) -> Result<()> {
         let run_parts = self.part_files("runs-")?;
-        if run_parts.is_empty() {
+        if run_parts.is_empty() && last.is_none() {
             return Ok(());
         }
+        let (last_runs, last_traj) = last.unzip();
         // A trajectory part without its runs part was cut off by a kill: not published.
         let published: BTreeSet<String> = run_parts
             .iter()
@@ -839,11 +890,13 @@ impl Store {
         };
         let traj_tmp = merge_files(
             &with_final(TRAJECTORIES, traj_parts),
+            last_traj,
             &self.dir.join(TRAJECTORIES),
             TRAJ_ROWS,
         )?;
         let runs_tmp = merge_files(
             &with_final(RUNS, run_parts),
+            last_runs,
             &self.dir.join(RUNS),
             RUNS_ROWS,
         )?;
@@ -872,10 +925,11 @@ impl Store {
         let files = |name: &str| -> Vec<PathBuf> { dirs.iter().map(|d| d.join(name)).collect() };
         let traj_tmp = merge_files(
             &files(TRAJECTORIES),
+            None,
             &self.dir.join(TRAJECTORIES),
             TRAJ_ROWS,
         )?;
-        let runs_tmp = merge_files(&files(RUNS), &self.dir.join(RUNS), RUNS_ROWS)?;
+        let runs_tmp = merge_files(&files(RUNS), None, &self.dir.join(RUNS), RUNS_ROWS)?;
         publish(&traj_tmp, &self.dir.join(TRAJECTORIES))?;
         publish(&runs_tmp, &self.dir.join(RUNS))?;
         Ok(())
