@@ -100,6 +100,38 @@ impl<P: Proposer> Policy for Evaluator<P> {
     }
 }
 
+fn int(name: &'static str, min: i64, max: i64, default: i64, doc: &'static str) -> ParamDef {
+    ParamDef {
+        name,
+        kind: Kind::Int { min, max },
+        default: Value::Int(default),
+        doc,
+    }
+}
+
+fn float(name: &'static str, min: f64, max: f64, default: f64, doc: &'static str) -> ParamDef {
+    ParamDef {
+        name,
+        kind: Kind::Float { min, max },
+        default: Value::Float(default),
+        doc,
+    }
+}
+
+fn choice(
+    name: &'static str,
+    options: &'static [&'static str],
+    default: &'static str,
+    doc: &'static str,
+) -> ParamDef {
+    ParamDef {
+        name,
+        kind: Kind::Choice(options),
+        default: Value::Text(default.into()),
+        doc,
+    }
+}
+
 /// What a failed evaluation tells a model.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum OnFailure {
@@ -110,12 +142,12 @@ enum OnFailure {
 }
 
 fn on_failure_param(default: &'static str) -> ParamDef {
-    ParamDef {
-        name: "on_failure",
-        kind: Kind::Choice(&["skip", "worst-seen"]),
-        default: Value::Text(default.into()),
-        doc: "a failed evaluation is left out of the model (skip) or scored as the worst score seen so far (worst-seen, SMAC's crash cost)",
-    }
+    choice(
+        "on_failure",
+        &["skip", "worst-seen"],
+        default,
+        "a failed evaluation is left out of the model (skip) or scored as the worst score seen so far (worst-seen, SMAC's crash cost)",
+    )
 }
 
 fn on_failure(p: &Params) -> OnFailure {
@@ -126,15 +158,13 @@ fn on_failure(p: &Params) -> OnFailure {
 }
 
 fn candidates_param() -> ParamDef {
-    ParamDef {
-        name: "candidates",
-        kind: Kind::Int {
-            min: 0,
-            max: 10_000_000,
-        },
-        default: Value::Int(0),
-        doc: "open configurations scored per decision: 0 scores every open one (HPO-B's pool-based protocol); N scores a uniform random subset of N",
-    }
+    int(
+        "candidates",
+        0,
+        10_000_000,
+        0,
+        "open configurations scored per decision: 0 scores every open one (HPO-B's pool-based protocol); N scores a uniform random subset of N",
+    )
 }
 
 /// The observations a model learns from, with failures handled by the named rule.
@@ -234,12 +264,12 @@ pub fn family_grid_search() -> Family {
         summary: "evaluate the pool's grid configuration by configuration in a fixed order (then stop)",
         source: "Thornton, Hutter, Hoos & Leyton-Brown 2013, 'Auto-WEKA', KDD, §5 (grid search over every learner's grid)",
         worlds: WORLDS,
-        params: vec![ParamDef {
-            name: "order",
-            kind: Kind::Choice(&["interleaved", "sequential"]),
-            default: Value::Text("interleaved".into()),
-            doc: "interleaved: the learners take turns, each walking its grid in mixed-radix order (last dimension fastest); sequential: one learner's whole grid after another's",
-        }],
+        params: vec![choice(
+            "order",
+            &["interleaved", "sequential"],
+            "interleaved",
+            "interleaved: the learners take turns, each walking its grid in mixed-radix order (last dimension fastest); sequential: one learner's whole grid after another's",
+        )],
         build: |p: &Params, _| {
             Box::new(Evaluator::new(GridSearch {
                 interleaved: p.text("order") == "interleaved",
@@ -299,45 +329,40 @@ pub fn family_tpe() -> Family {
         source: "Bergstra, Bardenet, Bengio & Kégl 2011, 'Algorithms for Hyper-Parameter Optimization', NeurIPS, §4 (Eq. 2-3, §4.1); γ = 0.15 as in Thornton et al. 2013 (Auto-WEKA); bandwidths, priors, forgetting and the sqrt split as hyperopt 0.3 codes them (tpe.py: adaptive_parzen_normal, ap_split_trials)",
         worlds: WORLDS,
         params: vec![
-            ParamDef {
-                name: "gamma",
-                kind: Kind::Float {
-                    min: 1e-6,
-                    max: 1.0,
-                },
-                default: Value::Float(0.15),
-                doc: "γ: the fraction of observations whose density is l(x) (Auto-WEKA: 0.15)",
-            },
-            ParamDef {
-                name: "split",
-                kind: Kind::Choice(&["quantile", "hyperopt"]),
-                default: Value::Text("quantile".into()),
-                doc: "how many observations are 'good': quantile, ⌈γ n⌉ (the paper's y* at quantile γ); hyperopt, min(⌈γ √n⌉, 25) (the code Auto-WEKA ran)",
-            },
-            ParamDef {
-                name: "n_startup",
-                kind: Kind::Int {
-                    min: 0,
-                    max: 1_000_000,
-                },
-                default: Value::Int(20),
-                doc: "random configurations before the model is used (hyperopt's n_startup_jobs, 20)",
-            },
-            ParamDef {
-                name: "prior_weight",
-                kind: Kind::Float { min: 0.0, max: 1e6 },
-                default: Value::Float(1.0),
-                doc: "weight of the prior kernel (numeric: centred on the range, σ = the range) and of the uniform prior (categorical), as hyperopt",
-            },
-            ParamDef {
-                name: "forgetting",
-                kind: Kind::Int {
-                    min: 0,
-                    max: 1_000_000,
-                },
-                default: Value::Int(25),
-                doc: "hyperopt's linear forgetting: beyond this many observations in a group, older ones weigh linearly less (0: all weigh the same)",
-            },
+            float(
+                "gamma",
+                1e-6,
+                1.0,
+                0.15,
+                "γ: the fraction of observations whose density is l(x) (Auto-WEKA: 0.15)",
+            ),
+            choice(
+                "split",
+                &["quantile", "hyperopt"],
+                "quantile",
+                "how many observations are 'good': quantile, ⌈γ n⌉ (the paper's y* at quantile γ); hyperopt, min(⌈γ √n⌉, 25) (the code Auto-WEKA ran)",
+            ),
+            int(
+                "n_startup",
+                0,
+                1_000_000,
+                20,
+                "random configurations before the model is used (hyperopt's n_startup_jobs, 20)",
+            ),
+            float(
+                "prior_weight",
+                0.0,
+                1e6,
+                1.0,
+                "weight of the prior kernel (numeric: centred on the range, σ = the range) and of the uniform prior (categorical), as hyperopt",
+            ),
+            int(
+                "forgetting",
+                0,
+                1_000_000,
+                25,
+                "hyperopt's linear forgetting: beyond this many observations in a group, older ones weigh linearly less (0: all weigh the same)",
+            ),
             candidates_param(),
             on_failure_param("skip"),
         ],
@@ -673,96 +698,81 @@ pub fn family_smac() -> Family {
         source: "Hutter, Hoos & Leyton-Brown 2011, 'Sequential Model-Based Optimization for General Algorithm Configuration', LION 5, §4.1 (EI), §4.2 (interleaved random configurations), §4.3 (random forest, mean and variance over trees); as Auto-WEKA ran it (Thornton et al. 2013)",
         worlds: WORLDS,
         params: vec![
-            ParamDef {
-                name: "n_trees",
-                kind: Kind::Int {
-                    min: 1,
-                    max: 10_000,
-                },
-                default: Value::Int(10),
-                doc: "trees in the forest (SMAC: 10)",
-            },
-            ParamDef {
-                name: "min_samples_split",
-                kind: Kind::Int {
-                    min: 2,
-                    max: 100_000,
-                },
-                default: Value::Int(3),
-                doc: "a node with fewer points is a leaf (SMAC: 3)",
-            },
-            ParamDef {
-                name: "min_samples_leaf",
-                kind: Kind::Int {
-                    min: 1,
-                    max: 100_000,
-                },
-                default: Value::Int(3),
-                doc: "points each side of a split at least (SMAC3: 3)",
-            },
-            ParamDef {
-                name: "max_features",
-                kind: Kind::Float { min: 0.0, max: 1.0 },
-                default: Value::Float(5.0 / 6.0),
-                doc: "fraction of the features each split considers (SMAC: 5/6)",
-            },
-            ParamDef {
-                name: "max_depth",
-                kind: Kind::Int { min: 1, max: 1_000 },
-                default: Value::Int(64),
-                doc: "deepest split (SMAC3: unbounded in effect; 64 is never reached at these sizes)",
-            },
-            ParamDef {
-                name: "variance",
-                kind: Kind::Choice(&["across-trees", "total"]),
-                default: Value::Text("across-trees".into()),
-                doc: "predictive variance: across the trees' predictions (the paper), or that plus the mean of the leaves' own variances (SMAC3/pyrfr)",
-            },
-            ParamDef {
-                name: "xi",
-                kind: Kind::Float { min: 0.0, max: 1.0 },
-                default: Value::Float(0.0),
-                doc: "ξ of EI = E[max(f − f* − ξ, 0)] (SMAC3: 0)",
-            },
-            ParamDef {
-                name: "random_every",
-                kind: Kind::Int {
-                    min: 0,
-                    max: 1_000_000,
-                },
-                default: Value::Int(2),
-                doc: "after the initial design, every k-th configuration is drawn at random (2: every second, as Auto-WEKA's SMAC; 0: never)",
-            },
-            ParamDef {
-                name: "initial",
-                kind: Kind::Choice(&["random", "defaults"]),
-                default: Value::Text("random".into()),
-                doc: "initial design: n_init random configurations, or the learners' defaults first (Auto-WEKA's initialIncumbent=DEFAULT), then random ones to n_init",
-            },
-            ParamDef {
-                name: "n_init",
-                kind: Kind::Int {
-                    min: 1,
-                    max: 1_000_000,
-                },
-                default: Value::Int(10),
-                doc: "configurations in the initial design",
-            },
-            ParamDef {
-                name: "learner_encoding",
-                kind: Kind::Choice(&["index", "one-hot"]),
-                default: Value::Text("index".into()),
-                doc: "the learner (the CASH root) in the forest's flat encoding: its index in one column (split as a number), or one column per learner (SMAC's pyrfr splits categoricals into subsets natively; neither is exactly that)",
-            },
-            ParamDef {
-                name: "inactive",
-                kind: Kind::Float {
-                    min: -1e6,
-                    max: 1e6,
-                },
-                default: Value::Float(-1.0),
-                doc: "value of an inactive dimension (another learner's, or a default outside the space) in the forest's flat encoding (SMAC3: −1)",
-            },
+            int("n_trees", 1, 10_000, 10, "trees in the forest (SMAC: 10)"),
+            int(
+                "min_samples_split",
+                2,
+                100_000,
+                3,
+                "a node with fewer points is a leaf (SMAC: 3)",
+            ),
+            int(
+                "min_samples_leaf",
+                1,
+                100_000,
+                3,
+                "points each side of a split at least (SMAC3: 3)",
+            ),
+            float(
+                "max_features",
+                0.0,
+                1.0,
+                5.0 / 6.0,
+                "fraction of the features each split considers (SMAC: 5/6)",
+            ),
+            int(
+                "max_depth",
+                1,
+                1_000,
+                64,
+                "deepest split (SMAC3: unbounded in effect; 64 is never reached at these sizes)",
+            ),
+            choice(
+                "variance",
+                &["across-trees", "total"],
+                "across-trees",
+                "predictive variance: across the trees' predictions (the paper), or that plus the mean of the leaves' own variances (SMAC3/pyrfr)",
+            ),
+            float(
+                "xi",
+                0.0,
+                1.0,
+                0.0,
+                "ξ of EI = E[max(f − f* − ξ, 0)] (SMAC3: 0)",
+            ),
+            int(
+                "random_every",
+                0,
+                1_000_000,
+                2,
+                "after the initial design, every k-th configuration is drawn at random (2: every second, as Auto-WEKA's SMAC; 0: never)",
+            ),
+            choice(
+                "initial",
+                &["random", "defaults"],
+                "random",
+                "initial design: n_init random configurations, or the learners' defaults first (Auto-WEKA's initialIncumbent=DEFAULT), then random ones to n_init",
+            ),
+            int(
+                "n_init",
+                1,
+                1_000_000,
+                10,
+                "configurations in the initial design",
+            ),
+            choice(
+                "learner_encoding",
+                &["index", "one-hot"],
+                "index",
+                "the learner (the CASH root) in the forest's flat encoding: its index in one column (split as a number), or one column per learner (SMAC's pyrfr splits categoricals into subsets natively; neither is exactly that)",
+            ),
+            float(
+                "inactive",
+                -1e6,
+                1e6,
+                -1.0,
+                "value of an inactive dimension (another learner's, or a default outside the space) in the forest's flat encoding (SMAC3: −1)",
+            ),
             candidates_param(),
             on_failure_param("worst-seen"),
         ],
