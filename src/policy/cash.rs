@@ -1041,6 +1041,19 @@ mod tests {
         steps
     }
 
+    /// The kinds of action `family` takes on `pool` (see `run`).
+    fn kinds(
+        pool: &Pool,
+        family: &str,
+        params: &[(&str, toml::Value)],
+        budget: f64,
+    ) -> Vec<&'static str> {
+        run(pool, family, params, budget)
+            .iter()
+            .map(|s| s.action.as_str())
+            .collect()
+    }
+
     fn tpe(n_startup: usize) -> Tpe {
         Tpe {
             gamma: 0.15,
@@ -1127,42 +1140,30 @@ mod tests {
     #[test]
     fn smac_interleaves_random_configurations() {
         let pool = hand_pool(40, 1, |i| vec![i as f32 / 40.0]);
-        let steps = run(
-            &pool,
-            "smac",
-            &[("n_init", 3.into()), ("random_every", 2.into())],
-            9.0,
-        );
-        let kinds: Vec<&str> = steps.iter().map(|s| s.action.as_str()).collect();
+        let smac = |params: &[(&str, toml::Value)], budget| kinds(&pool, "smac", params, budget);
         assert_eq!(
-            kinds,
+            smac(&[("n_init", 3.into()), ("random_every", 2.into())], 9.0),
             [
                 "draw", "draw", "draw", "choose", "draw", "choose", "draw", "choose", "draw"
             ]
         );
-        let steps = run(
-            &pool,
-            "smac",
-            &[("n_init", 2.into()), ("random_every", 0.into())],
-            5.0,
+        assert_eq!(
+            smac(&[("n_init", 2.into()), ("random_every", 0.into())], 5.0),
+            ["draw", "draw", "choose", "choose", "choose"]
         );
-        let kinds: Vec<&str> = steps.iter().map(|s| s.action.as_str()).collect();
-        assert_eq!(kinds, ["draw", "draw", "choose", "choose", "choose"]);
     }
 
     #[test]
     fn a_full_fidelity_evaluation_trains_the_whole_curve_before_the_next() {
         // 3 units per curve: choose, pull, pull, then the next configuration.
         let pool = hand_pool(30, 3, |i| vec![0.1, 0.2, i as f32 / 30.0]);
-        let steps = run(
-            &pool,
-            "smac",
-            &[("n_init", 2.into()), ("random_every", 0.into())],
-            9.0,
-        );
-        let kinds: Vec<&str> = steps.iter().map(|s| s.action.as_str()).collect();
         assert_eq!(
-            kinds,
+            kinds(
+                &pool,
+                "smac",
+                &[("n_init", 2.into()), ("random_every", 0.into())],
+                9.0
+            ),
             [
                 "draw", "pull", "pull", "draw", "pull", "pull", "choose", "pull", "pull"
             ],
