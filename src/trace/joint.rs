@@ -195,9 +195,18 @@ pub fn pool_from_trace_set(dir: &Path) -> Result<Pool> {
             let Ok(r) = r.parse::<i64>() else {
                 bail!("{}: run must be a whole number", at());
             };
-            let (Some(&t), Some(&l)) = (task_of.get(&(ds.as_str(), r)), lidx.get(l.as_str()))
-            else {
-                continue;
+            let Some(&t) = task_of.get(&(ds.as_str(), r)) else {
+                bail!(
+                    "{}: dataset {ds}, run {r} is not a task of the trace set; a default belongs to one of its (dataset, run) pairs",
+                    at()
+                );
+            };
+            let Some(&l) = lidx.get(l.as_str()) else {
+                bail!(
+                    "{}: learner '{l}' is not one of the trace set's learners ({})",
+                    at(),
+                    ts.learners.join(", ")
+                );
             };
             let c = intern(l, cfg, &at)?;
             if defaults[l].is_some_and(|o| o != c) {
@@ -335,5 +344,45 @@ mod tests {
         assert!(pool.space.values(dt)[0].is_nan());
         // Encodings: n_neighbors 10 on log [1, 100] is 0.5; "distance" is level 1.
         assert_eq!(pool.space.values(c10), &[0.5, 1.0]);
+    }
+
+    #[test]
+    fn bad_defaults_and_a_missing_config_column_are_named() {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/cash");
+        let dir =
+            std::env::temp_dir().join(format!("banditbench-joint-bad-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        for f in ["traceset.toml", "evaluations.csv", "defaults.csv"] {
+            std::fs::copy(src.join(f), dir.join(f)).unwrap();
+        }
+        let defaults = std::fs::read_to_string(src.join("defaults.csv")).unwrap();
+        std::fs::write(
+            dir.join("defaults.csv"),
+            defaults.replace("b,tree", "b,svm"),
+        )
+        .unwrap();
+        let e = format!("{:#}", pool_from_trace_set(&dir).unwrap_err());
+        assert!(
+            e.contains("defaults.csv: row 4") && e.contains("learner 'svm'"),
+            "{e}"
+        );
+        std::fs::write(
+            dir.join("defaults.csv"),
+            defaults.replace("b,tree", "z,tree"),
+        )
+        .unwrap();
+        let e = format!("{:#}", pool_from_trace_set(&dir).unwrap_err());
+        assert!(e.contains("row 4") && e.contains("dataset z, run 0"), "{e}");
+        std::fs::remove_file(dir.join("defaults.csv")).unwrap();
+        let ev = std::fs::read_to_string(src.join("evaluations.csv")).unwrap();
+        let no_config: String = ev
+            .lines()
+            .map(|l| l.split(",\"").next().unwrap().trim_end_matches(",config"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        std::fs::write(dir.join("evaluations.csv"), no_config).unwrap();
+        let e = format!("{:#}", pool_from_trace_set(&dir).unwrap_err());
+        assert!(e.contains("missing column 'config'"), "{e}");
     }
 }
