@@ -923,8 +923,9 @@ pub fn describe(pool: &Pool) -> String {
         "best score (min/med/max)",
     );
     for (li, l) in m.learners.iter().enumerate() {
+        // The grid's configurations (recorded defaults are counted in the line above).
         let idx: Vec<usize> = (0..pool.configs.len())
-            .filter(|&i| pool.configs[i].learner == li)
+            .filter(|&i| pool.configs[i].learner == li && pool.defaults[li] != Some(i as u32))
             .collect();
         let (mut curves, mut ended, mut cpu) = (0usize, 0usize, 0.0f64);
         let (mut finals, mut bests) = (Vec::new(), Vec::new());
