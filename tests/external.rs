@@ -460,3 +460,82 @@ fn the_view_kept_by_the_python_runner_matches_the_full_view_in_every_world() {
         }
     }
 }
+
+/// Pool world through the protocol: a Python Ex-Def (`python/examples/ex_def.py`) chooses the
+/// defaults the cell names, then stops; its results are the built-in `ex-def`'s, on the
+/// hand-written joint pool and on sklearn-random's (13 defaults per dataset). A `choose` outside
+/// the pool world is refused with the world named.
+#[test]
+fn a_python_ex_def_chooses_and_stops_like_the_builtin() {
+    if !python_ok() {
+        return;
+    }
+    let dir = scratch("ext-exdef");
+    for (k, traces, budget) in [
+        (0, root().join("tests/fixtures/cash"), 3),
+        (1, root().join("traces/sklearn-random"), 25),
+    ] {
+        let head = format!(
+            "name = \"exdef\"\ntraces = \"{}\"\nseed = 3\n[world]\nkind = \"pool\"\nbudget_unit = \"evaluations\"\nbudgets = [{budget}]\n",
+            traces.display()
+        );
+        let py = dir.join(format!("py{k}.toml"));
+        std::fs::write(
+            &py,
+            format!(
+                "{head}{}",
+                external("py-ex-def", "python/examples/ex_def.py", "", "")
+            ),
+        )
+        .unwrap();
+        let rs = dir.join(format!("rs{k}.toml"));
+        std::fs::write(&rs, format!("{head}[[policies]]\nfamily = \"ex-def\"\n")).unwrap();
+        let (a, b) = (dir.join(format!("a{k}")), dir.join(format!("b{k}")));
+        for (e, o) in [(&py, &a), (&rs, &b)] {
+            run_ok(&[
+                "run",
+                e.to_str().unwrap(),
+                "--out",
+                o.to_str().unwrap(),
+                "--quiet",
+            ]);
+        }
+        let (ta, tb) = (
+            read(&a, "trajectories.parquet"),
+            read(&b, "trajectories.parquet"),
+        );
+        assert!(ta.equals_missing(&tb), "trajectories differ");
+        let (ra, rb) = (read(&a, "runs.parquet"), read(&b, "runs.parquet"));
+        for c in [
+            "best_score",
+            "best_test_score",
+            "best_learner",
+            "configs_drawn",
+            "budget_used",
+        ] {
+            let (x, y) = (ra.column(c).unwrap(), rb.column(c).unwrap());
+            assert!(x.equals_missing(y), "runs.parquet column {c} differs");
+        }
+        let drawn = ra.column("configs_drawn").unwrap().u64().unwrap().clone();
+        let want = if k == 0 { 2 } else { 13 };
+        assert!(drawn.into_no_null_iter().all(|d| d == want));
+    }
+    // `choose` in a learner-level world is refused, with the world named.
+    let e = dir.join("bad.toml");
+    std::fs::write(
+        &e,
+        format!(
+            "name = \"bad\"\ntraces = \"{}\"\nseed = 1\n[world]\nkind = \"pull-count\"\nbudget_unit = \"pulls\"\nbudgets = [5]\n{}",
+            root().join("tests/fixtures/tiny").display(),
+            external("py-choose", "choose_always.py", "", "")
+        ),
+    )
+    .unwrap();
+    let o = run_out(&e, &dir.join("bad-out"), "1");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(
+        err.contains("choose a configuration, which only the pool world offers"),
+        "{err}"
+    );
+}

@@ -6,17 +6,20 @@
 - :mod:`banditbench.smpybandits`: SMPyBandits' policies through the protocol.
 """
 
-from .protocol import PROTOCOL, Action, Cell, Draw, Mutate, Observation, Policy, View, serve
+from .protocol import (PROTOCOL, Action, Cell, Choose, Draw, Mutate, Observation, Policy, Stop, View,
+                       serve)
 from .results import read_runs, read_trajectories
 
 __all__ = [
     "PROTOCOL",
     "Action",
     "Cell",
+    "Choose",
     "Draw",
     "Mutate",
     "Observation",
     "Policy",
+    "Stop",
     "View",
     "serve",
     "read_runs",

@@ -39,7 +39,8 @@ class Cell(SimpleNamespace):
     ``budget`` (as the experiment gives it), ``budget_abs`` (seconds, pulls or units),
     ``slice`` (seconds in the time-sliced world, else 1), ``arms`` (names, in arm order; empty in
     the pool world), ``policy`` (the experiment's name for it), ``params`` and, in the pool
-    world, ``pool`` (a dict with ``units``, ``configs`` and ``learners``).
+    world, ``pool`` (a dict with ``units``, ``configs``, ``learners`` and ``defaults``: per
+    learner the index of its recorded default configuration, or ``None``).
     """
 
     @property
@@ -92,14 +93,32 @@ class Mutate:
         return f"Mutate({self.arm})"
 
 
-Action = Union[int, Draw, Mutate]
+class Choose:
+    """Pool world: add configuration ``config`` (an index into the pool's configurations, e.g. a
+    learner's default from ``cell.pool["defaults"]``) and train its first unit."""
+
+    def __init__(self, config: int):
+        self.config = config
+
+    def __repr__(self) -> str:
+        return f"Choose({self.config})"
+
+
+class Stop:
+    """Pool world: end the cell; the rest of its budget goes unused."""
+
+    def __repr__(self) -> str:
+        return "Stop()"
+
+
+Action = Union[int, Draw, Mutate, Choose, Stop]
 
 
 class Policy:
     """Base class of a policy: override ``decide`` (and usually ``observe``).
 
-    ``decide`` returns an arm index (pull that arm) or, in the pool world, ``Draw()`` or
-    ``Mutate(arm)``.
+    ``decide`` returns an arm index (pull that arm) or, in the pool world, ``Draw()``,
+    ``Mutate(arm)``, ``Choose(config)`` or ``Stop()``.
     """
 
     def __init__(self, cell: Cell, **params: Any):
@@ -125,11 +144,15 @@ def _encode(action: Any) -> bytes:
         return b'{"action":"draw"}\n'
     if isinstance(action, Mutate):
         return b'{"action":"mutate","arm":%d}\n' % int(action.arm)
+    if isinstance(action, Choose):
+        return b'{"action":"choose","config":%d}\n' % int(action.config)
+    if isinstance(action, Stop):
+        return b'{"action":"stop"}\n'
     # numpy integers and the like
     if hasattr(action, "__index__") and not isinstance(action, bool):
         return b"%d\n" % action.__index__()
     raise TypeError(
-        f"decide returned {action!r}; return an arm index (int), Draw() or Mutate(arm)"
+        f"decide returned {action!r}; return an arm index (int), Draw(), Mutate(arm), Choose(config) or Stop()"
     )
 
 

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from banditbench import Draw, Mutate, Policy, serve
+from banditbench import Choose, Draw, Mutate, Policy, Stop, serve
 from banditbench.protocol import _encode
 
 
@@ -131,6 +131,8 @@ def test_actions_encode_and_bad_ones_are_refused():
     assert _encode(3) == b"3\n"
     assert _encode(Draw()) == b'{"action":"draw"}\n'
     assert _encode(Mutate(2)) == b'{"action":"mutate","arm":2}\n'
+    assert _encode(Choose(12)) == b'{"action":"choose","config":12}\n'
+    assert _encode(Stop()) == b'{"action":"stop"}\n'
     with pytest.raises(TypeError, match="return an arm index"):
         _encode("left")
     with pytest.raises(TypeError):

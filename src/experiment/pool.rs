@@ -296,6 +296,15 @@ pub fn run_pool_cell(
                 .iter()
                 .map(|l| l.name.as_str())
                 .collect(),
+            defaults: data
+                .pool
+                .defaults
+                .iter()
+                .enumerate()
+                .map(|(l, d)| {
+                    d.filter(|&c| t.learners.contains(&l) && !pt.curves[c as usize].is_empty())
+                })
+                .collect(),
         }),
     })?;
     let mut rng = Rng::new(cell.seed);

@@ -395,6 +395,7 @@ struct Reply {
     kind: Option<String>,
     action: Option<String>,
     arm: Option<u64>,
+    config: Option<u64>,
     fits: Option<u64>,
     protocol: Option<u32>,
     message: Option<String>,
@@ -663,6 +664,16 @@ impl Policy for ExternalPolicy {
                 }
                 push_str(o, l);
             }
+            o.extend_from_slice(b"],\"defaults\":[");
+            for (i, d) in p.defaults.iter().enumerate() {
+                if i > 0 {
+                    o.push(b',');
+                }
+                match d {
+                    Some(c) => push_u64(o, u64::from(*c)),
+                    None => o.extend_from_slice(b"null"),
+                }
+            }
             o.extend_from_slice(b"]}");
         }
         o.extend_from_slice(b"}\n");
@@ -731,13 +742,17 @@ impl Policy for ExternalPolicy {
         } else {
             let r = self.check_error_reply(&line)?;
             self.fits += r.fits.unwrap_or(0);
-            match (r.action.as_deref(), r.arm) {
-                (Some("pull"), Some(a)) => Action::Pull(a as usize),
-                (Some("mutate"), Some(a)) => Action::Mutate(a as usize),
-                (Some("draw"), None) => Action::Draw,
+            match (r.action.as_deref(), r.arm, r.config) {
+                (Some("pull"), Some(a), None) => Action::Pull(a as usize),
+                (Some("mutate"), Some(a), None) => Action::Mutate(a as usize),
+                (Some("draw"), None, None) => Action::Draw,
+                (Some("choose"), None, Some(c)) if c <= u64::from(u32::MAX) => {
+                    Action::Choose(c as u32)
+                }
+                (Some("stop"), None, None) => Action::Stop,
                 _ => {
                     return Err(self.fail(format!(
-                        "it answered `{}`, which is not an action: expected an arm index such as `3`, or {{\"action\": \"pull\", \"arm\": 3}}, {{\"action\": \"draw\"}} or {{\"action\": \"mutate\", \"arm\": 3}} (docs/protocol.md)",
+                        "it answered `{}`, which is not an action: expected an arm index such as `3`, or {{\"action\": \"pull\", \"arm\": 3}}, {{\"action\": \"draw\"}}, {{\"action\": \"mutate\", \"arm\": 3}}, {{\"action\": \"choose\", \"config\": 12}} or {{\"action\": \"stop\"}} (docs/protocol.md)",
                         excerpt(&line, 200)
                     )));
                 }
@@ -750,13 +765,16 @@ impl Policy for ExternalPolicy {
                 if n == 1 { "" } else { "s" },
                 n.saturating_sub(1)
             ))),
-            Action::Draw | Action::Mutate(_) if self.world != WorldKind::Pool => {
+            Action::Draw | Action::Mutate(_) | Action::Choose(_) | Action::Stop
+                if self.world != WorldKind::Pool =>
+            {
                 Err(self.fail(format!(
                     "it asked to {}, which only the pool world offers; the {} world takes arm indices",
-                    if action == Action::Draw {
-                        "draw a configuration"
-                    } else {
-                        "mutate an arm"
+                    match action {
+                        Action::Draw => "draw a configuration",
+                        Action::Mutate(_) => "mutate an arm",
+                        Action::Choose(_) => "choose a configuration",
+                        _ => "stop",
                     },
                     self.world.as_str()
                 )))

@@ -108,6 +108,9 @@ pub struct PoolStart<'a> {
     pub configs: usize,
     /// The learners' names.
     pub learners: Vec<&'a str>,
+    /// Per learner, its default configuration (index into the pool's configurations) when the
+    /// pool records one on this task and the task keeps the learner.
+    pub defaults: Vec<Option<u32>>,
 }
 
 /// A parameter value.
