@@ -539,3 +539,65 @@ fn a_python_ex_def_chooses_and_stops_like_the_builtin() {
         "{err}"
     );
 }
+
+/// `pool_space = true`: the cell's start carries the space and the open configurations'
+/// encodings. On the hand-written joint pool the largest first value is max_depth 11 of 11 (1.0,
+/// score 0.90) on dataset a and n_neighbors 100 on a log [1, 100] scale (1.0, score 0.50) on b.
+#[test]
+fn a_python_policy_reads_the_pools_encoded_space() {
+    if !python_ok() {
+        return;
+    }
+    let dir = scratch("ext-space");
+    let e = dir.join("space.toml");
+    std::fs::write(
+        &e,
+        format!(
+            "name = \"space\"\ntraces = \"{}\"\nseed = 1\n[world]\nkind = \"pool\"\nbudget_unit = \"evaluations\"\nbudgets = [3]\n{}",
+            root().join("tests/fixtures/cash").display(),
+            // pin_cpu is a documented key too (it was refused before).
+            external(
+                "py-space",
+                "pool_space_greedy.py",
+                "",
+                "pool_space = true\npin_cpu = false"
+            )
+        ),
+    )
+    .unwrap();
+    let out = dir.join("out");
+    run_ok(&[
+        "run",
+        e.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+    ]);
+    let runs = read(&out, "runs.parquet");
+    let ds = runs.column("dataset").unwrap().str().unwrap().clone();
+    let best = runs.column("best_score").unwrap().f64().unwrap().clone();
+    let got: Vec<(String, f64)> = (0..runs.height())
+        .map(|i| (ds.get(i).unwrap().to_string(), best.get(i).unwrap()))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            ("a".to_string(), 0.90f32 as f64),
+            ("b".to_string(), 0.50f32 as f64)
+        ]
+    );
+    // Without pool_space the cell's start carries no space: the same policy fails, named.
+    std::fs::write(
+        &e,
+        std::fs::read_to_string(&e)
+            .unwrap()
+            .replace("pool_space = true", ""),
+    )
+    .unwrap();
+    let o = run_out(&e, &dir.join("out2"), "1");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success() && err.contains("KeyError: 'open'"),
+        "{err}"
+    );
+}

@@ -40,7 +40,9 @@ class Cell(SimpleNamespace):
     ``slice`` (seconds in the time-sliced world, else 1), ``arms`` (names, in arm order; empty in
     the pool world), ``policy`` (the experiment's name for it), ``params`` and, in the pool
     world, ``pool`` (a dict with ``units``, ``configs``, ``learners`` and ``defaults``: per
-    learner the index of its recorded default configuration, or ``None``).
+    learner the index of its recorded default configuration, or ``None``; with
+    ``pool_space = true`` also ``space``, ``open``, ``open_learner`` and ``open_values``, see
+    docs/protocol.md).
     """
 
     @property

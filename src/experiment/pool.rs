@@ -274,6 +274,8 @@ pub fn run_pool_cell(
     );
     world.restrict_to_learners(&t.learners);
     let mut policy = cfg.build_for(&pt.dataset, 0);
+    let start_view = world.view();
+    let open = start_view.pool.map_or(&[][..], |p| p.open);
     policy.begin(&CellStart {
         cell: cell.index,
         seed: cell.seed,
@@ -305,6 +307,8 @@ pub fn run_pool_cell(
                     d.filter(|&c| t.learners.contains(&l) && !pt.curves[c as usize].is_empty())
                 })
                 .collect(),
+            space: &data.pool.space,
+            open,
         }),
     })?;
     let mut rng = Rng::new(cell.seed);

@@ -63,6 +63,8 @@ pub struct ExternalSpec {
     pub on_failure: OnFailure,
     /// Pin each process and the worker thread that talks to it to one CPU (default: on).
     pub pin_cpu: bool,
+    /// Pool world: send the space and the open configurations' encodings at each cell's start.
+    pub pool_space: bool,
     idle: Mutex<Vec<Process>>,
 }
 
@@ -80,6 +82,7 @@ impl ExternalSpec {
         timeout: Duration,
         on_failure: OnFailure,
         pin_cpu: bool,
+        pool_space: bool,
     ) -> Self {
         ExternalSpec {
             name,
@@ -88,6 +91,7 @@ impl ExternalSpec {
             timeout,
             on_failure,
             pin_cpu,
+            pool_space,
             idle: Mutex::new(Vec::new()),
         }
     }
@@ -402,6 +406,74 @@ struct Reply {
     view: Option<String>,
 }
 
+/// `"space"`: per learner its dimensions (name, kind, levels of a categorical or ordinal one);
+/// `"open"`: the configurations open at the cell's start; `"open_learner"` and `"open_values"`:
+/// each one's learner and encoded values (numeric in [0, 1], ordinal k/(n − 1), categorical
+/// level index; `null` for an inactive value). See `trace::space`.
+fn push_space(o: &mut Vec<u8>, p: &crate::policy::PoolStart<'_>) {
+    use crate::trace::space::Scale;
+    let s = p.space;
+    o.extend_from_slice(b",\"space\":[");
+    for (l, dims) in s.learners.iter().enumerate() {
+        if l > 0 {
+            o.push(b',');
+        }
+        o.push(b'[');
+        for (k, d) in dims.iter().enumerate() {
+            if k > 0 {
+                o.push(b',');
+            }
+            o.extend_from_slice(b"{\"name\":");
+            push_str(o, &d.name);
+            let (kind, levels) = match d.scale {
+                Scale::Numeric { .. } => ("numeric", 0),
+                Scale::Ordinal(n) => ("ordinal", n),
+                Scale::Categorical(n) => ("categorical", n),
+            };
+            o.extend_from_slice(b",\"kind\":");
+            push_str(o, kind);
+            o.extend_from_slice(b",\"levels\":");
+            push_u64(o, u64::from(levels));
+            o.push(b'}');
+        }
+        o.push(b']');
+    }
+    let open: Vec<usize> = (0..p.open.len()).filter(|&c| p.open[c]).collect();
+    o.extend_from_slice(b"],\"open\":[");
+    for (i, &c) in open.iter().enumerate() {
+        if i > 0 {
+            o.push(b',');
+        }
+        push_u64(o, c as u64);
+    }
+    o.extend_from_slice(b"],\"open_learner\":[");
+    for (i, &c) in open.iter().enumerate() {
+        if i > 0 {
+            o.push(b',');
+        }
+        push_u64(o, s.learner(c) as u64);
+    }
+    o.extend_from_slice(b"],\"open_values\":[");
+    for (i, &c) in open.iter().enumerate() {
+        if i > 0 {
+            o.push(b',');
+        }
+        o.push(b'[');
+        for (k, &v) in s.values(c).iter().enumerate() {
+            if k > 0 {
+                o.push(b',');
+            }
+            if v.is_nan() {
+                o.extend_from_slice(b"null");
+            } else {
+                push_f64(o, f64::from(v));
+            }
+        }
+        o.push(b']');
+    }
+    o.push(b']');
+}
+
 /// One external policy in one cell.
 pub struct ExternalPolicy {
     spec: Arc<ExternalSpec>,
@@ -674,7 +746,11 @@ impl Policy for ExternalPolicy {
                     None => o.extend_from_slice(b"null"),
                 }
             }
-            o.extend_from_slice(b"]}");
+            o.push(b']');
+            if self.spec.pool_space {
+                push_space(o, p);
+            }
+            o.push(b'}');
         }
         o.extend_from_slice(b"}\n");
         Ok(())

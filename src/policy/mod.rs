@@ -111,6 +111,9 @@ pub struct PoolStart<'a> {
     /// Per learner, its default configuration (index into the pool's configurations) when the
     /// pool records one on this task and the task keeps the learner.
     pub defaults: Vec<Option<u32>>,
+    /// The pool's encoded space and, per configuration, whether it is open at the cell's start.
+    pub space: &'a crate::trace::space::Space,
+    pub open: &'a [bool],
 }
 
 /// A parameter value.
@@ -577,13 +580,15 @@ static EXTERNAL: LazyLock<Family> = LazyLock::new(|| Family {
 });
 
 /// The keys of an external `[[policies]]` entry besides `family`.
-pub const EXTERNAL_KEYS: [&str; 6] = [
+pub const EXTERNAL_KEYS: [&str; 8] = [
     "name",
     "command",
     "params",
     "env",
     "timeout_s",
     "on_failure",
+    "pin_cpu",
+    "pool_space",
 ];
 
 /// Expand one `[[policies]]` entry with `family = "external"`:
@@ -598,6 +603,8 @@ pub const EXTERNAL_KEYS: [&str; 6] = [
 /// timeout_s = 60                                   # optional: longest wait for one answer
 /// on_failure = "stop"                              # or "restart"
 /// pin_cpu = true                                   # optional: process and worker on one CPU
+/// pool_space = false                               # optional: send the open configurations'
+///                                                  # encodings at each pool cell's start
 /// ```
 pub fn expand_external(given: &BTreeMap<String, toml::Value>) -> Result<Vec<PolicyConfig>> {
     use external::{ExternalSpec, OnFailure};
@@ -672,6 +679,11 @@ pub fn expand_external(given: &BTreeMap<String, toml::Value>) -> Result<Vec<Poli
         Some(toml::Value::Boolean(b)) => *b,
         Some(v) => bail!("{here}: 'pin_cpu' is {v}; give true or false"),
     };
+    let pool_space = match given.get("pool_space") {
+        None => false,
+        Some(toml::Value::Boolean(b)) => *b,
+        Some(v) => bail!("{here}: 'pool_space' is {v}; give true or false"),
+    };
     let params = match given.get("params") {
         None => BTreeMap::new(),
         Some(toml::Value::Table(t)) => t.clone().into_iter().collect(),
@@ -695,6 +707,7 @@ pub fn expand_external(given: &BTreeMap<String, toml::Value>) -> Result<Vec<Poli
         std::time::Duration::from_secs_f64(timeout_s),
         on_failure,
         pin_cpu,
+        pool_space,
     ));
     Ok(grid
         .into_iter()
