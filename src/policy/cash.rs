@@ -536,19 +536,18 @@ impl Tpe {
         (below, above)
     }
 
-    /// (value, weight) pairs of dimension `d` over the observations `group` of learner `l`.
-    fn values(
-        &self,
-        p: &PoolView<'_>,
-        group: &[usize],
-        l: usize,
-        d: Option<usize>,
-    ) -> Vec<(f64, f64)> {
-        let members: Vec<usize> = group
+    /// The observations of `group` (indices into the history) whose configuration is learner `l`'s.
+    fn of_learner(&self, p: &PoolView<'_>, group: &[usize], l: usize) -> Vec<usize> {
+        group
             .iter()
             .copied()
-            .filter(|&i| d.is_none() || p.space.learner(self.hist.obs[i].0 as usize) == l)
-            .collect();
+            .filter(|&i| p.space.learner(self.hist.obs[i].0 as usize) == l)
+            .collect()
+    }
+
+    /// (value, weight) pairs over the observations `members`: of dimension `d` of their learner,
+    /// or of the learner itself (`None`); weights by hyperopt's linear forgetting.
+    fn values(&self, p: &PoolView<'_>, members: &[usize], d: Option<usize>) -> Vec<(f64, f64)> {
         let w = forgetting_weights(members.len(), self.forgetting);
         members
             .iter()
@@ -564,21 +563,21 @@ impl Tpe {
             .collect()
     }
 
-    /// log l(x) − log g(x) of learner `l`'s dimensions, per candidate of `cands` (all of `l`).
+    /// log l(x) − log g(x) of learner `l`'s dimensions, per candidate of `cands` (all of `l`),
+    /// from `l`'s observations in the good and the bad group.
     fn score_learner(
         &self,
         p: &PoolView<'_>,
         l: usize,
-        below: &[usize],
-        above: &[usize],
+        (below, above): &(Vec<usize>, Vec<usize>),
         cands: &[u32],
         out: &mut [f64],
     ) {
         out.fill(0.0);
         for (k, dim) in p.space.learners[l].iter().enumerate() {
             let (b, a) = (
-                self.values(p, below, l, Some(k)),
-                self.values(p, above, l, Some(k)),
+                self.values(p, below, Some(k)),
+                self.values(p, above, Some(k)),
             );
             if dim.scale.is_categorical() {
                 let n = dim.scale.levels();
@@ -619,65 +618,44 @@ impl Proposer for Tpe {
         let nl = p.space.learners.len();
         // The root: which learner.
         let (rb, ra) = (
-            categorical_posterior(nl, &self.values(p, &below, 0, None), self.prior_weight),
-            categorical_posterior(nl, &self.values(p, &above, 0, None), self.prior_weight),
+            categorical_posterior(nl, &self.values(p, &below, None), self.prior_weight),
+            categorical_posterior(nl, &self.values(p, &above, None), self.prior_weight),
         );
         let root: Vec<f64> = (0..nl).map(|l| rb[l].ln() - ra[l].ln()).collect();
         let cands = candidate_list(p, self.candidates, rng);
         if cands.is_empty() {
             return Ok(Proposal::Stop);
         }
+        if self.cache.score.len() != p.open.len() {
+            self.cache.score = vec![0.0; p.open.len()];
+            self.cache.groups = vec![None; nl];
+        }
+        // Every open configuration is scored once and kept until its learner's groups change; a
+        // subset (`candidates` > 0) is fresh each decision, so its scores are not kept.
+        let keep = self.candidates == 0;
+        for l in 0..nl {
+            let groups = (self.of_learner(p, &below, l), self.of_learner(p, &above, l));
+            if keep && self.cache.groups[l].as_ref() == Some(&groups) {
+                continue;
+            }
+            let mine: Vec<u32> = cands
+                .iter()
+                .copied()
+                .filter(|&c| p.space.learner(c as usize) == l)
+                .collect();
+            let mut s = vec![0.0; mine.len()];
+            self.score_learner(p, l, &groups, &mine, &mut s);
+            for (&c, v) in mine.iter().zip(s) {
+                self.cache.score[c as usize] = v;
+            }
+            self.cache.groups[l] = keep.then_some(groups);
+        }
+        // The best total; ties go to the lowest index (`cands` is sorted).
         let mut best: Option<(f64, u32)> = None;
-        if self.candidates > 0 {
-            // A fresh subset each decision: score it directly.
-            for (l, &root_l) in root.iter().enumerate() {
-                let mine: Vec<u32> = cands
-                    .iter()
-                    .copied()
-                    .filter(|&c| p.space.learner(c as usize) == l)
-                    .collect();
-                let mut s = vec![0.0; mine.len()];
-                self.score_learner(p, l, &below, &above, &mine, &mut s);
-                for (&c, v) in mine.iter().zip(s) {
-                    let v = v + root_l;
-                    if best.is_none_or(|b| v > b.0 || (v == b.0 && c < b.1)) {
-                        best = Some((v, c));
-                    }
-                }
-            }
-        } else {
-            if self.cache.score.len() != p.open.len() {
-                self.cache.score = vec![0.0; p.open.len()];
-                self.cache.groups = vec![None; nl];
-            }
-            for l in 0..nl {
-                let of = |g: &[usize]| -> Vec<usize> {
-                    g.iter()
-                        .copied()
-                        .filter(|&i| p.space.learner(self.hist.obs[i].0 as usize) == l)
-                        .collect()
-                };
-                let groups = (of(&below), of(&above));
-                if self.cache.groups[l].as_ref() == Some(&groups) {
-                    continue;
-                }
-                let mine: Vec<u32> = cands
-                    .iter()
-                    .copied()
-                    .filter(|&c| p.space.learner(c as usize) == l)
-                    .collect();
-                let mut s = vec![0.0; mine.len()];
-                self.score_learner(p, l, &below, &above, &mine, &mut s);
-                for (&c, v) in mine.iter().zip(s) {
-                    self.cache.score[c as usize] = v;
-                }
-                self.cache.groups[l] = Some(groups);
-            }
-            for &c in &cands {
-                let v = root[p.space.learner(c as usize)] + self.cache.score[c as usize];
-                if best.is_none_or(|b| v > b.0) {
-                    best = Some((v, c));
-                }
+        for &c in &cands {
+            let v = root[p.space.learner(c as usize)] + self.cache.score[c as usize];
+            if best.is_none_or(|b| v > b.0) {
+                best = Some((v, c));
             }
         }
         Ok(best.map_or(Proposal::Stop, |(_, c)| Proposal::Choose(c)))
@@ -1054,6 +1032,21 @@ mod tests {
             .collect()
     }
 
+    /// The error `family` stops with on `pool` (task 0).
+    fn run_err(pool: &Pool, family: &str) -> String {
+        let mut w = PoolWorld::new(
+            pool,
+            &pool.tasks[0],
+            PoolWorldConfig::default(),
+            5.0,
+            1.0,
+            1,
+        );
+        let mut p = testing::build(family, &[], 0);
+        let e = drive_pool(&mut w, p.as_mut(), family, &mut Rng::new(1), None).unwrap_err();
+        format!("{e:#}")
+    }
+
     fn tpe(n_startup: usize) -> Tpe {
         Tpe {
             gamma: 0.15,
@@ -1198,17 +1191,8 @@ mod tests {
         }
         // Without recorded defaults Ex-Def says so.
         let bare = hand_pool(10, 1, |i| vec![i as f32 / 10.0]);
-        let mut w = PoolWorld::new(
-            &bare,
-            &bare.tasks[0],
-            PoolWorldConfig::default(),
-            5.0,
-            1.0,
-            1,
-        );
-        let mut p = testing::build("ex-def", &[], 0);
-        let e = drive_pool(&mut w, p.as_mut(), "ex-def", &mut Rng::new(1), None).unwrap_err();
-        assert!(format!("{e:#}").contains("default configuration"), "{e:#}");
+        let e = run_err(&bare, "ex-def");
+        assert!(e.contains("default configuration"), "{e}");
     }
 
     #[test]
@@ -1224,16 +1208,7 @@ mod tests {
             lo: 0.0,
             hi: 1.0,
         };
-        let mut w = PoolWorld::new(
-            &cont,
-            &cont.tasks[0],
-            PoolWorldConfig::default(),
-            5.0,
-            1.0,
-            1,
-        );
-        let mut p = testing::build("grid-search", &[], 0);
-        let e = drive_pool(&mut w, p.as_mut(), "grid-search", &mut Rng::new(1), None).unwrap_err();
-        assert!(format!("{e:#}").contains("needs a grid pool"), "{e:#}");
+        let e = run_err(&cont, "grid-search");
+        assert!(e.contains("needs a grid pool"), "{e}");
     }
 }

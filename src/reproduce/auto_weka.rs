@@ -140,7 +140,6 @@ fn exhaustive(run: &PoolRun) -> BTreeMap<String, (f64, f64)> {
 
 /// What one experiment gives the summary of findings.
 struct Section {
-    name: String,
     means: Means,
     families: Vec<String>,
     datasets: Vec<String>,
@@ -294,7 +293,6 @@ fn section(
     );
     Ok((
         Section {
-            name,
             means,
             families,
             datasets,
@@ -488,7 +486,6 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<Vec<PathBuf>> {
         evals.datasets.len(),
         grid.datasets.len()
     );
-    let _ = (&evals.name, &secs.name, &grid.name);
     super::write_listed(&mut files, out.join("ranks.csv"), &csv)?;
     super::write_listed(&mut files, out.join("README.md"), &md)?;
     Ok(files)

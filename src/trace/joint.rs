@@ -20,9 +20,7 @@ use anyhow::{Context, Result, bail};
 use polars::prelude::*;
 
 use super::Status;
-use super::pool::{
-    Curve, Neighbours, POOL_FORMAT_V1, Pool, PoolConfig, PoolLearner, PoolManifest, PoolTask,
-};
+use super::pool::{Curve, Neighbours, Pool, PoolConfig, PoolLearner, PoolManifest, PoolTask};
 use super::space::{Space, encode_config, parse_space};
 use crate::rng::fnv1a64;
 
@@ -277,7 +275,6 @@ pub fn pool_from_trace_set(dir: &Path) -> Result<Pool> {
             .collect(),
         provenance: prov.clone(),
     };
-    let _ = POOL_FORMAT_V1;
     Ok(Pool {
         dir: dir.to_path_buf(),
         manifest,

@@ -13,6 +13,7 @@
 use anyhow::{Result, bail};
 
 /// A space with no learners (views in tests that need none).
+#[cfg(test)]
 pub static EMPTY: Space = Space {
     learners: Vec::new(),
     learner_of: Vec::new(),
