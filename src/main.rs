@@ -306,6 +306,7 @@ fn parse_shard(s: &str) -> Result<experiment::Shard, String> {
 }
 
 fn main() -> ExitCode {
+    banditbench::tune_allocator();
     let cli = Cli::parse();
     match dispatch(cli) {
         Ok(code) => code,

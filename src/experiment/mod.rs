@@ -2,6 +2,7 @@
 //! store the results so that a run can be killed and resumed without losing or changing anything.
 
 mod cell;
+pub mod parquet;
 pub mod pool;
 mod spec;
 mod store;
@@ -531,7 +532,6 @@ pub fn run_experiment(
         opts,
         progress,
         &|c| run_cell(c, exp, ts, exp.trajectories != TrajectoryMode::None),
-        &|r| r.steps.len(),
         &|results| {
             Ok((
                 runs_frame(results, &cells, exp, ts)?,
@@ -599,7 +599,6 @@ pub fn run_pool_experiment(
         opts,
         progress,
         &|c| pool::run_pool_cell(c, exp, data, exp.trajectories != TrajectoryMode::None),
-        &|r| r.steps.len(),
         &|results| {
             Ok((
                 pool::pool_runs_frame(results, &cells, exp, data)?,
@@ -612,9 +611,6 @@ pub fn run_pool_experiment(
 type Frames<'a, R> =
     dyn Fn(&[R]) -> Result<(polars::prelude::DataFrame, polars::prelude::DataFrame)> + 'a;
 
-/// Decisions held in memory before a part is published, whatever the time.
-const MAX_PART_DECISIONS: usize = 2_000_000;
-
 /// The store's loop, for any world: check the lock, skip finished cells, run the rest in chunks
 /// on a rayon pool, publish a part about once a second, and merge the parts at the end.
 #[allow(clippy::too_many_arguments)]
@@ -625,7 +621,6 @@ fn run_cells<R: Send>(
     opts: &RunOptions,
     progress: &(dyn Fn(usize) + Sync),
     run: &(dyn Fn(&Cell) -> Result<R> + Sync),
-    weight: &(dyn Fn(&R) -> usize + Sync),
     frames: &Frames<'_, R>,
 ) -> Result<RunSummary> {
     let out = opts
@@ -682,17 +677,13 @@ fn run_cells<R: Send>(
             runs.with_column(Column::new("program".into(), vec![program.as_str(); h]))?;
             Ok((runs, traj))
         };
-    let publish = |results: &[R]| -> Result<()> {
-        let (runs, traj) = frames_of(results)?;
-        store.write_part(runs, traj)
-    };
     let t0 = std::time::Instant::now();
-    // Cells are run in chunks sized to take about a tenth of a second, and a part is published
-    // about once a second (or sooner when its trajectories grow large), so that a kill loses
-    // about a second of work whatever the cells cost. With --batch-size, every chunk is a part.
+    // Cells are run in chunks sized to take about a tenth of a second; each chunk's results are
+    // encoded into the current segment at once (nothing but a row group is held in memory), and
+    // the segment is published as a part about once a second, so that a kill loses about a
+    // second of work whatever the cells cost. With --batch-size, every chunk is a part.
     let mut chunk = opts.batch_size.unwrap_or(threads).max(1);
-    let mut pending: Vec<R> = Vec::new();
-    let mut pending_decisions = 0usize;
+    let mut segment = store.segment();
     let mut last_publish = std::time::Instant::now();
     let mut rest: &[&Cell] = &todo;
     let mut failed: Vec<u64> = Vec::new();
@@ -711,13 +702,10 @@ fn run_cells<R: Send>(
                 .collect()
         });
         let mut stop = None;
+        let mut finished: Vec<R> = Vec::with_capacity(outcomes.len());
         for (c, r) in now.iter().zip(outcomes) {
             match r {
-                Ok(r) => {
-                    pending_decisions += weight(&r);
-                    pending.push(r);
-                    ran_ok += 1;
-                }
+                Ok(r) => finished.push(r),
                 // An external policy with on_failure = "restart": report, go on, list at the end.
                 Err(e) if keeps_going(&e) => {
                     eprintln!("error: {e:#}");
@@ -728,9 +716,14 @@ fn run_cells<R: Send>(
                 }
             }
         }
+        ran_ok += finished.len();
+        // Even with no cell finished: the files then still get their columns.
+        let (runs, traj) = frames_of(&finished)?;
+        drop(finished);
+        segment.push(runs, traj)?;
         if let Some(e) = stop {
             // Every cell that finished is kept: published now, resumed past on the next run.
-            publish(&pending)?;
+            store.publish_part(segment)?;
             store.merge()?;
             return Err(e.context(format!(
                 "the run stopped; {} finished cells of this run are kept in {} (running the same command again resumes)",
@@ -738,18 +731,10 @@ fn run_cells<R: Send>(
                 out.display()
             )));
         }
-        let due = match opts.batch_size {
-            Some(_) => true,
-            None => {
-                last_publish.elapsed().as_secs_f64() >= 1.0
-                    || pending_decisions >= MAX_PART_DECISIONS
-            }
-        };
-        // The last results go straight into the final files (see `Store::merge_with`).
+        let due = opts.batch_size.is_some() || last_publish.elapsed().as_secs_f64() >= 1.0;
+        // The last segment may become the final files (see `Store::finish`).
         if due && !rest.is_empty() {
-            publish(&pending)?;
-            pending.clear();
-            pending_decisions = 0;
+            store.publish_part(std::mem::replace(&mut segment, store.segment()))?;
             last_publish = std::time::Instant::now();
         }
         if opts.batch_size.is_none() {
@@ -758,12 +743,7 @@ fn run_cells<R: Send>(
             chunk = aim.clamp(threads, (chunk * 4).max(threads)).min(100_000);
         }
     }
-    let last = if pending.is_empty() {
-        None
-    } else {
-        Some(frames_of(&pending)?)
-    };
-    store.merge_with(last)?;
+    store.finish(segment)?;
     if !failed.is_empty() {
         let shown: Vec<String> = failed.iter().take(20).map(u64::to_string).collect();
         bail!(

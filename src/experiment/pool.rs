@@ -5,7 +5,7 @@
 //! A task is one (dataset, run) of the pool, restricted to the learners `[tasks] learners` keeps;
 //! with `[world] per_learner = true` each learner's configurations form a task of their own.
 
-use super::store::{Identity, JsonObject, identity_columns, opt};
+use super::store::{Identity, JsonObject, identity_columns, nan_as_null, opt};
 
 use anyhow::{Context, Result, bail};
 use polars::prelude::*;
@@ -484,8 +484,8 @@ pub fn pool_trajectories_frame(results: &[PoolCellResult], data: &PoolData) -> R
             config.push(data.pool.configs[s.config as usize].id);
             fidelity.push(s.fidelity);
             time.push(s.time);
-            reward.push(opt(s.reward));
-            inc.push(opt(s.incumbent));
+            reward.push(s.reward);
+            inc.push(s.incumbent);
         }
     }
     Ok(DataFrame::new_infer_height(vec![
@@ -496,7 +496,7 @@ pub fn pool_trajectories_frame(results: &[PoolCellResult], data: &PoolData) -> R
         Column::new("config".into(), config),
         Column::new("fidelity".into(), fidelity),
         Column::new("time".into(), time),
-        Column::new("reward".into(), reward),
-        Column::new("incumbent".into(), inc),
+        nan_as_null("reward", reward),
+        nan_as_null("incumbent", inc),
     ])?)
 }

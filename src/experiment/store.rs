@@ -7,7 +7,6 @@
 //! final files, so the output does not depend on batch boundaries, threads or resumes.
 
 use std::collections::BTreeSet;
-use std::fmt::Write as _;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
@@ -15,6 +14,7 @@ use anyhow::{Context, Result, bail};
 use polars::prelude::*;
 
 use super::cell::{Cell, CellResult};
+use super::parquet::ParquetFile;
 use super::spec::Experiment;
 use crate::trace::TraceSet;
 
@@ -45,21 +45,53 @@ impl JsonObject {
     }
 
     /// The object over every name, values by position.
-    pub(crate) fn with<T: std::fmt::Display>(&self, values: &[T]) -> String {
-        self.write(|i, out| match values.get(i) {
-            Some(v) => {
-                let _ = write!(out, "{v}");
+    #[cfg(test)]
+    pub(crate) fn with<T: itoa::Integer + Copy>(&self, values: &[T]) -> String {
+        let mut out = String::new();
+        self.ints_into(values, &mut out);
+        out
+    }
+
+    /// `with`, appended to `out`.
+    pub(crate) fn ints_into<T: itoa::Integer + Copy>(&self, values: &[T], out: &mut String) {
+        let mut buf = itoa::Buffer::new();
+        self.write(out, |i, out| match values.get(i) {
+            Some(&v) => {
+                out.push_str(buf.format(v));
                 true
             }
             None => false,
         })
     }
 
-    /// The same for floats: shortest round-trip form, `null` for NaN and infinities.
+    /// The same for floats: shortest round-trip form (ryu's), `null` for NaN and infinities.
+    #[cfg(test)]
     pub(crate) fn with_f64(&self, values: &[f64]) -> String {
-        self.write(|i, out| match values.get(i) {
-            Some(v) if v.is_finite() => {
-                let _ = write!(out, "{v:?}");
+        let mut out = String::new();
+        self.floats_into(values, &mut out);
+        out
+    }
+
+    /// `with_f64`, appended to `out`.
+    pub(crate) fn floats_into(&self, values: &[f64], out: &mut String) {
+        let mut buf = ryu::Buffer::new();
+        // The last number written and its text: arms' times often repeat within a cell.
+        let mut last: Option<(u64, [u8; 24], usize)> = None;
+        self.write(out, |i, out| match values.get(i) {
+            Some(&v) if v.is_finite() => {
+                match last {
+                    Some((bits, text, n)) if bits == v.to_bits() => {
+                        out.push_str(std::str::from_utf8(&text[..n]).unwrap_or_default());
+                    }
+                    _ => {
+                        let t = buf.format_finite(v);
+                        let mut text = [0u8; 24];
+                        let n = t.len().min(24);
+                        text[..n].copy_from_slice(&t.as_bytes()[..n]);
+                        out.push_str(t);
+                        last = Some((v.to_bits(), text, n));
+                    }
+                }
                 true
             }
             Some(_) => {
@@ -71,37 +103,74 @@ impl JsonObject {
     }
 
     /// The object over the names whose `keep` is true only.
-    pub(crate) fn subset<T: std::fmt::Display>(&self, keep: &[bool], values: &[T]) -> String {
-        self.write(|i, out| match (keep.get(i), values.get(i)) {
-            (Some(true), Some(v)) => {
-                let _ = write!(out, "{v}");
+    pub(crate) fn subset<T: itoa::Integer + Copy>(&self, keep: &[bool], values: &[T]) -> String {
+        let mut buf = itoa::Buffer::new();
+        let mut out = String::new();
+        self.write(&mut out, |i, out| match (keep.get(i), values.get(i)) {
+            (Some(true), Some(&v)) => {
+                out.push_str(buf.format(v));
                 true
             }
             _ => false,
-        })
+        });
+        out
     }
 
-    /// `value(i, out)` appends the value of name `i` and says whether there was one.
-    fn write(&self, value: impl Fn(usize, &mut String) -> bool) -> String {
-        let mut out = String::with_capacity(24 * self.keys.len() + 2);
+    /// Append the object to `out`; `value(i, out)` appends the value of name `i` and says
+    /// whether there was one.
+    fn write(&self, out: &mut String, mut value: impl FnMut(usize, &mut String) -> bool) {
+        let start = out.len();
         out.push('{');
         for (i, k) in &self.keys {
             let mark = out.len();
-            if out.len() > 1 {
+            if out.len() > start + 1 {
                 out.push(',');
             }
             out.push_str(k);
-            if !value(*i, &mut out) {
+            if !value(*i, out) {
                 out.truncate(mark);
             }
         }
         out.push('}');
-        out
     }
+}
+
+/// A string column of `n` rows, row `i` written by `row(i, out)` into a buffer reused across
+/// rows (no string is allocated per row).
+pub(crate) fn text_column(name: &str, n: usize, mut row: impl FnMut(usize, &mut String)) -> Column {
+    let mut values = polars_arrow::array::MutableBinaryViewArray::<str>::with_capacity(n);
+    let mut buf = String::new();
+    for i in 0..n {
+        buf.clear();
+        row(i, &mut buf);
+        values.push_value(buf.as_str());
+    }
+    StringChunked::with_chunk(name.into(), values.freeze())
+        .into_series()
+        .into()
 }
 
 pub(crate) fn opt(x: f64) -> Option<f64> {
     (!x.is_nan()).then_some(x)
+}
+
+/// A float column in which NaN is null, built over `values` without copying them (a column of
+/// `Option<f64>` costs a copy and a branch per row).
+pub(crate) fn nan_as_null(name: &str, values: Vec<f64>) -> Column {
+    // NaNs are rare: all bits set, then the few NaNs cleared.
+    let valid = values.iter().any(|x| x.is_nan()).then(|| {
+        let mut bits = polars_arrow::bitmap::MutableBitmap::from_len_set(values.len());
+        for (i, x) in values.iter().enumerate() {
+            if x.is_nan() {
+                bits.set(i, false);
+            }
+        }
+        polars_arrow::bitmap::Bitmap::from(bits)
+    });
+    let array = polars_arrow::array::PrimitiveArray::<f64>::from_vec(values).with_validity(valid);
+    Float64Chunked::with_chunk(name.into(), array)
+        .into_series()
+        .into()
 }
 
 /// Where a cell's identity comes from: its cell and its task's dataset and run.
@@ -221,20 +290,20 @@ pub fn runs_frame(
         })
         .collect();
     let f = |f: &dyn Fn(&CellResult) -> f64| -> Vec<f64> { results.iter().map(f).collect() };
-    let of = |f: &dyn Fn(&CellResult) -> f64| -> Vec<Option<f64>> {
-        results.iter().map(|r| opt(f(r))).collect()
+    let of = |name: &str, f: &dyn Fn(&CellResult) -> f64| -> Column {
+        nan_as_null(name, results.iter().map(f).collect())
     };
     let u = |f: &dyn Fn(&CellResult) -> u64| -> Vec<u64> { results.iter().map(f).collect() };
     let json = JsonObject::new(&ts.learners);
     let overhead = exp.world.overhead().describe();
-    let mut cols = identity_columns(
-        exp,
-        &rows,
-        vec![Column::new("slice_abs".into(), of(&|r| r.slice_abs))],
-    );
+    let mut cols = identity_columns(exp, &rows, vec![of("slice_abs", &|r| r.slice_abs)]);
+    let jp = text_column("pulls", h, |i, out| json.ints_into(&results[i].pulls, out));
+    let jt = text_column("time_s", h, |i, out| {
+        json.floats_into(&results[i].time_s, out)
+    });
     cols.extend([
-        Column::new("best_score".into(), of(&|r| r.best_score)),
-        Column::new("best_test_score".into(), of(&|r| r.best_test_score)),
+        of("best_score", &|r| r.best_score),
+        of("best_test_score", &|r| r.best_test_score),
         Column::new(
             "best_learner".into(),
             results
@@ -242,21 +311,9 @@ pub fn runs_frame(
                 .map(|r| r.best_arm.map(|a| ts.learners[a].as_str()))
                 .collect::<Vec<Option<&str>>>(),
         ),
-        Column::new("best_found_at".into(), of(&|r| r.best_found_at)),
-        Column::new(
-            "pulls".into(),
-            results
-                .iter()
-                .map(|r| json.with(&r.pulls))
-                .collect::<Vec<String>>(),
-        ),
-        Column::new(
-            "time_s".into(),
-            results
-                .iter()
-                .map(|r| json.with_f64(&r.time_s))
-                .collect::<Vec<String>>(),
-        ),
+        of("best_found_at", &|r| r.best_found_at),
+        jp,
+        jt,
         Column::new("decisions".into(), u(&|r| r.decisions)),
         Column::new("budget_used".into(), f(&|r| r.used)),
         Column::new("overhead_s".into(), f(&|r| r.overhead_s)),
@@ -306,15 +363,15 @@ pub fn trajectories_frame(results: &[CellResult], ts: &TraceSet) -> Result<DataF
     let mut time = Vec::with_capacity(n);
     let mut inc = Vec::with_capacity(n);
     let mut reward = Vec::with_capacity(n);
+    // Column by column per cell: each `extend` is a tight loop.
     for r in results {
-        for (i, s) in r.steps.iter().enumerate() {
-            cell.push(r.index);
-            step.push(i as u32 + 1);
-            arm.push(s.arm as IdxSize);
-            time.push(s.time);
-            inc.push(opt(s.incumbent));
-            reward.push(opt(s.reward));
-        }
+        let s = &r.steps;
+        cell.extend(std::iter::repeat_n(r.index, s.len()));
+        step.extend(1..=s.len() as u32);
+        arm.extend(s.iter().map(|s| s.arm as IdxSize));
+        time.extend(s.iter().map(|s| s.time));
+        inc.extend(s.iter().map(|s| s.incumbent));
+        reward.extend(s.iter().map(|s| s.reward));
     }
     // The learner names gathered by index: each row gets a view of one of a few strings, and no
     // name is copied per row.
@@ -323,13 +380,14 @@ pub fn trajectories_frame(results: &[CellResult], ts: &TraceSet) -> Result<DataF
         ts.learners.iter().map(String::as_str).collect::<Vec<_>>(),
     );
     let arm = names.take_slice(&arm)?;
+    // Columns over the vectors built here, not copies of them.
     Ok(DataFrame::new_infer_height(vec![
-        Column::new("cell".into(), cell),
-        Column::new("step".into(), step),
+        UInt64Chunked::from_vec("cell".into(), cell).into_column(),
+        UInt32Chunked::from_vec("step".into(), step).into_column(),
         arm.into(),
-        Column::new("time".into(), time),
-        Column::new("reward".into(), reward),
-        Column::new("incumbent".into(), inc),
+        Float64Chunked::from_vec("time".into(), time).into_column(),
+        nan_as_null("reward", reward),
+        nan_as_null("incumbent", inc),
     ])?)
 }
 
@@ -358,29 +416,8 @@ pub fn build_commit() -> &'static str {
     env!("BANDITBENCH_COMMIT")
 }
 
-/// A parquet writer: final files compressed with zstd and with statistics; parts, which live
-/// only until the merge, uncompressed and without statistics (cheaper to write and to read back).
-fn writer_for(
-    path: &Path,
-    rows: usize,
-    part: bool,
-) -> Result<ParquetWriter<std::io::BufWriter<File>>> {
-    let file = File::create(path).with_context(|| format!("{}: cannot create", path.display()))?;
-    // Buffered: the parquet writer issues many small writes (about 10^5 system calls for the
-    // quickstart's results without a buffer).
-    let w = ParquetWriter::new(std::io::BufWriter::with_capacity(1 << 20, file))
-        .with_row_group_size(Some(rows))
-        .set_parallel(!part);
-    Ok(if part {
-        w.with_compression(ParquetCompression::Uncompressed)
-            .with_statistics(StatisticsOptions::empty())
-    } else {
-        w.with_compression(ParquetCompression::Zstd(None))
-    })
-}
-
-/// After a buffered writer is dropped (which flushes it, without reporting errors): check that
-/// the file has the size the parquet writer wrote, so a failed flush (a full disk) is an error.
+/// After a file is written: check that it has the size the parquet writer wrote, so a write the
+/// file system lost (a full disk) is an error.
 fn check_size(path: &Path, written: u64) -> Result<()> {
     let len = std::fs::metadata(path)
         .with_context(|| format!("{}: cannot read its size", path.display()))?
@@ -408,16 +445,112 @@ fn tmp_of(path: &Path) -> PathBuf {
     path.with_extension("parquet.tmp")
 }
 
-fn write_part_file(df: &mut DataFrame, path: &Path, rows: usize) -> Result<()> {
-    let tmp = tmp_of(path);
-    let written = writer_for(&tmp, rows, true)?
-        .finish(df)
-        .map_err(anyhow::Error::from)
-        .with_context(|| format!("{}: cannot write parquet", tmp.display()))?;
-    check_size(&tmp, written)?;
-    sync(&tmp)?;
-    publish(&tmp, path)
+/// A results file written as rows arrive, in row groups of exactly `rows` rows (the last one
+/// fewer), so that its layout depends only on its rows, not on how they arrived.
+struct Grouped {
+    file: ParquetFile,
+    path: PathBuf,
+    rows: usize,
+    /// Rows not yet written: fewer than `rows`.
+    acc: DataFrame,
 }
+
+impl Grouped {
+    fn create(path: PathBuf, schema: &Schema, rows: usize) -> Result<Grouped> {
+        Ok(Grouped {
+            file: ParquetFile::create(&path, schema)?,
+            path,
+            rows,
+            acc: DataFrame::empty(),
+        })
+    }
+
+    fn push(&mut self, df: DataFrame) -> Result<()> {
+        if self.acc.height() == 0 {
+            // Taken as it is: stacked on an empty frame, it would be copied when written.
+            self.acc = df;
+        } else {
+            self.acc
+                .vstack_mut(&df)
+                .map_err(anyhow::Error::from)
+                .with_context(|| {
+                    format!(
+                        "{}: rows whose columns differ from the earlier ones",
+                        self.path.display()
+                    )
+                })?;
+        }
+        while self.acc.height() >= self.rows {
+            self.file
+                .write_group(&self.acc.slice(0, self.rows))
+                .with_context(|| format!("{}: cannot write parquet", self.path.display()))?;
+            self.acc = self
+                .acc
+                .slice(self.rows as i64, self.acc.height() - self.rows);
+        }
+        Ok(())
+    }
+
+    /// Write the last rows and the footer, check the size and flush to disk; the file is not
+    /// yet published (the caller renames it).
+    fn close(self) -> Result<PathBuf> {
+        let Grouped {
+            mut file,
+            path,
+            acc,
+            ..
+        } = self;
+        file.write_group(&acc)
+            .with_context(|| format!("{}: cannot write parquet", path.display()))?;
+        let written = file
+            .finish()
+            .with_context(|| format!("{}: cannot write parquet", path.display()))?;
+        check_size(&path, written)?;
+        sync(&path)?;
+        Ok(path)
+    }
+}
+
+/// Results being written as a run goes (trajectories and runs, sorted by cell), into temporary
+/// files under `parts/`: published as a part about once a second, or, when they are a fresh
+/// run's only results, as the final files themselves, so that a short run encodes each row once
+/// and holds no more than a row group of it in memory.
+pub struct Segment {
+    parts: PathBuf,
+    files: Option<(Grouped, Grouped)>,
+}
+
+impl Segment {
+    /// Append frames (both sorted by cell, after the rows already given).
+    pub fn push(&mut self, runs: DataFrame, traj: DataFrame) -> Result<()> {
+        if self.files.is_none() {
+            self.files = Some((
+                Grouped::create(self.parts.join(SEGMENT_TRAJ), traj.schema(), TRAJ_ROWS)?,
+                Grouped::create(self.parts.join(SEGMENT_RUNS), runs.schema(), RUNS_ROWS)?,
+            ));
+        }
+        if let Some((t, r)) = self.files.as_mut() {
+            t.push(traj)?;
+            r.push(runs)?;
+        }
+        Ok(())
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.files.is_none()
+    }
+
+    /// Close both files: (trajectories, runs), flushed, unpublished.
+    fn close(self) -> Result<Option<(PathBuf, PathBuf)>> {
+        match self.files {
+            None => Ok(None),
+            Some((t, r)) => Ok(Some((t.close()?, r.close()?))),
+        }
+    }
+}
+
+const SEGMENT_TRAJ: &str = "segment-traj.parquet.tmp";
+const SEGMENT_RUNS: &str = "segment-runs.parquet.tmp";
 
 /// Write `text` to `path` through a temporary file and a rename, so that a kill leaves either
 /// the old file or the new one.
@@ -454,14 +587,12 @@ pub fn read_cells(path: &Path) -> Result<Vec<u64>> {
         .collect())
 }
 
-/// One input of the streaming merge: a results file sorted by cell, read `rows` at a time, or the
-/// run's last rows, still in memory (given whole).
+/// One input of the streaming merge: a results file sorted by cell, read `rows` at a time.
 struct Cursor {
     path: PathBuf,
     rows: usize,
     total: usize,
     next: usize,
-    memory: Option<DataFrame>,
     chunk: DataFrame,
     cells: Vec<u64>,
     pos: usize,
@@ -487,7 +618,6 @@ impl Cursor {
                 rows,
                 total,
                 next: 0,
-                memory: None,
                 chunk: DataFrame::empty(),
                 cells: Vec::new(),
                 pos: 0,
@@ -497,51 +627,27 @@ impl Cursor {
         ))
     }
 
-    /// A cursor over rows in memory, sorted by cell (`name` stands for them in errors).
-    fn in_memory(df: DataFrame, name: &Path) -> (Cursor, DataFrame) {
-        let empty = df.clear();
-        (
-            Cursor {
-                path: name.to_path_buf(),
-                rows: df.height().max(1),
-                total: df.height(),
-                next: 0,
-                memory: Some(df),
-                chunk: DataFrame::empty(),
-                cells: Vec::new(),
-                pos: 0,
-                last_cell: None,
-            },
-            empty,
-        )
-    }
-
     /// Make sure the current chunk has a row unless the file is used up.
     fn fill(&mut self) -> Result<()> {
         while self.pos >= self.cells.len() && self.next < self.total {
-            let df = if let Some(df) = self.memory.take() {
-                self.next = self.total;
-                df
-            } else {
-                let file = File::open(&self.path)
-                    .with_context(|| format!("{}: cannot open", self.path.display()))?;
-                let mut df = ParquetReader::new(file)
-                    .with_slice(Some((self.next, self.rows)))
-                    .finish()
-                    .map_err(anyhow::Error::from)
-                    .with_context(|| format!("{}: cannot read as parquet", self.path.display()))?;
-                df.rechunk_mut();
-                self.next += df.height().max(1);
-                df
-            };
-            let cells: Vec<u64> = df
+            let file = File::open(&self.path)
+                .with_context(|| format!("{}: cannot open", self.path.display()))?;
+            let mut df = ParquetReader::new(file)
+                .with_slice(Some((self.next, self.rows)))
+                .finish()
+                .map_err(anyhow::Error::from)
+                .with_context(|| format!("{}: cannot read as parquet", self.path.display()))?;
+            df.rechunk_mut();
+            self.next += df.height().max(1);
+            let cell = df
                 .column("cell")
                 .and_then(|c| c.u64().cloned())
                 .map_err(anyhow::Error::from)
-                .with_context(|| format!("{}: no u64 column 'cell'", self.path.display()))?
-                .iter()
-                .map(|c| c.unwrap_or(u64::MAX))
-                .collect();
+                .with_context(|| format!("{}: no u64 column 'cell'", self.path.display()))?;
+            let cells: Vec<u64> = match cell.cont_slice() {
+                Ok(s) => s.to_vec(),
+                Err(_) => cell.iter().map(|c| c.unwrap_or(u64::MAX)).collect(),
+            };
             for &c in &cells {
                 if self.last_cell.is_some_and(|l| c < l) {
                     bail!(
@@ -591,25 +697,14 @@ impl Cursor {
 /// inputs is taken from the first. Memory: one chunk of `rows` rows per input plus one row group,
 /// whatever the files' sizes. The output's row groups hold exactly `rows` rows (the last fewer),
 /// so it does not depend on how the rows were split among the inputs.
-fn merge_files(
-    inputs: &[PathBuf],
-    memory: Option<DataFrame>,
-    out: &Path,
-    rows: usize,
-) -> Result<PathBuf> {
-    let mut cursors = Vec::with_capacity(inputs.len() + 1);
+fn merge_files(inputs: &[PathBuf], out: &Path, rows: usize) -> Result<PathBuf> {
+    let mut cursors = Vec::with_capacity(inputs.len());
     let mut schema: Option<(DataFrame, &Path)> = None;
-    let in_memory = PathBuf::from("(the run's last results, in memory)");
     let mut opened: Vec<(Cursor, DataFrame, &Path)> = Vec::new();
     for p in inputs {
         let (c, empty) = Cursor::open(p, rows)?;
         opened.push((c, empty, p));
     }
-    if let Some(df) = memory {
-        let (c, empty) = Cursor::in_memory(df, &in_memory);
-        opened.push((c, empty, &in_memory));
-    }
-    let names: Vec<PathBuf> = opened.iter().map(|o| o.2.to_path_buf()).collect();
     for (c, empty, p) in opened {
         match &schema {
             None => schema = Some((empty, p)),
@@ -628,25 +723,7 @@ fn merge_files(
     let Some((empty, _)) = schema else {
         bail!("{}: nothing to merge", out.display());
     };
-    let tmp = tmp_of(out);
-    let mut writer = writer_for(&tmp, rows, false)?
-        .batched(empty.schema())
-        .map_err(anyhow::Error::from)
-        .with_context(|| format!("{}: cannot write parquet", tmp.display()))?;
-    let mut acc = empty.clone();
-    let mut emit = |acc: &mut DataFrame, all: bool| -> Result<()> {
-        while acc.height() >= rows || (all && acc.height() > 0) {
-            let n = acc.height().min(rows);
-            let mut group = acc.slice(0, n);
-            group.rechunk_mut();
-            writer
-                .write_batch(&group)
-                .map_err(anyhow::Error::from)
-                .with_context(|| format!("{}: cannot write parquet", tmp.display()))?;
-            *acc = acc.slice(n as i64, acc.height() - n);
-        }
-        Ok(())
-    };
+    let mut writer = Grouped::create(tmp_of(out), empty.schema(), rows)?;
     // The last cell given, and by which input: its copies elsewhere are skipped.
     let mut last: Option<(u64, usize)> = None;
     loop {
@@ -679,21 +756,12 @@ fn merge_files(
             Some(_) => head + 1,
         };
         let (piece, last_cell) = cursors[b].take_below(bound);
-        acc.vstack_mut(&piece)
-            .map_err(anyhow::Error::from)
-            .with_context(|| format!("{}: does not match the other inputs", names[b].display()))?;
+        writer
+            .push(piece)
+            .with_context(|| format!("{}: does not match the other inputs", inputs[b].display()))?;
         last = Some((last_cell, b));
-        emit(&mut acc, false)?;
     }
-    emit(&mut acc, true)?;
-    let written = writer
-        .finish()
-        .map_err(anyhow::Error::from)
-        .with_context(|| format!("{}: cannot write parquet", tmp.display()))?;
-    drop(writer);
-    check_size(&tmp, written)?;
-    sync(&tmp)?;
-    Ok(tmp)
+    writer.close()
 }
 
 pub struct Store {
@@ -829,22 +897,49 @@ impl Store {
         Ok(max + 1)
     }
 
-    /// Publish a batch: trajectories first, then runs (whose presence marks the part complete).
-    /// Both frames must be sorted by cell.
-    pub fn write_part(&self, mut runs: DataFrame, mut traj: DataFrame) -> Result<()> {
+    /// An empty segment of this store (see `Segment`).
+    pub fn segment(&self) -> Segment {
+        Segment {
+            parts: self.dir.join(PARTS),
+            files: None,
+        }
+    }
+
+    /// Publish a segment as a part: trajectories first, then runs (whose presence marks the part
+    /// complete). An empty segment publishes nothing.
+    pub fn publish_part(&self, segment: Segment) -> Result<()> {
+        let Some((traj, runs)) = segment.close()? else {
+            return Ok(());
+        };
         let n = self.next_part()?;
         let parts = self.dir.join(PARTS);
-        write_part_file(
-            &mut traj,
-            &parts.join(format!("traj-{n:06}.parquet")),
-            TRAJ_ROWS,
-        )?;
-        write_part_file(
-            &mut runs,
-            &parts.join(format!("runs-{n:06}.parquet")),
-            RUNS_ROWS,
-        )?;
-        Ok(())
+        publish(&traj, &parts.join(format!("traj-{n:06}.parquet")))?;
+        publish(&runs, &parts.join(format!("runs-{n:06}.parquet")))
+    }
+
+    /// Publish a batch of frames (both sorted by cell) as a part.
+    pub fn write_part(&self, runs: DataFrame, traj: DataFrame) -> Result<()> {
+        let mut segment = self.segment();
+        segment.push(runs, traj)?;
+        self.publish_part(segment)
+    }
+
+    /// End a run: its last segment becomes the final files when it holds all the results (no
+    /// final file and no part yet: a fresh run that published no part), and otherwise is
+    /// published as a part and merged with the rest.
+    pub fn finish(&self, segment: Segment) -> Result<()> {
+        let fresh = !self.has_parts()?
+            && !self.dir.join(RUNS).exists()
+            && !self.dir.join(TRAJECTORIES).exists();
+        if fresh && !segment.is_empty() {
+            if let Some((traj, runs)) = segment.close()? {
+                publish(&traj, &self.dir.join(TRAJECTORIES))?;
+                publish(&runs, &self.dir.join(RUNS))?;
+            }
+            return Ok(());
+        }
+        self.publish_part(segment)?;
+        self.merge()
     }
 
     /// Merge the final files and all published parts into the final files, sorted by cell, then
@@ -852,18 +947,10 @@ impl Store {
     /// a kill between publishing the final files and removing the parts leaves cells in both,
     /// and the next merge keeps one copy of each.
     pub fn merge(&self) -> Result<()> {
-        self.merge_with(None)
-    }
-
-    /// `merge`, with the run's last results given in memory (runs, trajectories) instead of as a
-    /// part: they are written once, into the final files, and never as a part read back. A kill
-    /// before the final files are published loses them, as it would lose an unpublished part.
-    pub fn merge_with(&self, last: Option<(DataFrame, DataFrame)>) -> Result<()> {
         let run_parts = self.part_files("runs-")?;
-        if run_parts.is_empty() && last.is_none() {
+        if run_parts.is_empty() {
             return Ok(());
         }
-        let (last_runs, last_traj) = last.unzip();
         // A trajectory part without its runs part was cut off by a kill: not published.
         let published: BTreeSet<String> = run_parts
             .iter()
@@ -890,13 +977,11 @@ impl Store {
         };
         let traj_tmp = merge_files(
             &with_final(TRAJECTORIES, traj_parts),
-            last_traj,
             &self.dir.join(TRAJECTORIES),
             TRAJ_ROWS,
         )?;
         let runs_tmp = merge_files(
             &with_final(RUNS, run_parts),
-            last_runs,
             &self.dir.join(RUNS),
             RUNS_ROWS,
         )?;
@@ -925,11 +1010,10 @@ impl Store {
         let files = |name: &str| -> Vec<PathBuf> { dirs.iter().map(|d| d.join(name)).collect() };
         let traj_tmp = merge_files(
             &files(TRAJECTORIES),
-            None,
             &self.dir.join(TRAJECTORIES),
             TRAJ_ROWS,
         )?;
-        let runs_tmp = merge_files(&files(RUNS), None, &self.dir.join(RUNS), RUNS_ROWS)?;
+        let runs_tmp = merge_files(&files(RUNS), &self.dir.join(RUNS), RUNS_ROWS)?;
         publish(&traj_tmp, &self.dir.join(TRAJECTORIES))?;
         publish(&runs_tmp, &self.dir.join(RUNS))?;
         Ok(())
@@ -1040,6 +1124,62 @@ mod tests {
     }
 
     #[test]
+    fn a_fresh_runs_only_segment_is_published_as_the_final_files_as_a_merge_would_write_them() {
+        let cells: Vec<u64> = (0..30_000).collect();
+        // A segment fed in uneven pieces (row groups cross the pieces' boundaries) ...
+        let a = scratch("segment");
+        let store = Store::open(&a).unwrap();
+        let mut seg = store.segment();
+        for piece in [&cells[..7], &cells[7..25_000], &cells[25_000..]] {
+            let (r, t) = frames(piece);
+            seg.push(r, t).unwrap();
+        }
+        store.finish(seg).unwrap();
+        assert!(!store.has_parts().unwrap());
+        assert_eq!(std::fs::read_dir(a.join(PARTS)).unwrap().count(), 0);
+        // ... against the same cells published as three parts and merged.
+        let b = scratch("parts");
+        let other = Store::open(&b).unwrap();
+        for piece in [&cells[20_000..], &cells[..5], &cells[5..20_000]] {
+            let (r, t) = frames(piece);
+            other.write_part(r, t).unwrap();
+        }
+        other.merge().unwrap();
+        for f in [RUNS, TRAJECTORIES] {
+            assert_eq!(
+                std::fs::read(a.join(f)).unwrap(),
+                std::fs::read(b.join(f)).unwrap(),
+                "{f}"
+            );
+        }
+        assert_eq!(
+            read_parquet(&a.join(TRAJECTORIES)).unwrap().height(),
+            90_000
+        );
+        let _ = std::fs::remove_dir_all(&a);
+        let _ = std::fs::remove_dir_all(&b);
+    }
+
+    #[test]
+    fn a_last_segment_after_published_parts_is_merged_with_them() {
+        let dir = scratch("segment-and-parts");
+        let store = Store::open(&dir).unwrap();
+        let (r, t) = frames(&[0, 1]);
+        store.write_part(r, t).unwrap();
+        let mut seg = store.segment();
+        let (r, t) = frames(&[2, 3]);
+        seg.push(r, t).unwrap();
+        store.finish(seg).unwrap();
+        assert!(!store.has_parts().unwrap());
+        assert_eq!(read_cells(&dir.join(RUNS)).unwrap(), [0, 1, 2, 3]);
+        // An empty last segment with nothing to merge leaves the final files as they are.
+        let before = std::fs::read(dir.join(RUNS)).unwrap();
+        store.finish(store.segment()).unwrap();
+        assert_eq!(std::fs::read(dir.join(RUNS)).unwrap(), before);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
     fn a_merge_of_empty_parts_writes_files_with_the_columns() {
         let dir = scratch("empty");
         let store = Store::open(&dir).unwrap();
@@ -1067,6 +1207,20 @@ mod tests {
         let v: serde_json::Value = serde_json::from_str(&j.with_f64(&[3.0, 2.25, 1e300])).unwrap();
         assert_eq!(v["b"].as_f64(), Some(3.0));
         assert_eq!(v["c"].as_f64(), Some(1e300));
+        // Repeated values reuse their text; every number reads back to the same bits.
+        let names: Vec<String> = (0..40).map(|i| format!("l{i:02}")).collect();
+        let xs: Vec<f64> = (0..40)
+            .map(|i| match i % 4 {
+                0 | 1 => 0.041_212_29,
+                2 => 1.0 / (i as f64 + 3.0),
+                _ => -(i as f64) * 1e-9,
+            })
+            .collect();
+        let v: serde_json::Value =
+            serde_json::from_str(&JsonObject::new(&names).with_f64(&xs)).unwrap();
+        for (n, x) in names.iter().zip(&xs) {
+            assert_eq!(v[n].as_f64().map(f64::to_bits), Some(x.to_bits()), "{n}");
+        }
     }
 
     #[test]
