@@ -135,17 +135,53 @@ impl JsonObject {
     }
 }
 
-/// A string column of `n` rows, row `i` written by `row(i, out)` into a buffer reused across
-/// rows (no string is allocated per row).
+/// A string column of `n` rows, row `i` appended by `row(i, out)` to one text buffer that the
+/// column's views then point into: no string is allocated or copied per row.
 pub(crate) fn text_column(name: &str, n: usize, mut row: impl FnMut(usize, &mut String)) -> Column {
-    let mut values = polars_arrow::array::MutableBinaryViewArray::<str>::with_capacity(n);
-    let mut buf = String::new();
+    use polars_arrow::array::{Utf8ViewArray, View};
+    let mut text = String::new();
+    let mut ends = Vec::with_capacity(n);
     for i in 0..n {
-        buf.clear();
-        row(i, &mut buf);
-        values.push_value(buf.as_str());
+        row(i, &mut text);
+        ends.push(text.len());
     }
-    StringChunked::with_chunk(name.into(), values.freeze())
+    let array = if u32::try_from(text.len()).is_ok() {
+        let bytes = text.into_bytes();
+        let mut views = Vec::with_capacity(n);
+        let mut start = 0;
+        for &end in &ends {
+            let b = &bytes[start..end];
+            views.push(if b.len() <= View::MAX_INLINE_SIZE as usize {
+                View::new_inline(b)
+            } else {
+                View::new_from_bytes(b, 0, start as u32)
+            });
+            start = end;
+        }
+        let total = bytes.len();
+        // SAFETY: the bytes are a `String`'s, cut at the ends of whole rows (valid UTF-8), and
+        // every view is of `bytes[start..end]` in buffer 0 at offset `start`.
+        unsafe {
+            Utf8ViewArray::new_unchecked(
+                polars_arrow::datatypes::ArrowDataType::Utf8View,
+                views.into(),
+                polars_buffer::Buffer::from(vec![polars_buffer::Buffer::from(bytes)]),
+                None,
+                Some(total),
+                total,
+            )
+        }
+    } else {
+        // Over 4 GiB of text (offsets are 32-bit): row by row.
+        let mut values = polars_arrow::array::MutableBinaryViewArray::<str>::with_capacity(n);
+        let mut start = 0;
+        for &end in &ends {
+            values.push_value(&text[start..end]);
+            start = end;
+        }
+        values.freeze()
+    };
+    StringChunked::with_chunk(name.into(), array)
         .into_series()
         .into()
 }
