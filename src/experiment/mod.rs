@@ -535,9 +535,11 @@ pub fn run_experiment(
         &|results| {
             Ok((
                 runs_frame(results, &cells, exp, ts)?,
-                trajectories_frame(results, ts)?,
+                trajectories_frame(results)?,
             ))
         },
+        // The trajectories' arm column holds learner indices; the store writes the names.
+        &[("arm".to_string(), ts.learners.clone().into())],
     )
 }
 
@@ -605,6 +607,7 @@ pub fn run_pool_experiment(
                 pool::pool_trajectories_frame(results, data)?,
             ))
         },
+        &[],
     )
 }
 
@@ -622,6 +625,7 @@ fn run_cells<R: Send>(
     progress: &(dyn Fn(usize) + Sync),
     run: &(dyn Fn(&Cell) -> Result<R> + Sync),
     frames: &Frames<'_, R>,
+    coded: &[(String, store::Names)],
 ) -> Result<RunSummary> {
     let out = opts
         .out
@@ -683,7 +687,8 @@ fn run_cells<R: Send>(
     // the segment is published as a part about once a second, so that a kill loses about a
     // second of work whatever the cells cost. With --batch-size, every chunk is a part.
     let mut chunk = opts.batch_size.unwrap_or(threads).max(1);
-    let mut segment = store.segment();
+    let new_segment = || store.segment_coded(coded.to_vec());
+    let mut segment = new_segment();
     let mut last_publish = std::time::Instant::now();
     let mut rest: &[&Cell] = &todo;
     let mut failed: Vec<u64> = Vec::new();
@@ -734,7 +739,7 @@ fn run_cells<R: Send>(
         let due = opts.batch_size.is_some() || last_publish.elapsed().as_secs_f64() >= 1.0;
         // The last segment may become the final files (see `Store::finish`).
         if due && !rest.is_empty() {
-            store.publish_part(std::mem::replace(&mut segment, store.segment()))?;
+            store.publish_part(std::mem::replace(&mut segment, new_segment()))?;
             last_publish = std::time::Instant::now();
         }
         if opts.batch_size.is_none() {

@@ -53,14 +53,40 @@ pub struct ParquetFile {
     options: WriteOptions,
     /// Statistics of string columns written plain and of float columns: null counts only.
     counts_only: WriteOptions,
+    /// Per column: the names its u32 codes stand for, when the frame holds codes for a string
+    /// column (see `create`).
+    coded: Vec<Option<Names>>,
 }
 
+/// The strings a coded column's u32 values index.
+pub type Names = std::sync::Arc<[String]>;
+
 impl ParquetFile {
-    /// Create `path` (truncating it) for frames with `schema`.
-    pub fn create(path: &Path, schema: &Schema) -> Result<ParquetFile> {
+    /// Create `path` (truncating it) for frames with `schema`. A column named in `coded` holds
+    /// u32 codes into its names in the frames and is a string column in the file, written
+    /// exactly as the strings themselves would be (the frames skip gathering the strings).
+    pub fn create(path: &Path, schema: &Schema, coded: &[(String, Names)]) -> Result<ParquetFile> {
         let file =
             File::create(path).with_context(|| format!("{}: cannot create", path.display()))?;
-        let arrow = schema.to_arrow(CompatLevel::newest());
+        let mut arrow = schema.to_arrow(CompatLevel::newest());
+        let mut codes = Vec::with_capacity(arrow.len());
+        for (name, field) in arrow.iter_mut() {
+            let names = coded
+                .iter()
+                .find(|(c, _)| c.as_str() == name.as_str())
+                .map(|(_, n)| n.clone());
+            if names.is_some() {
+                if field.dtype != ArrowDataType::UInt32 {
+                    anyhow::bail!(
+                        "{}: coded column '{name}' is {:?}, not u32 (a bug)",
+                        path.display(),
+                        field.dtype
+                    );
+                }
+                field.dtype = ArrowDataType::Utf8View;
+            }
+            codes.push(names);
+        }
         let statistics = StatisticsOptions::default();
         let options = WriteOptions {
             statistics,
@@ -90,6 +116,7 @@ impl ParquetFile {
             fields,
             options,
             counts_only,
+            coded: codes,
         })
     }
 
@@ -102,8 +129,16 @@ impl ParquetFile {
         df.rechunk_mut();
         let mut columns: Vec<Vec<CompressedPage>> = Vec::with_capacity(df.width());
         for batch in df.iter_chunks(CompatLevel::newest(), false) {
-            for (array, type_) in batch.into_arrays().into_iter().zip(&self.fields) {
-                let (array, encoding, options) = self.encode_as(array);
+            for ((array, type_), names) in batch
+                .into_arrays()
+                .into_iter()
+                .zip(&self.fields)
+                .zip(&self.coded)
+            {
+                let (array, encoding, options) = match names {
+                    Some(names) => self.decode_as(array, names)?,
+                    None => self.encode_as(array),
+                };
                 for pages in array_to_columns(array, type_.clone(), options, &[encoding])? {
                     columns.push(pages.map(|p| compress(p?)).collect::<Result<_>>()?);
                 }
@@ -119,6 +154,95 @@ impl ParquetFile {
         self.writer
             .write(df.height() as u64, DynIter::new(columns))?;
         Ok(())
+    }
+
+    /// `encode_as` for a coded column: the same dictionary (or plain strings) that its strings
+    /// would get, built from the codes.
+    fn decode_as(
+        &self,
+        array: Box<dyn Array>,
+        names: &Names,
+    ) -> Result<(Box<dyn Array>, Encoding, WriteOptions)> {
+        let codes = array
+            .as_any()
+            .downcast_ref::<PrimitiveArray<u32>>()
+            .context("a coded column holds u32 codes (a bug)")?;
+        if let Some(&bad) = codes
+            .non_null_values_iter()
+            .find(|&c| c as usize >= names.len())
+            .as_ref()
+        {
+            anyhow::bail!("code {bad} of a column of {} names (a bug)", names.len());
+        }
+        let name = |c: u32| names[c as usize].as_str();
+        let n = codes.len();
+        let valid = |i: usize| codes.is_valid(i);
+        // The decisions of `dictionary`, on codes instead of views.
+        let head = n.min(SAMPLE);
+        let mut seen: Vec<&str> = Vec::new();
+        let mut worth = true;
+        for i in (0..head).filter(|&i| valid(i)) {
+            let s = name(codes.value(i));
+            if !seen.contains(&s) {
+                seen.push(s);
+                if seen.len() > head / 2 {
+                    worth = false;
+                    break;
+                }
+            }
+        }
+        let limit = (n / ROWS_PER_VALUE).clamp(1, MAX_DICTIONARY);
+        // Codes of equal names share one key: keys in order of first appearance.
+        let mut key_of_text: HashMap<&str, u32> = HashMap::new();
+        let mut key_of_code: Vec<u32> = vec![u32::MAX; names.len()];
+        let mut values: Vec<&str> = Vec::new();
+        let mut keys: Vec<u32> = Vec::with_capacity(n);
+        for (i, &c) in codes.values().iter().enumerate() {
+            if !worth {
+                break;
+            }
+            if !valid(i) {
+                keys.push(0);
+                continue;
+            }
+            let mut k = key_of_code[c as usize];
+            if k == u32::MAX {
+                let s = name(c);
+                k = match key_of_text.get(s) {
+                    Some(&k) => k,
+                    None => {
+                        if values.len() >= limit {
+                            worth = false;
+                            break;
+                        }
+                        values.push(s);
+                        key_of_text.insert(s, values.len() as u32 - 1);
+                        values.len() as u32 - 1
+                    }
+                };
+                key_of_code[c as usize] = k;
+            }
+            keys.push(k);
+        }
+        if worth && !values.is_empty() {
+            let keys =
+                PrimitiveArray::<u32>::from_vec(keys).with_validity(codes.validity().cloned());
+            let dict = DictionaryArray::try_new(
+                ArrowDataType::Dictionary(
+                    IntegerType::UInt32,
+                    Box::new(ArrowDataType::Utf8View),
+                    false,
+                ),
+                keys,
+                Utf8ViewArray::from_slice_values(&values).boxed(),
+            )?;
+            return Ok((Box::new(dict), Encoding::RleDictionary, self.options));
+        }
+        let mut text = polars_arrow::array::MutableBinaryViewArray::<str>::with_capacity(n);
+        for c in codes.iter() {
+            text.push(c.map(|&c| name(c)));
+        }
+        Ok((Box::new(text.freeze()), Encoding::Plain, self.counts_only))
     }
 
     /// The array to encode, its encoding and its statistics.
@@ -322,7 +446,16 @@ mod tests {
     }
 
     fn write(df: &DataFrame, groups: &[usize], path: &Path) -> u64 {
-        let mut f = ParquetFile::create(path, df.schema()).unwrap();
+        write_coded(df, groups, path, &[])
+    }
+
+    fn write_coded(
+        df: &DataFrame,
+        groups: &[usize],
+        path: &Path,
+        coded: &[(String, Names)],
+    ) -> u64 {
+        let mut f = ParquetFile::create(path, df.schema(), coded).unwrap();
         let mut at = 0;
         for &n in groups {
             f.write_group(&df.slice(at as i64, n)).unwrap();
@@ -425,6 +558,50 @@ mod tests {
         write(&df, &[256, 244], &a);
         write(&pieces, &[256, 244], &b);
         assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
+        let _ = std::fs::remove_file(&a);
+        let _ = std::fs::remove_file(&b);
+    }
+
+    #[test]
+    fn a_coded_column_is_written_byte_for_byte_as_its_strings() {
+        let names: Names = ["SVC", "a learner with a long name", "kNN", "x"]
+            .map(String::from)
+            .into();
+        let codes: Vec<u32> = (0..300u32).map(|i| i * 7 % 4).collect();
+        let text: Vec<&str> = codes.iter().map(|&c| names[c as usize].as_str()).collect();
+        let frame = |arm: Column| {
+            DataFrame::new_infer_height(vec![
+                Column::new("cell".into(), (0..300u64).collect::<Vec<_>>()),
+                arm,
+            ])
+            .unwrap()
+        };
+        let coded = frame(Column::new("arm".into(), codes));
+        let strings = frame(Column::new("arm".into(), text));
+        // 256 rows: a dictionary; 32 rows: one too; 12 rows with 4 names: more than one name in
+        // four rows, so plain strings.
+        let groups = [256, 32, 12];
+        let (a, b) = (scratch("coded"), scratch("strings"));
+        write_coded(&coded, &groups, &a, &[("arm".into(), names.clone())]);
+        write(&strings, &groups, &b);
+        assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
+        let mut file = File::open(&a).unwrap();
+        let meta = polars_parquet::read::read_metadata(&mut file).unwrap();
+        let dict: Vec<bool> = meta
+            .row_groups
+            .iter()
+            .map(|g| g.parquet_columns()[1].dictionary_page_offset().is_some())
+            .collect();
+        assert_eq!(dict, [true, true, false]);
+        let back = ParquetReader::new(File::open(&a).unwrap())
+            .finish()
+            .unwrap();
+        assert!(back.equals(&strings));
+        // A code past the names is an error, not a panic.
+        let bad = frame(Column::new("arm".into(), vec![9u32; 300]));
+        let mut f = ParquetFile::create(&a, bad.schema(), &[("arm".into(), names)]).unwrap();
+        let e = format!("{:#}", f.write_group(&bad).unwrap_err());
+        assert!(e.contains("code 9 of a column of 4 names"), "{e}");
         let _ = std::fs::remove_file(&a);
         let _ = std::fs::remove_file(&b);
     }

@@ -14,6 +14,7 @@ use anyhow::{Context, Result, bail};
 use polars::prelude::*;
 
 use super::cell::{Cell, CellResult};
+pub use super::parquet::Names;
 use super::parquet::ParquetFile;
 use super::spec::Experiment;
 use crate::trace::TraceSet;
@@ -390,8 +391,10 @@ pub fn keep_decisions(df: DataFrame, mode: super::TrajectoryMode) -> Result<Data
     }
 }
 
-/// Every decision of every cell, in order.
-pub fn trajectories_frame(results: &[CellResult], ts: &TraceSet) -> Result<DataFrame> {
+/// Every decision of every cell, in order. The `arm` column holds learner indices (into the
+/// trace set's learners): the store writes the names (`Store::segment_coded`), so no name is
+/// gathered per row here.
+pub fn trajectories_frame(results: &[CellResult]) -> Result<DataFrame> {
     let n: usize = results.iter().map(|r| r.steps.len()).sum();
     let mut cell = Vec::with_capacity(n);
     let mut step = Vec::with_capacity(n);
@@ -404,23 +407,16 @@ pub fn trajectories_frame(results: &[CellResult], ts: &TraceSet) -> Result<DataF
         let s = &r.steps;
         cell.extend(std::iter::repeat_n(r.index, s.len()));
         step.extend(1..=s.len() as u32);
-        arm.extend(s.iter().map(|s| s.arm as IdxSize));
+        arm.extend(s.iter().map(|s| s.arm));
         time.extend(s.iter().map(|s| s.time));
         inc.extend(s.iter().map(|s| s.incumbent));
         reward.extend(s.iter().map(|s| s.reward));
     }
-    // The learner names gathered by index: each row gets a view of one of a few strings, and no
-    // name is copied per row.
-    let names = Series::new(
-        "arm".into(),
-        ts.learners.iter().map(String::as_str).collect::<Vec<_>>(),
-    );
-    let arm = names.take_slice(&arm)?;
     // Columns over the vectors built here, not copies of them.
     Ok(DataFrame::new_infer_height(vec![
         UInt64Chunked::from_vec("cell".into(), cell).into_column(),
         UInt32Chunked::from_vec("step".into(), step).into_column(),
-        arm.into(),
+        UInt32Chunked::from_vec("arm".into(), arm).into_column(),
         Float64Chunked::from_vec("time".into(), time).into_column(),
         nan_as_null("reward", reward),
         nan_as_null("incumbent", inc),
@@ -492,9 +488,14 @@ struct Grouped {
 }
 
 impl Grouped {
-    fn create(path: PathBuf, schema: &Schema, rows: usize) -> Result<Grouped> {
+    fn create(
+        path: PathBuf,
+        schema: &Schema,
+        rows: usize,
+        coded: &[(String, Names)],
+    ) -> Result<Grouped> {
         Ok(Grouped {
-            file: ParquetFile::create(&path, schema)?,
+            file: ParquetFile::create(&path, schema, coded)?,
             path,
             rows,
             acc: DataFrame::empty(),
@@ -554,6 +555,8 @@ impl Grouped {
 pub struct Segment {
     parts: PathBuf,
     files: Option<(Grouped, Grouped)>,
+    /// Trajectory columns that hold codes for strings (see `ParquetFile::create`).
+    coded: Vec<(String, Names)>,
 }
 
 impl Segment {
@@ -561,8 +564,13 @@ impl Segment {
     pub fn push(&mut self, runs: DataFrame, traj: DataFrame) -> Result<()> {
         if self.files.is_none() {
             self.files = Some((
-                Grouped::create(self.parts.join(SEGMENT_TRAJ), traj.schema(), TRAJ_ROWS)?,
-                Grouped::create(self.parts.join(SEGMENT_RUNS), runs.schema(), RUNS_ROWS)?,
+                Grouped::create(
+                    self.parts.join(SEGMENT_TRAJ),
+                    traj.schema(),
+                    TRAJ_ROWS,
+                    &self.coded,
+                )?,
+                Grouped::create(self.parts.join(SEGMENT_RUNS), runs.schema(), RUNS_ROWS, &[])?,
             ));
         }
         if let Some((t, r)) = self.files.as_mut() {
@@ -759,7 +767,7 @@ fn merge_files(inputs: &[PathBuf], out: &Path, rows: usize) -> Result<PathBuf> {
     let Some((empty, _)) = schema else {
         bail!("{}: nothing to merge", out.display());
     };
-    let mut writer = Grouped::create(tmp_of(out), empty.schema(), rows)?;
+    let mut writer = Grouped::create(tmp_of(out), empty.schema(), rows, &[])?;
     // The last cell given, and by which input: its copies elsewhere are skipped.
     let mut last: Option<(u64, usize)> = None;
     loop {
@@ -935,9 +943,16 @@ impl Store {
 
     /// An empty segment of this store (see `Segment`).
     pub fn segment(&self) -> Segment {
+        self.segment_coded(Vec::new())
+    }
+
+    /// An empty segment whose trajectory frames hold u32 codes for strings in the columns named
+    /// in `coded` (written as the strings).
+    pub fn segment_coded(&self, coded: Vec<(String, Names)>) -> Segment {
         Segment {
             parts: self.dir.join(PARTS),
             files: None,
+            coded,
         }
     }
 
