@@ -5,7 +5,7 @@
 //! A task is one (dataset, run) of the pool, restricted to the learners `[tasks] learners` keeps;
 //! with `[world] per_learner = true` each learner's configurations form a task of their own.
 
-use super::store::{Identity, JsonObject, identity_columns, nan_as_null, opt};
+use super::store::{Identity, JsonObject, identity_columns, nan_as_null};
 
 use anyhow::{Context, Result, bail};
 use polars::prelude::*;
@@ -364,8 +364,8 @@ pub fn pool_runs_frame(
     let ptask = |r: &PoolCellResult| &pool.tasks[task(r).task];
     let rec = |r: &PoolCellResult| r.recommended;
     let f = |f: &dyn Fn(&PoolCellResult) -> f64| -> Vec<f64> { results.iter().map(f).collect() };
-    let of = |f: &dyn Fn(&PoolCellResult) -> f64| -> Vec<Option<f64>> {
-        results.iter().map(|r| opt(f(r))).collect()
+    let of = |name: &str, f: &dyn Fn(&PoolCellResult) -> f64| -> Column {
+        nan_as_null(name, results.iter().map(f).collect())
     };
     let u = |f: &dyn Fn(&PoolCellResult) -> u64| -> Vec<u64> { results.iter().map(f).collect() };
     let ou = |f: &dyn Fn(&PoolCellResult) -> Option<u32>| -> Vec<Option<u32>> {
@@ -397,14 +397,10 @@ pub fn pool_runs_frame(
         .collect();
     let mut cols = identity_columns(exp, &rows, Vec::new());
     cols.extend([
-        Column::new(
-            "best_score".into(),
-            of(&|r| rec(r).map_or(f64::NAN, |x| x.score)),
-        ),
-        Column::new(
-            "best_test_score".into(),
-            of(&|r| rec(r).map_or(f64::NAN, |x| x.test_score)),
-        ),
+        of("best_score", &|r| rec(r).map_or(f64::NAN, |x| x.score)),
+        of("best_test_score", &|r| {
+            rec(r).map_or(f64::NAN, |x| x.test_score)
+        }),
         Column::new(
             "best_learner".into(),
             results
@@ -412,7 +408,7 @@ pub fn pool_runs_frame(
                 .map(|r| rec(r).map(|x| learners[pool.configs[x.config as usize].learner]))
                 .collect::<Vec<Option<&str>>>(),
         ),
-        Column::new("best_found_at".into(), of(&|r| r.best_found_at)),
+        of("best_found_at", &|r| r.best_found_at),
         Column::new(
             "pulls".into(),
             results.iter().map(units_json).collect::<Vec<String>>(),

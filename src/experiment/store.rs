@@ -76,23 +76,9 @@ impl JsonObject {
     /// `with_f64`, appended to `out`.
     pub(crate) fn floats_into(&self, values: &[f64], out: &mut String) {
         let mut buf = ryu::Buffer::new();
-        // The last number written and its text: arms' times often repeat within a cell.
-        let mut last: Option<(u64, [u8; 24], usize)> = None;
         self.write(out, |i, out| match values.get(i) {
             Some(&v) if v.is_finite() => {
-                match last {
-                    Some((bits, text, n)) if bits == v.to_bits() => {
-                        out.push_str(std::str::from_utf8(&text[..n]).unwrap_or_default());
-                    }
-                    _ => {
-                        let t = buf.format_finite(v);
-                        let mut text = [0u8; 24];
-                        let n = t.len().min(24);
-                        text[..n].copy_from_slice(&t.as_bytes()[..n]);
-                        out.push_str(t);
-                        last = Some((v.to_bits(), text, n));
-                    }
-                }
+                out.push_str(buf.format_finite(v));
                 true
             }
             Some(_) => {
@@ -136,59 +122,19 @@ impl JsonObject {
     }
 }
 
-/// A string column of `n` rows, row `i` appended by `row(i, out)` to one text buffer that the
-/// column's views then point into: no string is allocated or copied per row.
+/// A string column of `n` rows, row `i` written by `row(i, out)` into a buffer reused across
+/// rows (no string is allocated per row).
 pub(crate) fn text_column(name: &str, n: usize, mut row: impl FnMut(usize, &mut String)) -> Column {
-    use polars_arrow::array::{Utf8ViewArray, View};
-    let mut text = String::new();
-    let mut ends = Vec::with_capacity(n);
+    let mut values = polars_arrow::array::MutableBinaryViewArray::<str>::with_capacity(n);
+    let mut buf = String::new();
     for i in 0..n {
-        row(i, &mut text);
-        ends.push(text.len());
+        buf.clear();
+        row(i, &mut buf);
+        values.push_value(buf.as_str());
     }
-    let array = if u32::try_from(text.len()).is_ok() {
-        let bytes = text.into_bytes();
-        let mut views = Vec::with_capacity(n);
-        let mut start = 0;
-        for &end in &ends {
-            let b = &bytes[start..end];
-            views.push(if b.len() <= View::MAX_INLINE_SIZE as usize {
-                View::new_inline(b)
-            } else {
-                View::new_from_bytes(b, 0, start as u32)
-            });
-            start = end;
-        }
-        let total = bytes.len();
-        // SAFETY: the bytes are a `String`'s, cut at the ends of whole rows (valid UTF-8), and
-        // every view is of `bytes[start..end]` in buffer 0 at offset `start`.
-        unsafe {
-            Utf8ViewArray::new_unchecked(
-                polars_arrow::datatypes::ArrowDataType::Utf8View,
-                views.into(),
-                polars_buffer::Buffer::from(vec![polars_buffer::Buffer::from(bytes)]),
-                None,
-                Some(total),
-                total,
-            )
-        }
-    } else {
-        // Over 4 GiB of text (offsets are 32-bit): row by row.
-        let mut values = polars_arrow::array::MutableBinaryViewArray::<str>::with_capacity(n);
-        let mut start = 0;
-        for &end in &ends {
-            values.push_value(&text[start..end]);
-            start = end;
-        }
-        values.freeze()
-    };
-    StringChunked::with_chunk(name.into(), array)
+    StringChunked::with_chunk(name.into(), values.freeze())
         .into_series()
         .into()
-}
-
-pub(crate) fn opt(x: f64) -> Option<f64> {
-    (!x.is_nan()).then_some(x)
 }
 
 /// A float column in which NaN is null, built over `values` without copying them (a column of
@@ -969,6 +915,7 @@ impl Store {
     }
 
     /// Publish a batch of frames (both sorted by cell) as a part.
+    #[cfg(test)]
     pub fn write_part(&self, runs: DataFrame, traj: DataFrame) -> Result<()> {
         let mut segment = self.segment();
         segment.push(runs, traj)?;
@@ -1258,7 +1205,7 @@ mod tests {
         let v: serde_json::Value = serde_json::from_str(&j.with_f64(&[3.0, 2.25, 1e300])).unwrap();
         assert_eq!(v["b"].as_f64(), Some(3.0));
         assert_eq!(v["c"].as_f64(), Some(1e300));
-        // Repeated values reuse their text; every number reads back to the same bits.
+        // Every number, repeated or not, reads back to the same bits.
         let names: Vec<String> = (0..40).map(|i| format!("l{i:02}")).collect();
         let xs: Vec<f64> = (0..40)
             .map(|i| match i % 4 {
