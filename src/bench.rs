@@ -257,49 +257,35 @@ pub fn measure_pool(
     seconds: f64,
 ) -> Result<PoolTiming> {
     use crate::replay::pool::{PoolWorld, PoolWorldConfig, drive_pool};
-    use crate::trace::pool::{Pool, PoolTask};
-    // One learner's configurations as a pool of their own (what a single-learner study replays).
-    let keep: Vec<usize> = (0..pool.configs.len())
-        .filter(|&i| pool.configs[i].learner == learner)
-        .collect();
-    let sub = Pool {
-        configs: keep.iter().map(|&i| pool.configs[i].clone()).collect(),
-        tasks: pool
-            .tasks
-            .iter()
-            .map(|t| PoolTask {
-                dataset: t.dataset.clone(),
-                run: t.run,
-                curves: keep.iter().map(|&i| t.curves[i].clone()).collect(),
-            })
-            .collect(),
-        neighbours: Vec::new(),
-        ..pool.clone()
-    };
-    let sub = Pool {
-        neighbours: crate::trace::pool::grid_neighbours(&sub.manifest, &sub.configs),
-        space: crate::trace::pool::grid_space(&sub.manifest, &sub.configs),
-        ..sub
-    };
+    // One learner's configurations, as a `per_learner = true` experiment replays them: the world
+    // on the whole pool, restricted to the learner (its recorded default, if any, stays out of the
+    // draws, as in every pool cell). Its grid configurations are what the cells draw from.
+    if learner >= pool.manifest.learners.len() {
+        anyhow::bail!(
+            "{}: learner {learner} does not exist (the pool has {})",
+            pool.dir.display(),
+            pool.manifest.learners.len()
+        );
+    }
+    let configs = (0..pool.configs.len())
+        .filter(|&i| pool.configs[i].learner == learner && pool.defaults[learner] != Some(i as u32))
+        .count();
     let cfg = crate::policy::default_config(policy)?;
-    let sign = if sub.manifest.direction == crate::trace::Direction::Maximize {
-        1.0
-    } else {
-        -1.0
-    };
+    let sign = pool.manifest.direction.sign();
     let (mut cells, mut decisions) = (0u64, 0u64);
     let t0 = Instant::now();
     while t0.elapsed().as_secs_f64() < seconds {
-        for (ti, task) in sub.tasks.iter().enumerate() {
+        for (ti, task) in pool.tasks.iter().enumerate() {
             let seed = cells.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ ti as u64;
             let mut world = PoolWorld::new(
-                &sub,
+                pool,
                 task,
                 PoolWorldConfig::default(),
                 budget_units,
                 sign,
                 seed,
             );
+            world.restrict_to_learners(&[learner]);
             let mut p = cfg.build(0);
             drive_pool(
                 &mut world,
@@ -317,7 +303,7 @@ pub fn measure_pool(
         cells,
         decisions,
         seconds: t0.elapsed().as_secs_f64(),
-        configs: keep.len(),
+        configs,
     })
 }
 
@@ -422,6 +408,11 @@ pub fn measure_cash(
             times.extend(p.times);
         }
         rep += 1;
+        if times.is_empty() {
+            anyhow::bail!(
+                "{policy}: no model decision at {at} ± 5 observations on any task (the first configurations are drawn at random, e.g. TPE's n_startup = 20); time it at more observations"
+            );
+        }
     }
     times.sort_by(f64::total_cmp);
     Ok(CashTiming {

@@ -10,6 +10,7 @@ pub mod analysis;
 pub mod bench;
 pub mod curve;
 pub mod experiment;
+pub mod names;
 pub mod policy;
 pub mod replay;
 pub mod report;

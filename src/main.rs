@@ -11,7 +11,6 @@ use banditbench::analysis::compare::Options;
 use banditbench::analysis::stats::{CiKind, ZeroMethod};
 use banditbench::bench;
 use banditbench::experiment::{self, RunOptions};
-use banditbench::policy::{Kind, registry};
 use banditbench::replay::WorldKind;
 use banditbench::report::{self, ReportOptions, UnitKind};
 use banditbench::trace::{LoadOptions, load_trace_set, pool};
@@ -44,7 +43,8 @@ enum Command {
         /// Worker threads, at least 1 [default: all cores]
         #[arg(long, value_parser = clap::value_parser!(u64).range(1..=4096).map(|v| v as usize))]
         threads: Option<usize>,
-        /// Cells per results part written to disk, at least 1 (smaller loses less on a kill)
+        /// Cells per results part written to disk, at least 1 (smaller loses less on a kill);
+        /// after the first, parts are written at most ten times a second
         #[arg(long, value_parser = clap::value_parser!(u64).range(1..).map(|v| v as usize))]
         batch_size: Option<usize>,
         /// Run one deterministic share of the cells, I/N with 0 <= I < N (cells whose index is I
@@ -55,6 +55,10 @@ enum Command {
         /// Do not draw the progress bar
         #[arg(long)]
         quiet: bool,
+        /// Delete the folder's finished results first (runs, trajectories, parts and lock file)
+        /// and run every cell again, e.g. after an external policy's code changed
+        #[arg(long)]
+        fresh: bool,
     },
     /// Combine the finished shards of one experiment (`run --shard I/N`) into one results folder,
     /// byte for byte what an unsharded run writes. Checks that the folders come from the same
@@ -211,6 +215,24 @@ enum Command {
         #[arg(long)]
         labels: Option<PathBuf>,
     },
+    /// Show one cell of a results folder: its row of runs.parquet, its decisions, and a figure
+    /// of its trajectory (incumbent and revealed scores against the budget used)
+    Show {
+        /// A results folder (runs.parquet, trajectories.parquet)
+        results: PathBuf,
+        /// The cell's id (the 'cell' column of runs.parquet; --list shows them)
+        #[arg(long, required_unless_present = "list")]
+        cell: Option<u64>,
+        /// List the cells instead (id, dataset, run, budget, policy, best score)
+        #[arg(long)]
+        list: bool,
+        /// Decisions printed from the start and from the end of a long cell; cells listed
+        #[arg(long, default_value_t = 20)]
+        limit: usize,
+        /// Folder of the figure cell-<ID>.{pdf,svg,png,csv} [default: RESULTS/cells]
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
     /// Reproduce a paper's tables and figures: run its experiments, then write results/<paper>/
     Reproduce {
         /// The paper: erucb (Hu, Yu & Liao 2019: Table 1, Figure 1, Table 2), hamlet (Schmidt et
@@ -234,7 +256,13 @@ enum Command {
         command: TracesCommand,
     },
     /// List every policy: its parameters with defaults, the worlds it supports and its source
-    Policies,
+    Policies {
+        /// Only the policies whose name contains this (e.g. ucb)
+        name: Option<String>,
+        /// Only the policies that run in this world
+        #[arg(long, value_parser = ["time-sliced", "pull-count", "synthetic", "pool"])]
+        world: Option<String>,
+    },
     /// Measure replay throughput (UCB1, one thread) and trace-set load time and memory
     Bench {
         /// Trace set to load and replay
@@ -246,16 +274,19 @@ enum Command {
         /// Rows of the generated scores table that `report` is timed on (0 skips it)
         #[arg(long, default_value_t = 1_000_000)]
         report_rows: usize,
-        /// Run only some measurements (repeatable): load, replay, fits, report (a large scores
-        /// table), report-policies (100 units x 50, 100, 200 policies), pool (configuration-level
-        /// replay on traces/sklearn-grid), store (a run of --store-decisions decisions through
-        /// the results store: time and peak RSS), write-cost (the quickstart replayed without
-        /// writing, against a full run)
-        /// protocol (built-in policies against the same rules in Python through the policy
-        /// protocol, one thread), cash (time per TPE and SMAC-style decision at 200
-        /// observations on sklearn-random's joint pool, one thread)
-        #[arg(long, value_parser = ["load", "replay", "fits", "report", "report-policies", "pool", "store", "write-cost", "protocol", "cash"])]
-        only: Vec<String>,
+        /// Run only some measurements (repeatable). By default every one runs but store,
+        /// write-cost and protocol, which run only when named
+        #[arg(long, value_enum)]
+        only: Vec<Section>,
+        /// The configuration pool of the pool measurement (one learner's grid)
+        #[arg(long, default_value = "traces/sklearn-grid")]
+        pool: PathBuf,
+        /// Numbers of policies the report-policies measurement ranks (100 units each)
+        #[arg(long, value_delimiter = ',', default_value = "50,100,200")]
+        report_policies: Vec<usize>,
+        /// Observations at which the cash measurement times a model decision
+        #[arg(long, default_value_t = 200)]
+        cash_observations: usize,
         /// Decisions of the store measurement
         #[arg(long, default_value_t = 100_000_000)]
         store_decisions: u64,
@@ -273,6 +304,11 @@ enum Command {
 
 #[derive(Subcommand)]
 enum TracesCommand {
+    /// One line per trace set and configuration pool in a folder (default: traces/)
+    List {
+        #[arg(default_value = "traces")]
+        dir: PathBuf,
+    },
     /// Validate trace sets against format v1; exit 0 if all are valid
     Validate {
         /// Trace-set or configuration-pool folders
@@ -285,7 +321,8 @@ enum TracesCommand {
         #[arg(long)]
         allow_incomplete: bool,
     },
-    /// Print a summary table per trace set or configuration pool
+    /// Print a summary table per trace set or configuration pool (files among the arguments,
+    /// such as traces/README.md from `traces/*`, are skipped with a note)
     Inspect {
         #[arg(required = true)]
         dirs: Vec<PathBuf>,
@@ -326,7 +363,8 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             batch_size,
             shard,
             quiet,
-        } => run(experiment, out, threads, batch_size, shard, quiet),
+            fresh,
+        } => run(experiment, out, threads, batch_size, shard, quiet, fresh),
         Command::Slurm {
             experiment,
             shards,
@@ -402,12 +440,23 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                 allow_missing_arms,
                 allow_incomplete,
             } => validate(&dirs, allow_missing_arms, allow_incomplete),
+            TracesCommand::List { dir } => {
+                print!("{}", banditbench::trace::inspect::list(&dir)?);
+                Ok(ExitCode::SUCCESS)
+            }
             TracesCommand::Inspect {
                 dirs,
                 allow_missing_arms,
                 allow_incomplete,
             } => {
                 for d in &dirs {
+                    if d.is_file() {
+                        eprintln!(
+                            "note: skipped {}: a file, not a trace-set or pool folder",
+                            d.display()
+                        );
+                        continue;
+                    }
                     if pool::is_pool(d) {
                         print!("{}", pool::describe(&pool::load_pool(d, allow_incomplete)?));
                         continue;
@@ -535,6 +584,30 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             );
             Ok(ExitCode::SUCCESS)
         }
+        Command::Show {
+            results,
+            cell,
+            list,
+            limit,
+            out,
+        } => {
+            if list {
+                print!("{}", report::show::list_cells(&results, limit)?);
+                return Ok(ExitCode::SUCCESS);
+            }
+            let cell = cell.context("give --cell ID or --list")?;
+            let out = out.unwrap_or_else(|| results.join("cells"));
+            let shown = report::show::show_cell(&results, cell, limit, Some(&out))?;
+            print!("{}", shown.text);
+            if let Some(png) = shown
+                .files
+                .iter()
+                .find(|f| f.extension().is_some_and(|e| e == "png"))
+            {
+                eprintln!("wrote {}", png.display());
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Reproduce {
             paper,
             threads,
@@ -568,8 +641,17 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             );
             Ok(ExitCode::SUCCESS)
         }
-        Command::Policies => {
-            print!("{}", policies_text());
+        Command::Policies { name, world } => {
+            let world = world.map(|w| match w.as_str() {
+                "time-sliced" => WorldKind::TimeSliced,
+                "pull-count" => WorldKind::PullCount,
+                "synthetic" => WorldKind::Synthetic,
+                _ => WorldKind::Pool,
+            });
+            print!(
+                "{}",
+                banditbench::policy::describe_registry(name.as_deref(), world)?
+            );
             Ok(ExitCode::SUCCESS)
         }
         Command::Bench {
@@ -577,6 +659,9 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             seconds,
             report_rows,
             only,
+            pool: pool_dir,
+            report_policies,
+            cash_observations,
             store_decisions,
             threads,
             write_cost_experiment,
@@ -586,11 +671,19 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                 // As in `run`: bound polars' own pool too, before polars is first used.
                 unsafe { std::env::set_var("POLARS_MAX_THREADS", t.to_string()) };
             }
-            run_bench(&traces, seconds, report_rows, &only)?;
-            let want = |what: &str| only.iter().any(|o| o == what);
+            run_bench(
+                &traces,
+                &pool_dir,
+                seconds,
+                report_rows,
+                &report_policies,
+                cash_observations,
+                &only,
+            )?;
+            let want = |what: Section| only.contains(&what);
             let scratch = std::env::temp_dir()
                 .join(format!("banditbench-bench-store-{}", std::process::id()));
-            if want("write-cost") {
+            if want(Section::WriteCost) {
                 let w = bench::measure_write_cost(&write_cost_experiment, &scratch, threads)?;
                 println!(
                     "write cost: {} ({} cells) replayed without writing {:.2} s wall ({:.2} s CPU), run through the store {:.2} s wall ({:.2} s CPU): {:.2}x pure simulation in wall time, {:.2}x in CPU time",
@@ -604,7 +697,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                     w.run_cpu_s / w.simulation_cpu_s.max(1e-9)
                 );
             }
-            if want("protocol") {
+            if want(Section::Protocol) {
                 let ts = banditbench::trace::load_trace_set(&traces, &Default::default())?;
                 let t = bench::measure_protocol(&ts, &python, seconds)?;
                 for pair in t.chunks(2) {
@@ -622,7 +715,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                     );
                 }
             }
-            if want("store") {
+            if want(Section::Store) {
                 let m = bench::measure_store(store_decisions, &scratch, threads)?;
                 println!(
                     "store: {} decisions in {} cells run, stored and merged in {:.1} s wall, {:.1} s CPU ({:.2e} decisions/s); peak RSS {:.0} MiB; runs.parquet {:.1} MB, trajectories.parquet {:.1} MB",
@@ -649,6 +742,7 @@ fn run(
     batch_size: Option<usize>,
     shard: Option<experiment::Shard>,
     quiet: bool,
+    fresh: bool,
 ) -> Result<ExitCode> {
     if let Some(t) = threads {
         // polars keeps its own thread pool (for parquet and CSV), sized once from this variable
@@ -661,6 +755,7 @@ fn run(
         threads,
         batch_size,
         shard,
+        fresh,
     };
     let exp = experiment::load_experiment(&path)?;
     let (summary, what) = if exp.world.kind() == banditbench::replay::WorldKind::Pool {
@@ -863,60 +958,59 @@ enum Paper {
     AutoWeka,
 }
 
-fn policies_text() -> String {
-    use std::fmt::Write as _;
-    let mut s = String::new();
-    for f in registry() {
-        let worlds: Vec<&str> = f.worlds.iter().map(|w| w.as_str()).collect();
-        let _ = writeln!(s, "{}\n    {}", f.name, f.summary);
-        let _ = writeln!(s, "    worlds: {}", worlds.join(", "));
-        let _ = writeln!(s, "    source: {}", f.source);
-        if f.params.is_empty() {
-            let _ = writeln!(s, "    parameters: none");
-        }
-        for p in &f.params {
-            let kind = match &p.kind {
-                Kind::Float { min, max } => format!("float in [{min}, {max}]"),
-                Kind::Int { min, max } => format!("int in [{min}, {max}]"),
-                Kind::Choice(c) => c.join(" | "),
-                Kind::Any => "any".to_string(),
-            };
-            let _ = writeln!(
-                s,
-                "    {} = {}   ({kind})\n        {}",
-                p.name, p.default, p.doc
-            );
-        }
-        s.push('\n');
+/// A measurement of `banditbench bench --only`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Section {
+    /// The trace set's load time and peak memory
+    Load,
+    /// Simulated UCB1 pulls per second in both learner-level worlds, one thread
+    Replay,
+    /// Microseconds per arctan learning-curve fit
+    Fits,
+    /// `report` on a large generated scores table (--report-rows)
+    Report,
+    /// `report` on 100 units x each of --report-policies policies
+    ReportPolicies,
+    /// Pool-world decisions per second on one learner's grid of --pool
+    Pool,
+    /// A run of --store-decisions decisions through the results store (only when named)
+    Store,
+    /// The quickstart replayed without writing, against a full run (only when named)
+    WriteCost,
+    /// Built-in policies against the same rules in Python through the protocol (only when named)
+    Protocol,
+    /// Time per TPE and SMAC-style decision on sklearn-random's joint pool
+    Cash,
+}
+
+impl Section {
+    /// Measurements that take minutes, disk or Python run only when named.
+    fn only_when_named(self) -> bool {
+        matches!(
+            self,
+            Section::Store | Section::WriteCost | Section::Protocol
+        )
     }
-    let _ = writeln!(
-        s,
-        "external\n    a policy in any language: a process that speaks the JSON-lines policy protocol (docs/protocol.md)\n    worlds: time-sliced, pull-count, synthetic, pool\n    source: cite the policy's own paper; the protocol is banditbench's, version {}\n    keys: name (its name in results), command (program and arguments), params (a table; lists expand),\n          env (a table), timeout_s (default 60), on_failure (stop | restart)\n    Python: pip install ./python, subclass banditbench.Policy, see python/examples/ and README 'Adding a policy'",
-        banditbench::policy::external::PROTOCOL
-    );
-    s
 }
 
 fn run_bench(
     traces: &std::path::Path,
+    pool_dir: &std::path::Path,
     seconds: f64,
     report_rows: usize,
-    only: &[String],
+    report_policies: &[usize],
+    cash_observations: usize,
+    only: &[Section],
 ) -> Result<ExitCode> {
-    // The store measurements run only when asked for (they take minutes and disk).
-    let want = |what: &str| {
-        (only.is_empty() || only.iter().any(|o| o == what))
-            && what != "store"
-            && what != "write-cost"
-            && what != "protocol"
-    };
-    if want("load") || want("replay") {
-        run_bench_replay(traces, seconds, want("replay"))?;
+    // The sections named-only are run by the caller.
+    let want = |what: Section| !what.only_when_named() && (only.is_empty() || only.contains(&what));
+    if want(Section::Load) || want(Section::Replay) {
+        run_bench_replay(traces, seconds, want(Section::Replay))?;
     }
-    if want("fits") {
+    if want(Section::Fits) {
         run_bench_fits();
     }
-    if want("report") && report_rows > 0 {
+    if want(Section::Report) && report_rows > 0 {
         let dir = std::env::temp_dir().join(format!("banditbench-bench-{}", std::process::id()));
         let m = bench::measure_report(report_rows / 10, 10, &dir)?;
         println!(
@@ -925,8 +1019,8 @@ fn run_bench(
         );
         let _ = std::fs::remove_dir_all(&dir);
     }
-    if want("pool") {
-        let dir = std::path::Path::new("traces/sklearn-grid");
+    if want(Section::Pool) {
+        let dir = pool_dir;
         let pool = pool::load_pool(dir, true)?;
         for policy in [
             "random-search",
@@ -954,7 +1048,7 @@ fn run_bench(
             );
         }
     }
-    if want("cash") {
+    if want(Section::Cash) {
         let dir = std::path::Path::new("traces/sklearn-random");
         let pool = banditbench::trace::joint::pool_from_trace_set(dir)?;
         for (family, given) in [
@@ -963,12 +1057,13 @@ fn run_bench(
             ("smac", vec![]),
             ("smac", vec![("variance", "total")]),
         ] {
-            let t = bench::measure_cash(&pool, family, &given, 200, seconds)?;
+            let t = bench::measure_cash(&pool, family, &given, cash_observations, seconds)?;
             println!(
-                "{} on the joint pool of {} (up to {} candidates per task): one model decision at 200 +- 5 observations: mean {:.3} ms, median {:.3} ms, max {:.3} ms ({} decisions, one thread)",
+                "{} on the joint pool of {} (up to {} candidates per task): one model decision at {} +- 5 observations: mean {:.3} ms, median {:.3} ms, max {:.3} ms ({} decisions, one thread)",
                 t.policy,
                 dir.display(),
                 t.candidates,
+                cash_observations,
                 t.mean_ms,
                 t.median_ms,
                 t.max_ms,
@@ -976,8 +1071,8 @@ fn run_bench(
             );
         }
     }
-    if want("report-policies") {
-        for policies in [50, 100, 200] {
+    if want(Section::ReportPolicies) {
+        for &policies in report_policies {
             let dir = std::env::temp_dir().join(format!(
                 "banditbench-bench-{}-{policies}",
                 std::process::id()

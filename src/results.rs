@@ -74,13 +74,13 @@ pub struct Results {
 /// reads (older formats hold every column the reader needs).
 fn check_format(dir: &Path) -> Result<()> {
     let lock = dir.join(crate::experiment::LOCK);
-    let Ok(text) = std::fs::read_to_string(&lock) else {
+    // A missing or damaged lock file does not stop a report (`run` and `merge` refuse it).
+    let Ok(Some(t)) = crate::experiment::read_lock_file(&lock) else {
         return Ok(());
     };
-    let format = text
-        .parse::<toml::Table>()
-        .ok()
-        .and_then(|t| t.get("resolved")?.get("results_format")?.as_integer())
+    let format = t
+        .get("resolved")
+        .and_then(|r| r.get("results_format")?.as_integer())
         .unwrap_or(1);
     if format > crate::experiment::RESULTS_FORMAT {
         bail!(

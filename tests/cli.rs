@@ -325,7 +325,7 @@ fn experiment_errors_name_the_key_and_the_allowed_values() {
         &format!("{world}[[policies]]\nfamily = \"ucb9\"\n"),
     );
     assert!(
-        e.contains("unknown policy 'ucb9'; known policies: round-robin"),
+        e.contains("unknown policy 'ucb9' (did you mean 'ucb1' or 'ucb1-btb'?); known policies: round-robin"),
         "{e}"
     );
     let e = exp_error(
@@ -386,4 +386,156 @@ fn bench_runs_only_the_measurements_asked_for() {
     assert!(lines[0].starts_with("load ") && lines[0].contains("18 evaluations"));
     assert!(lines[1].starts_with("report on 200 generated scores (20 units x 10 policies)"));
     assert!(!text.contains("ucb1") && !text.contains("arctan"), "{text}");
+}
+
+/// Every section of `bench --only` runs and prints its figures, trimmed so that the whole takes
+/// seconds. The list of sections is read from `bench --help`, so a new section fails here until it
+/// is run here too. `pool` runs on the real sklearn-grid pool, whose recorded defaults once made
+/// its one-learner cells index past the pool's end.
+#[test]
+fn every_bench_section_runs() {
+    let help = stdout(&run_ok(&["bench", "--help"]));
+    let listed = help
+        .split("--only <ONLY>")
+        .nth(1)
+        .and_then(|s| s.split("Possible values:").nth(1))
+        .map(|s| {
+            s.lines()
+                .map(str::trim)
+                .skip_while(|l| l.is_empty())
+                .take_while(|l| l.starts_with("- "))
+                .map(|l| l[2..].split(':').next().unwrap().trim().to_string())
+                .collect::<Vec<_>>()
+        })
+        .unwrap_or_default();
+    let tiny = common::fixture();
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = common::scratch("bench-sections");
+    let exp = common::experiment(
+        &dir,
+        "write-cost",
+        &format!(
+            "seed = 1\n[world]\nkind = \"time-sliced\"\nbudgets = [6.0]\nslice = 1.0\n{}",
+            common::POLICIES
+        ),
+    );
+    // (section, a line it must print, extra arguments)
+    let sections: Vec<(&str, &str, Vec<String>)> = vec![
+        ("load", "load ", vec![]),
+        ("replay", "pulls/s on one thread", vec![]),
+        ("fits", "arctan fit,", vec![]),
+        ("report", "report on 200 generated scores", vec![]),
+        (
+            "report-policies",
+            "report on 100 units x 5 policies",
+            vec![],
+        ),
+        ("pool", "decisions/s", vec![]),
+        (
+            "store",
+            "store: ",
+            vec!["--store-decisions".into(), "20000".into()],
+        ),
+        (
+            "write-cost",
+            "write cost: ",
+            vec!["--write-cost-experiment".into(), exp.display().to_string()],
+        ),
+        ("protocol", "through the protocol", vec![]),
+        ("cash", "one model decision at 30 +- 5 observations", vec![]),
+    ];
+    let names: Vec<String> = sections.iter().map(|s| s.0.to_string()).collect();
+    assert_eq!(listed, names, "bench --help lists other sections:\n{help}");
+    let python = std::process::Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_ok();
+    for (section, want, extra) in sections {
+        if section == "protocol" && !python {
+            assert!(
+                std::env::var("BANDITBENCH_REQUIRE_PYTHON").is_err(),
+                "python3 is required"
+            );
+            continue;
+        }
+        let mut args: Vec<String> = [
+            "bench",
+            "--only",
+            section,
+            "--seconds",
+            "0.05",
+            "--traces",
+            tiny.to_str().unwrap(),
+            "--pool",
+            root.join("traces/sklearn-grid").to_str().unwrap(),
+            "--report-rows",
+            "200",
+            "--report-policies",
+            "5",
+            "--cash-observations",
+            "30",
+            "--threads",
+            "1",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        args.extend(extra);
+        let a: Vec<&str> = args.iter().map(String::as_str).collect();
+        let text = stdout(&run_ok(&a));
+        assert!(
+            text.contains(want),
+            "bench --only {section} printed:\n{text}"
+        );
+    }
+}
+
+/// `show --list` lists the cells; `show --cell ID` prints the cell's run and decisions and draws
+/// its trajectory; an unknown id is an error that says where the ids are.
+#[test]
+fn one_cell_is_shown_with_its_decisions_and_a_figure() {
+    let dir = scratch("show");
+    let exp = common::experiment(
+        &dir,
+        "show",
+        &format!(
+            "seed = 3\n[world]\nkind = \"pull-count\"\nbudgets = [30]\nexhausted = \"resample\"\n{POLICIES}"
+        ),
+    );
+    let out = dir.join("out");
+    run_exp(&exp, &out, 1);
+    let list = stdout(&run_ok(&["show", out.to_str().unwrap(), "--list"]));
+    let first = list
+        .lines()
+        .nth(1)
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_string();
+    let id: u64 = first.parse().unwrap();
+    let text = stdout(&run_ok(&[
+        "show",
+        out.to_str().unwrap(),
+        "--cell",
+        &first,
+        "--limit",
+        "5",
+    ]));
+    assert!(text.starts_with(&format!("cell {id} of ")), "{text}");
+    assert!(text.contains("30 decisions stored:"), "{text}");
+    assert!(text.contains("… 20 decisions between …"), "{text}");
+    assert!(out.join("cells").join(format!("cell-{id}.png")).is_file());
+    let csv = std::fs::read_to_string(out.join("cells").join(format!("cell-{id}.csv"))).unwrap();
+    assert!(csv.lines().count() > 30, "{csv}");
+    let o = common::bin()
+        .args(["show", out.to_str().unwrap(), "--cell", "12345"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("no cell 12345 among its"),
+        "{}",
+        stderr(&o)
+    );
 }

@@ -242,6 +242,7 @@ fn reproduce_erucb_writes_its_tables_and_figures() {
         "figure1a.png",
         "figure1a.svg",
         "figure1b.png",
+        "claim.md",
     ] {
         assert!(dir.join(f).is_file(), "{f}");
         assert!(files.contains(&dir.join(f)), "{f} reported");
@@ -257,6 +258,29 @@ fn reproduce_erucb_writes_its_tables_and_figures() {
         .find(|l| l.starts_with("| ER-UCB | ours (100)"))
         .unwrap();
     assert!(row.contains("| 100 % | 0 % |"), "{row}");
+    // The claims of both tables, what was found, and a verdict each.
+    let claim = std::fs::read_to_string(dir.join("claim.md")).unwrap();
+    assert!(
+        claim.contains("## Table 1") && claim.contains("## Table 2"),
+        "{claim}"
+    );
+    assert_eq!(
+        claim.matches("**holds**").count() + claim.matches("**does not hold**").count(),
+        4,
+        "{claim}"
+    );
+    assert!(
+        claim.contains("| best T-Eval (test, same model) |"),
+        "{claim}"
+    );
+    // Table 2's C-UCB uses the authors' convention (ln t of the 1-based round).
+    let csv2 = std::fs::read_to_string(dir.join("table2.csv")).unwrap();
+    assert!(
+        csv2.lines()
+            .filter(|l| l.contains(",C-UCB,"))
+            .all(|l| l.contains("log_t=round")),
+        "{csv2}"
+    );
     let t2 = std::fs::read_to_string(dir.join("table2.md")).unwrap();
     assert_eq!(
         t2.matches("\n## ").count(),

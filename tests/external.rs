@@ -259,6 +259,21 @@ fn malformed_answers_are_quoted() {
         err.contains("it answered `banana`, which is not JSON"),
         "{err}"
     );
+    // JSON that is not an answer object is told so, not "not JSON".
+    for (mode, text) in [("minus-one", "-1"), ("null", "null")] {
+        let err = fails(
+            &scratch("ext-not-object"),
+            &format!("mode = \"{mode}\", fail_from = 1"),
+            "",
+            1,
+        );
+        assert!(
+            err.contains(&format!(
+                "it answered `{text}`, which is JSON but not an object"
+            )),
+            "{err}"
+        );
+    }
 
     let dir = scratch("ext-nohello");
     let exp = experiment(
@@ -600,4 +615,166 @@ fn a_python_policy_reads_the_pools_encoded_space() {
         !o.status.success() && err.contains("KeyError: 'open'"),
         "{err}"
     );
+}
+
+/// Editing an external policy's script changes what decides its cells: a rerun into the same
+/// folder is refused with the file named (not silently reusing the old results), `--fresh`
+/// deletes the finished results and runs every cell again, and a `files` entry that does not
+/// exist is an error naming it.
+#[test]
+fn an_edited_policy_script_is_not_taken_for_the_finished_results() {
+    if !python_ok() {
+        return;
+    }
+    let dir = scratch("ext-edited");
+    let script = dir.join("my_rr.py");
+    let original = std::fs::read_to_string(root().join("python/examples/round_robin.py")).unwrap();
+    std::fs::write(&script, &original).unwrap();
+    let exp = experiment(
+        &dir,
+        "edited",
+        &format!(
+            "seed = 5\nrepetitions = 2\n[world]\nkind = \"pull-count\"\nbudgets = [6]\nexhausted = \"resample\"\n[[policies]]\nfamily = \"external\"\nname = \"my-rr\"\ncommand = [\"python3\", \"{}\"]\nenv = {{ PYTHONPATH = \"{}\" }}\n",
+            script.display(),
+            root().join("python").display()
+        ),
+    );
+    let out = dir.join("out");
+    let first = run_out(&exp, &out, "1");
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    let lock = std::fs::read_to_string(out.join("experiment.lock.toml")).unwrap();
+    assert!(lock.contains("[resolved.external_files.my-rr]"), "{lock}");
+    assert!(lock.contains(&script.display().to_string()), "{lock}");
+    // The same script again: every cell is finished, nothing runs.
+    let again = run_out(&exp, &out, "1");
+    assert!(again.status.success());
+    // An edit (a comment is enough: the content decides) is named, and nothing is lost.
+    std::fs::write(&script, format!("{original}\n# edited\n")).unwrap();
+    let edited = run_out(&exp, &out, "1");
+    let err = String::from_utf8_lossy(&edited.stderr).to_string();
+    assert!(!edited.status.success(), "{err}");
+    assert!(
+        err.contains("external policy 'my-rr'")
+            && err.contains(&format!(
+                "{} changed since these results were written",
+                script.display()
+            ))
+            && err.contains("--fresh"),
+        "{err}"
+    );
+    assert_eq!(cells(&out).len(), 4);
+    // --fresh starts again: the lock file records the new hash, and the cells are all there.
+    let fresh = bin()
+        .args(["run", exp.to_str().unwrap(), "--out", out.to_str().unwrap()])
+        .args(["--quiet", "--threads", "1", "--fresh"])
+        .output()
+        .unwrap();
+    assert!(
+        fresh.status.success(),
+        "{}",
+        String::from_utf8_lossy(&fresh.stderr)
+    );
+    assert_ne!(
+        std::fs::read_to_string(out.join("experiment.lock.toml")).unwrap(),
+        lock
+    );
+    assert_eq!(cells(&out).len(), 4);
+    // A `files` entry that does not exist is named.
+    let bad = experiment(
+        &dir,
+        "bad-files",
+        &format!(
+            "seed = 5\n[world]\nkind = \"pull-count\"\nbudgets = [6]\n[[policies]]\nfamily = \"external\"\nname = \"my-rr\"\ncommand = [\"python3\", \"{}\"]\nfiles = [\"no/such/module\"]\n",
+            script.display()
+        ),
+    );
+    let o = run_out(&bad, &dir.join("out2"), "1");
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert!(
+        !o.status.success() && err.contains("'files' names no/such/module, which does not exist"),
+        "{err}"
+    );
+}
+
+/// A policy that starts a process of its own: when the run ends, that process is ended too (the
+/// policy's whole process group), not left running.
+#[test]
+fn processes_a_policy_started_end_with_the_run() {
+    if !python_ok() {
+        return;
+    }
+    let dir = scratch("ext-children");
+    let pids = dir.join("pids.txt");
+    let exp = experiment(
+        &dir,
+        "children",
+        &format!(
+            "seed = 5\nrepetitions = 2\n[world]\nkind = \"pull-count\"\nbudgets = [6]\n{}",
+            external("spawner", "spawns_child.py", "", "")
+        )
+        .replace(
+            "env = {",
+            &format!("env = {{ CHILD_PID_FILE = \"{}\", ", pids.display()),
+        ),
+    );
+    let o = run_out(&exp, &dir.join("out"), "2");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = std::fs::read_to_string(&pids).unwrap();
+    let pids: Vec<i32> = text.lines().map(|l| l.trim().parse().unwrap()).collect();
+    assert!(!pids.is_empty());
+    // Killed children are reaped by init; give it a moment.
+    let alive = |pid: i32| {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .is_ok_and(|s| s.split(' ').nth(2).is_none_or(|st| st != "Z"))
+    };
+    let t0 = std::time::Instant::now();
+    while pids.iter().any(|&p| alive(p)) && t0.elapsed().as_secs() < 10 {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    for p in pids {
+        assert!(
+            !alive(p),
+            "process {p}, started by the policy, outlived the run"
+        );
+    }
+}
+
+/// The README's pool-world Python policy on the recorded sklearn-grid pool: each cell draws its K
+/// configurations (one unit each) and trains the best of them with the rest of its budget (8 x 27
+/// units would exceed it, so it never draws again).
+#[test]
+fn the_readme_pool_world_python_policy_runs_on_a_recorded_pool() {
+    if !python_ok() {
+        return;
+    }
+    let dir = scratch("ext-keep-best");
+    let exp = dir.join("keep-best.toml");
+    std::fs::write(
+        &exp,
+        format!(
+            "name = \"keep-best\"\ntraces = \"{}\"\nseed = 3\nrepetitions = 2\n[tasks]\nmax_tasks = 1\n[world]\nkind = \"pool\"\nper_learner = true\nbudget_unit = \"units\"\nbudgets = [100]\n{}",
+            root().join("traces/sklearn-grid").display(),
+            external("keep-best", "python/examples/keep_best.py", "k = 8", "")
+        ),
+    )
+    .unwrap();
+    let out = dir.join("out");
+    let o = run_out(&exp, &out, "2");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let counts = banditbench::results::read_pool_counts(&out).unwrap();
+    let res = banditbench::results::read_results(&out).unwrap();
+    assert!(!res.runs.is_empty());
+    for r in &res.runs {
+        let c = counts[&r.cell];
+        assert_eq!(
+            (c.configs_drawn, c.units_trained),
+            (8, 100),
+            "cell {}",
+            r.cell
+        );
+    }
 }

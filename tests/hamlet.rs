@@ -235,6 +235,7 @@ rho = [0.05, 1.0]
         results: root.join("results"),
         threads: Some(2),
         quiet: true,
+        ..Default::default()
     };
     let files = hamlet::reproduce(&opts).unwrap();
     for name in names {

@@ -152,6 +152,26 @@ fn csv_problems_name_the_line() {
     let e =
         String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
     assert!(e.contains("appears twice in the header"), "{e}");
+    // A run id too large for 64 bits: the row and column, not polars' advice for Python.
+    let huge = tiny_variant(
+        "inputs-huge-run",
+        |c| set_line(c, 3, "d1,a,99999999999999999999999,1,4.0,0.60,0.58,ok"),
+        |m| m.into(),
+    );
+    let out = bin()
+        .args(["traces", "validate", huge.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let e =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    assert!(
+        e.contains("row 2 (line 3), column 'run': `99999999999999999999999` is not a number"),
+        "{e}"
+    );
+    assert!(
+        !e.contains("infer_schema_length") && !e.contains("ignore_errors"),
+        "{e}"
+    );
     let dir = scratch("inputs-utf8");
     let scores = dir.join("scores.csv");
     let mut bytes = b"unit,policy,score\nu1,a,0.5\nu1,b,0.4\nu2,a,0.3\n".to_vec();
@@ -259,6 +279,16 @@ family = "round-robin"
     let bad = body.replace("d2 = 1.0", "d3 = 1.0");
     let e = run_exp(&dir, "perds-missing", &bad);
     assert!(e.contains("parameter 'epsilon'") && e.contains("d2"), "{e}");
+    // A misspelt dataset is an error even when a default would cover it.
+    let typo = body.replace(
+        "{ per_dataset = { d1 = 0.0, d2 = 1.0 } }",
+        "{ per_dataset = { d1 = 0.0, d_2 = 1.0 }, default = 0.5 }",
+    );
+    let e = run_exp(&dir, "perds-typo", &typo);
+    assert!(
+        e.contains("parameter 'epsilon': per_dataset names dataset 'd_2', which the data does not have (it has: d1, d2)"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -294,6 +324,23 @@ fn damaged_results_folders_name_the_file_and_what_to_do() {
         e.contains("experiment.lock.toml") && e.contains("delete this file"),
         "{e}"
     );
+    // A lock file that is a symbolic link is refused without printing what it points to.
+    let secret = dir.join("secret.txt");
+    std::fs::write(&secret, "top secret line\nmore\n").unwrap();
+    std::fs::remove_file(&lock).unwrap();
+    std::os::unix::fs::symlink(&secret, &lock).unwrap();
+    let e = fails(&[
+        "run",
+        exp.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+    ]);
+    assert!(
+        e.contains("is a symbolic link") && !e.contains("top secret"),
+        "{e}"
+    );
+    std::fs::remove_file(&lock).unwrap();
     // A garbage part file blocks a resume with advice; deleting it lets the run finish.
     std::fs::write(&lock, text).unwrap();
     let part = out.join("parts").join("runs-000099.parquet");
@@ -351,4 +398,94 @@ fn no_task_left_says_which_filter_or_that_none_was_given() {
         "{e}"
     );
     assert!(!e.contains("None"), "{e}");
+}
+
+#[test]
+fn a_budget_shorter_than_its_slice_is_refused() {
+    let dir = scratch("inputs-short-budget");
+    let e = run_exp(
+        &dir,
+        "short",
+        &format!("{}{ONE_POLICY}", world("[0.5, 5.0]", "1.0")),
+    );
+    assert!(
+        e.contains("budget 0.5 seconds: the slice is longer than the budget on 2 of 2 tasks")
+            && e.contains("a smaller 'slice'"),
+        "{e}"
+    );
+    assert!(!dir.join("out-short").join("runs.parquet").exists());
+}
+
+/// `traces list` names every bundled set in a line; `traces inspect traces/*` skips the README;
+/// `policies` filters by name and world and suggests the nearest name on a typo.
+#[test]
+fn finding_ones_way_among_traces_and_policies() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let traces = root.join("traces");
+    let out = run_ok(&["traces", "list", traces.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    for set in [
+        "lcdb",
+        "sklearn-random",
+        "sklearn-de",
+        "sklearn-grid",
+        "hpobench-mlp",
+    ] {
+        assert!(
+            text.lines().any(|l| l.starts_with(&format!("{set} "))),
+            "{set} missing:\n{text}"
+        );
+    }
+    assert!(
+        text.contains("pool (") && text.contains("trace set (recorded)"),
+        "{text}"
+    );
+    let fixture = common::fixture();
+    let readme = traces.join("README.md");
+    let out = run_ok(&[
+        "traces",
+        "inspect",
+        readme.to_str().unwrap(),
+        fixture.to_str().unwrap(),
+    ]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("skipped"));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("== tiny"));
+    let ucb = String::from_utf8_lossy(&run_ok(&["policies", "ucb"]).stdout).to_string();
+    assert!(
+        ucb.starts_with("ucb1\n") && ucb.contains("\nhamlet-ucb\n") && !ucb.contains("epsilon"),
+        "{ucb}"
+    );
+    let pool =
+        String::from_utf8_lossy(&run_ok(&["policies", "--world", "pool"]).stdout).to_string();
+    assert!(
+        pool.contains("\nmutant-ucb\n") && !pool.contains("\nucb1\n"),
+        "{pool}"
+    );
+    let e = fails(&["policies", "mutant-ubc"]);
+    assert!(e.contains("did you mean 'mutant-ucb'"), "{e}");
+}
+
+/// A trace set written by pandas with `category` strings and `int8`/`int16` integers
+/// (tests/fixtures/pandas/tiny-category, scripts/reference/pandas_layouts.py) validates and loads
+/// to the same tasks as the CSV it was made from.
+#[test]
+fn a_pandas_parquet_with_category_and_int8_columns_loads() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = root.join("tests/fixtures/pandas/tiny-category");
+    let out = run_ok(&["traces", "validate", dir.to_str().unwrap()]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("ok: "));
+    let opts = banditbench::trace::LoadOptions::default();
+    let a = banditbench::trace::load_trace_set(&dir, &opts).unwrap();
+    let b = banditbench::trace::load_trace_set(&common::fixture(), &opts).unwrap();
+    assert_eq!(a.tasks.len(), b.tasks.len());
+    for (x, y) in a.tasks.iter().zip(&b.tasks) {
+        assert_eq!((&x.dataset, x.run), (&y.dataset, y.run));
+        for (p, q) in x.arms.iter().zip(&y.arms) {
+            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(
+                (&p.learner, bits(&p.score), bits(&p.elapsed_s)),
+                (&q.learner, bits(&q.score), bits(&q.elapsed_s))
+            );
+        }
+    }
 }

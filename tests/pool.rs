@@ -251,6 +251,32 @@ fn each_broken_rule_is_refused_with_where_and_why() {
     );
     let dir = write_pool("pool-incomplete-ok", &incomplete, configs(&GRID), &short);
     assert_eq!(load_pool(&dir, true).unwrap().missing_curves, 1);
+    // A fractional unit in a float column is refused with its row, not truncated, and
+    // `traces validate` fails on it.
+    let dir = write_pool("pool-fractional", MANIFEST, configs(&GRID), &ok);
+    let curves = dir.join("curves").join("part-0.parquet");
+    let mut df = read(&curves);
+    let units: Vec<f64> = df
+        .column("unit")
+        .unwrap()
+        .i64()
+        .unwrap()
+        .into_no_null_iter()
+        .enumerate()
+        .map(|(i, u)| if i == 4 { 1.5 } else { u as f64 })
+        .collect();
+    df.with_column(Column::new("unit".into(), units)).unwrap();
+    write_parquet(df, &curves);
+    let e = format!("{:#}", load_pool(&dir, false).unwrap_err());
+    assert!(
+        e.contains("part-0.parquet: row 5, column 'unit': 1.5 is not a whole number"),
+        "{e}"
+    );
+    let out = bin()
+        .args(["traces", "validate", dir.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
 }
 
 /// A pool experiment on the tiny pool, written beside it.
@@ -524,9 +550,20 @@ fn reproduce_mutant_ucb_writes_both_tables_beside_the_papers() {
     let opts = common::reproduce_options(&out);
     let files = mutant_ucb::reproduce(&opts).unwrap();
     let dir = out.join("mutant-ucb");
-    for f in ["README.md", "table1.csv", "table2.csv"] {
+    for f in ["README.md", "table1.csv", "table2.csv", "claim.md"] {
         assert!(files.contains(&dir.join(f)), "{f} reported");
     }
+    // The claim, what was found and a verdict, per experiment and score.
+    let claim = std::fs::read_to_string(dir.join("claim.md")).unwrap();
+    assert!(
+        claim.contains("**The claim.** Brégère & Keisler 2024"),
+        "{claim}"
+    );
+    assert_eq!(
+        claim.matches("| **the whole claim** |").count(),
+        3,
+        "{claim}"
+    );
     let md = std::fs::read_to_string(dir.join("README.md")).unwrap();
     // The paper's numbers sit beside ours.
     assert!(
@@ -554,6 +591,66 @@ fn reproduce_mutant_ucb_writes_both_tables_beside_the_papers() {
     assert_eq!(models("evolutionary algorithm"), 50.0);
     assert!(models("Mutant-UCB") > 40.0);
     assert!(dir.join("mutant-ucb-table1/report.md").is_file());
+}
+
+/// `reproduce shang` end to end on trimmed copies of its two experiment files: the family test of
+/// each pool and the timing table, measured on sklearn-grid, whose recorded defaults once made the
+/// timing's one-learner pool index past its end.
+#[test]
+fn reproduce_shang_writes_the_family_tests_and_the_timing_table() {
+    use banditbench::reproduce::shang;
+    let out = scratch("reproduce-shang");
+    let opts = common::trimmed_reproduction(
+        &out,
+        &[
+            ("shang-sklearn-grid.toml", "[2]"),
+            ("shang-hpobench.toml", "[10]"),
+        ],
+        1,
+    );
+    let files = shang::reproduce(&opts).unwrap();
+    let dir = out.join("shang");
+    for f in ["README.md", "timing.csv", "claim.md"] {
+        assert!(files.contains(&dir.join(f)), "{f} reported");
+    }
+    let claim = std::fs::read_to_string(dir.join("claim.md")).unwrap();
+    // sklearn-grid on validation and test, HPOBench on validation: 2 parts and a verdict each.
+    assert_eq!(
+        claim.matches("| better than random search |").count(),
+        3,
+        "{claim}"
+    );
+    assert_eq!(
+        claim.matches("| **the whole claim** |").count(),
+        3,
+        "{claim}"
+    );
+    let md = std::fs::read_to_string(dir.join("README.md")).unwrap();
+    // sklearn-grid: on validation and on test; HPOBench (no test scores): on validation only.
+    assert_eq!(
+        md.matches("D-TTTS (pseudo-arm) against each other policy")
+            .count(),
+        3,
+        "{md}"
+    );
+    assert!(
+        md.contains("### On test accuracy (the same recommended unit)"),
+        "{md}"
+    );
+    assert!(
+        md.contains("the claim rests on validation scores only"),
+        "{md}"
+    );
+    assert!(md.contains("## Time per sampling step"), "{md}");
+    let csv = std::fs::read_to_string(dir.join("timing.csv")).unwrap();
+    let rows: Vec<&str> = csv.lines().skip(1).collect();
+    assert_eq!(rows.len(), 3, "{csv}");
+    for r in rows {
+        let secs: f64 = r.split(',').nth(1).unwrap().parse().unwrap();
+        assert!(secs > 0.0 && secs < 1e-2, "{r}");
+    }
+    assert!(dir.join("shang-sklearn-grid/report.md").is_file());
+    assert!(dir.join("shang-hpobench/report.md").is_file());
 }
 
 /// The joint (CASH) pool of a hand-written trace set: Ex-Def takes the defaults (0.75 and 0.65 on
@@ -649,33 +746,15 @@ fn cash_optimisers_run_on_a_joint_pool_with_answers_by_hand() {
 fn reproduce_auto_weka_writes_its_tables_and_reports() {
     use banditbench::reproduce::auto_weka;
     let out = scratch("reproduce-auto-weka");
-    let exps = out.join("experiments");
-    std::fs::create_dir_all(&exps).unwrap();
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    for (f, budgets) in [
-        ("auto-weka-sklearn-random.toml", "[10, 30]"),
-        ("auto-weka-sklearn-random-seconds.toml", "[1, 2]"),
-        ("auto-weka-sklearn-grid.toml", "[5, 15]"),
-    ] {
-        let text = std::fs::read_to_string(root.join("experiments").join(f))
-            .unwrap()
-            .replace("../traces/", &format!("{}/traces/", root.display()))
-            .lines()
-            .map(|l| {
-                if l.starts_with("repetitions") {
-                    "repetitions = 2".to_string()
-                } else if l.starts_with("budgets") {
-                    format!("budgets = {budgets}")
-                } else {
-                    l.to_string()
-                }
-            })
-            .collect::<Vec<_>>()
-            .join("\n");
-        std::fs::write(exps.join(f), text).unwrap();
-    }
-    let mut opts = common::reproduce_options(&out);
-    opts.experiments = exps;
+    let opts = common::trimmed_reproduction(
+        &out,
+        &[
+            ("auto-weka-sklearn-random.toml", "[10, 30]"),
+            ("auto-weka-sklearn-random-seconds.toml", "[1, 2]"),
+            ("auto-weka-sklearn-grid.toml", "[5, 15]"),
+        ],
+        2,
+    );
     let files = auto_weka::reproduce(&opts).unwrap();
     let dir = out.join("auto-weka");
     assert!(files.contains(&dir.join("README.md")) && files.contains(&dir.join("ranks.csv")));
@@ -693,6 +772,8 @@ fn reproduce_auto_weka_writes_its_tables_and_reports() {
         "one family of 3 hypotheses, exact Wilcoxon signed-rank at 12 dataset units",
         "## The paper's findings beside ours",
         "| Random search beats grid search | 9/21 (CV), 7/21 (test) |",
+        "SMAC best alone (validation) on ",
+        "(tied for best on ",
     ] {
         assert!(md.contains(want), "missing {want:?} in\n{md}");
     }

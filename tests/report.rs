@@ -655,6 +655,19 @@ fn scores_tables_in_other_layouts_give_the_same_report() {
         "--average-repeats",
     ];
     assert_eq!(ranks("seeds.csv", &seeds_args), expected);
+    // pandas' own files (scripts/reference/pandas_layouts.py): `unstack().to_csv()` with a named
+    // index column, and category (dictionary-encoded) strings with an int8 column in parquet.
+    let pandas_dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/pandas");
+    for f in ["scores-unstack.csv", "scores-category.parquet"] {
+        std::fs::copy(pandas_dir.join(f), dir.join(f)).unwrap();
+    }
+    assert_eq!(ranks("scores-unstack.csv", &["--wide"]), expected);
+    let notes = read(&dir.join("scores-unstack.csv-1").join("report.md"));
+    assert!(
+        notes.contains("the first column, 'task', holds text: read as the units"),
+        "{notes}"
+    );
+    assert_eq!(ranks("scores-category.parquet", &[]), expected);
     let notes = read(&dir.join("seeds.csv-7").join("report.md"));
     assert!(
         notes.contains("the mean of 2 rows (30 rows in, 15 (unit, policy) scores)"),
@@ -681,6 +694,14 @@ fn scores_tables_in_other_layouts_give_the_same_report() {
         e.contains("row 3 (line 4), column 'beta': 'n/a' is not a number"),
         "{e}"
     );
+    // Text in a policy's column that is not the first: the error says which option fixes it.
+    std::fs::write(
+        dir.join("late-units.csv"),
+        "alpha,beta,task\n0.1,0.2,u0\n0.3,0.1,u1\n",
+    )
+    .unwrap();
+    let e = err("late-units.csv", &["--wide"]);
+    assert!(e.contains("pass --unit-col 'task'"), "{e}");
 }
 
 /// `--bayes-rope` adds the Bayesian signed-rank test of every pair: probabilities that sum to
@@ -750,4 +771,115 @@ fn the_bayesian_signed_rank_test_reports_every_pair() {
     assert!(json(&dir.join("c/tests.json"))["bayesian_signed_rank"].is_null());
     let o = run("d", &["--bayes-rope=-1"]);
     assert!(String::from_utf8_lossy(&o.stderr).contains("--bayes-rope must be a number >= 0"));
+}
+
+/// A report prints its ranking with the direction of the scores, its pairwise table says which
+/// policy is ahead and by how much, and policy names that look like paths ("../../esc",
+/// "a/b") become safe file names inside --out instead of writing outside it.
+#[test]
+fn reports_say_the_direction_and_names_never_leave_the_output_folder() {
+    let dir = scratch("report-names");
+    let mut csv = String::from("unit,policy,score\n");
+    for u in 0..8 {
+        for (p, s) in [
+            ("../../esc(a=1)", 0.30),
+            ("../../esc(a=2)", 0.20),
+            ("a/b(c=1)", 0.50),
+            ("a/b(c=2)", 0.40),
+        ] {
+            csv.push_str(&format!("u{u},{p},{}\n", s + 0.01 * u as f64));
+        }
+    }
+    let scores = dir.join("scores.csv");
+    std::fs::write(&scores, csv).unwrap();
+    let out = dir.join("inner").join("report");
+    let o = bin()
+        .args(["report", "--scores"])
+        .arg(&scores)
+        .arg("--minimize")
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        text.contains("(1 = best; lower scores are better)"),
+        "{text}"
+    );
+    let first = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("1 "))
+        .unwrap();
+    assert!(
+        first.contains("../../esc(a=2)"),
+        "lowest score first: {first}"
+    );
+    // Nothing was written beside the scores or above them: only the report folder.
+    let beside: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+        .collect();
+    assert_eq!(beside.len(), 2, "{beside:?}");
+    // A results folder whose policy family reads "../../esc" (as another tool or a hand edit
+    // could write it): the parameter study's files stay inside the report folder.
+    let res = dir.join("inner").join("results");
+    let exp = common::experiment(
+        &dir.join("inner"),
+        "names",
+        "seed = 2\n[world]\nkind = \"pull-count\"\nbudgets = [8]\nexhausted = \"resample\"\n[[policies]]\nfamily = \"epsilon-greedy\"\nepsilon = [0.1, 0.3]\n[[policies]]\nfamily = \"round-robin\"\n",
+    );
+    common::run_ok(&[
+        "run",
+        exp.to_str().unwrap(),
+        "--out",
+        res.to_str().unwrap(),
+        "--quiet",
+    ]);
+    let runs_path = res.join("runs.parquet");
+    use polars::prelude::SerReader as _;
+    let mut df = polars::prelude::ParquetReader::new(std::fs::File::open(&runs_path).unwrap())
+        .finish()
+        .unwrap();
+    let rename = |c: &str| -> Vec<String> {
+        df.column(c)
+            .unwrap()
+            .str()
+            .unwrap()
+            .iter()
+            .map(|v| v.unwrap_or("").replace("epsilon-greedy", "../../esc"))
+            .collect()
+    };
+    let (fam, pol) = (rename("policy_family"), rename("policy"));
+    df.with_column(polars::prelude::Column::new("policy_family".into(), fam))
+        .unwrap();
+    df.with_column(polars::prelude::Column::new("policy".into(), pol))
+        .unwrap();
+    polars::prelude::ParquetWriter::new(std::fs::File::create(&runs_path).unwrap())
+        .finish(&mut df)
+        .unwrap();
+    let rep = dir.join("inner").join("names-report");
+    common::run_ok(&[
+        "report",
+        res.to_str().unwrap(),
+        "--out",
+        rep.to_str().unwrap(),
+    ]);
+    assert!(rep.join("param_study_.._.._esc.png").is_file());
+    assert!(!dir.join("esc").exists() && !dir.parent().unwrap().join("esc").exists());
+    let beside: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+        .collect();
+    assert_eq!(beside.len(), 2, "{beside:?}");
+    // Pairs: who is ahead, and the mean difference with its interval.
+    let md = read(&out.join("report.md"));
+    assert!(
+        md.contains("| a | b | ahead | Δ = a − b [95 % CI] |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| `../../esc(a=1)` | `../../esc(a=2)` | `../../esc(a=2)` | +0.1000 ["),
+        "{md}"
+    );
 }

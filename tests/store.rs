@@ -498,3 +498,33 @@ fn trajectories_can_keep_only_incumbent_changes_or_nothing() {
         err(&o)
     );
 }
+
+/// `--batch-size 1` on a fast experiment publishes the first chunk at once and then at most ten
+/// parts a second, not a part per cell (which once made 18 598 part files and a run 20-60x
+/// slower); the results are the bytes of a run without it.
+#[test]
+fn a_tiny_batch_size_has_a_floor_on_parts() {
+    let dir = scratch("batch-floor");
+    let e = exp(&dir, 20);
+    let whole = dir.join("whole");
+    run(&e, &whole, &[]);
+    let out = dir.join("tiny-batches");
+    let t0 = Instant::now();
+    let mut child = spawn_run(&e, &out, Some(60_000), &["--batch-size", "1"]);
+    wait_for_merge_window(&out, &mut child);
+    let secs = t0.elapsed().as_secs_f64();
+    let parts = parts_in(&out);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    // 2 tasks x 2 budgets x 5 policies x 20 repetitions = 400 cells, one a chunk.
+    assert!(
+        parts as f64 <= 2.0 + 10.0 * secs,
+        "{parts} parts in {secs:.2} s: more than ten a second"
+    );
+    run(&e, &out, &[]);
+    same_files(
+        &whole,
+        &out,
+        "tiny batches, killed in the merge and resumed",
+    );
+}

@@ -146,6 +146,7 @@ pub type ScoreBounds = BTreeMap<(String, i64), (f64, f64)>;
 
 /// Anytime curves per policy: (policy, mean per grid point, half-width per grid point).
 pub struct AnytimeCurves {
+    /// Datasets the bands run over.
     pub units: usize,
     pub grid: Vec<f64>,
     pub rank: Vec<(String, Vec<f64>, Vec<f64>)>,
@@ -153,7 +154,8 @@ pub struct AnytimeCurves {
 }
 
 /// Mean rank and mean normalised regret of each of `policies` at each of `points + 1` grid
-/// points (fractions of the budget), with ±t(0.975)·SE half-widths over (task, budget) units.
+/// points (fractions of the budget), ranked within each (task, budget) unit, averaged per
+/// dataset, with ±t(0.975)·SE half-widths over datasets (the independent units).
 /// `curves` holds each cell's incumbent score per grid point (`results::anytime_curves`).
 /// Regret is `(b − v) / (b − w)`: with `bounds` `None`, b and w are the best and worst of the
 /// compared policies' mean scores in the unit over the whole curve, so adding a policy changes
@@ -193,9 +195,17 @@ pub fn anytime(
         }
     }
     let sign = if higher { 1.0 } else { -1.0 };
-    let mut ranks = vec![vec![Vec::new(); points + 1]; k];
-    let mut regrets = vec![vec![Vec::new(); points + 1]; k];
+    // Ranks and regrets are computed per (task, budget) unit and averaged per dataset, the
+    // independent unit the bands run over (as the rest of the report counts units).
+    type PerDataset = (Vec<Vec<(f64, usize)>>, Vec<Vec<(f64, usize)>>);
+    let mut by_dataset: BTreeMap<String, PerDataset> = BTreeMap::new();
     for (task, per_policy) in acc.values() {
+        let (ranks, regrets) = by_dataset.entry(task.0.clone()).or_insert_with(|| {
+            (
+                vec![vec![(0.0, 0); points + 1]; k],
+                vec![vec![(0.0, 0); points + 1]; k],
+            )
+        });
         let means: Vec<Vec<f64>> = per_policy
             .iter()
             .map(|(s, n)| {
@@ -220,14 +230,26 @@ pub fn anytime(
             let col: Vec<f64> = means.iter().map(|m| m[j]).collect();
             let r = average_ranks_tol(&col, higher, tol);
             for p in 0..k {
-                ranks[p][j].push(r[p]);
+                ranks[p][j].0 += r[p];
+                ranks[p][j].1 += 1;
                 let v = col[p];
                 let reg = if v.is_nan() || best <= worst {
                     if v.is_nan() { 1.0 } else { 0.0 }
                 } else {
                     (best - sign * v) / (best - worst)
                 };
-                regrets[p][j].push(reg);
+                regrets[p][j].0 += reg;
+                regrets[p][j].1 += 1;
+            }
+        }
+    }
+    let mut ranks = vec![vec![Vec::new(); points + 1]; k];
+    let mut regrets = vec![vec![Vec::new(); points + 1]; k];
+    for (r, g) in by_dataset.values() {
+        for p in 0..k {
+            for j in 0..=points {
+                ranks[p][j].push(r[p][j].0 / r[p][j].1.max(1) as f64);
+                regrets[p][j].push(g[p][j].0 / g[p][j].1.max(1) as f64);
             }
         }
     }
@@ -250,7 +272,7 @@ pub fn anytime(
             .collect()
     };
     AnytimeCurves {
-        units: acc.len(),
+        units: by_dataset.len(),
         grid,
         rank: series(&ranks),
         regret: series(&regrets),

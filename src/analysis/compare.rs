@@ -311,9 +311,14 @@ pub fn compare(table: ScoreTable, opts: &Options) -> Comparison {
         .map(|p| {
             let col: Vec<f64> = ranks.iter().map(|r| r[p]).collect();
             let (mean_rank, sd_rank) = mean_sd(&col);
+            // A mean rank lies in [1, k], and so does the true one: a parametric interval is
+            // clipped to that range (a bootstrap percentile interval lies in it already).
             let (ci_low, ci_high) = match &boot {
                 Some(b) => b[p],
-                None => mean_interval(&col, opts.ci),
+                None => {
+                    let (lo, hi) = mean_interval(&col, opts.ci);
+                    (lo.max(1.0), hi.min(k as f64))
+                }
             };
             PolicySummary {
                 policy: table.policies[p].clone(),
@@ -540,5 +545,47 @@ mod tests {
         let r = [1.0, 1.5, 2.2, 3.0, 4.5];
         let groups = cliques_by(5, |i, j| r[j] - r[i] <= 1.0);
         assert_eq!(groups, vec![(0, 1), (1, 2), (2, 3)]);
+    }
+
+    /// Mean-rank intervals stay within [1, k]: a policy ranked first on 9 of 10 units has a t
+    /// interval of about [0.77, 1.43] before clipping.
+    #[test]
+    fn mean_rank_intervals_lie_between_1_and_k() {
+        let mut scores = vec![vec![1.0, 0.5, 0.2]; 9];
+        scores.push(vec![0.1, 0.5, 0.2]);
+        let table = ScoreTable {
+            units: (0..10).map(|u| u.to_string()).collect(),
+            policies: vec!["a".into(), "b".into(), "c".into()],
+            scores,
+            higher_is_better: true,
+        };
+        for ci in [CiKind::T95, CiKind::Z95, CiKind::Se, CiKind::Bootstrap] {
+            let c = compare(
+                table.clone(),
+                &Options {
+                    ci,
+                    ..Options::default()
+                },
+            );
+            for s in &c.summary {
+                assert!(
+                    s.ci_low >= 1.0 && s.ci_high <= 3.0 && s.ci_low <= s.mean_rank,
+                    "{ci:?} {}: [{}, {}]",
+                    s.policy,
+                    s.ci_low,
+                    s.ci_high
+                );
+            }
+            let a = &c.summary[0];
+            assert!((a.mean_rank - 1.2).abs() < 1e-12);
+            if ci != CiKind::Bootstrap {
+                assert_eq!(a.ci_low, 1.0, "{ci:?}: clipped");
+            }
+        }
+        let (lo, _) = mean_interval(
+            &[1.0; 9].iter().chain(&[3.0]).copied().collect::<Vec<_>>(),
+            CiKind::T95,
+        );
+        assert!(lo < 1.0, "the unclipped interval reaches below 1: {lo}");
     }
 }

@@ -35,6 +35,8 @@ pub struct RunOptions {
     pub batch_size: Option<usize>,
     /// Run only this shard's cells (those whose index is `index` modulo `count`).
     pub shard: Option<Shard>,
+    /// Delete the folder's finished results (runs, trajectories, parts, lock file) first.
+    pub fresh: bool,
 }
 
 /// A deterministic share of an experiment's cells: every cell whose index is `index` modulo
@@ -114,8 +116,11 @@ pub fn prepare(path: &Path) -> Result<(Experiment, TraceSet)> {
         None => synthetic_trace_set(&exp),
     };
     for (i, p) in exp.policies.iter().enumerate() {
-        p.check_datasets(ts.tasks.iter().map(|t| t.dataset.as_str()))
-            .with_context(|| format!("{}: [[policies]] policy {}", exp.file.display(), i + 1))?;
+        p.check_datasets(
+            ts.tasks.iter().map(|t| t.dataset.as_str()),
+            ts.datasets.iter().map(String::as_str),
+        )
+        .with_context(|| format!("{}: [[policies]] policy {}", exp.file.display(), i + 1))?;
     }
     Ok((exp, ts))
 }
@@ -135,6 +140,7 @@ pub fn synthetic_trace_set(exp: &Experiment) -> TraceSet {
             source: Source::Synthetic,
             provenance: toml::Table::new(),
         },
+        datasets: vec!["synthetic".into()],
         tasks: vec![Task {
             dataset: "synthetic".into(),
             run: 0,
@@ -230,6 +236,10 @@ fn lock_text(
     resolved.insert("repetitions".into(), i64::from(exp.repetitions).into());
     resolved.insert("cells".into(), (n_cells as i64).into());
     resolved.insert("trajectories".into(), exp.trajectories.as_str().into());
+    let external = external_files(exp);
+    if !external.is_empty() {
+        resolved.insert("external_files".into(), toml::Value::Table(external));
+    }
     if let Some(sh) = shard {
         resolved.insert("shard".into(), sh.label().into());
         resolved.insert("shard_cells".into(), (sh.cells_of(n_cells) as i64).into());
@@ -241,10 +251,74 @@ fn lock_text(
     toml::to_string(&top).unwrap_or_default()
 }
 
-/// The `[resolved]` table of a lock file, if the file exists.
-fn read_lock(lock: &Path) -> Result<Option<toml::Table>> {
-    if !lock.is_file() {
-        return Ok(None);
+/// Per external policy (by name), its files and their content hashes (the lock file's
+/// `[resolved.external_files]`).
+fn external_files(exp: &Experiment) -> toml::Table {
+    let mut t = toml::Table::new();
+    for p in &exp.policies {
+        if let Some(e) = &p.external {
+            let files: toml::Table = e
+                .files
+                .iter()
+                .map(|(f, h)| (f.clone(), toml::Value::String(h.clone())))
+                .collect();
+            t.insert(e.name.clone(), toml::Value::Table(files));
+        }
+    }
+    t
+}
+
+/// What changed in the external policies' files since a lock file was written, in words.
+fn external_changes(old: &toml::Table, exp: &Experiment) -> Vec<String> {
+    let Some(old) = old.get("external_files").and_then(|v| v.as_table()) else {
+        return Vec::new();
+    };
+    let now = external_files(exp);
+    let mut out = Vec::new();
+    for (name, files) in &now {
+        let (Some(files), Some(before)) =
+            (files.as_table(), old.get(name).and_then(|v| v.as_table()))
+        else {
+            continue;
+        };
+        for (f, h) in files {
+            match before.get(f).and_then(|v| v.as_str()) {
+                Some(b) if Some(b) != h.as_str() => out.push(format!(
+                    "external policy '{name}': {f} changed since these results were written (content hash {b}, now {})",
+                    h.as_str().unwrap_or("")
+                )),
+                None => out.push(format!(
+                    "external policy '{name}': {f} is new among its files"
+                )),
+                _ => {}
+            }
+        }
+        for f in before.keys() {
+            if !files.contains_key(f) {
+                out.push(format!(
+                    "external policy '{name}': {f} is no longer among its files"
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// A lock file, whole, if it exists: the one reader of `experiment.lock.toml`. A symbolic link
+/// is refused without reading what it points to (banditbench writes a regular file).
+pub fn read_lock_file(lock: &Path) -> Result<Option<toml::Table>> {
+    match std::fs::symlink_metadata(lock) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e).with_context(|| format!("{}: cannot read", lock.display())),
+        Ok(m) if m.file_type().is_symlink() => bail!(
+            "{}: is a symbolic link, not the lock file banditbench writes (a regular file); remove the link and rerun: finished results are kept and the lock file is written anew",
+            lock.display()
+        ),
+        Ok(m) if !m.is_file() => bail!(
+            "{}: is not a regular file; remove it and rerun: finished results are kept and the lock file is written anew",
+            lock.display()
+        ),
+        Ok(_) => {}
     }
     let t: toml::Table = std::fs::read_to_string(lock)
         .with_context(|| format!("{}: cannot read", lock.display()))?
@@ -255,12 +329,17 @@ fn read_lock(lock: &Path) -> Result<Option<toml::Table>> {
                 lock.display()
             )
         })?;
-    Ok(Some(
+    Ok(Some(t))
+}
+
+/// The `[resolved]` table of a lock file, if the file exists.
+fn read_lock(lock: &Path) -> Result<Option<toml::Table>> {
+    Ok(read_lock_file(lock)?.map(|t| {
         t.get("resolved")
             .and_then(|r| r.as_table())
             .cloned()
-            .unwrap_or_default(),
-    ))
+            .unwrap_or_default()
+    }))
 }
 
 fn lock_str<'a>(resolved: &'a toml::Table, key: &str) -> Option<&'a str> {
@@ -279,6 +358,7 @@ fn lock_format(resolved: &toml::Table) -> i64 {
 fn check_lock(
     out: &Path,
     resolved: &toml::Table,
+    exp: &Experiment,
     fingerprint: &str,
     shard: Option<Shard>,
 ) -> Result<()> {
@@ -292,8 +372,16 @@ fn check_lock(
     }
     let old = lock_str(resolved, "fingerprint").unwrap_or("(none)");
     if old != fingerprint {
+        let changes = external_changes(resolved, exp);
+        if !changes.is_empty() {
+            bail!(
+                "{}: {}. The finished cells were made by the old code and are not continued with the new: rerun with --fresh to delete them and start again, or give this run another --out (the old results stay)",
+                out.display(),
+                changes.join("; ")
+            );
+        }
         bail!(
-            "{}: these results come from a different experiment or trace set (fingerprint {old}, now {fingerprint}); finished results are kept: choose another --out, or delete the folder to start again",
+            "{}: these results come from a different experiment or trace set (fingerprint {old}, now {fingerprint}); finished results are kept: choose another --out, or rerun with --fresh to delete them and start again",
             out.display()
         );
     }
@@ -476,12 +564,11 @@ pub fn budget_warnings(exp: &Experiment, ts: &TraceSet) -> Vec<String> {
         return out;
     }
     for &b in &exp.world.budgets {
-        let (mut short_slice, mut past_trace, mut arms_short, mut arms) = (0, 0, 0usize, 0usize);
+        let (mut past_trace, mut arms_short, mut arms) = (0, 0usize, 0usize);
         for task in &ts.tasks {
-            let (budget_abs, slice_abs) = absolute(&exp.world, b, task);
+            let (budget_abs, _) = absolute(&exp.world, b, task);
             match exp.world.kind() {
                 WorldKind::TimeSliced => {
-                    short_slice += usize::from(slice_abs > budget_abs);
                     let shorter = task.arms.iter().filter(|a| a.span_s() < budget_abs).count();
                     past_trace += usize::from(shorter > 0);
                     arms_short += shorter;
@@ -499,12 +586,6 @@ pub fn budget_warnings(exp: &Experiment, ts: &TraceSet) -> Vec<String> {
             arms += task.arms.len();
         }
         let unit = exp.world.unit.as_str();
-        if short_slice > 0 {
-            out.push(format!(
-                "budget {b} {unit}: the slice is longer than the budget on {short_slice} of {} tasks, so a cell makes one partial pull",
-                ts.tasks.len()
-            ));
-        }
         if past_trace > 0 {
             out.push(format!(
                 "budget {b} {unit}: {arms_short} of {arms} arms (on {past_trace} of {} tasks) have traces shorter than the budget; pulls past a trace's end reveal nothing and are counted per cell in runs.parquet (exhausted_pulls, exhausted_budget)",
@@ -513,6 +594,34 @@ pub fn budget_warnings(exp: &Experiment, ts: &TraceSet) -> Vec<String> {
         }
     }
     out
+}
+
+/// A time-sliced budget shorter than its slice is refused: its cells would make one partial pull
+/// that no policy decides, and would still be ranked.
+pub fn check_budgets(exp: &Experiment, ts: &TraceSet) -> Result<()> {
+    use crate::replay::WorldKind;
+    if exp.world.kind() != WorldKind::TimeSliced {
+        return Ok(());
+    }
+    for &b in &exp.world.budgets {
+        let short = ts
+            .tasks
+            .iter()
+            .filter(|task| {
+                let (budget_abs, slice_abs) = absolute(&exp.world, b, task);
+                slice_abs > budget_abs
+            })
+            .count();
+        if short > 0 {
+            bail!(
+                "{}: budget {b} {}: the slice is longer than the budget on {short} of {} tasks, so a cell would be one partial pull that no policy decides; give a larger budget or a smaller 'slice'",
+                exp.file.display(),
+                exp.world.unit.as_str(),
+                ts.tasks.len()
+            );
+        }
+    }
+    Ok(())
 }
 
 /// Run every unfinished cell of an experiment. `progress` is called with the number of cells
@@ -524,6 +633,7 @@ pub fn run_experiment(
     progress: &(dyn Fn(usize) + Sync),
 ) -> Result<RunSummary> {
     check_work(exp, ts)?;
+    check_budgets(exp, ts)?;
     let cells = expand_cells(exp, ts);
     run_cells(
         exp,
@@ -611,6 +721,9 @@ pub fn run_pool_experiment(
     )
 }
 
+/// With `--batch-size`, parts are published at most this often (seconds), after the first.
+const MIN_PART_S: f64 = 0.1;
+
 type Frames<'a, R> =
     dyn Fn(&[R]) -> Result<(polars::prelude::DataFrame, polars::prelude::DataFrame)> + 'a;
 
@@ -634,10 +747,13 @@ fn run_cells<R: Send>(
     let fingerprint = exp.fingerprint(&info.hash);
     // The folder lock first: no other run reads or writes the lock file meanwhile.
     let store = Store::open(&out)?;
+    if opts.fresh {
+        store.clear()?;
+    }
     let lock = out.join(LOCK);
     match read_lock(&lock)? {
         Some(resolved) => {
-            check_lock(&out, &resolved, &fingerprint, opts.shard)?;
+            check_lock(&out, &resolved, exp, &fingerprint, opts.shard)?;
             // The lock file is never rewritten: it names the build that began the results; each
             // cell's build is in runs.parquet's `program` column.
             let began = lock_str(&resolved, "program").unwrap_or("an unknown build");
@@ -685,11 +801,16 @@ fn run_cells<R: Send>(
     // Cells are run in chunks sized to take about a tenth of a second; each chunk's results are
     // encoded into the current segment at once (nothing but a row group is held in memory), and
     // the segment is published as a part about once a second, so that a kill loses about a
-    // second of work whatever the cells cost. With --batch-size, every chunk is a part.
+    // second of work whatever the cells cost. With --batch-size, a chunk of that many cells is
+    // published as a part, the first at once and later ones at most every MIN_PART_S seconds
+    // (a floor: a part per cell of a fast experiment would cost more than the cells).
     let mut chunk = opts.batch_size.unwrap_or(threads).max(1);
     let new_segment = || store.segment_coded(coded.to_vec());
     let mut segment = new_segment();
-    let mut last_publish = std::time::Instant::now();
+    let mut last_publish: Option<std::time::Instant> = match opts.batch_size {
+        Some(_) => None,
+        None => Some(std::time::Instant::now()),
+    };
     let mut rest: &[&Cell] = &todo;
     let mut failed: Vec<u64> = Vec::new();
     let mut ran_ok = 0usize;
@@ -736,11 +857,16 @@ fn run_cells<R: Send>(
                 out.display()
             )));
         }
-        let due = opts.batch_size.is_some() || last_publish.elapsed().as_secs_f64() >= 1.0;
+        let floor = if opts.batch_size.is_some() {
+            MIN_PART_S
+        } else {
+            1.0
+        };
+        let due = last_publish.is_none_or(|t| t.elapsed().as_secs_f64() >= floor);
         // The last segment may become the final files (see `Store::finish`).
         if due && !rest.is_empty() {
             store.publish_part(std::mem::replace(&mut segment, new_segment()))?;
-            last_publish = std::time::Instant::now();
+            last_publish = Some(std::time::Instant::now());
         }
         if opts.batch_size.is_none() {
             let secs = tb.elapsed().as_secs_f64().max(1e-4);
@@ -914,8 +1040,7 @@ pub fn merge_results(dirs: &[PathBuf], out: &Path) -> Result<MergeSummary> {
     let mut resolved = resolved;
     resolved.remove("shard");
     resolved.remove("shard_cells");
-    let lock_src = std::fs::read_to_string(dirs[0].join(LOCK))?;
-    let mut top: toml::Table = lock_src.parse()?;
+    let mut top = read_lock_file(&dirs[0].join(LOCK))?.unwrap_or_default();
     top.insert("resolved".into(), toml::Value::Table(resolved));
     store::write_text_atomic(&out.join(LOCK), &toml::to_string(&top)?)?;
     Ok(MergeSummary {

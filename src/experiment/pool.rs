@@ -204,8 +204,11 @@ pub fn prepare_pool(exp: &Experiment) -> Result<PoolData> {
     }
     let tasks = kept;
     for (i, p) in exp.policies.iter().enumerate() {
-        p.check_datasets(tasks.iter().map(|t| pool.tasks[t.task].dataset.as_str()))
-            .with_context(|| format!("{at}: [[policies]] policy {}", i + 1))?;
+        p.check_datasets(
+            tasks.iter().map(|t| pool.tasks[t.task].dataset.as_str()),
+            pool.tasks.iter().map(|t| t.dataset.as_str()),
+        )
+        .with_context(|| format!("{at}: [[policies]] policy {}", i + 1))?;
     }
     Ok(PoolData {
         pool,

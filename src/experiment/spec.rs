@@ -77,6 +77,8 @@ struct WorldSpec {
     recommendation: Option<String>,
     max_arms: Option<usize>,
     per_learner: Option<bool>,
+    last_unit: Option<String>,
+    ties: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -97,7 +99,7 @@ struct PolicySpec {
 }
 
 pub use crate::replay::BudgetUnit;
-use crate::replay::pool::{IncumbentRule, PoolOptions, Recommendation};
+use crate::replay::pool::{IncumbentRule, LastUnit, PoolOptions, Recommendation, Ties};
 
 /// What each world adds to budgets: one variant per world, so no option can be set for a world it
 /// does not apply to.
@@ -192,10 +194,17 @@ impl WorldSetup {
                 }
             ),
             WorldOptions::Pool(o) => format!(
-                "pool, budgets {:?} {}, {}",
+                "pool, budgets {:?} {}, {}{}",
                 self.budgets,
                 self.unit.as_str(),
-                o.describe()
+                o.describe(),
+                // The rule acts on seconds budgets only, and is named there (the rule changed
+                // from charge to cut, so that results of the older rule are not resumed).
+                if self.unit == BudgetUnit::Seconds {
+                    format!(", last unit {}", o.last_unit.as_str())
+                } else {
+                    String::new()
+                }
             ),
             WorldOptions::Synthetic { arms } => format!(
                 "synthetic, budgets {:?} pulls, arms {}",
@@ -341,7 +350,7 @@ fn resolve_world(file: &Path, w: &WorldSpec) -> Result<WorldSetup> {
         }
     }
     // Every key belongs to one world; naming it for another is an error, not silently ignored.
-    let owners: [(&str, bool, &[WorldKind]); 11] = [
+    let owners: [(&str, bool, &[WorldKind]); 13] = [
         ("arms", w.arms.is_some(), &[WorldKind::Synthetic]),
         ("slice", w.slice.is_some(), &[WorldKind::TimeSliced]),
         ("overhead", w.overhead.is_some(), &[WorldKind::TimeSliced]),
@@ -365,6 +374,8 @@ fn resolve_world(file: &Path, w: &WorldSpec) -> Result<WorldSetup> {
         ),
         ("max_arms", w.max_arms.is_some(), &[WorldKind::Pool]),
         ("per_learner", w.per_learner.is_some(), &[WorldKind::Pool]),
+        ("last_unit", w.last_unit.is_some(), &[WorldKind::Pool]),
+        ("ties", w.ties.is_some(), &[WorldKind::Pool]),
     ];
     for (key, present, owners) in owners {
         if present && !owners.contains(&kind) {
@@ -399,6 +410,11 @@ fn resolve_world(file: &Path, w: &WorldSpec) -> Result<WorldSetup> {
             )?;
             if unit == BudgetUnit::Units {
                 whole("unit")?;
+            }
+            if w.last_unit.is_some() && unit != BudgetUnit::Seconds {
+                bail!(
+                    "{at}: key 'world.last_unit' applies only to budget_unit = \"seconds\" (a unit budget never splits a unit)"
+                );
             }
             let max_arms = match w.max_arms {
                 Some(0) => bail!(
@@ -435,6 +451,20 @@ fn resolve_world(file: &Path, w: &WorldSpec) -> Result<WorldSetup> {
                     )?,
                     max_arms,
                     per_learner: w.per_learner.unwrap_or(false),
+                    last_unit: choice(
+                        file,
+                        "world.last_unit",
+                        w.last_unit.as_deref(),
+                        &[("cut", LastUnit::Cut), ("charge", LastUnit::Charge)],
+                        LastUnit::Cut,
+                    )?,
+                    ties: choice(
+                        file,
+                        "world.ties",
+                        w.ties.as_deref(),
+                        &[("first", Ties::First), ("last", Ties::Last)],
+                        Ties::First,
+                    )?,
                 }),
             })
         }
@@ -621,18 +651,8 @@ pub fn load_experiment(path: &Path) -> Result<Experiment> {
             path.display()
         );
     }
-    if f.name.is_empty()
-        || !f
-            .name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
-    {
-        bail!(
-            "{}: key 'name' is '{}'; use letters, digits, '-' and '_' (it names the results folder)",
-            path.display(),
-            f.name
-        );
-    }
+    crate::names::check("key 'name' (the results folder's name):", &f.name)
+        .with_context(|| path.display().to_string())?;
     if f.repetitions == 0 {
         bail!("{}: key 'repetitions' must be at least 1", path.display());
     }

@@ -748,10 +748,37 @@ fn merge_files(inputs: &[PathBuf], out: &Path, rows: usize) -> Result<PathBuf> {
         let (piece, last_cell) = cursors[b].take_below(bound);
         writer
             .push(piece)
-            .with_context(|| format!("{}: does not match the other inputs", inputs[b].display()))?;
+            .map_err(|e| merge_write_error(e, out, &inputs[b]))?;
         last = Some((last_cell, b));
     }
-    writer.close()
+    writer
+        .close()
+        .map_err(|e| merge_write_error(e, out, &inputs[0]))
+}
+
+/// Whether an error comes from a full disk (ENOSPC), wherever it sits in the chain.
+pub(crate) fn disk_full(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>().is_some_and(|io| {
+            io.kind() == std::io::ErrorKind::StorageFull || io.raw_os_error() == Some(28)
+        })
+    }) || format!("{e:#}").contains("No space left on device")
+}
+
+/// A failed write of merged rows: a full disk is said so (the inputs are intact: nothing is
+/// deleted before the merged file is published), anything else names the input being copied.
+fn merge_write_error(e: anyhow::Error, out: &Path, input: &Path) -> anyhow::Error {
+    if disk_full(&e) {
+        return anyhow::anyhow!(
+            "{}: cannot write the merged results: the disk is full (No space left on device). Nothing is lost: the inputs (the parts under parts/, or the shards) are intact and were not changed; free some space and run the same command again to merge them",
+            out.display()
+        );
+    }
+    e.context(format!(
+        "{}: cannot write the rows merged from {} (the inputs are intact)",
+        out.display(),
+        input.display()
+    ))
 }
 
 pub struct Store {
@@ -845,6 +872,26 @@ impl Store {
         }
         out.sort();
         Ok(out)
+    }
+
+    /// Delete the finished results: the final files, the published parts and the lock file
+    /// (`run --fresh`). Other files in the folder (a report, say) stay.
+    pub fn clear(&self) -> Result<()> {
+        let mut files = vec![
+            self.dir.join(RUNS),
+            self.dir.join(TRAJECTORIES),
+            self.dir.join(LOCK),
+        ];
+        files.extend(self.part_files("runs-")?);
+        files.extend(self.part_files("traj")?);
+        for f in files {
+            match std::fs::remove_file(&f) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(e).with_context(|| format!("{}: cannot delete", f.display())),
+            }
+        }
+        Ok(())
     }
 
     /// Whether published parts wait to be merged (a run was cut off).
@@ -1235,5 +1282,36 @@ mod tests {
         // Released when the first run ends.
         assert!(Store::open(&dir).is_ok());
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A full disk is recognised however the error reached us (an io::Error under context, or
+    /// polars' text of one), and the merge says so instead of blaming an input.
+    #[test]
+    fn a_full_disk_is_named_as_such() {
+        let enospc = || std::io::Error::from_raw_os_error(28);
+        let e = anyhow::Error::from(enospc()).context("writing a row group");
+        assert!(disk_full(&e));
+        let e = anyhow::Error::from(PolarsError::from(enospc()));
+        assert!(disk_full(&e), "{e:#}");
+        let other = anyhow::anyhow!("schema mismatch");
+        assert!(!disk_full(&other));
+        let m = merge_write_error(
+            anyhow::Error::from(enospc()),
+            Path::new("out"),
+            Path::new("parts/runs-000001.parquet"),
+        )
+        .to_string();
+        assert!(
+            m.contains("the disk is full") && m.contains("intact"),
+            "{m}"
+        );
+        let m = format!(
+            "{:#}",
+            merge_write_error(other, Path::new("out"), Path::new("p.parquet"))
+        );
+        assert!(
+            m.contains("p.parquet") && !m.contains("does not match"),
+            "{m}"
+        );
     }
 }

@@ -17,6 +17,7 @@
 use std::collections::{BTreeMap, VecDeque};
 use std::io::{BufRead, BufReader};
 use std::os::fd::{AsRawFd, RawFd};
+use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -56,6 +57,9 @@ pub struct ExternalSpec {
     pub name: String,
     /// Program and arguments, run in the current directory.
     pub command: Vec<String>,
+    /// The files its results depend on, each with a hash of its content: every argument of
+    /// `command` that names a file, and the files under its `files` entries.
+    pub files: Vec<(String, String)>,
     /// Extra environment variables for the process.
     pub env: BTreeMap<String, String>,
     /// How long to wait for any one answer (including the first, while the process starts).
@@ -75,9 +79,11 @@ impl std::fmt::Debug for ExternalSpec {
 }
 
 impl ExternalSpec {
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         name: String,
         command: Vec<String>,
+        files: Vec<(String, String)>,
         env: BTreeMap<String, String>,
         timeout: Duration,
         on_failure: OnFailure,
@@ -87,6 +93,7 @@ impl ExternalSpec {
         ExternalSpec {
             name,
             command,
+            files,
             env,
             timeout,
             on_failure,
@@ -96,10 +103,10 @@ impl ExternalSpec {
         }
     }
 
-    /// What decides its results besides its parameters: the command and environment (for the
-    /// experiment's fingerprint).
+    /// What decides its results besides its parameters: the command, the environment and the
+    /// content of its files (for the experiment's fingerprint).
     pub fn identity(&self) -> String {
-        format!("{:?}|{:?}", self.command, self.env)
+        format!("{:?}|{:?}|{:?}", self.command, self.env, self.files)
     }
 
     fn take_idle(&self) -> Option<Process> {
@@ -111,6 +118,63 @@ impl ExternalSpec {
             idle.push(p);
         }
     }
+}
+
+/// The files an external policy's results depend on, each with a 64-bit FNV-1a hash of its content
+/// (hex): every element of `command` that names a file (the script, a compiled policy), and every
+/// file under the paths of `extra` (files or folders, walked in name order; `__pycache__` and
+/// hidden entries skipped). Paths are as given, relative to the current directory. An `extra`
+/// path that does not exist is an error.
+pub fn content_hashes(
+    command: &[String],
+    extra: &[String],
+) -> anyhow::Result<Vec<(String, String)>> {
+    use anyhow::Context as _;
+    fn walk(p: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+        if p.is_dir() {
+            let mut entries: Vec<PathBuf> = std::fs::read_dir(p)?
+                .map(|e| e.map(|e| e.path()))
+                .collect::<std::io::Result<_>>()?;
+            entries.sort();
+            for e in entries {
+                let name = e.file_name().and_then(|n| n.to_str()).unwrap_or("");
+                if name.starts_with('.') || name == "__pycache__" {
+                    continue;
+                }
+                walk(&e, out)?;
+            }
+        } else if p.is_file() {
+            out.push(p.to_path_buf());
+        }
+        Ok(())
+    }
+    let mut paths: Vec<PathBuf> = command
+        .iter()
+        .map(PathBuf::from)
+        .filter(|p| p.is_file())
+        .collect();
+    for e in extra {
+        let p = Path::new(e);
+        if !p.exists() {
+            anyhow::bail!(
+                "'files' names {e}, which does not exist (paths are relative to the current directory, {})",
+                std::env::current_dir()
+                    .map(|d| d.display().to_string())
+                    .unwrap_or_else(|_| "unknown".into())
+            );
+        }
+        walk(p, &mut paths).with_context(|| format!("'files': cannot read {e}"))?;
+    }
+    let mut out: Vec<(String, String)> = Vec::new();
+    for p in paths {
+        let key = p.display().to_string();
+        if out.iter().any(|(k, _)| *k == key) {
+            continue;
+        }
+        let bytes = std::fs::read(&p).with_context(|| format!("{key}: cannot read"))?;
+        out.push((key, format!("{:016x}", crate::rng::fnv1a64(&bytes))));
+    }
+    Ok(out)
 }
 
 /// A failure of an external policy's process, with what the run should do about it.
@@ -230,12 +294,19 @@ impl Process {
         let Some((program, args)) = spec.command.split_first() else {
             return Err("its `command` is empty".to_string());
         };
-        let mut child = Command::new(program)
-            .args(args)
+        let mut cmd = Command::new(program);
+        cmd.args(args)
             .envs(&spec.env)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
+            .stderr(Stdio::piped());
+        // Its own process group, so that ending the policy ends whatever it started too.
+        #[cfg(unix)]
+        {
+            use std::os::unix::process::CommandExt as _;
+            cmd.process_group(0);
+        }
+        let mut child = cmd
             .spawn()
             .map_err(|e| {
                 format!(
@@ -246,7 +317,7 @@ impl Process {
         let (Some(stdin), Some(stdout), Some(stderr)) =
             (child.stdin.take(), child.stdout.take(), child.stderr.take())
         else {
-            let _ = child.kill();
+            kill_all(&mut child);
             let _ = child.wait();
             return Err("the process's pipes could not be opened".to_string());
         };
@@ -262,7 +333,7 @@ impl Process {
         };
         for fd in [stdin.as_raw_fd(), stdout.as_raw_fd()] {
             if let Err(e) = set_nonblocking(fd) {
-                let _ = child.kill();
+                kill_all(&mut child);
                 let _ = child.wait();
                 return Err(format!("cannot set up the process's pipes: {e}"));
             }
@@ -385,9 +456,22 @@ impl Process {
     }
 }
 
+/// End a policy's process and every process it started (its process group).
+fn kill_all(child: &mut Child) {
+    #[cfg(unix)]
+    if let Ok(pid) = libc::pid_t::try_from(child.id()) {
+        // SAFETY: kill(2) with a negative pid signals the process group the child leads (it
+        // was spawned with process_group(0)); it touches no memory of ours.
+        unsafe {
+            libc::kill(-pid, libc::SIGKILL);
+        }
+    }
+    let _ = child.kill();
+}
+
 impl Drop for Process {
     fn drop(&mut self) {
-        let _ = self.child.kill();
+        kill_all(&mut self.child);
         let _ = self.child.wait();
     }
 }
@@ -617,11 +701,15 @@ impl ExternalPolicy {
     fn check_error_reply(&mut self, line: &[u8]) -> Result<Reply> {
         let reply: Reply = match serde_json::from_slice(line) {
             Ok(r) => r,
-            Err(_) => {
-                return Err(self.fail(format!(
-                    "it answered `{}`, which is not JSON (docs/protocol.md: one JSON value per line on stdout; print diagnostics to stderr)",
-                    excerpt(line, 200)
-                )));
+            Err(e) => {
+                let what = match serde_json::from_slice::<serde_json::Value>(line) {
+                    Ok(serde_json::Value::Object(_)) => format!(
+                        "which is not a valid answer ({e}); see docs/protocol.md for each answer's keys"
+                    ),
+                    Ok(_) => "which is JSON but not an object: every answer is a JSON object, e.g. {\"action\":\"pull\",\"arm\":0} (docs/protocol.md)".to_string(),
+                    Err(_) => "which is not JSON (docs/protocol.md: one JSON object per line on stdout; print diagnostics to stderr)".to_string(),
+                };
+                return Err(self.fail(format!("it answered `{}`, {what}", excerpt(line, 200))));
             }
         };
         if reply.kind.as_deref() == Some("error") {

@@ -25,7 +25,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::LazyLock;
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 
 use crate::replay::{Observation, View, WorldKind};
 use crate::rng::Rng;
@@ -325,10 +325,25 @@ impl PolicyConfig {
         p
     }
 
-    /// Every per-dataset parameter has a value (or a default) for each of `datasets`.
-    pub fn check_datasets<'a>(&self, datasets: impl IntoIterator<Item = &'a str>) -> Result<()> {
+    /// Every per-dataset parameter has a value (or a default) for each of `datasets` (those the
+    /// experiment keeps), and names only datasets among `known` (all the data's datasets, before
+    /// filters), so that a misspelt name is an error, not silently the default.
+    pub fn check_datasets<'a>(
+        &self,
+        datasets: impl IntoIterator<Item = &'a str>,
+        known: impl IntoIterator<Item = &'a str>,
+    ) -> Result<()> {
         let datasets: Vec<&str> = datasets.into_iter().collect();
+        let known: std::collections::BTreeSet<&str> = known.into_iter().collect();
         for pd in &self.per_dataset {
+            if let Some(bad) = pd.values.keys().find(|d| !known.contains(d.as_str())) {
+                bail!(
+                    "policy '{}', parameter '{}': per_dataset names dataset '{bad}', which the data does not have (it has: {}); check the spelling",
+                    self.family_name(),
+                    pd.name,
+                    known.iter().copied().collect::<Vec<_>>().join(", ")
+                );
+            }
             if pd.default.is_some() {
                 continue;
             }
@@ -412,11 +427,35 @@ pub fn registry() -> &'static [Family] {
     &REGISTRY
 }
 
+/// " (did you mean 'ucb1'?)" for the names in `names` closest to `given` (Jaro–Winkler ≥ 0.7,
+/// at most three), or "" when none is close.
+pub fn did_you_mean<'a>(given: &str, names: impl IntoIterator<Item = &'a str>) -> String {
+    let g = given.to_lowercase();
+    let mut near: Vec<(f64, &str)> = names
+        .into_iter()
+        .map(|c| (strsim::jaro_winkler(&g, &c.to_lowercase()), c))
+        .filter(|(d, _)| *d >= 0.7)
+        .collect();
+    near.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
+    if near.is_empty() {
+        return String::new();
+    }
+    format!(
+        " (did you mean {}?)",
+        near.iter()
+            .take(3)
+            .map(|(_, n)| format!("'{n}'"))
+            .collect::<Vec<_>>()
+            .join(" or ")
+    )
+}
+
 pub fn family(name: &str) -> Result<&'static Family> {
     match registry().iter().find(|f| f.name == name) {
         Some(f) => Ok(f),
         None => bail!(
-            "unknown policy '{name}'; known policies: {} (see `banditbench policies`)",
+            "unknown policy '{name}'{}; known policies: {} (see `banditbench policies`)",
+            did_you_mean(name, registry().iter().map(|f| f.name)),
             registry()
                 .iter()
                 .map(|f| f.name)
@@ -580,15 +619,39 @@ static EXTERNAL: LazyLock<Family> = LazyLock::new(|| Family {
 });
 
 /// The keys of an external `[[policies]]` entry besides `family`.
-pub const EXTERNAL_KEYS: [&str; 8] = [
-    "name",
-    "command",
-    "params",
-    "env",
-    "timeout_s",
-    "on_failure",
-    "pin_cpu",
-    "pool_space",
+/// The keys of an external policy's `[[policies]]` entry, each with what it does
+/// (`banditbench policies` prints this list).
+pub const EXTERNAL_KEYS: [(&str, &str); 9] = [
+    (
+        "name",
+        "its name in results and figures (letters, digits, '-', '_', '.', '+')",
+    ),
+    (
+        "command",
+        "program and arguments, run in the current directory",
+    ),
+    (
+        "params",
+        "a table of parameters; lists expand, as for built-in policies",
+    ),
+    ("env", "a table of extra environment variables"),
+    (
+        "files",
+        "files or folders the policy's code lives in besides those its command names; their content decides its results (default: none)",
+    ),
+    (
+        "timeout_s",
+        "longest wait for one answer, in seconds (default 60)",
+    ),
+    ("on_failure", "stop | restart (default stop)"),
+    (
+        "pin_cpu",
+        "pin each process and its worker thread to one CPU (default true)",
+    ),
+    (
+        "pool_space",
+        "pool world: send the space and the open configurations' encodings at each cell's start (default false)",
+    ),
 ];
 
 /// Expand one `[[policies]]` entry with `family = "external"`:
@@ -600,6 +663,7 @@ pub const EXTERNAL_KEYS: [&str; 8] = [
 /// command = ["python3", "python/examples/ucb1.py"] # run in the current directory
 /// params = { c = [1.0, 2.0] }                      # a list expands, as for built-in policies
 /// env = { PYTHONPATH = "python" }                  # optional
+/// files = ["python/banditbench"]                   # optional: more code its results depend on
 /// timeout_s = 60                                   # optional: longest wait for one answer
 /// on_failure = "stop"                              # or "restart"
 /// pin_cpu = true                                   # optional: process and worker on one CPU
@@ -609,10 +673,10 @@ pub const EXTERNAL_KEYS: [&str; 8] = [
 pub fn expand_external(given: &BTreeMap<String, toml::Value>) -> Result<Vec<PolicyConfig>> {
     use external::{ExternalSpec, OnFailure};
     for key in given.keys() {
-        if !EXTERNAL_KEYS.contains(&key.as_str()) {
+        if !EXTERNAL_KEYS.iter().any(|(k, _)| k == key) {
             bail!(
                 "an external policy has no key '{key}'; its keys: {} (policy parameters go in `params = {{ ... }}`)",
-                EXTERNAL_KEYS.join(", ")
+                EXTERNAL_KEYS.map(|(k, _)| k).join(", ")
             );
         }
     }
@@ -625,11 +689,7 @@ pub fn expand_external(given: &BTreeMap<String, toml::Value>) -> Result<Vec<Poli
             "an external policy needs 'name', the name results and figures give it (e.g. name = \"my-ucb\")"
         ),
     };
-    if name.contains(['(', ')', ',', '=']) || name.trim() != name {
-        bail!(
-            "external policy '{name}': a name may not contain '(', ')', ',' or '=' or begin or end with spaces"
-        );
-    }
+    crate::names::check("external policy name", &name)?;
     if name == "external" || registry().iter().any(|f| f.name == name) {
         bail!("external policy '{name}': the name is a built-in policy's; choose another");
     }
@@ -662,6 +722,20 @@ pub fn expand_external(given: &BTreeMap<String, toml::Value>) -> Result<Vec<Poli
             bail!("{here}: 'env' is {v}; give a table, e.g. env = {{ PYTHONPATH = \"python\" }}")
         }
     };
+    let extra_files: Vec<String> = match given.get("files") {
+        None => Vec::new(),
+        Some(toml::Value::Array(a)) => a
+            .iter()
+            .map(|v| match v {
+                toml::Value::String(s) => Ok(s.clone()),
+                other => bail!("{here}: 'files' holds {other}; every element must be a path"),
+            })
+            .collect::<Result<_>>()?,
+        Some(v) => bail!(
+            "{here}: 'files' is {v}; give a list of paths, e.g. files = [\"python/banditbench\"]"
+        ),
+    };
+    let files = external::content_hashes(&command, &extra_files).with_context(|| here.clone())?;
     let timeout_s = match given.get("timeout_s") {
         None => 60.0,
         Some(toml::Value::Float(x)) if *x > 0.0 && x.is_finite() => *x,
@@ -703,6 +777,7 @@ pub fn expand_external(given: &BTreeMap<String, toml::Value>) -> Result<Vec<Poli
     let spec = std::sync::Arc::new(ExternalSpec::new(
         name,
         command,
+        files,
         env,
         std::time::Duration::from_secs_f64(timeout_s),
         on_failure,
@@ -718,6 +793,87 @@ pub fn expand_external(given: &BTreeMap<String, toml::Value>) -> Result<Vec<Poli
             external: Some(spec.clone()),
         })
         .collect())
+}
+
+/// `banditbench policies [NAME] [--world W]`: every registered family (and the external policy)
+/// with its summary, worlds, source and parameters, rendered from the registry. `name` keeps the
+/// families whose name contains it; `world` those that run in that world. A name that matches
+/// nothing is an error that suggests the nearest names.
+pub fn describe_registry(name: Option<&str>, world: Option<WorldKind>) -> Result<String> {
+    use std::fmt::Write as _;
+    let all_worlds = [
+        WorldKind::TimeSliced,
+        WorldKind::PullCount,
+        WorldKind::Synthetic,
+        WorldKind::Pool,
+    ];
+    let wanted = |fam: &str, worlds: &[WorldKind]| {
+        name.is_none_or(|n| fam.to_lowercase().contains(&n.to_lowercase()))
+            && world.is_none_or(|w| worlds.contains(&w))
+    };
+    let mut s = String::new();
+    let mut shown = 0;
+    for f in registry() {
+        if !wanted(f.name, f.worlds) {
+            continue;
+        }
+        shown += 1;
+        let worlds: Vec<&str> = f.worlds.iter().map(|w| w.as_str()).collect();
+        let _ = writeln!(s, "{}\n    {}", f.name, f.summary);
+        let _ = writeln!(s, "    worlds: {}", worlds.join(", "));
+        let _ = writeln!(s, "    source: {}", f.source);
+        if f.params.is_empty() {
+            let _ = writeln!(s, "    parameters: none");
+        }
+        for p in &f.params {
+            let kind = match &p.kind {
+                Kind::Float { min, max } => format!("float in [{min}, {max}]"),
+                Kind::Int { min, max } => format!("int in [{min}, {max}]"),
+                Kind::Choice(c) => c.join(" | "),
+                Kind::Any => "any".to_string(),
+            };
+            let _ = writeln!(
+                s,
+                "    {} = {}   ({kind})\n        {}",
+                p.name, p.default, p.doc
+            );
+        }
+        s.push('\n');
+    }
+    if wanted("external", &all_worlds) {
+        shown += 1;
+        let _ = writeln!(
+            s,
+            "external\n    a policy in any language: a process that speaks the JSON-lines policy protocol (docs/protocol.md)\n    worlds: time-sliced, pull-count, synthetic, pool\n    source: cite the policy's own paper; the protocol is banditbench's, version {}\n    keys:",
+            external::PROTOCOL
+        );
+        for (k, doc) in EXTERNAL_KEYS {
+            let _ = writeln!(s, "      {k}: {doc}");
+        }
+        let _ = writeln!(
+            s,
+            "    Python: pip install ./python, subclass banditbench.Policy, see python/examples/ and README 'Adding a policy'"
+        );
+    }
+    if shown == 0 {
+        let names: Vec<&str> = registry()
+            .iter()
+            .map(|f| f.name)
+            .chain(["external"])
+            .collect();
+        let what = match (name, world) {
+            (Some(n), Some(w)) => format!("named like '{n}' in the {} world", w.as_str()),
+            (Some(n), None) => format!("named like '{n}'"),
+            (None, Some(w)) => format!("in the {} world", w.as_str()),
+            (None, None) => String::new(),
+        };
+        bail!(
+            "no policy {what}{}; the policies: {}",
+            name.map_or_else(String::new, |n| did_you_mean(n, names.iter().copied())),
+            names.join(", ")
+        );
+    }
+    Ok(s)
 }
 
 /// A policy with every parameter at its default.
@@ -956,7 +1112,8 @@ mod tests {
         assert!(e("name = \"py\"\ncommand = \"python3 p.py\"").contains("as a list"));
         assert!(e("name = \"py\"\ncommand = [\"x\"]\nc = 2").contains("has no key 'c'"));
         assert!(e("name = \"ucb1\"\ncommand = [\"x\"]").contains("built-in policy's"));
-        assert!(e("name = \"a(b)\"\ncommand = [\"x\"]").contains("may not contain"));
+        assert!(e("name = \"a(b)\"\ncommand = [\"x\"]").contains("letters, digits"));
+        assert!(e("name = \"../../x\"\ncommand = [\"x\"]").contains("letters, digits"));
         assert!(
             e("name = \"py\"\ncommand = [\"x\"]\non_failure = \"retry\"")
                 .contains("allowed: \"stop\", \"restart\"")

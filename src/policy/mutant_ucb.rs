@@ -17,7 +17,14 @@
 //!   below N sub-trains, the arm with the best μ̂ is trained up to N (Algorithm 2's
 //!   finalisation; budget still left after it goes back to the main loop, where a model at N
 //!   can only be mutated, as replay has no idle action);
-//!   DRAGON's code has no finalisation (`finalisation = "none"`). A failed unit ends its curve: with
+//!   DRAGON's code has no finalisation (`finalisation = "none"`).
+//!   The paper's reservoir never runs out; a replayed pool does. Once no configuration is left
+//!   to draw or mutate into (every one is drawn, or `[world] max_arms` is reached), a mutation
+//!   is impossible, so the cap N that makes the rule mutate instead of train no longer applies:
+//!   the index picks among the models whose curves can still train, past N (the ∞-UCB-E rule
+//!   on what is left), and when no model can train the cell stops (`Action::Stop`) instead of
+//!   spending its budget on pulls that reveal nothing. ∞-UCB-E and the steady-state EA stop
+//!   likewise when nothing can train or be drawn. A failed unit ends its curve: with
 //!   `on_failure = "keep"` (the paper, which has no failures) the arm keeps its μ̂ and, when
 //!   chosen, can only be mutated; with `"remove"` (DRAGON: an infinite loss removes the model)
 //!   it is never chosen again. DRAGON also does not charge a failed evaluation to the budget:
@@ -270,7 +277,7 @@ impl Policy for MutantUcb {
             return match self.argmax(|a| !pool.done[a], |a| self.index(a)) {
                 Some(a) => Action::Pull(a),
                 None if pool.undrawn > 0 => Action::Draw,
-                None => Action::Pull(0),
+                None => Action::Stop,
             };
         };
         let eligible = |a: usize| !(self.remove_failed && self.failed[a]);
@@ -284,7 +291,11 @@ impl Policy for MutantUcb {
             }
         }
         let Some(i) = self.argmax(eligible, |a| self.index(a)) else {
-            return Action::Draw;
+            return if pool.undrawn > 0 {
+                Action::Draw
+            } else {
+                Action::Stop
+            };
         };
         let nbar = self.trained[i];
         let p_train = if pool.done[i] || nbar >= m.n {
@@ -299,9 +310,15 @@ impl Policy for MutantUcb {
         } else if pool.undrawn > 0 {
             self.parent = Some(i);
             Action::Mutate(i)
-        } else {
-            // Nothing left to mutate into: the chosen model is trained if it can be.
+        } else if !pool.done[i] {
+            // Nothing left to mutate into: the chosen model trains if its curve goes on.
             Action::Pull(i)
+        } else {
+            // ... else the best index among the models that can still train, past N.
+            match self.argmax(|a| eligible(a) && !pool.done[a], |a| self.index(a)) {
+                Some(a) => Action::Pull(a),
+                None => Action::Stop,
+            }
         }
     }
 
@@ -381,9 +398,11 @@ impl Policy for SteadyStateEa {
             self.settle(view, a);
         }
         if pool.undrawn == 0 {
-            // Nothing new can be made: train any arm that can still train (else a wasted pull).
-            let a = (0..view.n_arms).find(|&a| !pool.done[a]).unwrap_or(0);
-            return Action::Pull(a);
+            // Nothing new can be made: train any arm that can still train, else stop.
+            return match (0..view.n_arms).find(|&a| !pool.done[a]) {
+                Some(a) => Action::Pull(a),
+                None => Action::Stop,
+            };
         }
         if self.population.len() < self.k || self.population.is_empty() {
             return Action::Draw;
@@ -674,5 +693,56 @@ mod tests {
         assert_eq!(ea.population, vec![2, 1], "0.4 replaces the worst, 0.3");
         ea.settle(&view, 3);
         assert_eq!(ea.population, vec![2, 1], "0.2 is worse than all: dropped");
+    }
+
+    /// Once every configuration is drawn (or `max_arms` is reached), nothing is spent on pulls
+    /// that reveal nothing: each policy trains what can still train and then stops, with budget
+    /// left. Hand pool: 6 configurations of 5 units (30 units in all), budget 200 units.
+    #[test]
+    fn an_exhausted_pool_is_trained_out_and_then_the_cell_stops() {
+        let pool = hand_pool(6, 5, |i| vec![0.1 * i as f32 + 0.01; 5]);
+        let families: [(&str, &[(&str, toml::Value)]); 3] = [
+            (
+                "mutant-ucb",
+                &[
+                    ("k", toml::Value::Integer(2)),
+                    ("n", toml::Value::Integer(2)),
+                ],
+            ),
+            ("inf-ucb-e", &[("k", toml::Value::Integer(2))]),
+            (
+                "steady-state-ea",
+                &[
+                    ("k", toml::Value::Integer(2)),
+                    ("n", toml::Value::Integer(2)),
+                ],
+            ),
+        ];
+        for (family, params) in families {
+            for (max_arms, units) in [(None, 30u64), (Some(3), 15)] {
+                for seed in 0..20 {
+                    let cfg = PoolWorldConfig {
+                        max_arms,
+                        ..PoolWorldConfig::default()
+                    };
+                    let mut world = PoolWorld::new(&pool, &pool.tasks[0], cfg, 200.0, 1.0, seed);
+                    let mut p = testing::build(family, params, 0);
+                    let mut rng = Rng::new(seed);
+                    drive_pool(&mut world, p.as_mut(), family, &mut rng, None)
+                        .unwrap_or_else(|e| panic!("{family} max_arms {max_arms:?}: {e}"));
+                    let l = world.ledger();
+                    let trained: u64 = l.pulls.iter().sum();
+                    assert_eq!(
+                        (trained, l.exhausted_pulls),
+                        (units, 0),
+                        "{family}, max_arms {max_arms:?}, seed {seed}: every unit trained, none wasted"
+                    );
+                    assert!(
+                        (l.used - units as f64).abs() < 1e-9,
+                        "stopped with budget left"
+                    );
+                }
+            }
+        }
     }
 }

@@ -154,7 +154,8 @@ pub struct View<'a> {
 pub struct PoolView<'a> {
     /// Fidelity units in a full curve.
     pub units: u32,
-    /// Configurations not yet drawn.
+    /// Configurations that can still become arms (drawn, chosen or mutated into): those not yet
+    /// drawn, or 0 once the world's cap on live arms (`max_arms`) is reached.
     pub undrawn: usize,
     /// Per arm: the score (reward orientation) after its last trained unit, `-inf` if none.
     pub last: &'a [f64],

@@ -37,6 +37,45 @@ pub enum PoolBudget {
     Seconds,
 }
 
+/// Seconds budgets: what happens to the unit whose recorded cost does not fit in the budget left.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LastUnit {
+    /// The unit is cut at the budget, as the time-sliced world cuts its last slice: it costs
+    /// the budget left and reveals nothing (its training did not finish in time).
+    Cut,
+    /// The unit runs to its end and is charged in full: the cell overshoots its budget (the
+    /// overshoot shows in runs.parquet's time used).
+    Charge,
+}
+
+impl LastUnit {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LastUnit::Cut => "cut",
+            LastUnit::Charge => "charge",
+        }
+    }
+}
+
+/// Which of several units with the same best validation score the cell recommends (and so
+/// whose test score it reports).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ties {
+    /// The first revealed keeps the place: a later unit must be strictly better.
+    First,
+    /// The last revealed takes it: a later unit as good replaces it.
+    Last,
+}
+
+impl Ties {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Ties::First => "first",
+            Ties::Last => "last",
+        }
+    }
+}
+
 /// Which score is the incumbent while a cell runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum IncumbentRule {
@@ -65,6 +104,10 @@ pub struct PoolWorldConfig {
     /// A failed or timed-out unit is charged like any other (true), or costs nothing (DRAGON's
     /// convention: an infinite loss does not consume budget).
     pub failures_consume_budget: bool,
+    /// Seconds budgets: the unit that does not fit in the budget left.
+    pub last_unit: LastUnit,
+    /// Ties for the best validation score (`best-seen` incumbent and recommendation).
+    pub ties: Ties,
 }
 
 impl Default for PoolWorldConfig {
@@ -75,6 +118,8 @@ impl Default for PoolWorldConfig {
             recommendation: Recommendation::BestSeen,
             max_arms: None,
             failures_consume_budget: true,
+            last_unit: LastUnit::Cut,
+            ties: Ties::First,
         }
     }
 }
@@ -90,6 +135,10 @@ pub struct PoolOptions {
     pub per_learner: bool,
     /// See `PoolWorldConfig::failures_consume_budget`.
     pub failures_consume_budget: bool,
+    /// See `PoolWorldConfig::last_unit` (seconds budgets only).
+    pub last_unit: LastUnit,
+    /// See `PoolWorldConfig::ties`.
+    pub ties: Ties,
 }
 
 impl IncumbentRule {
@@ -116,7 +165,7 @@ impl PoolOptions {
     pub fn describe(&self) -> String {
         // Said only when not the default, so that earlier experiments keep their fingerprints.
         format!(
-            "incumbent {}, recommendation {}, max_arms {}, per_learner {}{}",
+            "incumbent {}, recommendation {}, max_arms {}, per_learner {}{}{}",
             self.incumbent.as_str(),
             self.recommendation.as_str(),
             self.max_arms.map_or("none".to_string(), |m| m.to_string()),
@@ -125,6 +174,11 @@ impl PoolOptions {
                 ""
             } else {
                 ", failed units free"
+            },
+            if self.ties == Ties::First {
+                String::new()
+            } else {
+                format!(", ties {}", self.ties.as_str())
             }
         )
     }
@@ -150,6 +204,8 @@ impl PoolOptions {
                 recommendation: self.recommendation,
                 max_arms: self.max_arms,
                 failures_consume_budget: self.failures_consume_budget,
+                last_unit: self.last_unit,
+                ties: self.ties,
             },
             abs,
         )
@@ -310,7 +366,12 @@ impl<'a> PoolWorld<'a> {
             WorldKind::Pool,
             Some(PoolView {
                 units: self.pool.manifest.units,
-                undrawn: self.undrawn,
+                // What can still be added: nothing once the cap on live arms is reached.
+                undrawn: if self.cfg.max_arms.is_some_and(|m| self.config.len() >= m) {
+                    0
+                } else {
+                    self.undrawn
+                },
                 last: &self.last,
                 done: &self.done,
                 config: &self.config,
@@ -472,7 +533,24 @@ impl<'a> PoolWorld<'a> {
         }
         let cost_s = f64::from(curve.cost_s[u]);
         let status = curve.status[u];
-        if status == Status::Ok || self.cfg.failures_consume_budget {
+        let charged = status == Status::Ok || self.cfg.failures_consume_budget;
+        if charged
+            && self.cfg.budget_unit == PoolBudget::Seconds
+            && self.cfg.last_unit == LastUnit::Cut
+            && l.used + cost_s > l.budget
+        {
+            // The unit does not finish within the budget: it costs what is left, reveals
+            // nothing, and the cell ends.
+            l.used = l.budget;
+            return Observation {
+                arm,
+                reward: None,
+                revealed: &l.revealed,
+                arm_clock: l.arm_clock[arm],
+                exhausted: false,
+            };
+        }
+        if charged {
             l.used += match self.cfg.budget_unit {
                 PoolBudget::Units => 1.0,
                 PoolBudget::Seconds => cost_s,
@@ -489,7 +567,11 @@ impl<'a> PoolWorld<'a> {
             self.last[arm] = reward;
             self.sums[arm].0 += reward;
             self.sums[arm].1 += 1;
-            if self.best_seen.is_none_or(|b| reward > b.2) {
+            let better = |b: f64| match self.cfg.ties {
+                Ties::First => reward > b,
+                Ties::Last => reward >= b,
+            };
+            if self.best_seen.is_none_or(|b| better(b.2)) {
                 self.best_seen = Some((arm, u as u32, reward));
             }
         }
@@ -789,6 +871,54 @@ pub(crate) mod tests {
                 .unwrap_err()
                 .contains("only 2 arms")
         );
+    }
+
+    /// Seconds budgets: a unit that does not fit in the budget left is cut (costs the rest,
+    /// reveals nothing) by default, or charged in full and overshoots with `last_unit = charge`.
+    /// Ties for the best score go to the first revealed unit, or the last with `ties = last`.
+    #[test]
+    fn the_last_unit_and_ties_follow_their_named_rules() {
+        // Config 0: units cost 0.1 s each; budget 0.25 s: units 1 and 2 fit, unit 3 does not.
+        let pool = hand_pool(1, 3, |_| vec![0.5, 0.6, 0.9]);
+        for (rule, used, pulls, best) in [
+            (LastUnit::Cut, 0.25, 2, 0.6),
+            (LastUnit::Charge, 0.3, 3, 0.9),
+        ] {
+            let cfg = PoolWorldConfig {
+                budget_unit: PoolBudget::Seconds,
+                last_unit: rule,
+                ..PoolWorldConfig::default()
+            };
+            let mut w = PoolWorld::new(&pool, &pool.tasks[0], cfg, 0.25, 1.0, 1);
+            w.apply(Action::Draw).unwrap();
+            w.apply(Action::Pull(0)).unwrap();
+            let o = w.apply(Action::Pull(0)).unwrap();
+            assert_eq!(o.reward.is_some(), rule == LastUnit::Charge, "{rule:?}");
+            assert!((w.ledger().used - used).abs() < 1e-6, "{rule:?}");
+            assert_eq!(w.ledger().pulls[0], pulls, "{rule:?}");
+            assert!(w.done());
+            let r = w.recommend().unwrap();
+            assert!((r.score - best).abs() < 1e-6, "{rule:?}: {}", r.score);
+        }
+        // Configs 0 and 1 tie at 0.8 on validation; their test scores differ (0.79 and 0.7):
+        // the first revealed is recommended, or the last, and its test score is reported.
+        let mut pool = hand_pool(2, 1, |_| vec![0.8]);
+        pool.tasks[0].curves[1].test_score = vec![0.7];
+        for ties in [Ties::First, Ties::Last] {
+            let cfg = PoolWorldConfig {
+                ties,
+                ..PoolWorldConfig::default()
+            };
+            let mut w = PoolWorld::new(&pool, &pool.tasks[0], cfg, 2.0, 1.0, 3);
+            let first = w.apply(Action::Draw).unwrap().arm;
+            let second = w.apply(Action::Draw).unwrap().arm;
+            let r = w.recommend().unwrap();
+            let want = if ties == Ties::First { first } else { second };
+            assert_eq!(r.arm, want, "{ties:?}");
+            let c = w.arm_configs()[want] as usize;
+            let test = if c == 1 { 0.7 } else { 0.79 };
+            assert!((r.test_score - test).abs() < 1e-6, "{ties:?}");
+        }
     }
 
     #[test]

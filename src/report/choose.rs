@@ -199,7 +199,7 @@ pub(crate) fn comparison_figures(
         save(&mr, out, "mean_rank", page)?,
         "mean_rank",
         format!(
-            "Mean rank per policy over {n} units with its {} (HAMLET Fig. 8 style).",
+            "Mean rank per policy over {n} units with its {}.",
             ci_name(c.options.ci, c.options.alpha)
         ),
     );
@@ -272,7 +272,7 @@ pub(crate) fn rank_boxplots(
     w.add(
         save(&bp, out, "rank_boxplots", page)?,
         "rank_boxplots",
-        format!("Rank distributions per {unit} unit and budget (HAMLET Figs. 4 and 7 style)."),
+        format!("Rank distributions per {unit} unit and budget."),
     );
     Ok(())
 }
@@ -429,7 +429,9 @@ pub(crate) fn parameter_study(
     w.add(
         save(&bp, out, &name, page)?,
         &name,
-        format!("Parameter study of {family} (HAMLET Figs. 2, 3, 5, 6 style)."),
+        format!(
+            "Parameter study of {family}: the ranks of its settings within the family, per budget."
+        ),
     );
     Ok(())
 }
@@ -444,7 +446,12 @@ pub(crate) fn allocation(
     page: &Page,
 ) -> Result<()> {
     let (learners, shares) = pull_shares(runs, policies);
-    if learners.is_empty() {
+    // Cells that each train one learner only (per-learner pools) allocate nothing between
+    // learners: the figure would show the tasks' mix, not the policies' choices.
+    let one_learner = runs
+        .iter()
+        .all(|r| r.pulls.iter().filter(|p| p.1 > 0.0).count() <= 1);
+    if learners.is_empty() || one_learner {
         return Ok(());
     }
     let al = Allocation {
@@ -488,10 +495,7 @@ pub(crate) fn anytime(
             .collect::<Vec<_>>()
     };
     let fig = Anytime {
-        title: format!(
-            "Anytime performance over {} (task, budget) units",
-            curves.units
-        ),
+        title: format!("Anytime performance over {} datasets", curves.units),
         grid: curves.grid,
         rank: relabel(curves.rank),
         regret: relabel(curves.regret),
@@ -501,7 +505,8 @@ pub(crate) fn anytime(
         save(&fig, out, "anytime", page)?,
         "anytime",
         format!(
-            "Anytime performance: mean rank and mean normalised regret against the fraction of the budget used, ±95 % t bands over (task, budget) units. Regret is (b − v)/(b − w) with {}.",
+            "Anytime performance: mean rank and mean normalised regret against the fraction of the budget used; ranks and regrets are computed per (task, budget), averaged per dataset, with ±95 % t bands over the {} datasets. Regret is (b − v)/(b − w) with {}.",
+            curves.units,
             match regret {
                 super::Regret::Compared => "b and w the best and worst of the compared policies' mean scores in the unit, so adding or removing a policy changes every curve (--regret trace normalises by the traces instead)",
                 super::Regret::Trace => "b and w the best and worst validation score recorded in the unit's traces, so curves do not depend on which policies are compared",

@@ -55,8 +55,7 @@ fn read_frame(path: &Path) -> Result<DataFrame> {
         .with_infer_schema_length(None)
         .try_into_reader_with_file_path(Some(path.to_path_buf()))
         .and_then(|r| r.finish())
-        .map_err(anyhow::Error::from)
-        .with_context(|| format!("{}: cannot read as CSV", path.display()))
+        .map_err(|e| crate::trace::csv_error(path, e))
 }
 
 /// The column's values as numbers; text that is not a number is an error naming the row.
@@ -134,7 +133,15 @@ pub fn read_scores(path: &Path, fmt: &ScoresFormat) -> Result<(ScoreRows, Vec<St
         .map(|c| c.to_string())
         .collect();
     let mut raw: Vec<(String, String, f64)> = Vec::new();
+    let mut notes = Vec::new();
     if fmt.wide {
+        // A first column of names, none a number, is a named index (pandas'
+        // `df.unstack().to_csv()`): the units.
+        let text_first = names.first().filter(|n| {
+            df.column(n).is_ok_and(|c| c.dtype() == &DataType::String)
+                && texts(&df, n)
+                    .is_ok_and(|v| v.iter().flatten().all(|t| t.trim().parse::<f64>().is_err()))
+        });
         let unit_col = match &fmt.unit {
             Some(u) => {
                 need(path, &df, u, "units", "--unit-col")?;
@@ -142,6 +149,13 @@ pub fn read_scores(path: &Path, fmt: &ScoresFormat) -> Result<(ScoreRows, Vec<St
             }
             None if names.iter().any(|n| n == "unit") => Some("unit".into()),
             None if names.first().is_some_and(|n| n.is_empty()) => Some(String::new()),
+            None if text_first.is_some() => {
+                let n = text_first.cloned().unwrap_or_default();
+                notes.push(format!(
+                    "the first column, '{n}', holds text: read as the units (a named index, as pandas writes it); name another with --unit-col"
+                ));
+                Some(n)
+            }
             None => None,
         };
         let units: Vec<String> = match &unit_col {
@@ -174,7 +188,13 @@ pub fn read_scores(path: &Path, fmt: &ScoresFormat) -> Result<(ScoreRows, Vec<St
         }
         let cols: Vec<Vec<f64>> = policies
             .iter()
-            .map(|p| numbers(path, &df, p))
+            .map(|p| {
+                numbers(path, &df, p).with_context(|| {
+                    format!(
+                        "in a wide table every column but the units' is a policy's scores; if '{p}' holds the units, pass --unit-col '{p}'"
+                    )
+                })
+            })
             .collect::<Result<_>>()?;
         for (i, u) in units.iter().enumerate() {
             for (p, c) in policies.iter().zip(&cols) {
@@ -234,7 +254,6 @@ pub fn read_scores(path: &Path, fmt: &ScoresFormat) -> Result<(ScoreRows, Vec<St
             rows.len()
         );
     }
-    let mut notes = Vec::new();
     for (r, e) in rows.iter_mut().zip(&sums) {
         r.2 = if e.1 == 0 { f64::NAN } else { e.0 / e.1 as f64 };
     }

@@ -10,13 +10,14 @@ mod choose;
 pub mod figures;
 mod input;
 pub mod labels;
+pub mod show;
 mod writers;
 
 pub use crate::analysis::budgets::{best_per_family, mean_ranks_by_budget};
 pub use crate::analysis::{FoundNothing, UnitKind};
 pub use crate::results::{Results, Run, anytime_curves, read_results};
 pub use input::{ScoresFormat, read_scores, read_scores_csv};
-pub use writers::{tests_in_words, tex_text};
+pub use writers::{ranking_in_words, tests_in_words, tex_text};
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -84,15 +85,12 @@ pub fn trace_bounds(
     higher: bool,
 ) -> Result<crate::analysis::budgets::ScoreBounds> {
     let lock = dir.join(crate::experiment::LOCK);
-    let text = std::fs::read_to_string(&lock).with_context(|| {
+    let table = crate::experiment::read_lock_file(&lock)?.with_context(|| {
         format!(
             "{}: cannot read, so the traces of --regret trace are unknown",
             lock.display()
         )
     })?;
-    let table: toml::Table = text
-        .parse()
-        .with_context(|| format!("{}: not TOML", lock.display()))?;
     let resolved = table.get("resolved");
     let get = |k: &str| resolved.and_then(|r| r.get(k)).and_then(|v| v.as_str());
     let world_kind = table
@@ -261,7 +259,7 @@ pub fn report_scores(
     Ok(ReportSummary {
         out: out.to_path_buf(),
         files,
-        text: tests_in_words(&c),
+        text: format!("{}{}", ranking_in_words(&c), tests_in_words(&c)),
         comparison: c,
     })
 }
@@ -291,7 +289,7 @@ pub fn report_loaded(
                 .filter(|r| format!("{}", r.budget) == b)
                 .cloned()
                 .collect();
-            let sub = out.join(format!("budget-{b}"));
+            let sub = out.join(crate::names::file_part(&format!("budget-{b}")));
             let s = report_runs(
                 dir,
                 res,
@@ -468,7 +466,7 @@ fn report_runs(
     Ok(ReportSummary {
         out: out.to_path_buf(),
         files,
-        text: tests_in_words(&c),
+        text: format!("{}{}", ranking_in_words(&c), tests_in_words(&c)),
         comparison: c,
     })
 }

@@ -38,9 +38,9 @@ pub(crate) fn p_is(p: f64) -> String {
 
 pub(crate) fn ci_name(kind: CiKind, alpha: f64) -> String {
     match kind {
-        CiKind::T95 => "95 % t interval".into(),
-        CiKind::Z95 => "95 % normal interval".into(),
-        CiKind::Se => "± 1 standard error".into(),
+        CiKind::T95 => "95 % t interval, clipped to ranks [1, k]".into(),
+        CiKind::Z95 => "95 % normal interval, clipped to ranks [1, k]".into(),
+        CiKind::Se => "± 1 standard error, clipped to ranks [1, k]".into(),
         CiKind::Bootstrap => format!("{:.0} % percentile bootstrap", 100.0 * (1.0 - alpha)),
     }
 }
@@ -123,9 +123,13 @@ pub(crate) fn tests_json(
         "wilcoxon_holm": {
             "zero_method": c.options.zero_method.as_str(),
             "alpha": c.options.alpha,
-            "pairs": c.wilcoxon.iter().map(|p| json!({
-                "a": p.a, "b": p.b, "statistic": p.statistic, "p_value": p.p_value,
-                "p_holm": p.p_holm, "reject": p.reject, "method": p.method})).collect::<Vec<_>>()
+            "pairs": c.wilcoxon.iter().map(|p| {
+                let (ahead, (m, lo, hi, n)) = pair_direction(c, &p.a, &p.b);
+                json!({
+                "a": p.a, "b": p.b, "ahead": ahead, "mean_difference": num(m),
+                "mean_difference_ci": [num(lo), num(hi)], "units_paired": n,
+                "statistic": p.statistic, "p_value": p.p_value,
+                "p_holm": p.p_holm, "reject": p.reject, "method": p.method})}).collect::<Vec<_>>()
         },
         "bayesian_signed_rank": if c.options.bayes_rope.is_some() { json!({
             "method": "Benavoli et al. 2014/2017, baycomp's SignedRankTest semantics; left = a better by more than the rope",
@@ -144,6 +148,53 @@ pub(crate) fn tests_json(
 }
 
 /// The tests in words, as they go into report.md.
+/// The ranking as a terminal table, best first, with the direction of the scores, so that a
+/// wrong `--minimize` shows at once.
+pub fn ranking_in_words(c: &Comparison) -> String {
+    let mut order: Vec<&crate::analysis::compare::PolicySummary> = c.summary.iter().collect();
+    order.sort_by(|a, b| {
+        a.mean_rank
+            .total_cmp(&b.mean_rank)
+            .then_with(|| a.policy.cmp(&b.policy))
+    });
+    let width = order
+        .iter()
+        .map(|r| r.policy.chars().count())
+        .max()
+        .unwrap_or(6)
+        .max(6);
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "Mean rank over {} units (1 = best; {} scores are better), with its {}:\n",
+        c.table.units.len(),
+        if c.table.higher_is_better {
+            "higher"
+        } else {
+            "lower"
+        },
+        ci_name(c.options.ci, c.options.alpha)
+    );
+    let _ = writeln!(
+        s,
+        "{:>4}  {:<width$}  {:>9}  {:>17}  {:>10}",
+        "#", "policy", "mean rank", "interval", "mean score"
+    );
+    for (i, r) in order.iter().enumerate() {
+        let _ = writeln!(
+            s,
+            "{:>4}  {:<width$}  {:>9.3}  {:>17}  {:>10.4}",
+            i + 1,
+            r.policy,
+            r.mean_rank,
+            format!("[{:.3}, {:.3}]", r.ci_low, r.ci_high),
+            r.mean_score
+        );
+    }
+    s.push('\n');
+    s
+}
+
 pub fn tests_in_words(c: &Comparison) -> String {
     let a = c.options.alpha;
     let mut s = String::new();
@@ -243,16 +294,44 @@ pub(crate) fn summary_table_md(
     s
 }
 
+/// Which of a pair is ahead (by the mean of the paired differences, in the scores' direction),
+/// and the mean difference a − b with its 95 % t interval and the units it rests on.
+pub(crate) fn pair_direction(c: &Comparison, a: &str, b: &str) -> (String, (f64, f64, f64, usize)) {
+    let idx = |p: &str| c.table.policies.iter().position(|x| x == p);
+    let (Some(ia), Some(ib)) = (idx(a), idx(b)) else {
+        return ("—".into(), (f64::NAN, f64::NAN, f64::NAN, 0));
+    };
+    let d = crate::analysis::compare::mean_difference(&c.table, ia, ib);
+    let better = if c.table.higher_is_better { d.0 } else { -d.0 };
+    let ahead = if better > 0.0 {
+        a.to_string()
+    } else if better < 0.0 {
+        b.to_string()
+    } else {
+        "neither".into()
+    };
+    (ahead, d)
+}
+
 pub(crate) fn pairs_table_md(c: &Comparison) -> String {
     let mut s = String::from(
-        "| a | b | statistic | p | p (Holm) | method | differ |\n|---|---|---|---|---|---|---|\n",
+        "Ahead: the policy with the better mean score over the units both have; Δ = a − b, the mean of the paired score differences with its 95 % t interval.\n\n| a | b | ahead | Δ = a − b [95 % CI] | statistic | p | p (Holm) | method | differ |\n|---|---|---|---|---|---|---|---|---|\n",
     );
     for p in &c.wilcoxon {
+        let (ahead, (m, lo, hi, _)) = pair_direction(c, &p.a, &p.b);
         let _ = writeln!(
             s,
-            "| `{}` | `{}` | {} | {} | {} | {} | {} |",
+            "| `{}` | `{}` | {} | {:+.4} [{:+.4}, {:+.4}] | {} | {} | {} | {} | {} |",
             p.a,
             p.b,
+            if ahead == "neither" || ahead == "—" {
+                ahead
+            } else {
+                format!("`{ahead}`")
+            },
+            m,
+            lo,
+            hi,
             p.statistic,
             fmt_p(p.p_value),
             fmt_p(p.p_holm),

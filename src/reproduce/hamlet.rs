@@ -306,7 +306,7 @@ fn claim_document(
          The paper (Fig. 8): Variant 3 (learning-curve extrapolation + UCB bonus) ranks better than every \
          non-HAMLET policy. Tested here as a family of four hypotheses — Variant 3 against round-robin, \
          ucb1-btb, bestk-rewards and bestk-velocity — with Wilcoxon signed-rank tests (Pratt) and Holm's \
-         correction over those four, α = 0.05. Ranks are among the five compared settings. A test \
+         correction over those four, α = 0.05. Ranks are among the five compared settings; the mean rank's 95 % t interval is clipped to [1, 5], the ranks it can take. A test \
          counts (✓) when Holm rejects and Variant 3 has the better mean rank; the claim holds when all \
          four count. Δ is the mean score difference Variant 3 − baseline over the units, with its 95 % t \
          interval. A cell that found nothing scores its unit's worst.\n\n\

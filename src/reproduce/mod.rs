@@ -81,6 +81,8 @@ pub struct ReproduceOptions {
     pub threads: Option<usize>,
     /// Do not draw progress bars.
     pub quiet: bool,
+    /// Seconds each timing measurement of a reproduction runs (D-TTTS's time per sampling step).
+    pub timing_seconds: f64,
 }
 
 impl Default for ReproduceOptions {
@@ -91,6 +93,7 @@ impl Default for ReproduceOptions {
             results: PathBuf::from("results"),
             threads: None,
             quiet: false,
+            timing_seconds: 2.0,
         }
     }
 }

@@ -15,7 +15,8 @@ use std::path::PathBuf;
 use anyhow::{Result, bail};
 
 use super::ReproduceOptions;
-use super::shang::{family_markdown, family_test};
+
+use super::shang::FamilyTest;
 use crate::results::{PoolCounts, Run, read_pool_counts};
 
 const TABLE1: &str = "mutant-ucb-table1.toml";
@@ -122,7 +123,7 @@ fn table1_section(
     csv_name: &str,
     md: &mut String,
     files: &mut Vec<PathBuf>,
-) -> Result<()> {
+) -> Result<Vec<(String, FamilyTest)>> {
     let (res, counts, name) = ran;
     let s = summarise(&res.runs, counts);
     let mut datasets: Vec<String> = res.runs.iter().map(|r| r.dataset.clone()).collect();
@@ -199,38 +200,24 @@ fn table1_section(
         .find(|(f, _)| f == "mutant-ucb")
         .map(|p| p.1.clone())
         .ok_or_else(|| anyhow::anyhow!("{name}: no mutant-ucb policy"))?;
-    let t = family_test(&res.runs, res.higher_is_better, &focus)?;
-    // The same family on the test accuracy of the recommended unit: selection on validation
-    // scores may not carry over.
-    let on_test: Vec<Run> = res
-        .runs
-        .iter()
-        .map(|r| Run {
-            best_score: r.best_test_score,
-            ..r.clone()
-        })
-        .collect();
-    let _ = writeln!(
-        md,
-        "\n### On validation accuracy (what the methods select on)\n\n{}",
-        family_markdown(&t, "validation accuracy", "Mutant-UCB")
-    );
-    if res.runs.iter().any(|r| r.best_test_score.is_finite()) {
-        let tt = family_test(&on_test, res.higher_is_better, &focus)?;
-        let _ = writeln!(
-            md,
-            "### On test accuracy (the same recommended unit)\n\n{}",
-            family_markdown(&tt, "test accuracy", "Mutant-UCB")
-        );
-    } else {
-        md.push_str("The pool has no test scores, so there is no test-accuracy comparison.\n\n");
-    }
+    md.push('\n');
+    let (fam, on_val, on_test) = super::shang::families_on_validation_and_test(
+        &res.runs,
+        res.higher_is_better,
+        &focus,
+        "accuracy",
+        "Mutant-UCB",
+    )?;
+    md.push_str(&fam);
     let _ = writeln!(
         md,
         "Report with ranks, anytime incumbent curves and figures: [`{name}/report.md`]({name}/report.md).\n"
     );
-
-    Ok(())
+    let mut found = vec![(format!("`{name}`, validation"), on_val)];
+    if let Some(t) = on_test {
+        found.push((format!("`{name}`, test"), t));
+    }
+    Ok(found)
 }
 
 /// Run both tables' experiments and write `results/mutant-ucb/`: `README.md` (both tables beside
@@ -257,7 +244,7 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<Vec<PathBuf>> {
 
     // Table 1, scaled to sklearn-grid, and at the paper's scale on HPOBench.
     let ran = run_one(opts, TABLE1, &out, &mut files)?;
-    table1_section(
+    let mut found = table1_section(
         &ran,
         "## Table 1: models tested · best accuracy (%)\n\nThe paper's three datasets, then ours (`sklearn-grid`, T = 1 350, N = 27): each of our cells is the mean over 3 runs, 4 learners' grids and the repetitions.",
         &out,
@@ -266,14 +253,14 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<Vec<PathBuf>> {
         &mut files,
     )?;
     let ran = run_one(opts, TABLE1_HPOBENCH, &out, &mut files)?;
-    table1_section(
+    found.extend(table1_section(
         &ran,
         "## Table 1 at the paper's scale: HPOBench MLP pools, T = 10 000, N = 10\n\nEach pool has 30 000 configurations; a sub-train reveals one more seed's full-fidelity score (5 per configuration), so no model is trained more than 5 times, and random search and the EA, which train every model fully, test T/5 = 2 000 models (the paper's T/N = 1 000). K_Mutant = 900 (a bit below T/N), K_EA = 100; 10 repetitions. Scores are validation accuracy; HPOBench ships no test score.",
         &out,
         "table1-hpobench.csv",
         &mut md,
         &mut files,
-    )?;
+    )?);
 
     // Table 2.
     let (res2, counts2, name2) = run_one(opts, TABLE2, &out, &mut files)?;
@@ -316,6 +303,33 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<Vec<PathBuf>> {
     );
     super::write_listed(&mut files, out.join("table2.csv"), &csv2)?;
     super::write_listed(&mut files, out.join("README.md"), &md)?;
+    use super::shang::{ClaimPart, Expect, claim_markdown};
+    let claim = claim_markdown(
+        "Mutant-UCB's claim on recorded pools",
+        "Brégère & Keisler 2024, Table 1 and §5.1: Mutant-UCB finds better models than random search, the steady-state evolutionary algorithm and Hyperband at the same budget of sub-trains.",
+        &[
+            ClaimPart {
+                baseline: "random-search",
+                words: "better than random search",
+                expect: Expect::Better,
+            },
+            ClaimPart {
+                baseline: "steady-state-ea",
+                words: "better than the steady-state EA",
+                expect: Expect::Better,
+            },
+            ClaimPart {
+                baseline: "hyperband",
+                words: "better than Hyperband",
+                expect: Expect::Better,
+            },
+        ],
+        &found
+            .iter()
+            .map(|(p, t)| (p.clone(), t))
+            .collect::<Vec<_>>(),
+    );
+    super::write_listed(&mut files, out.join("claim.md"), &claim)?;
     Ok(files)
 }
 

@@ -92,6 +92,182 @@ pub fn family_test(runs: &[Run], higher: bool, focus: &str) -> Result<FamilyTest
     })
 }
 
+/// The family test twice, as Markdown: on the validation score the methods select on, then on
+/// the test score of the same recommended unit (selection on validation scores may not carry
+/// over: the winner's curse grows with the configurations tried). `metric` names the score
+/// ("accuracy"), `name` the focus policy in words.
+pub fn family_on_validation_and_test(
+    runs: &[Run],
+    higher: bool,
+    focus: &str,
+    metric: &str,
+    name: &str,
+) -> Result<String> {
+    Ok(families_on_validation_and_test(runs, higher, focus, metric, name)?.0)
+}
+
+/// As `family_on_validation_and_test`, with the two family tests themselves (the test one when
+/// the pool records test scores).
+pub fn families_on_validation_and_test(
+    runs: &[Run],
+    higher: bool,
+    focus: &str,
+    metric: &str,
+    name: &str,
+) -> Result<(String, FamilyTest, Option<FamilyTest>)> {
+    let t = family_test(runs, higher, focus)?;
+    let mut md = format!(
+        "### On validation {metric} (what the methods select on)\n\n{}\n",
+        family_markdown(&t, &format!("validation {metric}"), name)
+    );
+    if runs.iter().any(|r| r.best_test_score.is_finite()) {
+        let on_test: Vec<Run> = runs
+            .iter()
+            .map(|r| Run {
+                best_score: r.best_test_score,
+                ..r.clone()
+            })
+            .collect();
+        let tt = family_test(&on_test, higher, focus)?;
+        let _ = writeln!(
+            md,
+            "### On test {metric} (the same recommended unit)\n\n{}",
+            family_markdown(&tt, &format!("test {metric}"), name)
+        );
+        return Ok((md, t, Some(tt)));
+    }
+    let _ = writeln!(
+        md,
+        "The pool has no test scores, so there is no test comparison: the claim rests on validation scores only.\n"
+    );
+    Ok((md, t, None))
+}
+
+/// What a claim expects of the focus policy against one baseline.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Expect {
+    /// Significantly better (Holm, within the family).
+    Better,
+    /// Not significantly worse.
+    NotWorse,
+}
+
+/// One part of a claim: the baseline (by the start of its policy id), its words and what the
+/// focus is expected to do against it.
+pub struct ClaimPart<'a> {
+    pub baseline: &'a str,
+    pub words: &'a str,
+    pub expect: Expect,
+}
+
+/// A part's verdict.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    Holds,
+    DoesNotHold,
+    /// Too few units: no outcome could reach α after Holm's correction, so the test cannot tell.
+    Undecidable,
+}
+
+impl Verdict {
+    pub fn words(self) -> &'static str {
+        match self {
+            Verdict::Holds => "holds",
+            Verdict::DoesNotHold => "does not hold",
+            Verdict::Undecidable => "cannot be decided here",
+        }
+    }
+}
+
+/// The verdict of each part of a claim in a family test: (words, found, verdict). When no
+/// outcome at this number of units could be significant, every part is undecidable: "better"
+/// cannot be shown and "not worse" cannot be refuted, so neither is claimed.
+pub fn verdicts(
+    t: &FamilyTest,
+    parts: &[ClaimPart<'_>],
+    alpha: f64,
+) -> Vec<(String, String, Verdict)> {
+    parts
+        .iter()
+        .map(|c| {
+            let Some(a) = t.against.iter().find(|a| a.policy.starts_with(c.baseline)) else {
+                return (
+                    c.words.to_string(),
+                    "absent from the results".into(),
+                    Verdict::DoesNotHold,
+                );
+            };
+            let significant = a.p_holm <= alpha;
+            let worse = significant && !a.focus_better;
+            let holds = match c.expect {
+                Expect::Better => a.focus_better,
+                Expect::NotWorse => !worse,
+            };
+            let verdict = if t.min_p_holm > alpha {
+                Verdict::Undecidable
+            } else if holds {
+                Verdict::Holds
+            } else {
+                Verdict::DoesNotHold
+            };
+            let found = format!(
+                "Δ {:+.4} [{:+.4}, {:+.4}], Holm p {:.3}: {}",
+                a.diff.0,
+                a.diff.1,
+                a.diff.2,
+                a.p_holm,
+                if a.focus_better {
+                    "significantly better"
+                } else if worse {
+                    "significantly worse"
+                } else {
+                    "no significant difference"
+                }
+            );
+            (c.words.to_string(), found, verdict)
+        })
+        .collect()
+}
+
+/// `claim.md` of a reproduction: the claim, then per experiment and score (validation, test)
+/// each part's finding and verdict; the claim holds where every part holds.
+pub fn claim_markdown(
+    title: &str,
+    claim: &str,
+    parts: &[ClaimPart<'_>],
+    found: &[(String, &FamilyTest)],
+) -> String {
+    let mut s = format!(
+        "# {title}\n\n**The claim.** {claim}\n\n**Rule.** Each part is tested in the family of the focus policy against every other (exact Wilcoxon signed-rank at dataset units, Holm-adjusted, α = 0.05); \"better\" needs a significant difference in the focus policy's favour, \"not worse\" only that no significant difference goes against it. Validation is what the methods select on; test (the same recommended unit) is what a user gets: a claim that holds on validation only is marked so.\n\n| where | part | found | verdict |\n|---|---|---|---|\n"
+    );
+    for (place, t) in found {
+        let v = verdicts(t, parts, 0.05);
+        for (words, f, verdict) in &v {
+            let _ = writeln!(s, "| {place} | {words} | {f} | {} |", verdict.words());
+        }
+        let whole = if v.iter().any(|x| x.2 == Verdict::DoesNotHold) {
+            Verdict::DoesNotHold
+        } else if v.iter().all(|x| x.2 == Verdict::Holds) {
+            Verdict::Holds
+        } else {
+            Verdict::Undecidable
+        };
+        let _ = writeln!(
+            s,
+            "| {place} | **the whole claim** | {} units; smallest possible Holm p {:.3}{} | **{}** |",
+            t.n_units,
+            t.min_p_holm,
+            if whole == Verdict::Undecidable {
+                " (no difference can be significant with so few units: read the differences)"
+            } else {
+                ""
+            },
+            whole.words()
+        );
+    }
+    s
+}
+
 /// The family test as Markdown; `name` is the focus policy's name in words ("D-TTTS").
 pub fn family_markdown(t: &FamilyTest, metric: &str, name: &str) -> String {
     let mut s = String::new();
@@ -190,6 +366,7 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<Vec<PathBuf>> {
          seed's full-fidelity score (the i.i.d. model of the theory). Every policy runs at its \
          papers' defaults; nothing was tuned on these tasks.\n\n",
     );
+    let mut found: Vec<(String, FamilyTest)> = Vec::new();
     for name in EXPERIMENTS {
         let super::PoolRun {
             name: exp_name,
@@ -197,7 +374,17 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<Vec<PathBuf>> {
             results: res,
             ..
         } = super::run_pool_and_report(opts, name, &out, &mut files)?;
-        let t = family_test(&res.runs, res.higher_is_better, DTTTS)?;
+        let (fam, on_val, on_test) = families_on_validation_and_test(
+            &res.runs,
+            res.higher_is_better,
+            DTTTS,
+            &data.pool.manifest.metric,
+            "D-TTTS (pseudo-arm)",
+        )?;
+        found.push((format!("`{}`, validation", data.pool.manifest.name), on_val));
+        if let Some(t) = on_test {
+            found.push((format!("`{}`, test", data.pool.manifest.name), t));
+        }
         let _ = writeln!(
             md,
             "## {} ({} tasks{})\n\n{}\n\nReport with per-budget ranks and anytime incumbent curves: [`{}/report.md`]({}/report.md).\n",
@@ -212,13 +399,13 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<Vec<PathBuf>> {
                     data.dropped.join(", ")
                 )
             },
-            family_markdown(&t, &data.pool.manifest.metric, "D-TTTS (pseudo-arm)"),
+            fam,
             exp_name,
             exp_name
         );
     }
     let pool_dir = opts.traces.join("sklearn-grid");
-    let rows = timing(&pool_dir, 2.0)?;
+    let rows = timing(&pool_dir, opts.timing_seconds)?;
     let _ = writeln!(
         md,
         "## Time per sampling step\n\nMeasured here on one learner's 625-configuration grid of sklearn-grid, K = 100 configurations, 1 000 units per cell, one thread (`banditbench bench --only pool` measures the same). Only ratios can be compared with the slides, which ran other code on other hardware.\n\n{}\nTTTS's cost is its re-sampling loop, which runs until the challenger differs from the leader: it grows as the posteriors concentrate. With at most 27 binarised units per arm the posteriors here stay wide, so the loop ends quickly and TTTS is only a little slower than T3C; the slides' fixed-confidence runs sample until the posteriors concentrate.",
@@ -230,6 +417,27 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<Vec<PathBuf>> {
     }
     super::write_listed(&mut files, out.join("timing.csv"), &csv)?;
     super::write_listed(&mut files, out.join("README.md"), &md)?;
+    let claim = claim_markdown(
+        "D-TTTS's claim on recorded pools",
+        "Shang, Kaufmann & Valko 2019 (slides): D-TTTS (the pseudo-arm version) is competitive with Hyperband and better than random search.",
+        &[
+            ClaimPart {
+                baseline: "hyperband",
+                words: "not worse than Hyperband",
+                expect: Expect::NotWorse,
+            },
+            ClaimPart {
+                baseline: "random-search",
+                words: "better than random search",
+                expect: Expect::Better,
+            },
+        ],
+        &found
+            .iter()
+            .map(|(p, t)| (p.clone(), t))
+            .collect::<Vec<_>>(),
+    );
+    super::write_listed(&mut files, out.join("claim.md"), &claim)?;
     Ok(files)
 }
 

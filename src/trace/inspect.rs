@@ -106,3 +106,91 @@ pub fn summary(ts: &TraceSet) -> String {
     s.push('\n');
     s
 }
+
+/// `traces list`: one line per trace set or configuration pool directly under `dir` (read from
+/// their manifests only, so it is instant): folder, kind, metric and direction, size on disk and
+/// the manifest's description. Folders that are neither are skipped.
+pub fn list(dir: &std::path::Path) -> anyhow::Result<String> {
+    use anyhow::Context as _;
+    use std::fmt::Write as _;
+    fn size(p: &std::path::Path) -> u64 {
+        match std::fs::symlink_metadata(p) {
+            Ok(m) if m.is_dir() => std::fs::read_dir(p)
+                .map(|d| d.filter_map(Result::ok).map(|e| size(&e.path())).sum())
+                .unwrap_or(0),
+            Ok(m) => m.len(),
+            Err(_) => 0,
+        }
+    }
+    let mut entries: Vec<std::path::PathBuf> = std::fs::read_dir(dir)
+        .with_context(|| format!("{}: cannot list", dir.display()))?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    entries.sort();
+    let mut rows: Vec<[String; 5]> = Vec::new();
+    for p in entries {
+        let folder = p
+            .file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().to_string());
+        let mb = format!("{:.1} MB", size(&p) as f64 / 1e6);
+        if super::pool::is_pool(&p) {
+            let m = super::pool::read_pool_manifest(&p.join("pool.toml"))?;
+            rows.push([
+                folder,
+                format!("pool ({} learners, {} units)", m.learners.len(), m.units),
+                format!("{} ({})", m.metric, m.direction.as_str()),
+                mb,
+                m.description,
+            ]);
+        } else if p.join("traceset.toml").is_file() {
+            let m = super::manifest::read_manifest(&p.join("traceset.toml"))?;
+            rows.push([
+                folder,
+                format!("trace set ({})", m.source.as_str()),
+                format!("{} ({})", m.metric, m.direction.as_str()),
+                mb,
+                m.description,
+            ]);
+        }
+    }
+    if rows.is_empty() {
+        anyhow::bail!(
+            "{}: holds no trace set (traceset.toml) or pool (pool.toml)",
+            dir.display()
+        );
+    }
+    let head = ["folder", "kind", "metric", "size", "description"];
+    let w: Vec<usize> = (0..4)
+        .map(|i| {
+            rows.iter()
+                .map(|r| r[i].chars().count())
+                .chain([head[i].len()])
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut s = String::new();
+    for r in std::iter::once(head.map(String::from)).chain(rows) {
+        let _ = writeln!(
+            s,
+            "{:<w0$}  {:<w1$}  {:<w2$}  {:>w3$}  {}",
+            r[0],
+            r[1],
+            r[2],
+            r[3],
+            r[4],
+            w0 = w[0],
+            w1 = w[1],
+            w2 = w[2],
+            w3 = w[3]
+        );
+    }
+    let _ = writeln!(
+        s,
+        "\n`banditbench traces inspect {}/NAME` describes one; traces/README.md documents each.",
+        dir.display()
+    );
+    Ok(s)
+}

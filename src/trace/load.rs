@@ -173,6 +173,40 @@ pub fn check_csv_shape(path: &Path) -> Result<()> {
     Ok(())
 }
 
+/// A CSV value polars could not parse as its column's inferred type (a whole number too large
+/// for 64 bits, say), told in our words with its row, not polars' advice for Python users.
+pub(crate) fn csv_error(path: &Path, e: PolarsError) -> anyhow::Error {
+    let msg = e.to_string();
+    let between = |s: &str, a: &str, b: &str| -> Option<String> {
+        let i = s.find(a)? + a.len();
+        let j = s[i..].find(b)? + i;
+        Some(s[i..j].to_string())
+    };
+    let (Some(value), Some(column)) = (
+        between(&msg, "could not parse `", "`"),
+        between(&msg, "at column '", "'"),
+    ) else {
+        return anyhow::Error::from(e).context(format!("{}: cannot read as CSV", path.display()));
+    };
+    // The row: read the file again with every column as text.
+    let row = CsvReadOptions::default()
+        .with_has_header(true)
+        .with_infer_schema_length(Some(0))
+        .try_into_reader_with_file_path(Some(path.to_path_buf()))
+        .and_then(|r| r.finish())
+        .ok()
+        .and_then(|df| {
+            let c = df.column(&column).ok()?.str().ok()?.clone();
+            c.iter()
+                .position(|v| v.map(str::trim) == Some(value.as_str()))
+        });
+    anyhow::anyhow!(
+        "{}: {}column '{column}': `{value}` is not a number this column can hold (whole numbers must lie within ±9.2·10^18, other numbers must be finite decimals); correct or remove it",
+        path.display(),
+        row.map_or_else(String::new, |r| format!("row {} (line {}), ", r + 1, r + 2))
+    )
+}
+
 pub(crate) fn read_frame(path: &Path) -> Result<DataFrame> {
     let is_csv = path.extension().is_some_and(|e| e == "csv");
     if is_csv {
@@ -182,8 +216,7 @@ pub(crate) fn read_frame(path: &Path) -> Result<DataFrame> {
             .with_infer_schema_length(None)
             .try_into_reader_with_file_path(Some(path.to_path_buf()))
             .and_then(|r| r.finish())
-            .map_err(anyhow::Error::from)
-            .with_context(|| format!("{}: cannot read as CSV", path.display()))
+            .map_err(|e| csv_error(path, e))
     } else {
         let file = std::fs::File::open(path)
             .with_context(|| format!("{}: cannot open", path.display()))?;
@@ -204,7 +237,12 @@ fn text_col(df: &DataFrame, name: &str, p: &mut Problems) -> Result<Option<Vec<O
         return Ok(None);
     };
     let dt = c.dtype().clone();
-    if dt.is_integer() || dt == DataType::Null {
+    // Integers are written in decimal; categorical strings (pandas' `category`, dictionary-
+    // encoded in parquet) are text.
+    if dt.is_integer()
+        || dt == DataType::Null
+        || matches!(dt, DataType::Categorical(..) | DataType::Enum(..))
+    {
         let s = c.cast(&DataType::String)?;
         return Ok(Some(
             s.str()?.iter().map(|v| v.map(str::to_string)).collect(),
@@ -782,6 +820,7 @@ pub fn load_trace_set(dir: &Path, opts: &LoadOptions) -> Result<TraceSet> {
         manifest,
         learners,
         tasks,
+        datasets: dataset_names,
         dropped,
         extra_columns,
         content_hash,

@@ -12,6 +12,7 @@ mod manifest;
 pub mod pool;
 pub mod space;
 
+pub(crate) use load::csv_error;
 pub use load::{LoadOptions, TaskFilter, check_csv_shape, load_trace_set};
 pub use manifest::{Direction, Manifest, Source};
 
@@ -111,6 +112,8 @@ pub struct TraceSet {
     /// Learner names, sorted; every task's arms follow this order.
     pub learners: Vec<String>,
     pub tasks: Vec<Task>,
+    /// Every dataset of the file, sorted, before the [tasks] filters.
+    pub datasets: Vec<String>,
     pub dropped: Vec<DroppedTask>,
     /// Columns present in the file beyond the format's (kept in the file, ignored here).
     pub extra_columns: Vec<String>,

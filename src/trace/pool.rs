@@ -319,6 +319,20 @@ fn col(df: &DataFrame, path: &Path, name: &str, want: &DataType) -> Result<Serie
             path.display()
         )
     })?;
+    // A float column read as integers must hold whole numbers: a cast would truncate 1.5 to 1.
+    if want.is_integer() && c.dtype().is_float() {
+        let f = c.as_materialized_series().cast(&DataType::Float64)?;
+        if let Some((i, x)) = f.f64()?.iter().enumerate().find_map(|(i, v)| {
+            v.filter(|x| x.fract() != 0.0 || !x.is_finite())
+                .map(|x| (i, x))
+        }) {
+            bail!(
+                "{}: row {}, column '{name}': {x} is not a whole number",
+                path.display(),
+                i + 1
+            );
+        }
+    }
     c.as_materialized_series().cast(want).map_err(|_| {
         anyhow::anyhow!(
             "{}: column '{name}' has type {}, expected {want}",

@@ -95,5 +95,40 @@ pub fn reproduce_options(out: &Path) -> banditbench::reproduce::ReproduceOptions
         results: out.to_path_buf(),
         threads: Some(2),
         quiet: true,
+        timing_seconds: 0.2,
     }
+}
+
+/// Copies of the repository's experiment files under `out/experiments`, trimmed for a test: each
+/// `(file, budgets)` gets `budgets = <budgets>` and `repetitions = <repetitions>`, with the trace
+/// paths made absolute. Reproduction options that read them and write into `out`.
+pub fn trimmed_reproduction(
+    out: &Path,
+    files: &[(&str, &str)],
+    repetitions: usize,
+) -> banditbench::reproduce::ReproduceOptions {
+    let exps = out.join("experiments");
+    std::fs::create_dir_all(&exps).unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for (f, budgets) in files {
+        let text = std::fs::read_to_string(root.join("experiments").join(f))
+            .unwrap()
+            .replace("../traces/", &format!("{}/traces/", root.display()))
+            .lines()
+            .map(|l| {
+                if l.starts_with("repetitions") {
+                    format!("repetitions = {repetitions}")
+                } else if l.starts_with("budgets") {
+                    format!("budgets = {budgets}")
+                } else {
+                    l.to_string()
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        std::fs::write(exps.join(f), text).unwrap();
+    }
+    let mut opts = reproduce_options(out);
+    opts.experiments = exps;
+    opts
 }

@@ -8,7 +8,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::style::{
-    HAIRLINE, MID_GREY, OKABE_ITO, Page, TEXT_PT, THIN, TICK_PT, TITLE_PT, fit, fit_caption, font,
+    HAIRLINE, MID_GREY, OKABE_ITO, Page, TEXT_PT, THIN, TICK_PT, TITLE_PT, fit, fit_captions, font,
     left_center, max_width, pt, right_center, text_width, upt,
 };
 use super::{Figure, csv_field, de, quantile_sorted};
@@ -77,13 +77,15 @@ impl Figure for BoxPanels {
         let every = (1..=span)
             .find(|s| (panel_w as f64 * *s as f64 / (x1 - x0)) >= widest as f64)
             .unwrap_or(span);
-        for (pi, ((caption, values), area)) in self.panels.iter().zip(&areas).enumerate() {
+        // Every panel's caption at one size.
+        let (captions, caption_pt) = fit_captions(
+            self.panels.iter().map(|(c, _)| c.as_str()),
+            panel_w - upt(4.0),
+        );
+        for (pi, ((_, values), area)) in self.panels.iter().zip(&areas).enumerate() {
             let labels_area = &label_rows[pi / cols];
             let mut chart = ChartBuilder::on(area)
-                .caption(
-                    fit_caption(caption, panel_w - upt(4.0)).0,
-                    font(fit_caption(caption, panel_w - upt(4.0)).1),
-                )
+                .caption(captions[pi].clone(), font(caption_pt))
                 .margin_left(upt(3.0))
                 .margin_right(upt(5.0))
                 .x_label_area_size(upt(12.0))

@@ -20,7 +20,7 @@ pub struct HeatMaps {
     pub y_values: Vec<String>,
     /// (panel caption, mean rank [y][x]; NaN where no setting was run).
     pub panels: Vec<(String, Vec<Vec<f64>>)>,
-    /// The colour scale runs from 1 (best) to `k`.
+    /// Settings in the family (ranks run from 1 to `k`).
     pub k: usize,
 }
 
@@ -54,6 +54,29 @@ pub fn viridis(t: f64) -> (RGBColor, bool) {
 const CELL_H_PT: f64 = 12.0;
 
 impl HeatMaps {
+    /// The colour scale's range: the smallest and largest mean rank shown, rounded down and up
+    /// to halves (at least half a rank wide).
+    fn range(&self) -> (f64, f64) {
+        let vals = self
+            .panels
+            .iter()
+            .flat_map(|(_, g)| g.iter().flatten())
+            .copied()
+            .filter(|v| v.is_finite());
+        let (mut lo, mut hi) = vals.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
+            (a.min(v), b.max(v))
+        });
+        if !lo.is_finite() {
+            return (1.0, self.k.max(2) as f64);
+        }
+        lo = (lo * 2.0).floor() / 2.0;
+        hi = (hi * 2.0).ceil() / 2.0;
+        if hi - lo < 0.5 {
+            hi = lo + 0.5;
+        }
+        (lo, hi)
+    }
+
     fn y_label_width(&self) -> u32 {
         max_width(self.y_values.iter().map(|s| s.as_str()), TICK_PT) + upt(14.0)
     }
@@ -93,7 +116,9 @@ impl Figure for HeatMaps {
         let areas = body.split_evenly((rows, cols));
         let (cw, ch) = (self.cell_w() as i32, pt(CELL_H_PT));
         let ylw = self.y_label_width() as i32;
-        let k = self.k.max(2) as f64;
+        // The colour scale spans the mean ranks shown (not 1..k, which would spend most of the
+        // scale on values no setting has), rounded out to halves.
+        let (lo, hi) = self.range();
         for ((caption, grid), area) in self.panels.iter().zip(&areas) {
             let aw = area.dim_in_pixel().0 as i32;
             let left = ((aw - self.panel_w() as i32) / 2).max(0) + ylw;
@@ -120,7 +145,7 @@ impl Figure for HeatMaps {
                     if v.is_nan() {
                         continue;
                     }
-                    let (c, white) = viridis((v - 1.0) / (k - 1.0));
+                    let (c, white) = viridis((v - lo) / (hi - lo));
                     area.draw(&Rectangle::new(
                         [(x, y), (x + cw - 1, y + ch - 1)],
                         c.filled(),
@@ -165,10 +190,15 @@ impl Figure for HeatMaps {
             ))
             .map_err(de)?;
         }
-        // The colour scale: 1 (best) to k, centred with its labels.
+        // The colour scale, centred with its labels.
         let w = page.width() as i32;
-        let left_label = "mean rank in family: 1 (best)";
-        let right_label = format!("{} (worst)", self.k);
+        let left_label = format!(
+            "mean rank among {} settings (1 = best): {}",
+            self.k,
+            super::style::fmt_number(lo)
+        );
+        let right_label = super::style::fmt_number(hi);
+        let left_label = left_label.as_str();
         let (wl, wr) = (
             text_width(left_label, TICK_PT) as i32,
             text_width(&right_label, TICK_PT) as i32,

@@ -8,8 +8,8 @@ use plotters::prelude::*;
 
 use super::legend::{self, Entry};
 use super::style::{
-    LINE, Page, TITLE_PT, color, draw_marker, draw_polyline, fit_caption, fmt_number, font, marker,
-    ticks_that_fit, upt,
+    LINE, Page, TITLE_PT, color, draw_marker, draw_polyline, fit_captions, fmt_number, font,
+    marker, ticks_that_fit, upt,
 };
 use super::{Figure, csv_field, de};
 
@@ -83,14 +83,17 @@ impl Figure for Lines {
         let lh = legend::height(&entries, page.width());
         let (plots, legend_area) = root.split_vertically(root.dim_in_pixel().1 - lh);
         let areas = plots.split_evenly(self.grid(page));
-        for (p, area) in self.panels.iter().zip(&areas) {
+        // Every panel's caption at one size (the panels are equally wide).
+        let w0 = areas.first().map_or(0, |a| a.dim_in_pixel().0);
+        let (captions, caption_pt) = fit_captions(
+            self.panels.iter().map(|p| p.caption.as_str()),
+            w0.saturating_sub(upt(4.0)),
+        );
+        for (pi, (p, area)) in self.panels.iter().zip(&areas).enumerate() {
             let w = area.dim_in_pixel().0;
             let mut builder = ChartBuilder::on(area);
             builder
-                .caption(
-                    fit_caption(&p.caption, w - upt(4.0)).0,
-                    font(fit_caption(&p.caption, w - upt(4.0)).1),
-                )
+                .caption(captions[pi].clone(), font(caption_pt))
                 .margin(upt(4.0))
                 .margin_right(upt(8.0))
                 .x_label_area_size(upt(22.0))

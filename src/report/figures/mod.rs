@@ -88,6 +88,8 @@ pub fn render(fig: &impl Figure, page: &Page) -> Result<String> {
 /// vector PDF with the font subset embedded, resvg rasterises the PNG, and usvg writes the SVG
 /// again with its text as paths, so it renders the same without any font installed.
 pub fn save(fig: &impl Figure, dir: &Path, name: &str, page: &Page) -> Result<Vec<PathBuf>> {
+    // Figure names hold policy families read from results files: never a path of their own.
+    let name = &crate::names::file_part(name);
     let svg = dir.join(format!("{name}.svg"));
     let png = dir.join(format!("{name}.png"));
     let pdf = dir.join(format!("{name}.pdf"));

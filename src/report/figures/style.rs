@@ -359,6 +359,18 @@ pub fn ticks_that_fit(len: u32, lo: f64, hi: f64) -> usize {
 
 /// A caption at the text size if it fits in `w` units, else at the tick size, else shortened:
 /// (text, size in points).
+/// Panel captions of one figure at one size: the text size when every caption fits, else the
+/// tick size for all of them (each shortened with an ellipsis if it still does not fit).
+pub fn fit_captions<'a>(captions: impl IntoIterator<Item = &'a str>, w: u32) -> (Vec<String>, f64) {
+    let captions: Vec<&str> = captions.into_iter().collect();
+    let size = if captions.iter().all(|c| text_width(c, TEXT_PT) <= w) {
+        TEXT_PT
+    } else {
+        TICK_PT
+    };
+    (captions.iter().map(|c| fit(c, size, w)).collect(), size)
+}
+
 pub fn fit_caption(s: &str, w: u32) -> (String, f64) {
     if text_width(s, TEXT_PT) <= w {
         (s.to_string(), TEXT_PT)
@@ -371,7 +383,7 @@ pub fn fit_caption(s: &str, w: u32) -> (String, f64) {
 /// else shortened with an ellipsis: (text, size in points).
 pub fn fit_title(s: &str, page: &Page) -> (String, f64) {
     let w = page.width().saturating_sub(upt(6.0));
-    for size in [TITLE_PT, TEXT_PT] {
+    for size in [TITLE_PT, TEXT_PT, TICK_PT] {
         if bold_width(s, size) <= w {
             return (s.to_string(), size);
         }
