@@ -18,6 +18,15 @@ fn fails(args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stderr).to_string()
 }
 
+/// What `traces validate DIR` printed, stdout then stderr.
+fn validate_output(dir: &std::path::Path) -> String {
+    let out = bin()
+        .args(["traces", "validate", dir.to_str().unwrap()])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr)
+}
+
 fn world(budgets: &str, slice: &str) -> String {
     format!(
         "seed = 1\n[world]\nkind = \"time-sliced\"\nbudget_unit = \"seconds\"\nbudgets = {budgets}\nslice = {slice}\n"
@@ -145,12 +154,7 @@ fn csv_problems_name_the_line() {
         },
         |m| m.into(),
     );
-    let out = bin()
-        .args(["traces", "validate", dup.to_str().unwrap()])
-        .output()
-        .unwrap();
-    let e =
-        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    let e = validate_output(&dup);
     assert!(e.contains("appears twice in the header"), "{e}");
     // A run id too large for 64 bits: the row and column, not polars' advice for Python.
     let huge = tiny_variant(
@@ -158,12 +162,7 @@ fn csv_problems_name_the_line() {
         |c| set_line(c, 3, "d1,a,99999999999999999999999,1,4.0,0.60,0.58,ok"),
         |m| m.into(),
     );
-    let out = bin()
-        .args(["traces", "validate", huge.to_str().unwrap()])
-        .output()
-        .unwrap();
-    let e =
-        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    let e = validate_output(&huge);
     assert!(
         e.contains("row 2 (line 3), column 'run': `99999999999999999999999` is not a number"),
         "{e}"

@@ -324,10 +324,7 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<Vec<PathBuf>> {
                 expect: Expect::Better,
             },
         ],
-        &found
-            .iter()
-            .map(|(p, t)| (p.clone(), t))
-            .collect::<Vec<_>>(),
+        &found,
     );
     super::write_listed(&mut files, out.join("claim.md"), &claim)?;
     Ok(files)

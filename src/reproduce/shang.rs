@@ -235,7 +235,7 @@ pub fn claim_markdown(
     title: &str,
     claim: &str,
     parts: &[ClaimPart<'_>],
-    found: &[(String, &FamilyTest)],
+    found: &[(String, FamilyTest)],
 ) -> String {
     let mut s = format!(
         "# {title}\n\n**The claim.** {claim}\n\n**Rule.** Each part is tested in the family of the focus policy against every other (exact Wilcoxon signed-rank at dataset units, Holm-adjusted, α = 0.05); \"better\" needs a significant difference in the focus policy's favour, \"not worse\" only that no significant difference goes against it. Validation is what the methods select on; test (the same recommended unit) is what a user gets: a claim that holds on validation only is marked so.\n\n| where | part | found | verdict |\n|---|---|---|---|\n"
@@ -432,10 +432,7 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<Vec<PathBuf>> {
                 expect: Expect::Better,
             },
         ],
-        &found
-            .iter()
-            .map(|(p, t)| (p.clone(), t))
-            .collect::<Vec<_>>(),
+        &found,
     );
     super::write_listed(&mut files, out.join("claim.md"), &claim)?;
     Ok(files)
