@@ -8,10 +8,12 @@
 
 pub mod analysis;
 pub mod bench;
+pub mod build;
 pub mod curve;
 pub mod experiment;
 pub mod names;
 pub mod policy;
+pub mod protocol;
 pub mod replay;
 pub mod report;
 pub mod reproduce;

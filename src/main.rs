@@ -826,7 +826,7 @@ fn warn_traces(exp: &experiment::Experiment, ts: &banditbench::trace::TraceSet) 
 }
 
 fn print_ranking(out: &std::path::Path, what: &str) -> Result<ExitCode> {
-    let (ranks, units) = experiment::ranking(out)?;
+    let (ranks, units) = report::ranking(out)?;
     if let Some(w) = &units.exhausted {
         eprintln!("warning: {w}");
     }

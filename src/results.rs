@@ -4,10 +4,54 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 use polars::prelude::*;
 
-use crate::experiment::read_parquet;
+/// The results files of a folder (the contract `report`, `merge` and other tools read).
+pub const RUNS: &str = "runs.parquet";
+pub const TRAJECTORIES: &str = "trajectories.parquet";
+pub const LOCK: &str = "experiment.lock.toml";
+
+/// The version of the results contract written by this build (the columns of `runs.parquet` and
+/// `trajectories.parquet` and the keys of `experiment.lock.toml`; see README, "Results format").
+/// Version 1 had no version key and no `program` column.
+pub const RESULTS_FORMAT: i64 = 2;
+
+pub fn read_parquet(path: &Path) -> Result<DataFrame> {
+    let file =
+        std::fs::File::open(path).with_context(|| format!("{}: cannot open", path.display()))?;
+    ParquetReader::new(file)
+        .finish()
+        .map_err(anyhow::Error::from)
+        .with_context(|| format!("{}: cannot read as parquet", path.display()))
+}
+
+/// A lock file, whole, if it exists: the one reader of `experiment.lock.toml`. A symbolic link
+/// is refused without reading what it points to (banditbench writes a regular file).
+pub fn read_lock_file(lock: &Path) -> Result<Option<toml::Table>> {
+    match std::fs::symlink_metadata(lock) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e).with_context(|| format!("{}: cannot read", lock.display())),
+        Ok(m) if m.file_type().is_symlink() => bail!(
+            "{}: is a symbolic link, not the lock file banditbench writes (a regular file); remove the link and rerun: finished results are kept and the lock file is written anew",
+            lock.display()
+        ),
+        Ok(m) if !m.is_file() => bail!(
+            "{}: is not a regular file; remove it and rerun: finished results are kept and the lock file is written anew",
+            lock.display()
+        ),
+        Ok(_) => {}
+    }
+    let text = std::fs::read_to_string(lock)
+        .with_context(|| format!("{}: cannot read", lock.display()))?;
+    let t: toml::Table = anyhow::Context::with_context(text.parse::<toml::Table>(), || {
+        format!(
+            "{}: not valid TOML (damaged, e.g. by a full disk or an editor); delete this file and rerun: finished results are kept and it is written anew",
+            lock.display()
+        )
+    })?;
+    Ok(Some(t))
+}
 
 /// One row of runs.parquet, as much as the report needs.
 #[derive(Clone, Debug)]
@@ -73,20 +117,20 @@ pub struct Results {
 /// Refuse a results folder whose lock file declares a results format newer than this build
 /// reads (older formats hold every column the reader needs).
 fn check_format(dir: &Path) -> Result<()> {
-    let lock = dir.join(crate::experiment::LOCK);
+    let lock = dir.join(LOCK);
     // A missing or damaged lock file does not stop a report (`run` and `merge` refuse it).
-    let Ok(Some(t)) = crate::experiment::read_lock_file(&lock) else {
+    let Ok(Some(t)) = read_lock_file(&lock) else {
         return Ok(());
     };
     let format = t
         .get("resolved")
         .and_then(|r| r.get("results_format")?.as_integer())
         .unwrap_or(1);
-    if format > crate::experiment::RESULTS_FORMAT {
+    if format > RESULTS_FORMAT {
         bail!(
             "{}: results format {format}, newer than the {} this build reads; use a newer banditbench",
             lock.display(),
-            crate::experiment::RESULTS_FORMAT
+            RESULTS_FORMAT
         );
     }
     Ok(())
@@ -104,7 +148,7 @@ pub struct PoolCounts {
 /// The pool columns of `runs.parquet`, per cell; an error naming the file for learner-level
 /// results, which have none.
 pub fn read_pool_counts(dir: &Path) -> Result<std::collections::BTreeMap<u64, PoolCounts>> {
-    let path = dir.join(crate::experiment::RUNS);
+    let path = dir.join(RUNS);
     check_format(dir)?;
     let df = read_parquet(&path)?;
     let u = |name: &str| -> Result<Vec<u64>> {
@@ -144,7 +188,7 @@ pub fn read_pool_counts(dir: &Path) -> Result<std::collections::BTreeMap<u64, Po
 }
 
 pub fn read_results(dir: &Path) -> Result<Results> {
-    let path = dir.join(crate::experiment::RUNS);
+    let path = dir.join(RUNS);
     if !path.is_file() {
         bail!(
             "{}: no runs.parquet here; give a results folder written by `banditbench run` (or use --scores FILE.csv)",
@@ -282,7 +326,7 @@ pub struct Decision {
 
 /// Every stored decision of a results folder, in (cell, step) order.
 pub fn read_decisions(dir: &Path) -> Result<Vec<Decision>> {
-    let path = dir.join(crate::experiment::TRAJECTORIES);
+    let path = dir.join(TRAJECTORIES);
     let df = read_parquet(&path)?;
     let col = |name: &str| {
         df.column(name).map_err(|_| {

@@ -22,7 +22,6 @@ use anyhow::{Context, Result, bail};
 use polars::prelude::Column;
 use rayon::prelude::*;
 
-use crate::analysis::{MeanRank, mean_ranks};
 use crate::trace::{TraceSet, load_trace_set};
 
 #[derive(Clone, Debug, Default)]
@@ -304,33 +303,7 @@ fn external_changes(old: &toml::Table, exp: &Experiment) -> Vec<String> {
     out
 }
 
-/// A lock file, whole, if it exists: the one reader of `experiment.lock.toml`. A symbolic link
-/// is refused without reading what it points to (banditbench writes a regular file).
-pub fn read_lock_file(lock: &Path) -> Result<Option<toml::Table>> {
-    match std::fs::symlink_metadata(lock) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e).with_context(|| format!("{}: cannot read", lock.display())),
-        Ok(m) if m.file_type().is_symlink() => bail!(
-            "{}: is a symbolic link, not the lock file banditbench writes (a regular file); remove the link and rerun: finished results are kept and the lock file is written anew",
-            lock.display()
-        ),
-        Ok(m) if !m.is_file() => bail!(
-            "{}: is not a regular file; remove it and rerun: finished results are kept and the lock file is written anew",
-            lock.display()
-        ),
-        Ok(_) => {}
-    }
-    let t: toml::Table = std::fs::read_to_string(lock)
-        .with_context(|| format!("{}: cannot read", lock.display()))?
-        .parse()
-        .with_context(|| {
-            format!(
-                "{}: not valid TOML (damaged, e.g. by a full disk or an editor); delete this file and rerun: finished results are kept and it is written anew",
-                lock.display()
-            )
-        })?;
-    Ok(Some(t))
-}
+pub use crate::results::read_lock_file;
 
 /// The `[resolved]` table of a lock file, if the file exists.
 fn read_lock(lock: &Path) -> Result<Option<toml::Table>> {
@@ -1048,29 +1021,4 @@ pub fn merge_results(dirs: &[PathBuf], out: &Path) -> Result<MergeSummary> {
         cells: total,
         folders: dirs.len(),
     })
-}
-
-/// The ranking `run` prints, and what it rests on.
-pub struct Ranking {
-    pub table: crate::analysis::UnitTable,
-    /// A warning when cells pulled arms past the end of their traces.
-    pub exhausted: Option<String>,
-}
-
-/// Mean rank of each policy over the most independent units the results allow (see
-/// `analysis::units`), from a results folder. Returns the ranking and what it rests on.
-pub fn ranking(results_dir: &Path) -> Result<(Vec<MeanRank>, Ranking)> {
-    use crate::analysis::{FoundNothing, UnitKind, compare::DEFAULT_TIE_TOLERANCE, unit_table};
-    let res = crate::results::read_results(results_dir)?;
-    let kind = UnitKind::most_independent(&res.runs);
-    let table = unit_table(&res.runs, kind, FoundNothing::Worst, res.higher_is_better);
-    let (ranks, _) = mean_ranks(&table.rows, res.higher_is_better, DEFAULT_TIE_TOLERANCE);
-    let (hit, all, share) = crate::results::exhausted_summary(&res.runs);
-    let exhausted = (hit > 0).then(|| {
-        format!(
-            "{hit} of {all} cells pulled arms past the end of their traces, spending on average {:.1} % of their budget there (a budget longer than the traces; see the columns exhausted_pulls and exhausted_budget of runs.parquet)",
-            100.0 * share
-        )
-    });
-    Ok((ranks, Ranking { table, exhausted }))
 }

@@ -19,9 +19,7 @@ use super::parquet::ParquetFile;
 use super::spec::Experiment;
 use crate::trace::TraceSet;
 
-pub const RUNS: &str = "runs.parquet";
-pub const TRAJECTORIES: &str = "trajectories.parquet";
-pub const LOCK: &str = "experiment.lock.toml";
+pub use crate::results::{LOCK, RESULTS_FORMAT, RUNS, TRAJECTORIES, read_parquet};
 const PARTS: &str = "parts";
 
 /// A JSON object from names to numbers, keys in sorted order, built by hand (this runs once per
@@ -369,30 +367,12 @@ pub fn trajectories_frame(results: &[CellResult]) -> Result<DataFrame> {
     ])?)
 }
 
-/// The version of the results contract written by this build (the columns of `runs.parquet` and
-/// `trajectories.parquet` and the keys of `experiment.lock.toml`; see README, "Results format").
-/// Version 1 had no version key and no `program` column.
-pub const RESULTS_FORMAT: i64 = 2;
-
 /// Rows per row group of trajectory files, and the rows the merge reads at a time from each.
 const TRAJ_ROWS: usize = 1 << 16;
 /// The same for runs files (whose rows are wider).
 const RUNS_ROWS: usize = 1 << 13;
 
-/// The build that writes results: version and the commit it was built from (recorded at build
-/// time, so it does not depend on the folder a run starts in).
-pub fn program() -> String {
-    format!(
-        "banditbench {} (commit {})",
-        env!("CARGO_PKG_VERSION"),
-        env!("BANDITBENCH_COMMIT")
-    )
-}
-
-/// The commit this binary was built from, or "unknown".
-pub fn build_commit() -> &'static str {
-    env!("BANDITBENCH_COMMIT")
-}
+pub use crate::build::{build_commit, program};
 
 /// After a file is written: check that it has the size the parquet writer wrote, so a write the
 /// file system lost (a full disk) is an error.
@@ -549,14 +529,6 @@ pub fn write_text_atomic(path: &Path, text: &str) -> Result<()> {
     std::fs::write(&tmp, text).with_context(|| format!("{}: cannot write", tmp.display()))?;
     sync(&tmp)?;
     std::fs::rename(&tmp, path).with_context(|| format!("{}: cannot publish", path.display()))
-}
-
-pub fn read_parquet(path: &Path) -> Result<DataFrame> {
-    let file = File::open(path).with_context(|| format!("{}: cannot open", path.display()))?;
-    ParquetReader::new(file)
-        .finish()
-        .map_err(anyhow::Error::from)
-        .with_context(|| format!("{}: cannot read as parquet", path.display()))
 }
 
 /// The `cell` column of a results file (only that column is read).

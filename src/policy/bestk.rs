@@ -18,7 +18,7 @@
 
 use super::ucb1::btb_bandit;
 use super::{Action, Family, Kind, ParamDef, Params, Policy, Value};
-use crate::replay::{Observation, View, WorldKind};
+use crate::protocol::{Observation, View, WorldKind};
 use crate::rng::Rng;
 
 const K_MIN: u64 = 2;

@@ -24,7 +24,7 @@
 use super::forest::{Forest, ForestParams};
 use super::{Action, Family, Kind, ParamDef, Params, Policy, Value};
 use crate::analysis::stats::{norm_cdf, norm_pdf};
-use crate::replay::{Observation, PoolView, View, WorldKind};
+use crate::protocol::{Observation, PoolView, View, WorldKind};
 use crate::rng::Rng;
 use crate::trace::space::{Root, Scale};
 use anyhow::{Result, bail};

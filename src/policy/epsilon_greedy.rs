@@ -8,7 +8,7 @@
 //! mean 0.
 
 use super::{Action, Family, Kind, Means, ParamDef, Params, Policy, Value};
-use crate::replay::{Observation, View, WorldKind};
+use crate::protocol::{Observation, View, WorldKind};
 use crate::rng::{Rng, argmax_random};
 
 pub fn family() -> Family {

@@ -13,7 +13,7 @@
 //! The paper's defaults: θ = 0.01, γ = 20; β is set per task (0.85 on the synthetic problem).
 
 use super::{Action, Family, Kind, ParamDef, Params, Policy, Value};
-use crate::replay::{Observation, View, WorldKind};
+use crate::protocol::{Observation, View, WorldKind};
 use crate::rng::{Rng, argmax_first, argmax_random};
 
 pub fn family() -> Family {

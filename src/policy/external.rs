@@ -26,7 +26,7 @@ use anyhow::Result;
 use serde::Deserialize;
 
 use super::{Action, CellStart, Policy};
-use crate::replay::{Observation, View, WorldKind};
+use crate::protocol::{Observation, View, WorldKind};
 use crate::rng::Rng;
 
 /// The protocol version this build speaks.
@@ -722,7 +722,7 @@ impl ExternalPolicy {
     fn hello(&mut self) -> Result<()> {
         let mut msg =
             format!("{{\"type\":\"hello\",\"protocol\":{PROTOCOL},\"program\":").into_bytes();
-        push_str(&mut msg, &crate::experiment::program());
+        push_str(&mut msg, &crate::build::program());
         msg.extend_from_slice(b"}\n");
         self.asked = excerpt(&msg[..msg.len() - 1], 300);
         self.out.extend_from_slice(&msg);

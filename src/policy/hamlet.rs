@@ -29,7 +29,7 @@
 
 use super::{Action, Family, Kind, ParamDef, Params, Policy, Value};
 use crate::curve::{ArctanFit, MIN_POINTS, fit_arctan_warm};
-use crate::replay::{Observation, View, WorldKind};
+use crate::protocol::{Observation, View, WorldKind};
 use crate::rng::{Rng, argmax_first};
 
 const WORLDS: &[WorldKind] = &[WorldKind::TimeSliced];
@@ -304,7 +304,7 @@ impl Policy for Hamlet {
 mod tests {
     use super::*;
     use crate::policy::testing;
-    use crate::replay::{Revealed, WorldKind};
+    use crate::protocol::{Revealed, WorldKind};
 
     fn view<'a>(pulls: &'a [u64], clock: &'a [f64], used: f64, budget: f64) -> View<'a> {
         View {

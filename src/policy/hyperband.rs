@@ -19,7 +19,7 @@
 //! Ranking ties go to the earlier-drawn arm.
 
 use super::{Action, Family, Kind, ParamDef, Params, Policy, Value};
-use crate::replay::{Observation, View, WorldKind};
+use crate::protocol::{Observation, View, WorldKind};
 use crate::rng::Rng;
 
 const WORLDS: &[WorldKind] = &[WorldKind::Pool];

@@ -27,94 +27,9 @@ use std::sync::LazyLock;
 
 use anyhow::{Context, Result, bail};
 
-use crate::replay::{Observation, View, WorldKind};
+pub use crate::protocol::{Action, CellStart, Policy, PoolStart};
+use crate::protocol::{Observation, View, WorldKind};
 use crate::rng::Rng;
-
-/// What a policy asks the world to do.
-///
-/// Learner-level worlds (time-sliced, pull-count, synthetic) have a fixed set of arms and offer
-/// only `Pull`. The pool world's arms are configurations that appear during a cell: `Draw` adds a
-/// fresh configuration (seeded, without replacement) and trains its first unit, `Mutate(arm)` adds
-/// an unevaluated grid neighbour of `arm` and trains its first unit, `Pull(arm)` trains `arm` one
-/// more unit. A new arm's id is the number of arms before it; the policy learns it from the
-/// observation that follows.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Action {
-    Pull(usize),
-    Draw,
-    Mutate(usize),
-    /// Pool world: this configuration (index into the pool's configurations) becomes a new arm
-    /// and trains its first unit. Pool-based optimisers (TPE, SMAC-style, grid search, Ex-Def)
-    /// choose among the configurations the view marks open, or a learner's default.
-    Choose(u32),
-    /// Pool world: the policy has nothing more to do; the cell ends with the budget left unused
-    /// (Ex-Def after its defaults, grid search after its grid).
-    Stop,
-}
-
-pub trait Policy: Send {
-    fn decide(&mut self, view: &View<'_>, rng: &mut Rng) -> Action;
-    fn observe(&mut self, obs: &Observation<'_>);
-    /// Curve fits done since the last call, for the `per_fit` overhead model.
-    fn take_fits(&mut self) -> u64 {
-        0
-    }
-    /// Called once before the cell's first decision. Built-in policies are built for their cell
-    /// and ignore it; an external policy starts (or reuses) its process and announces the cell.
-    fn begin(&mut self, _cell: &CellStart<'_>) -> Result<()> {
-        Ok(())
-    }
-    /// The replay loops call this, not `decide`: a policy that can fail (an external process
-    /// that crashed, hung or answered nonsense) reports it here.
-    fn try_decide(&mut self, view: &View<'_>, rng: &mut Rng) -> Result<Action> {
-        Ok(self.decide(view, rng))
-    }
-    /// Called once after the cell's last observation; an error here fails the cell.
-    fn finish(&mut self) -> Result<()> {
-        Ok(())
-    }
-}
-
-/// What a policy is told when its cell begins (external policies pass it on; see
-/// `docs/protocol.md`).
-#[derive(Clone, Debug)]
-pub struct CellStart<'a> {
-    /// The cell's index in the experiment's expansion order.
-    pub cell: u64,
-    pub seed: u64,
-    pub repetition: u32,
-    /// `dataset/run` (learner level) or `dataset/run/scope` (pool world).
-    pub task: String,
-    pub dataset: &'a str,
-    pub world: WorldKind,
-    pub unit: crate::replay::BudgetUnit,
-    /// The budget as the experiment gives it, and in absolute terms (seconds, pulls or units).
-    pub budget: f64,
-    pub budget_abs: f64,
-    /// The slice in absolute terms (seconds in the time-sliced world, else 1).
-    pub slice_abs: f64,
-    /// Learner-level worlds: the arms' names, in arm order. The pool world: empty (arms appear
-    /// as the policy draws them).
-    pub arms: Vec<&'a str>,
-    pub pool: Option<PoolStart<'a>>,
-}
-
-/// The pool world's part of a cell start.
-#[derive(Clone, Debug)]
-pub struct PoolStart<'a> {
-    /// Fidelity units in a full curve.
-    pub units: u32,
-    /// Configurations in the pool for this task.
-    pub configs: usize,
-    /// The learners' names.
-    pub learners: Vec<&'a str>,
-    /// Per learner, its default configuration (index into the pool's configurations) when the
-    /// pool records one on this task and the task keeps the learner.
-    pub defaults: Vec<Option<u32>>,
-    /// The pool's encoded space and, per configuration, whether it is open at the cell's start.
-    pub space: &'a crate::trace::space::Space,
-    pub open: &'a [bool],
-}
 
 /// A parameter value.
 #[derive(Clone, Debug, PartialEq)]
@@ -979,7 +894,7 @@ impl Means {
 #[cfg(test)]
 pub(crate) mod testing {
     use super::*;
-    use crate::replay::{Revealed, View, WorldKind};
+    use crate::protocol::{Revealed, View, WorldKind};
 
     /// A view with the given pull counts, for decision tests.
     pub fn view<'a>(pulls: &'a [u64], zeros: &'a [f64]) -> View<'a> {

@@ -42,7 +42,7 @@
 //! argmax/argmin in DRAGON.
 
 use super::{Action, Family, Kind, ParamDef, Params, Policy, Value};
-use crate::replay::{Observation, View, WorldKind};
+use crate::protocol::{Observation, View, WorldKind};
 use crate::rng::Rng;
 
 const WORLDS: &[WorldKind] = &[WorldKind::Pool];
@@ -678,7 +678,7 @@ mod tests {
         let mut view = testing::view(&pulls, &zeros);
         view.n_arms = 4;
         view.kind = WorldKind::Pool;
-        view.pool = Some(crate::replay::PoolView {
+        view.pool = Some(crate::protocol::PoolView {
             units: 4,
             undrawn: 8,
             last: &last,

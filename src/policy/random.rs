@@ -7,7 +7,7 @@
 //! that Joint draws without the authors' one initial pull per arm, which `initial_pulls` can add.
 
 use super::{Action, Family, Kind, Means, ParamDef, Params, Policy, Value};
-use crate::replay::{Observation, View, WorldKind};
+use crate::protocol::{Observation, View, WorldKind};
 use crate::rng::Rng;
 
 pub fn family() -> Family {

@@ -4,7 +4,7 @@
 //! §III-B-3), also HAMLET's start phase (Alg. 1). No parameters.
 
 use super::{Action, Family, Params, Policy};
-use crate::replay::{Observation, View, WorldKind};
+use crate::protocol::{Observation, View, WorldKind};
 use crate::rng::Rng;
 
 pub fn family() -> Family {

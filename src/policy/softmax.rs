@@ -8,7 +8,7 @@
 //! are unchanged.)
 
 use super::{Action, Family, Kind, Means, ParamDef, Params, Policy, Value};
-use crate::replay::{Observation, View, WorldKind};
+use crate::protocol::{Observation, View, WorldKind};
 use crate::rng::Rng;
 
 pub fn family() -> Family {

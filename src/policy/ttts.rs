@@ -33,7 +33,7 @@
 //! deterministic.
 
 use super::{Action, Family, Kind, ParamDef, Params, Policy, Value};
-use crate::replay::{Observation, View, WorldKind};
+use crate::protocol::{Observation, View, WorldKind};
 use crate::rng::Rng;
 
 const WORLDS: &[WorldKind] = &[WorldKind::Pool];
@@ -428,7 +428,7 @@ mod tests {
             used: 1.0,
             slice: 1.0,
             kind: WorldKind::Pool,
-            pool: Some(crate::replay::PoolView {
+            pool: Some(crate::protocol::PoolView {
                 units: 10,
                 undrawn: 100,
                 last: &last,

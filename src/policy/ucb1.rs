@@ -19,7 +19,7 @@
 //! tries every arm first (not BTB's behaviour; offered so comparisons start fairly).
 
 use super::{Action, Family, Kind, Means, ParamDef, Params, Policy, Value};
-use crate::replay::{Observation, View, WorldKind};
+use crate::protocol::{Observation, View, WorldKind};
 use crate::rng::{Rng, argmax_first, argmax_random};
 
 pub fn family_textbook() -> Family {

@@ -6,7 +6,7 @@ use std::time::Instant;
 use anyhow::{Result, bail};
 
 use super::{Overhead, World};
-use crate::policy::{Action, Policy};
+use crate::protocol::{Action, Policy};
 use crate::rng::Rng;
 
 /// One decision of a cell, for the trajectory.

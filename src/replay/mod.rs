@@ -26,67 +26,8 @@ pub use pull_count::{Exhausted, Order, PullCount, PullCountConfig};
 pub use synthetic::{ArmDist, Synthetic};
 pub use time_sliced::{Overhead, TimeSliced, TimeSlicedConfig};
 
+pub use crate::protocol::{BudgetUnit, Observation, PoolView, Revealed, View, WorldKind};
 use crate::trace::{Status, Task};
-
-/// The kind of world, as named in experiment files and results.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum WorldKind {
-    TimeSliced,
-    PullCount,
-    Synthetic,
-    /// Configuration level: arms are configurations of a recorded pool, drawn, trained unit by
-    /// unit and mutated (`replay::pool`).
-    Pool,
-}
-
-impl WorldKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            WorldKind::TimeSliced => "time-sliced",
-            WorldKind::PullCount => "pull-count",
-            WorldKind::Synthetic => "synthetic",
-            WorldKind::Pool => "pool",
-        }
-    }
-
-    /// The learner-level worlds (a fixed set of arms, `Action::Pull` only).
-    pub const ALL: [WorldKind; 3] = [
-        WorldKind::TimeSliced,
-        WorldKind::PullCount,
-        WorldKind::Synthetic,
-    ];
-}
-
-/// The unit budgets (and slices) are given in. Every budget rule lives in `replay`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum BudgetUnit {
-    /// Seconds of recorded time (time-sliced; the pool world's recorded training cost).
-    Seconds,
-    /// A fraction of the task's mean arm-trace length (time-sliced): 1.0 = the time at which
-    /// an average arm's trace ends.
-    Task,
-    /// Pulls (pull-count, synthetic).
-    Pulls,
-    /// A fraction of the task's evaluation pool, all arms together (pull-count), rounded.
-    Pool,
-    /// Fidelity units trained (pool world).
-    Units,
-    /// Full-curve evaluations (pool world): one is the pool's `units` fidelity units.
-    Evaluations,
-}
-
-impl BudgetUnit {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            BudgetUnit::Seconds => "seconds",
-            BudgetUnit::Task => "task",
-            BudgetUnit::Pulls => "pulls",
-            BudgetUnit::Pool => "pool",
-            BudgetUnit::Units => "units",
-            BudgetUnit::Evaluations => "evaluations",
-        }
-    }
-}
 
 /// The absolute budget and slice of a learner-level cell on `task`: `budget` and `slice` are in
 /// `unit`; the result is in seconds (time-sliced) or pulls.
@@ -99,85 +40,6 @@ pub fn absolute(unit: BudgetUnit, budget: f64, slice: f64, task: &Task) -> (f64,
         }
         BudgetUnit::Pool => ((budget * task.n_evaluations() as f64).round().max(1.0), 1.0),
         BudgetUnit::Pulls | BudgetUnit::Units | BudgetUnit::Evaluations => (budget, 1.0),
-    }
-}
-
-/// An evaluation revealed by a pull, as the policy sees it.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Revealed {
-    /// The arm's clock when this evaluation finished (time-sliced), or the pull index (pull-count).
-    pub time: f64,
-    /// Reward orientation (higher is better); NaN unless `ok`.
-    pub reward: f64,
-    pub ok: bool,
-}
-
-/// What a policy learns from one pull.
-#[derive(Clone, Copy, Debug)]
-pub struct Observation<'a> {
-    pub arm: usize,
-    /// The pull's reward as defined for the world (see the module docs), `None` if it has none.
-    pub reward: Option<f64>,
-    /// Every evaluation this pull revealed, in order.
-    pub revealed: &'a [Revealed],
-    /// The arm's clock after the pull (time-sliced: seconds; pull-count: pulls of this arm).
-    pub arm_clock: f64,
-    /// True when the arm's trace had nothing left to reveal.
-    pub exhausted: bool,
-}
-
-/// The state a policy may look at before deciding.
-#[derive(Clone, Copy, Debug)]
-pub struct View<'a> {
-    pub n_arms: usize,
-    /// Decisions taken so far in this cell.
-    pub step: u64,
-    /// Pulls of each arm so far.
-    pub pulls: &'a [u64],
-    /// Each arm's clock (time-sliced: seconds run; pull-count: pulls).
-    pub arm_clock: &'a [f64],
-    /// Each arm's best revealed reward, `-inf` if none.
-    pub arm_best: &'a [f64],
-    /// The whole budget, in the world's unit (seconds or pulls).
-    pub budget: f64,
-    /// Budget used so far, including charged overhead.
-    pub used: f64,
-    /// The slice length in seconds (time-sliced), 1 pull (pull-count), 1 unit (pool).
-    pub slice: f64,
-    pub kind: WorldKind,
-    /// What the pool world adds; `None` in learner-level worlds.
-    pub pool: Option<PoolView<'a>>,
-}
-
-/// The pool world's part of a view.
-#[derive(Clone, Copy, Debug)]
-pub struct PoolView<'a> {
-    /// Fidelity units in a full curve.
-    pub units: u32,
-    /// Configurations that can still become arms (drawn, chosen or mutated into): those not yet
-    /// drawn, or 0 once the world's cap on live arms (`max_arms`) is reached.
-    pub undrawn: usize,
-    /// Per arm: the score (reward orientation) after its last trained unit, `-inf` if none.
-    pub last: &'a [f64],
-    /// Per arm: its curve has ended (fully trained, or failed).
-    pub done: &'a [bool],
-    /// Per arm: its configuration's index in the pool.
-    pub config: &'a [u32],
-    /// Per configuration of the pool: it can be chosen (`Action::Choose`) by ranking: recorded on
-    /// this task, of a learner the task keeps, not drawn yet, and not a learner's default.
-    pub open: &'a [bool],
-    /// Configurations still open.
-    pub n_open: usize,
-    /// The pool's configurations, encoded (learner and values).
-    pub space: &'a crate::trace::space::Space,
-    /// Per learner: its default configuration, when recorded for this task and the task keeps
-    /// the learner.
-    pub defaults: &'a [Option<u32>],
-}
-
-impl View<'_> {
-    pub fn remaining(&self) -> f64 {
-        (self.budget - self.used).max(0.0)
     }
 }
 

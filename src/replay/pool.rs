@@ -23,7 +23,7 @@
 //! trained units, Mutant-UCB's choice), each with the test score of the same unit.
 
 use super::{Incumbent, Ledger, Observation, PoolView, View, WorldKind};
-use crate::policy::Action;
+use crate::protocol::Action;
 use crate::rng::Rng;
 use crate::trace::Status;
 use crate::trace::pool::{Pool, PoolTask};
@@ -717,7 +717,7 @@ impl ActionKind {
 /// `steps` receives every decision when given.
 pub fn drive_pool(
     world: &mut PoolWorld<'_>,
-    policy: &mut dyn crate::policy::Policy,
+    policy: &mut dyn crate::protocol::Policy,
     policy_id: &str,
     rng: &mut Rng,
     mut steps: Option<&mut Vec<PoolStep>>,

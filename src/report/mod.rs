@@ -471,6 +471,32 @@ fn report_runs(
     })
 }
 
+/// The ranking `run` prints, and what it rests on.
+pub struct Ranking {
+    pub table: crate::analysis::UnitTable,
+    /// A warning when cells pulled arms past the end of their traces.
+    pub exhausted: Option<String>,
+}
+
+/// Mean rank of each policy over the most independent units the results allow (see
+/// `analysis::units`), from a results folder. Returns the ranking and what it rests on.
+pub fn ranking(results_dir: &Path) -> Result<(Vec<crate::analysis::MeanRank>, Ranking)> {
+    use crate::analysis::{FoundNothing, UnitKind, compare::DEFAULT_TIE_TOLERANCE, unit_table};
+    let res = crate::results::read_results(results_dir)?;
+    let kind = UnitKind::most_independent(&res.runs);
+    let table = unit_table(&res.runs, kind, FoundNothing::Worst, res.higher_is_better);
+    let (ranks, _) =
+        crate::analysis::mean_ranks(&table.rows, res.higher_is_better, DEFAULT_TIE_TOLERANCE);
+    let (hit, all, share) = crate::results::exhausted_summary(&res.runs);
+    let exhausted = (hit > 0).then(|| {
+        format!(
+            "{hit} of {all} cells pulled arms past the end of their traces, spending on average {:.1} % of their budget there (a budget longer than the traces; see the columns exhausted_pulls and exhausted_budget of runs.parquet)",
+            100.0 * share
+        )
+    });
+    Ok((ranks, Ranking { table, exhausted }))
+}
+
 #[cfg(test)]
 mod tests {
     use super::choose::budget_caption;

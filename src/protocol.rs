@@ -1,0 +1,234 @@
+//! The vocabulary every world and every policy shares, owned by neither: what a policy sees
+//! (`View`, `PoolView`), what it does (`Action`), what it learns (`Observation`, `Revealed`), the
+//! `Policy` trait and what a cell tells it when it begins (`CellStart`). The Rust twin of
+//! `docs/protocol.md`. `replay` (the worlds) and `policy` (the decision rules) both depend on
+//! this module and not on each other.
+
+use anyhow::Result;
+
+use crate::rng::Rng;
+
+/// The kind of world, as named in experiment files and results.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WorldKind {
+    TimeSliced,
+    PullCount,
+    Synthetic,
+    /// Configuration level: arms are configurations of a recorded pool, drawn, trained unit by
+    /// unit and mutated (`replay::pool`).
+    Pool,
+}
+
+impl WorldKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WorldKind::TimeSliced => "time-sliced",
+            WorldKind::PullCount => "pull-count",
+            WorldKind::Synthetic => "synthetic",
+            WorldKind::Pool => "pool",
+        }
+    }
+
+    /// The learner-level worlds (a fixed set of arms, `Action::Pull` only).
+    pub const ALL: [WorldKind; 3] = [
+        WorldKind::TimeSliced,
+        WorldKind::PullCount,
+        WorldKind::Synthetic,
+    ];
+}
+
+/// The unit budgets (and slices) are given in. Every budget rule lives in `replay`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BudgetUnit {
+    /// Seconds of recorded time (time-sliced; the pool world's recorded training cost).
+    Seconds,
+    /// A fraction of the task's mean arm-trace length (time-sliced): 1.0 = the time at which
+    /// an average arm's trace ends.
+    Task,
+    /// Pulls (pull-count, synthetic).
+    Pulls,
+    /// A fraction of the task's evaluation pool, all arms together (pull-count), rounded.
+    Pool,
+    /// Fidelity units trained (pool world).
+    Units,
+    /// Full-curve evaluations (pool world): one is the pool's `units` fidelity units.
+    Evaluations,
+}
+
+impl BudgetUnit {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BudgetUnit::Seconds => "seconds",
+            BudgetUnit::Task => "task",
+            BudgetUnit::Pulls => "pulls",
+            BudgetUnit::Pool => "pool",
+            BudgetUnit::Units => "units",
+            BudgetUnit::Evaluations => "evaluations",
+        }
+    }
+}
+
+/// An evaluation revealed by a pull, as the policy sees it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Revealed {
+    /// The arm's clock when this evaluation finished (time-sliced), or the pull index (pull-count).
+    pub time: f64,
+    /// Reward orientation (higher is better); NaN unless `ok`.
+    pub reward: f64,
+    pub ok: bool,
+}
+
+/// What a policy learns from one pull.
+#[derive(Clone, Copy, Debug)]
+pub struct Observation<'a> {
+    pub arm: usize,
+    /// The pull's reward as defined for the world (see the module docs), `None` if it has none.
+    pub reward: Option<f64>,
+    /// Every evaluation this pull revealed, in order.
+    pub revealed: &'a [Revealed],
+    /// The arm's clock after the pull (time-sliced: seconds; pull-count: pulls of this arm).
+    pub arm_clock: f64,
+    /// True when the arm's trace had nothing left to reveal.
+    pub exhausted: bool,
+}
+
+/// The state a policy may look at before deciding.
+#[derive(Clone, Copy, Debug)]
+pub struct View<'a> {
+    pub n_arms: usize,
+    /// Decisions taken so far in this cell.
+    pub step: u64,
+    /// Pulls of each arm so far.
+    pub pulls: &'a [u64],
+    /// Each arm's clock (time-sliced: seconds run; pull-count: pulls).
+    pub arm_clock: &'a [f64],
+    /// Each arm's best revealed reward, `-inf` if none.
+    pub arm_best: &'a [f64],
+    /// The whole budget, in the world's unit (seconds or pulls).
+    pub budget: f64,
+    /// Budget used so far, including charged overhead.
+    pub used: f64,
+    /// The slice length in seconds (time-sliced), 1 pull (pull-count), 1 unit (pool).
+    pub slice: f64,
+    pub kind: WorldKind,
+    /// What the pool world adds; `None` in learner-level worlds.
+    pub pool: Option<PoolView<'a>>,
+}
+
+/// The pool world's part of a view.
+#[derive(Clone, Copy, Debug)]
+pub struct PoolView<'a> {
+    /// Fidelity units in a full curve.
+    pub units: u32,
+    /// Configurations that can still become arms (drawn, chosen or mutated into): those not yet
+    /// drawn, or 0 once the world's cap on live arms (`max_arms`) is reached.
+    pub undrawn: usize,
+    /// Per arm: the score (reward orientation) after its last trained unit, `-inf` if none.
+    pub last: &'a [f64],
+    /// Per arm: its curve has ended (fully trained, or failed).
+    pub done: &'a [bool],
+    /// Per arm: its configuration's index in the pool.
+    pub config: &'a [u32],
+    /// Per configuration of the pool: it can be chosen (`Action::Choose`) by ranking: recorded on
+    /// this task, of a learner the task keeps, not drawn yet, and not a learner's default.
+    pub open: &'a [bool],
+    /// Configurations still open.
+    pub n_open: usize,
+    /// The pool's configurations, encoded (learner and values).
+    pub space: &'a crate::trace::space::Space,
+    /// Per learner: its default configuration, when recorded for this task and the task keeps
+    /// the learner.
+    pub defaults: &'a [Option<u32>],
+}
+
+impl View<'_> {
+    pub fn remaining(&self) -> f64 {
+        (self.budget - self.used).max(0.0)
+    }
+}
+
+/// What a policy asks the world to do.
+///
+/// Learner-level worlds (time-sliced, pull-count, synthetic) have a fixed set of arms and offer
+/// only `Pull`. The pool world's arms are configurations that appear during a cell: `Draw` adds a
+/// fresh configuration (seeded, without replacement) and trains its first unit, `Mutate(arm)` adds
+/// an unevaluated grid neighbour of `arm` and trains its first unit, `Pull(arm)` trains `arm` one
+/// more unit. A new arm's id is the number of arms before it; the policy learns it from the
+/// observation that follows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Action {
+    Pull(usize),
+    Draw,
+    Mutate(usize),
+    /// Pool world: this configuration (index into the pool's configurations) becomes a new arm
+    /// and trains its first unit. Pool-based optimisers (TPE, SMAC-style, grid search, Ex-Def)
+    /// choose among the configurations the view marks open, or a learner's default.
+    Choose(u32),
+    /// Pool world: the policy has nothing more to do; the cell ends with the budget left unused
+    /// (Ex-Def after its defaults, grid search after its grid).
+    Stop,
+}
+
+pub trait Policy: Send {
+    fn decide(&mut self, view: &View<'_>, rng: &mut Rng) -> Action;
+    fn observe(&mut self, obs: &Observation<'_>);
+    /// Curve fits done since the last call, for the `per_fit` overhead model.
+    fn take_fits(&mut self) -> u64 {
+        0
+    }
+    /// Called once before the cell's first decision. Built-in policies are built for their cell
+    /// and ignore it; an external policy starts (or reuses) its process and announces the cell.
+    fn begin(&mut self, _cell: &CellStart<'_>) -> Result<()> {
+        Ok(())
+    }
+    /// The replay loops call this, not `decide`: a policy that can fail (an external process
+    /// that crashed, hung or answered nonsense) reports it here.
+    fn try_decide(&mut self, view: &View<'_>, rng: &mut Rng) -> Result<Action> {
+        Ok(self.decide(view, rng))
+    }
+    /// Called once after the cell's last observation; an error here fails the cell.
+    fn finish(&mut self) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// What a policy is told when its cell begins (external policies pass it on; see
+/// `docs/protocol.md`).
+#[derive(Clone, Debug)]
+pub struct CellStart<'a> {
+    /// The cell's index in the experiment's expansion order.
+    pub cell: u64,
+    pub seed: u64,
+    pub repetition: u32,
+    /// `dataset/run` (learner level) or `dataset/run/scope` (pool world).
+    pub task: String,
+    pub dataset: &'a str,
+    pub world: WorldKind,
+    pub unit: BudgetUnit,
+    /// The budget as the experiment gives it, and in absolute terms (seconds, pulls or units).
+    pub budget: f64,
+    pub budget_abs: f64,
+    /// The slice in absolute terms (seconds in the time-sliced world, else 1).
+    pub slice_abs: f64,
+    /// Learner-level worlds: the arms' names, in arm order. The pool world: empty (arms appear
+    /// as the policy draws them).
+    pub arms: Vec<&'a str>,
+    pub pool: Option<PoolStart<'a>>,
+}
+
+/// The pool world's part of a cell start.
+#[derive(Clone, Debug)]
+pub struct PoolStart<'a> {
+    /// Fidelity units in a full curve.
+    pub units: u32,
+    /// Configurations in the pool for this task.
+    pub configs: usize,
+    /// The learners' names.
+    pub learners: Vec<&'a str>,
+    /// Per learner, its default configuration (index into the pool's configurations) when the
+    /// pool records one on this task and the task keeps the learner.
+    pub defaults: Vec<Option<u32>>,
+    /// The pool's encoded space and, per configuration, whether it is open at the cell's start.
+    pub space: &'a crate::trace::space::Space,
+    pub open: &'a [bool],
+}

@@ -1,0 +1,158 @@
+//! The layering check: the top-level modules of `src/` (src/NAME.rs or src/NAME/) and which
+//! use which, read from their `crate::NAME` paths outside `#[cfg(test)]` items. No two modules
+//! may reach each other (a circle of imports), so each layer can be read, tested and replaced
+//! on its own (`../shared/DESIGN.md`, "Module map").
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            rust_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// The text without `#[cfg(test)]` items (the attribute through its braced block).
+fn without_tests(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("#[cfg(test)]") {
+        out.push_str(&rest[..at]);
+        let after = &rest[at..];
+        let (brace, semi) = (after.find('{'), after.find(';'));
+        match (brace, semi) {
+            (Some(b), Some(s)) if s < b => rest = &after[s + 1..],
+            (Some(b), _) => {
+                let mut depth = 0usize;
+                let mut end = after.len();
+                for (i, c) in after[b..].char_indices() {
+                    match c {
+                        '{' => depth += 1,
+                        '}' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                end = b + i + 1;
+                                break;
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                rest = &after[end..];
+            }
+            _ => return out,
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The modules a text names through `crate::NAME` (also inside `use crate::{a, b}`).
+fn used(text: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let ident = |s: &str| -> String {
+        s.chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect()
+    };
+    for (i, _) in text.match_indices("crate::") {
+        let after = &text[i + "crate::".len()..];
+        if let Some(group) = after.strip_prefix('{') {
+            let inner = &group[..group.find('}').unwrap_or(group.len())];
+            for item in inner.split(',') {
+                let name = ident(item.trim());
+                if !name.is_empty() {
+                    out.insert(name);
+                }
+            }
+        } else {
+            let name = ident(after);
+            if !name.is_empty() {
+                out.insert(name);
+            }
+        }
+    }
+    out
+}
+
+/// module -> the modules it uses.
+fn graph() -> BTreeMap<String, BTreeSet<String>> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut g: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for f in files {
+        let rel = f.strip_prefix(&src).unwrap();
+        let first = rel
+            .components()
+            .next()
+            .unwrap()
+            .as_os_str()
+            .to_string_lossy();
+        let module = first.trim_end_matches(".rs").to_string();
+        let text = without_tests(&std::fs::read_to_string(&f).unwrap());
+        let e = g.entry(module.clone()).or_default();
+        for m in used(&text) {
+            if m != module {
+                e.insert(m);
+            }
+        }
+    }
+    g
+}
+
+/// Every module reachable from `from`.
+fn reach(g: &BTreeMap<String, BTreeSet<String>>, from: &str) -> BTreeSet<String> {
+    let mut seen = BTreeSet::new();
+    let mut stack = vec![from.to_string()];
+    while let Some(m) = stack.pop() {
+        for n in g.get(&m).into_iter().flatten() {
+            if seen.insert(n.clone()) {
+                stack.push(n.clone());
+            }
+        }
+    }
+    seen
+}
+
+#[test]
+fn no_two_modules_use_each_other() {
+    let g = graph();
+    let mut circles: BTreeSet<Vec<String>> = BTreeSet::new();
+    for m in g.keys() {
+        let from_m = reach(&g, m);
+        if from_m.contains(m) {
+            let mut members: Vec<String> = from_m
+                .into_iter()
+                .filter(|n| reach(&g, n).contains(m))
+                .collect();
+            members.sort();
+            circles.insert(members);
+        }
+    }
+    assert!(
+        circles.is_empty(),
+        "circles of imports among the modules of src/ (each set reaches itself): {circles:?}; graph: {g:?}"
+    );
+}
+
+#[test]
+fn the_check_sees_uses_and_skips_tests() {
+    let text = "use crate::rng::Rng;\nfn f() { crate::trace::load(); }\nuse crate::{a, b::c};\n#[cfg(test)]\nmod tests {\n    use crate::report::x;\n    fn g() { if true { crate::bench::y(); } }\n}\nfn h() { crate::curve::z(); }\n";
+    let u = used(&without_tests(text));
+    let want: BTreeSet<String> = ["rng", "trace", "a", "b", "curve"]
+        .into_iter()
+        .map(String::from)
+        .collect();
+    assert_eq!(u, want);
+    // A circle is found: x -> y -> x.
+    let mut g: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    g.entry("x".into()).or_default().insert("y".into());
+    g.entry("y".into()).or_default().insert("x".into());
+    assert!(reach(&g, "x").contains("x"));
+}
