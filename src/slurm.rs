@@ -13,9 +13,9 @@ use crate::experiment::{Experiment, Shard, default_out};
 #[derive(Clone, Debug)]
 pub struct SlurmOptions {
     pub shards: u32,
-    /// Results folder of the merged run [default: results/<name>].
+    /// Results folder of the merged run (default: `results/<name>`).
     pub out: Option<PathBuf>,
-    /// Where the shards write [default: results/<name>-shards].
+    /// Where the shards write (default: `results/<name>-shards`).
     pub shards_dir: Option<PathBuf>,
     /// Where the scripts go [default: <shards_dir>/slurm].
     pub script_dir: Option<PathBuf>,

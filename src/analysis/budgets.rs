@@ -280,7 +280,7 @@ pub fn anytime(
 }
 
 /// The mean share of pulls each policy gave each learner (over cells with any pull):
-/// (learners sorted by name, shares[policy][learner]).
+/// (learners sorted by name, `shares[policy][learner]`).
 pub fn pull_shares(runs: &[Run], policies: &[String]) -> (Vec<String>, Vec<Vec<f64>>) {
     let learners: Vec<String> = runs
         .iter()

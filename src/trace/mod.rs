@@ -112,7 +112,7 @@ pub struct TraceSet {
     /// Learner names, sorted; every task's arms follow this order.
     pub learners: Vec<String>,
     pub tasks: Vec<Task>,
-    /// Every dataset of the file, sorted, before the [tasks] filters.
+    /// Every dataset of the file, sorted, before the `[tasks]` filters.
     pub datasets: Vec<String>,
     pub dropped: Vec<DroppedTask>,
     /// Columns present in the file beyond the format's (kept in the file, ignored here).

@@ -17,7 +17,7 @@ pub struct Allocation {
     /// Policy labels, top to bottom.
     pub policies: Vec<String>,
     pub learners: Vec<String>,
-    /// shares[p][l], each row summing to 1.
+    /// `shares[p][l]`, each row summing to 1.
     pub shares: Vec<Vec<f64>>,
 }
 

@@ -18,7 +18,7 @@ pub struct HeatMaps {
     pub y_name: String,
     pub x_values: Vec<String>,
     pub y_values: Vec<String>,
-    /// (panel caption, mean rank [y][x]; NaN where no setting was run).
+    /// (panel caption, mean rank `[y][x]`; NaN where no setting was run).
     pub panels: Vec<(String, Vec<Vec<f64>>)>,
     /// Settings in the family (ranks run from 1 to `k`).
     pub k: usize,
