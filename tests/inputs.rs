@@ -295,13 +295,14 @@ fn damaged_results_folders_name_the_file_and_what_to_do() {
     let dir = scratch("inputs-results");
     let exp = experiment(&dir, "r", &format!("{}{ONE_POLICY}", world("[3]", "0.5")));
     let out = dir.join("out");
-    run_ok(&[
+    let resume = [
         "run",
         exp.to_str().unwrap(),
         "--out",
         out.to_str().unwrap(),
         "--quiet",
-    ]);
+    ];
+    run_ok(&resume);
     // A runs.parquet of another schema: the report names the file and the column.
     let other = dir.join("other");
     std::fs::create_dir_all(&other).unwrap();
@@ -312,13 +313,7 @@ fn damaged_results_folders_name_the_file_and_what_to_do() {
     let lock = out.join("experiment.lock.toml");
     let text = std::fs::read_to_string(&lock).unwrap();
     std::fs::write(&lock, &text[..text.len() / 3]).unwrap();
-    let e = fails(&[
-        "run",
-        exp.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--quiet",
-    ]);
+    let e = fails(&resume);
     assert!(
         e.contains("experiment.lock.toml") && e.contains("delete this file"),
         "{e}"
@@ -328,13 +323,7 @@ fn damaged_results_folders_name_the_file_and_what_to_do() {
     std::fs::write(&secret, "top secret line\nmore\n").unwrap();
     std::fs::remove_file(&lock).unwrap();
     std::os::unix::fs::symlink(&secret, &lock).unwrap();
-    let e = fails(&[
-        "run",
-        exp.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--quiet",
-    ]);
+    let e = fails(&resume);
     assert!(
         e.contains("is a symbolic link") && !e.contains("top secret"),
         "{e}"
@@ -345,25 +334,13 @@ fn damaged_results_folders_name_the_file_and_what_to_do() {
     let part = out.join("parts").join("runs-000099.parquet");
     std::fs::create_dir_all(part.parent().unwrap()).unwrap();
     std::fs::write(&part, b"not parquet").unwrap();
-    let e = fails(&[
-        "run",
-        exp.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--quiet",
-    ]);
+    let e = fails(&resume);
     assert!(
         e.contains("runs-000099.parquet") && e.contains("delete it"),
         "{e}"
     );
     std::fs::remove_file(&part).unwrap();
-    run_ok(&[
-        "run",
-        exp.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--quiet",
-    ]);
+    run_ok(&resume);
 }
 
 #[test]
