@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use anyhow::Result;
 
-use crate::experiment::{BudgetUnit, Cell, Experiment, WorldOptions, WorldSetup, run_cell};
+use crate::experiment::{BudgetUnit, Cell, Experiment, WorldOptions, WorldSetup, run_trace_cell};
 use crate::policy::default_config;
 use crate::replay::{Exhausted, Order, Overhead, WorldKind};
 use crate::trace::{LoadOptions, TraceSet, load_trace_set};
@@ -121,7 +121,7 @@ pub fn measure_ucb1(
                 repetition: 0,
                 seed: round * 1_000_003 + task as u64,
             };
-            let r = run_cell(&cell, &exp, ts, trajectories)?;
+            let r = run_trace_cell(&cell, &exp, ts, trajectories)?;
             pulls += r.decisions;
             cells += 1;
         }
@@ -256,7 +256,8 @@ pub fn measure_pool(
     budget_units: f64,
     seconds: f64,
 ) -> Result<PoolTiming> {
-    use crate::replay::pool::{PoolWorld, PoolWorldConfig, drive_pool};
+    use crate::replay::pool::{PoolWorld, PoolWorldConfig};
+    use crate::replay::{World, drive};
     // One learner's configurations, as a `per_learner = true` experiment replays them: the world
     // on the whole pool, restricted to the learner (its recorded default, if any, stays out of the
     // draws, as in every pool cell). Its grid configurations are what the cells draw from.
@@ -287,12 +288,13 @@ pub fn measure_pool(
             );
             world.restrict_to_learners(&[learner]);
             let mut p = cfg.build(0);
-            drive_pool(
+            drive(
                 &mut world,
                 p.as_mut(),
                 policy,
                 &mut crate::rng::Rng::new(seed),
-                None,
+                crate::replay::Overhead::None,
+                &mut [],
             )?;
             decisions += world.ledger().decisions;
             cells += 1;
@@ -368,7 +370,8 @@ pub fn measure_cash(
     at: usize,
     seconds: f64,
 ) -> Result<CashTiming> {
-    use crate::replay::pool::{PoolWorld, PoolWorldConfig, drive_pool};
+    use crate::replay::drive;
+    use crate::replay::pool::{PoolWorld, PoolWorldConfig};
     let map: std::collections::BTreeMap<String, toml::Value> = given
         .iter()
         .map(|&(k, v)| (k.to_string(), toml::Value::String(v.to_string())))
@@ -398,12 +401,13 @@ pub fn measure_cash(
                 hi: at + 5,
                 times: Vec::new(),
             };
-            drive_pool(
+            drive(
                 &mut world,
                 &mut p,
                 policy,
                 &mut crate::rng::Rng::new(seed),
-                None,
+                crate::replay::Overhead::None,
+                &mut [],
             )?;
             times.extend(p.times);
         }
@@ -459,7 +463,7 @@ pub fn measure_store(decisions: u64, dir: &Path, threads: Option<usize>) -> Resu
     };
     let c0 = cpu_seconds();
     let t0 = Instant::now();
-    let s = crate::experiment::run_experiment(&exp, &ts, &opts, &|_| {})?;
+    let s = crate::experiment::run_experiment(&exp, &ts, &opts, &crate::experiment::Silent)?;
     let seconds = t0.elapsed().as_secs_f64();
     let cpu_seconds = cpu_seconds() - c0;
     let size = |f: &str| std::fs::metadata(out.join(f)).map_or(0, |m| m.len());
@@ -505,7 +509,7 @@ pub fn cpu_seconds() -> f64 {
 pub fn measure_write_cost(file: &Path, dir: &Path, threads: Option<usize>) -> Result<WriteCost> {
     use rayon::prelude::*;
     let (exp, ts) = crate::experiment::prepare(file)?;
-    let cells = crate::experiment::expand_cells(&exp, &ts);
+    let cells = ts.expand_cells(&exp);
     let threads = threads.unwrap_or_else(|| {
         std::thread::available_parallelism()
             .map(|n| n.get())
@@ -520,7 +524,7 @@ pub fn measure_write_cost(file: &Path, dir: &Path, threads: Option<usize>) -> Re
         .install(|| {
             cells
                 .par_iter()
-                .map(|c| run_cell(c, &exp, &ts, true).map(|r| r.decisions))
+                .map(|c| ts.run_cell(c, &exp, true).map(|r| r.decisions))
                 .collect::<Result<Vec<_>>>()
         })?
         .iter()
@@ -536,7 +540,7 @@ pub fn measure_write_cost(file: &Path, dir: &Path, threads: Option<usize>) -> Re
     };
     let c0 = cpu_seconds();
     let t0 = Instant::now();
-    crate::experiment::run_experiment(&exp, &ts, &opts, &|_| {})?;
+    crate::experiment::run_experiment(&exp, &ts, &opts, &crate::experiment::Silent)?;
     let run_s = t0.elapsed().as_secs_f64();
     Ok(WriteCost {
         cells: cells.len(),
@@ -611,12 +615,12 @@ pub fn measure_protocol(
             repetition: 0,
             seed: round * 1_000_003 + task as u64,
         };
-        run_cell(&cell(0, 0), &exp, ts, false)?;
+        run_trace_cell(&cell(0, 0), &exp, ts, false)?;
         let t0 = Instant::now();
         let (mut cells, mut decisions, mut round) = (0usize, 0u64, 1u64);
         while t0.elapsed().as_secs_f64() < min_seconds {
             for task in 0..ts.tasks.len() {
-                decisions += run_cell(&cell(task, round), &exp, ts, false)?.decisions;
+                decisions += run_trace_cell(&cell(task, round), &exp, ts, false)?.decisions;
                 cells += 1;
                 if t0.elapsed().as_secs_f64() >= min_seconds {
                     break;

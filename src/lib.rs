@@ -12,6 +12,7 @@ pub mod build;
 pub mod curve;
 pub mod experiment;
 pub mod names;
+pub mod normal;
 pub mod policy;
 pub mod protocol;
 pub mod replay;
@@ -20,6 +21,7 @@ pub mod reproduce;
 pub mod results;
 pub mod rng;
 pub mod slurm;
+pub mod space;
 pub mod trace;
 
 /// Tune glibc's allocator for a run's pattern: a chunk of cells' trajectories (tens of MB) is

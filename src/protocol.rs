@@ -38,7 +38,8 @@ impl WorldKind {
 }
 
 /// The unit budgets (and slices) are given in. Every budget rule lives in `replay`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum BudgetUnit {
     /// Seconds of recorded time (time-sliced; the pool world's recorded training cost).
     Seconds,
@@ -135,7 +136,7 @@ pub struct PoolView<'a> {
     /// Configurations still open.
     pub n_open: usize,
     /// The pool's configurations, encoded (learner and values).
-    pub space: &'a crate::trace::space::Space,
+    pub space: &'a crate::space::Space,
     /// Per learner: its default configuration, when recorded for this task and the task keeps
     /// the learner.
     pub defaults: &'a [Option<u32>],
@@ -164,7 +165,7 @@ pub enum Action {
     /// and trains its first unit. Pool-based optimisers (TPE, SMAC-style, grid search, Ex-Def)
     /// choose among the configurations the view marks open, or a learner's default.
     Choose(u32),
-    /// Pool world: the policy has nothing more to do; the cell ends with the budget left unused
+    /// Any world: the policy has nothing more to do; the cell ends with the budget left unused
     /// (Ex-Def after its defaults, grid search after its grid).
     Stop,
 }
@@ -229,6 +230,6 @@ pub struct PoolStart<'a> {
     /// pool records one on this task and the task keeps the learner.
     pub defaults: Vec<Option<u32>>,
     /// The pool's encoded space and, per configuration, whether it is open at the cell's start.
-    pub space: &'a crate::trace::space::Space,
+    pub space: &'a crate::space::Space,
     pub open: &'a [bool],
 }

@@ -14,8 +14,10 @@ pub const LOCK: &str = "experiment.lock.toml";
 
 /// The version of the results contract written by this build (the columns of `runs.parquet` and
 /// `trajectories.parquet` and the keys of `experiment.lock.toml`; see README, "Results format").
-/// Version 1 had no version key and no `program` column.
-pub const RESULTS_FORMAT: i64 = 2;
+/// Version 1 had no version key and no `program` column; version 2 had one schema per kind of
+/// world and a fingerprint of prose; version 3 has one schema for every world and a canonical
+/// fingerprint.
+pub const RESULTS_FORMAT: i64 = 3;
 
 pub fn read_parquet(path: &Path) -> Result<DataFrame> {
     let file =
@@ -26,9 +28,88 @@ pub fn read_parquet(path: &Path) -> Result<DataFrame> {
         .with_context(|| format!("{}: cannot read as parquet", path.display()))
 }
 
-/// A lock file, whole, if it exists: the one reader of `experiment.lock.toml`. A symbolic link
-/// is refused without reading what it points to (banditbench writes a regular file).
-pub fn read_lock_file(lock: &Path) -> Result<Option<toml::Table>> {
+/// The lock file (`experiment.lock.toml`), typed: what a run resolved and the experiment file as
+/// it was written. The one reader and writer of the file's keys.
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+pub struct LockFile {
+    #[serde(default)]
+    pub resolved: Resolved,
+    /// The experiment file's own text, parsed.
+    #[serde(default)]
+    pub experiment: toml::Table,
+}
+
+/// The `[resolved]` table of a lock file. Keys an older format lacks read as their defaults
+/// (format 1 had no `results_format`).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct Resolved {
+    pub results_format: i64,
+    /// The hash of what decides the cells (`Experiment::fingerprint`).
+    pub fingerprint: String,
+    /// The build that began the results (each cell's build is in runs.parquet's `program`).
+    pub program: String,
+    pub git_commit: String,
+    pub experiment_file: String,
+    pub trace_set: String,
+    pub trace_dir: String,
+    pub trace_hash: String,
+    pub trace_source: String,
+    /// The world, in words.
+    pub world: String,
+    pub tasks: Vec<String>,
+    pub learners: Vec<String>,
+    pub policies: Vec<String>,
+    pub repetitions: i64,
+    /// The experiment's cells (all shards together).
+    pub cells: Option<i64>,
+    pub trajectories: String,
+    /// Per external policy: its files and their content hashes.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub external_files: BTreeMap<String, BTreeMap<String, String>>,
+    /// `I/N` for a shard's folder.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shard: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shard_cells: Option<i64>,
+}
+
+impl Default for Resolved {
+    fn default() -> Self {
+        Resolved {
+            results_format: 1,
+            fingerprint: String::new(),
+            program: String::new(),
+            git_commit: String::new(),
+            experiment_file: String::new(),
+            trace_set: String::new(),
+            trace_dir: String::new(),
+            trace_hash: String::new(),
+            trace_source: String::new(),
+            world: String::new(),
+            tasks: Vec::new(),
+            learners: Vec::new(),
+            policies: Vec::new(),
+            repetitions: 0,
+            cells: None,
+            trajectories: String::new(),
+            external_files: BTreeMap::new(),
+            shard: None,
+            shard_cells: None,
+        }
+    }
+}
+
+impl LockFile {
+    pub fn to_toml(&self) -> Result<String> {
+        Ok(toml::to_string(self)?)
+    }
+}
+
+/// A lock file, if it exists. A symbolic link is refused without reading what it points to
+/// (banditbench writes a regular file); a damaged file or a key of the wrong type is an error
+/// naming the file and the key.
+pub fn read_lock_file(lock: &Path) -> Result<Option<LockFile>> {
     match std::fs::symlink_metadata(lock) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(e).with_context(|| format!("{}: cannot read", lock.display())),
@@ -44,10 +125,11 @@ pub fn read_lock_file(lock: &Path) -> Result<Option<toml::Table>> {
     }
     let text = std::fs::read_to_string(lock)
         .with_context(|| format!("{}: cannot read", lock.display()))?;
-    let t: toml::Table = anyhow::Context::with_context(text.parse::<toml::Table>(), || {
-        format!(
-            "{}: not valid TOML (damaged, e.g. by a full disk or an editor); delete this file and rerun: finished results are kept and it is written anew",
-            lock.display()
+    let t: LockFile = toml::from_str(&text).map_err(|e| {
+        anyhow::anyhow!(
+            "{}: not a valid lock file ({}); it was damaged, e.g. by a full disk or an editor: delete this file and rerun: finished results are kept and it is written anew",
+            lock.display(),
+            e.to_string().trim()
         )
     })?;
     Ok(Some(t))
@@ -122,10 +204,7 @@ fn check_format(dir: &Path) -> Result<()> {
     let Ok(Some(t)) = read_lock_file(&lock) else {
         return Ok(());
     };
-    let format = t
-        .get("resolved")
-        .and_then(|r| r.get("results_format")?.as_integer())
-        .unwrap_or(1);
+    let format = t.resolved.results_format;
     if format > RESULTS_FORMAT {
         bail!(
             "{}: results format {format}, newer than the {} this build reads; use a newer banditbench",

@@ -70,7 +70,7 @@ fn er_ucb_exploits_the_extreme_arm_and_ucb1_the_highest_mean() {
             out: Some(out.clone()),
             ..RunOptions::default()
         },
-        &|_| {},
+        &banditbench::experiment::Silent,
     )
     .unwrap();
     let df = read_parquet(&out.join("runs.parquet")).unwrap();
@@ -186,7 +186,7 @@ fn trajectories_hold_every_reward() {
             out: Some(out.clone()),
             ..RunOptions::default()
         },
-        &|_| {},
+        &banditbench::experiment::Silent,
     )
     .unwrap();
     let t = read_parquet(&out.join("trajectories.parquet")).unwrap();
@@ -214,7 +214,7 @@ fn trajectories_hold_every_reward() {
         assert_eq!(*i, best);
     }
     let arms: Vec<String> = t
-        .column("arm")
+        .column("learner")
         .unwrap()
         .str()
         .unwrap()

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use banditbench::curve::fit_arctan;
-use banditbench::experiment::{expand_cells, prepare, run_cell};
+use banditbench::experiment::prepare;
 use common::scratch;
 
 fn golden(name: &str) -> String {
@@ -106,14 +106,14 @@ refit = ["changed", "every-step"]
     )
     .unwrap();
     let (e, ts) = prepare(&exp).unwrap();
-    let cells = expand_cells(&e, &ts);
+    let cells = ts.expand_cells(&e);
     let mut compared = 0;
     for c in cells.iter().filter(|c| c.policy % 2 == 0) {
         // The same cell, with the every-step twin of the policy and the same seed.
         let mut twin = c.clone();
         twin.policy += 1;
-        let a = run_cell(c, &e, &ts, true).unwrap();
-        let b = run_cell(&twin, &e, &ts, true).unwrap();
+        let a = ts.run_cell(c, &e, true).unwrap();
+        let b = ts.run_cell(&twin, &e, true).unwrap();
         let arms = |r: &banditbench::experiment::CellResult| {
             r.steps.iter().map(|s| s.arm).collect::<Vec<_>>()
         };
@@ -160,17 +160,17 @@ family = "hamlet-ucb"
     )
     .unwrap();
     let (e, ts) = prepare(&exp).unwrap();
-    let cells = expand_cells(&e, &ts);
-    let free = run_cell(&cells[0], &e, &ts, false).unwrap();
+    let cells = ts.expand_cells(&e);
+    let free = ts.run_cell(&cells[0], &e, false).unwrap();
     assert_eq!(free.overhead_s, 0.0);
     // Charging per fit shortens the replay: the overhead eats part of the budget.
     let mut e2 = e.clone();
-    let span = ts.tasks[0].mean_arm_span_s();
+    let span = ts.trace_set().unwrap().tasks[0].mean_arm_span_s();
     e2.world.options = banditbench::experiment::WorldOptions::TimeSliced {
         slice: e.world.slice(),
         overhead: banditbench::replay::Overhead::PerFit(0.001 * span),
     };
-    let charged = run_cell(&cells[0], &e2, &ts, false).unwrap();
+    let charged = ts.run_cell(&cells[0], &e2, false).unwrap();
     assert!(charged.overhead_s > 0.0);
     assert!(
         charged.decisions < free.decisions,
@@ -234,7 +234,6 @@ rho = [0.05, 1.0]
         traces: root.join("traces"),
         results: root.join("results"),
         threads: Some(2),
-        quiet: true,
         ..Default::default()
     };
     let files = hamlet::reproduce(&opts).unwrap();

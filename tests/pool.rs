@@ -886,3 +886,89 @@ fn a_pools_recorded_defaults_load_beside_its_grid() {
     let e = format!("{:#}", load_pool(&dir, false).unwrap_err());
     assert!(e.contains("unit 2 is missing"), "{e}");
 }
+
+#[test]
+fn the_pool_world_charges_overhead_to_a_budget_of_seconds_and_refuses_it_on_units() {
+    let dir = write_pool("pool-overhead", MANIFEST, configs(&GRID), &rows());
+    let rs = "[[policies]]\nfamily = \"random-search\"";
+    // Every unit of the tiny pool costs 0.5 s: 3 s hold 6 units without overhead.
+    let run = |world: &str, out: &str| -> DataFrame {
+        let exp = pool_experiment(&dir, world, rs);
+        common::run_ok(&[
+            "run",
+            exp.to_str().unwrap(),
+            "--out",
+            dir.join(out).to_str().unwrap(),
+            "--quiet",
+        ]);
+        read(&dir.join(out).join("runs.parquet"))
+    };
+    let free = run("budget_unit = \"seconds\"\nbudgets = [3]", "free");
+    let charged = run(
+        "budget_unit = \"seconds\"\nbudgets = [3]\noverhead = \"fixed\"\noverhead_s = 0.2",
+        "charged",
+    );
+    let u = |df: &DataFrame, c: &str| -> Vec<u64> {
+        df.column(c)
+            .unwrap()
+            .u64()
+            .unwrap()
+            .into_no_null_iter()
+            .collect()
+    };
+    let f = |df: &DataFrame, c: &str| -> Vec<f64> {
+        df.column(c)
+            .unwrap()
+            .f64()
+            .unwrap()
+            .into_no_null_iter()
+            .collect()
+    };
+    for ((d_free, d), (over, used)) in u(&free, "decisions")
+        .into_iter()
+        .zip(u(&charged, "decisions"))
+        .zip(
+            f(&charged, "overhead_s")
+                .into_iter()
+                .zip(f(&charged, "budget_used")),
+        )
+    {
+        assert_eq!(d_free, 6, "3 s of 0.5 s units");
+        assert!(d < d_free, "the overhead eats budget: {d} decisions");
+        // A charge precedes each decision; a last one may spend the budget and end the cell.
+        let charges = (over / 0.2).round();
+        assert!(
+            (over - 0.2 * charges).abs() < 1e-9
+                && (charges == d as f64 || charges == d as f64 + 1.0),
+            "{over} for {d} decisions"
+        );
+        assert!(used <= 3.0 + 1e-9, "{used}");
+    }
+    assert!(f(&free, "overhead_s").iter().all(|&o| o == 0.0));
+    let model = charged
+        .column("overhead_model")
+        .unwrap()
+        .str()
+        .unwrap()
+        .get(0);
+    assert_eq!(model, Some("fixed(0.2 s per decision)"));
+    // A budget of units counts no time: the key is refused, naming it.
+    let exp = pool_experiment(
+        &dir,
+        "budgets = [4]\noverhead = \"fixed\"\noverhead_s = 0.1",
+        rs,
+    );
+    let out = bin()
+        .args(["run", exp.to_str().unwrap(), "--out"])
+        .arg(dir.join("units"))
+        .output()
+        .unwrap();
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success()
+            && e.contains(
+                "key 'world.overhead' charges seconds, but budget_unit = \"units\" counts no time"
+            ),
+        "{e}"
+    );
+}

@@ -16,7 +16,8 @@ JSON_COLUMNS = ("params", "pulls", "time_s", "recommended_params")
 
 
 def _decode(value: Any) -> Any:
-    if value is None:
+    # A null (pandas reads it as None or NaN, e.g. `recommended_params` outside the pool world).
+    if value is None or (isinstance(value, float) and value != value):
         return None
     return json.loads(value)
 
@@ -64,7 +65,8 @@ def read_runs(folder: str, backend: str = "pandas", decode_json: bool = True):
 
 
 def read_trajectories(folder: str, backend: str = "pandas"):
-    """One row per decision (cell, step, arm, reward, time, incumbent; see the README)."""
+    """One row per decision, the same columns in every world (results format 3): cell, step,
+    action, arm, learner, config, fidelity, time, reward, incumbent; see the README."""
     path = _check(folder, "trajectories.parquet")
     if backend == "pandas":
         import pandas as pd

@@ -37,6 +37,10 @@ family = "ucb1"
     assert set(runs["pulls"].iloc[0]) == {"a", "b", "c"}
     traj = read_trajectories(str(out))
     assert len(traj) == 15 * len(runs)
+    assert list(traj.columns) == ["cell", "step", "action", "arm", "learner", "config", "fidelity",
+                                  "time", "reward", "incumbent"]
+    assert set(traj["action"]) == {"pull"} and set(traj["learner"]) <= {"a", "b", "c"}
+    assert traj["config"].isna().all()
     raw = read_runs(str(out), decode_json=False)
     assert isinstance(raw["params"].iloc[0], str)
 

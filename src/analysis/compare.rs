@@ -55,6 +55,46 @@ pub struct Options {
     pub bayes_prior: f64,
 }
 
+impl Options {
+    /// Refuse settings no test can use, naming the command-line option that sets each.
+    pub fn check(&self) -> anyhow::Result<()> {
+        use anyhow::bail;
+        let Options {
+            alpha,
+            bootstrap_samples,
+            bayes_rope,
+            bayes_samples,
+            bayes_prior,
+            tie_tolerance,
+            ..
+        } = *self;
+        if !(alpha > 0.0 && alpha < 1.0) {
+            bail!("--alpha {alpha}: it must lie strictly between 0 and 1");
+        }
+        if bootstrap_samples == 0 {
+            bail!("--bootstrap-samples must be at least 1");
+        }
+        if bootstrap_samples > 10_000_000 {
+            bail!(
+                "--bootstrap-samples {bootstrap_samples}: more than 10^7 resamples, each of every policy's mean rank, would not finish in reasonable time or memory; 10^4 (the default) gives percentile intervals to about ±0.002"
+            );
+        }
+        if bayes_rope.is_some_and(|r| !(r >= 0.0 && r.is_finite())) {
+            bail!("--bayes-rope must be a number >= 0 (in score units, e.g. 0.01)");
+        }
+        if bayes_samples == 0 || bayes_samples > 10_000_000 {
+            bail!("--bayes-samples must be between 1 and 10^7 (baycomp's default: 50 000)");
+        }
+        if !(bayes_prior > 0.0 && bayes_prior.is_finite()) {
+            bail!("--bayes-prior must be a positive number (baycomp's default: 0.5)");
+        }
+        if tie_tolerance.is_nan() || tie_tolerance < 0.0 {
+            bail!("--tie-tolerance must be a number >= 0");
+        }
+        Ok(())
+    }
+}
+
 impl Default for Options {
     fn default() -> Self {
         Options {

@@ -3,7 +3,6 @@
 //! scikit-posthocs, statsmodels); `tests/golden.rs` checks them against values those libraries
 //! computed (`scripts/reference/stats_reference.py`).
 
-use libm::erfc;
 use statrs::distribution::{ChiSquared, ContinuousCDF, FisherSnedecor, StudentsT};
 use std::sync::LazyLock;
 
@@ -11,19 +10,7 @@ use crate::rng::Rng;
 
 const SQRT_2: f64 = std::f64::consts::SQRT_2;
 
-/// Standard normal CDF, accurate in both tails.
-pub fn norm_cdf(x: f64) -> f64 {
-    0.5 * erfc(-x / SQRT_2)
-}
-
-/// Standard normal upper tail P(Z > x).
-pub fn norm_sf(x: f64) -> f64 {
-    0.5 * erfc(x / SQRT_2)
-}
-
-pub fn norm_pdf(x: f64) -> f64 {
-    (-0.5 * x * x).exp() / (2.0 * std::f64::consts::PI).sqrt()
-}
+pub use crate::normal::{norm_cdf, norm_pdf, norm_sf};
 
 /// Quantile of the standard normal, polished by Newton steps on `norm_cdf`.
 pub fn norm_quantile(p: f64) -> f64 {

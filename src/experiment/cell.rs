@@ -2,12 +2,10 @@
 
 use anyhow::{Result, bail};
 
-use super::spec::{Experiment, WorldOptions, WorldSetup};
-use crate::policy::{CellStart, Policy, PolicyConfig};
-use crate::replay::{
-    Overhead, PullCount, PullCountConfig, Step, Synthetic, TimeSliced, TimeSlicedConfig, World,
-    WorldKind, drive,
-};
+use super::spec::{Experiment, WorldSetup};
+use crate::policy::CellStart;
+use crate::replay::pool::Recommended;
+use crate::replay::{Ledger, Observer, Step, World};
 use crate::rng::{Rng, derive_seed};
 use crate::trace::{Task, TraceSet};
 
@@ -69,19 +67,25 @@ pub fn expand_with(
     cells
 }
 
-/// What one cell produced.
+/// What one cell produced, in any world.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CellResult {
     pub index: u64,
     pub seed: u64,
     pub budget_abs: f64,
+    /// The slice in absolute terms (time-sliced), NaN in other worlds.
     pub slice_abs: f64,
-    /// Best validation score found, in the trace set's orientation (NaN if none).
+    /// Best validation score found (pool world: of the recommended configuration), in the
+    /// recorded orientation (NaN if none).
     pub best_score: f64,
     pub best_test_score: f64,
+    /// The learner of the best evaluation (pool world: of the recommended configuration), as an
+    /// index into the trace set's or pool's learners.
     pub best_arm: Option<usize>,
     pub best_found_at: f64,
+    /// Per learner: pulls (learner-level worlds) or units trained (pool world).
     pub pulls: Vec<u64>,
+    /// Per learner: seconds of recorded evaluation time consumed.
     pub time_s: Vec<f64>,
     pub decisions: u64,
     pub used: f64,
@@ -91,6 +95,91 @@ pub struct CellResult {
     pub exhausted_pulls: u64,
     pub exhausted_budget: f64,
     pub steps: Vec<Step>,
+    /// What only the pool world has.
+    pub pool: Option<PoolPart>,
+}
+
+/// The pool world's part of a cell's result.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PoolPart {
+    pub recommended: Option<Recommended>,
+    pub configs_drawn: u64,
+    pub mutations: u64,
+    pub mutation_fallbacks: u64,
+    pub units_trained: u64,
+}
+
+impl CellResult {
+    /// The result of a finished replay in `world`, before the world's own fields are filled:
+    /// the incumbent, counts and clock from the ledger.
+    pub(crate) fn from_world<W: World + ?Sized>(
+        cell: &Cell,
+        world: &W,
+        budget_abs: f64,
+        steps: Vec<Step>,
+    ) -> CellResult {
+        Self::from_ledger(cell, world.ledger(), world.sign(), budget_abs, steps)
+    }
+
+    /// The same from a world's final ledger; `sign` turns rewards into recorded scores.
+    pub(crate) fn from_ledger(
+        cell: &Cell,
+        l: &Ledger,
+        sign: f64,
+        budget_abs: f64,
+        steps: Vec<Step>,
+    ) -> CellResult {
+        let inc = l.incumbent;
+        CellResult {
+            index: cell.index,
+            seed: cell.seed,
+            budget_abs,
+            slice_abs: f64::NAN,
+            best_score: inc.map_or(f64::NAN, |i| sign * i.reward),
+            best_test_score: f64::NAN,
+            best_arm: inc.map(|i| i.arm),
+            best_found_at: inc.map_or(f64::NAN, |i| i.found_at),
+            pulls: l.pulls.clone(),
+            time_s: l.arm_time_s.clone(),
+            decisions: l.decisions,
+            used: l.clock.used,
+            overhead_s: l.clock.overhead,
+            failures: l.failures,
+            exhausted_pulls: l.exhausted_pulls,
+            exhausted_budget: l.exhausted_budget,
+            steps,
+            pool: None,
+        }
+    }
+}
+
+/// A learner-level cell's result: the incumbent's arm is a learner, and its test score is that of
+/// the same evaluation.
+fn trace_result(
+    cell: &Cell,
+    ledger: &Ledger,
+    sign: f64,
+    task: &Task,
+    budget_abs: f64,
+    steps: Vec<Step>,
+) -> CellResult {
+    let mut r = CellResult::from_ledger(cell, ledger, sign, budget_abs, steps);
+    r.best_test_score = ledger.incumbent.map_or(f64::NAN, |i| {
+        task.arms[i.arm]
+            .test_score
+            .get(i.eval)
+            .copied()
+            .unwrap_or(f64::NAN)
+    });
+    r
+}
+
+/// A policy ready to be replayed in a cell's world: the loop's arguments but the world.
+pub(crate) struct Replay<'a, 'o> {
+    pub policy: &'a mut dyn crate::protocol::Policy,
+    pub id: &'a str,
+    pub rng: &'a mut Rng,
+    pub observers: &'a mut [&'o mut dyn Observer],
 }
 
 /// The absolute budget and slice of a cell for its task (the rule is `replay::absolute`).
@@ -98,8 +187,9 @@ pub fn absolute(setup: &WorldSetup, budget: f64, task: &Task) -> (f64, f64) {
     crate::replay::absolute(setup.unit, budget, setup.slice(), task)
 }
 
-/// Replay one cell. `record_steps` keeps the trajectory (every decision).
-pub fn run_cell(
+/// Replay one cell of a learner-level experiment (time-sliced, pull-count, synthetic).
+/// `record_steps` keeps the trajectory (every decision).
+pub fn run_trace_cell(
     cell: &Cell,
     exp: &Experiment,
     ts: &TraceSet,
@@ -115,6 +205,12 @@ pub fn run_cell(
             task.name(),
             exp.world.budgets[cell.budget],
             exp.world.unit.as_str()
+        );
+    }
+    if task.arms.is_empty() {
+        bail!(
+            "task {} has no arms: nothing to replay (check the experiment's [tasks] learners filter)",
+            task.name()
         );
     }
     let mut policy = cfg.build_for(&task.dataset, task.arms.len());
@@ -133,100 +229,36 @@ pub fn run_cell(
         pool: None,
     })?;
     let mut rng = Rng::new(cell.seed);
-    let world_seed = derive_seed(cell.seed, "world");
     let mut steps = Vec::new();
-    let steps_ref = record_steps.then_some(&mut steps);
-    let p = policy.as_mut();
-    let ledger = match &exp.world.options {
-        WorldOptions::TimeSliced { overhead, .. } => {
-            let mut w = TimeSliced::new(
-                task,
-                TimeSlicedConfig {
-                    budget_s: budget_abs,
-                    slice_s: slice_abs,
-                },
-                sign,
-            );
-            replay_in(&mut w, p, cfg, &mut rng, *overhead, sign, steps_ref)?
-        }
-        WorldOptions::PullCount {
-            order,
-            failures_consume_budget,
-            exhausted,
-        } => {
-            let mut w = PullCount::new(
-                task,
-                PullCountConfig {
-                    budget_pulls: budget_abs as u64,
-                    order: *order,
-                    failures_consume_budget: *failures_consume_budget,
-                    exhausted: *exhausted,
-                },
-                sign,
-                world_seed,
-            );
-            replay_in(&mut w, p, cfg, &mut rng, Overhead::None, sign, steps_ref)?
-        }
-        WorldOptions::Pool(_) => bail!(
-            "the pool world replays pools, not trace sets (experiment::pool runs it); a bug in the caller"
-        ),
-        WorldOptions::Synthetic { arms } => {
-            let dists = arms.iter().map(|(_, d)| *d).collect();
-            let mut w = Synthetic::new(task, dists, budget_abs as u64, world_seed);
-            replay_in(&mut w, p, cfg, &mut rng, Overhead::None, sign, steps_ref)?
-        }
+    let mut observers: Vec<&mut dyn Observer> = Vec::new();
+    if record_steps {
+        observers.push(&mut steps);
+    }
+    let replay = Replay {
+        policy: policy.as_mut(),
+        id: &cfg.id(),
+        rng: &mut rng,
+        observers: &mut observers,
     };
+    let (ledger, slice) = exp.world.options.replay_learner(
+        replay,
+        task,
+        (budget_abs, slice_abs),
+        sign,
+        derive_seed(cell.seed, "world"),
+    )?;
+    drop(observers);
+    let mut result = trace_result(cell, &ledger, sign, task, budget_abs, steps);
     policy.finish()?;
-    let inc = ledger.incumbent;
-    Ok(CellResult {
-        index: cell.index,
-        seed: cell.seed,
-        budget_abs,
-        slice_abs: if exp.world.kind() == WorldKind::TimeSliced {
-            slice_abs
-        } else {
-            f64::NAN
-        },
-        best_score: inc.map_or(f64::NAN, |i| sign * i.reward),
-        best_test_score: inc.map_or(f64::NAN, |i| {
-            task.arms[i.arm]
-                .test_score
-                .get(i.eval)
-                .copied()
-                .unwrap_or(f64::NAN)
-        }),
-        best_arm: inc.map(|i| i.arm),
-        best_found_at: inc.map_or(f64::NAN, |i| i.found_at),
-        pulls: ledger.pulls,
-        time_s: ledger.arm_time_s,
-        decisions: ledger.decisions,
-        used: ledger.used,
-        overhead_s: ledger.overhead,
-        failures: ledger.failures,
-        exhausted_pulls: ledger.exhausted_pulls,
-        exhausted_budget: ledger.exhausted_budget,
-        steps,
-    })
-}
-
-/// Run the replay loop in `world` and return its final ledger.
-fn replay_in<W: World>(
-    world: &mut W,
-    policy: &mut dyn Policy,
-    cfg: &PolicyConfig,
-    rng: &mut Rng,
-    overhead: Overhead,
-    sign: f64,
-    steps: Option<&mut Vec<Step>>,
-) -> Result<crate::replay::Ledger> {
-    drive(world, policy, &cfg.id(), rng, overhead, sign, steps)?;
-    Ok(world.ledger().clone())
+    result.slice_abs = slice;
+    Ok(result)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::replay::BudgetUnit;
+    use crate::experiment::WorldOptions;
+    use crate::replay::{BudgetUnit, Overhead};
     use crate::trace::Arm;
 
     fn setup(unit: BudgetUnit, slice: f64) -> WorldSetup {

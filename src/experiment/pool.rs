@@ -5,16 +5,14 @@
 //! A task is one (dataset, run) of the pool, restricted to the learners `[tasks] learners` keeps;
 //! with `[world] per_learner = true` each learner's configurations form a task of their own.
 
-use super::store::{Identity, JsonObject, identity_columns, nan_as_null};
-
 use anyhow::{Context, Result, bail};
-use polars::prelude::*;
 
 use super::cell::Cell;
+use super::cell::{CellResult, PoolPart};
 use super::spec::{Experiment, WorldOptions};
 use crate::policy::{CellStart, PoolStart};
-use crate::replay::WorldKind;
-use crate::replay::pool::{PoolOptions, PoolStep, PoolWorld, Recommended, drive_pool};
+use crate::replay::pool::{PoolOptions, PoolWorld};
+use crate::replay::{Observer, World, WorldKind, drive};
 use crate::rng::{Rng, derive_seed};
 use crate::trace::pool::{Pool, load_pool};
 
@@ -27,11 +25,15 @@ pub struct PoolTaskRef {
     pub learners: Vec<usize>,
     /// "all", or the learner's name when tasks are per learner.
     pub scope: String,
+    /// Per learner of the manifest: the task keeps it (`learners`, as a mask).
+    pub keep: Vec<bool>,
 }
 
 /// A loaded pool and the tasks an experiment keeps.
 pub struct PoolData {
     pub pool: Pool,
+    /// Every learner of the pool's manifest, by name (manifest order).
+    pub all_learners: Vec<String>,
     pub tasks: Vec<PoolTaskRef>,
     /// Tasks dropped because the (incomplete) pool has no curve for them.
     pub dropped: Vec<String>,
@@ -167,6 +169,7 @@ pub fn prepare_pool(exp: &Experiment) -> Result<PoolData> {
                     task: ti,
                     learners: vec![l],
                     scope: names[l].to_string(),
+                    keep: Vec::new(),
                 });
             }
         } else {
@@ -174,6 +177,7 @@ pub fn prepare_pool(exp: &Experiment) -> Result<PoolData> {
                 task: ti,
                 learners: learners.clone(),
                 scope: "all".into(),
+                keep: Vec::new(),
             });
         }
     }
@@ -202,7 +206,7 @@ pub fn prepare_pool(exp: &Experiment) -> Result<PoolData> {
     if kept.is_empty() {
         bail!("{at}: no task of the pool has a recorded curve after the [tasks] filters");
     }
-    let tasks = kept;
+    let mut tasks = kept;
     for (i, p) in exp.policies.iter().enumerate() {
         p.check_datasets(
             tasks.iter().map(|t| pool.tasks[t.task].dataset.as_str()),
@@ -210,8 +214,15 @@ pub fn prepare_pool(exp: &Experiment) -> Result<PoolData> {
         )
         .with_context(|| format!("{at}: [[policies]] policy {}", i + 1))?;
     }
+    let all_learners: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+    for t in &mut tasks {
+        t.keep = (0..all_learners.len())
+            .map(|l| t.learners.contains(&l))
+            .collect();
+    }
     Ok(PoolData {
         pool,
+        all_learners,
         tasks,
         dropped,
     })
@@ -227,36 +238,13 @@ pub fn expand_pool_cells(exp: &Experiment, data: &PoolData) -> Vec<Cell> {
     })
 }
 
-/// What one pool cell produced.
-#[derive(Clone, Debug, PartialEq)]
-pub struct PoolCellResult {
-    pub index: u64,
-    pub seed: u64,
-    pub budget_abs: f64,
-    pub recommended: Option<Recommended>,
-    /// Budget used when the incumbent last changed (NaN if never).
-    pub best_found_at: f64,
-    pub decisions: u64,
-    pub used: f64,
-    pub configs_drawn: u64,
-    pub mutations: u64,
-    pub mutation_fallbacks: u64,
-    pub units_trained: u64,
-    /// Per learner (manifest order): units trained.
-    pub learner_units: Vec<u64>,
-    pub failures: u64,
-    pub exhausted_pulls: u64,
-    pub exhausted_budget: f64,
-    pub steps: Vec<PoolStep>,
-}
-
 /// Replay one pool cell. `record_steps` keeps every decision.
 pub fn run_pool_cell(
     cell: &Cell,
     exp: &Experiment,
     data: &PoolData,
     record_steps: bool,
-) -> Result<PoolCellResult> {
+) -> Result<CellResult> {
     let opts = pool_options(exp)?;
     let t = &data.tasks[cell.task];
     let pt = &data.pool.tasks[t.task];
@@ -316,186 +304,42 @@ pub fn run_pool_cell(
     })?;
     let mut rng = Rng::new(cell.seed);
     let mut steps = Vec::new();
-    drive_pool(
+    let mut observers: Vec<&mut dyn Observer> = Vec::new();
+    if record_steps {
+        observers.push(&mut steps);
+    }
+    drive(
         &mut world,
         policy.as_mut(),
         &cfg.id(),
         &mut rng,
-        record_steps.then_some(&mut steps),
+        opts.overhead,
+        &mut observers,
     )
     .with_context(|| format!("task {}", data.task_name(t)))?;
+    drop(observers);
     policy.finish()?;
     let l = world.ledger();
-    let mut learner_units = vec![0u64; data.pool.manifest.learners.len()];
+    let n_learners = data.pool.manifest.learners.len();
+    let (mut learner_units, mut learner_s) = (vec![0u64; n_learners], vec![0.0; n_learners]);
     for (arm, &c) in world.arm_configs().iter().enumerate() {
-        learner_units[data.pool.configs[c as usize].learner] += l.pulls[arm];
+        let learner = data.pool.configs[c as usize].learner;
+        learner_units[learner] += l.pulls[arm];
+        learner_s[learner] += l.arm_time_s[arm];
     }
-    Ok(PoolCellResult {
-        index: cell.index,
-        seed: cell.seed,
-        budget_abs,
-        recommended: world.recommend(),
-        best_found_at: l.incumbent.map_or(f64::NAN, |i| i.found_at),
-        decisions: l.decisions,
-        used: l.used,
+    let recommended = world.recommend();
+    let mut r = CellResult::from_world(cell, &world, budget_abs, steps);
+    r.best_score = recommended.map_or(f64::NAN, |x| x.score);
+    r.best_test_score = recommended.map_or(f64::NAN, |x| x.test_score);
+    r.best_arm = recommended.map(|x| data.pool.configs[x.config as usize].learner);
+    r.pulls = learner_units;
+    r.time_s = learner_s;
+    r.pool = Some(PoolPart {
+        recommended,
         configs_drawn: world.n_arms() as u64,
         mutations: world.mutations,
         mutation_fallbacks: world.mutation_fallbacks,
         units_trained: l.pulls.iter().sum(),
-        learner_units,
-        failures: l.failures,
-        exhausted_pulls: l.exhausted_pulls,
-        exhausted_budget: l.exhausted_budget,
-        steps,
-    })
-}
-
-/// One row per cell. The columns of the learner-level contract come first, with the recommended
-/// configuration in the `best_*` columns (its validation and test score at the unit the
-/// recommendation rule names); then the pool's own columns.
-pub fn pool_runs_frame(
-    results: &[PoolCellResult],
-    cells: &[Cell],
-    exp: &Experiment,
-    data: &PoolData,
-) -> Result<DataFrame> {
-    let opts = pool_options(exp)?;
-    let pool = &data.pool;
-    let h = results.len();
-    let c = |r: &PoolCellResult| &cells[r.index as usize];
-    let task = |r: &PoolCellResult| &data.tasks[c(r).task];
-    let ptask = |r: &PoolCellResult| &pool.tasks[task(r).task];
-    let rec = |r: &PoolCellResult| r.recommended;
-    let f = |f: &dyn Fn(&PoolCellResult) -> f64| -> Vec<f64> { results.iter().map(f).collect() };
-    let of = |name: &str, f: &dyn Fn(&PoolCellResult) -> f64| -> Column {
-        nan_as_null(name, results.iter().map(f).collect())
-    };
-    let u = |f: &dyn Fn(&PoolCellResult) -> u64| -> Vec<u64> { results.iter().map(f).collect() };
-    let ou = |f: &dyn Fn(&PoolCellResult) -> Option<u32>| -> Vec<Option<u32>> {
-        results.iter().map(f).collect()
-    };
-    let learners: Vec<&str> = pool
-        .manifest
-        .learners
-        .iter()
-        .map(|l| l.name.as_str())
-        .collect();
-    let json = JsonObject::new(&learners);
-    let units_json = |r: &PoolCellResult| -> String {
-        let mut keep = vec![false; learners.len()];
-        for &l in &task(r).learners {
-            keep[l] = true;
-        }
-        json.subset(&keep, &r.learner_units)
-    };
-    let rows: Vec<Identity<'_>> = results
-        .iter()
-        .map(|r| Identity {
-            cell: c(r),
-            dataset: ptask(r).dataset.as_str(),
-            run: ptask(r).run,
-            budget_abs: r.budget_abs,
-            seed: r.seed,
-        })
-        .collect();
-    let mut cols = identity_columns(exp, &rows, Vec::new());
-    cols.extend([
-        of("best_score", &|r| rec(r).map_or(f64::NAN, |x| x.score)),
-        of("best_test_score", &|r| {
-            rec(r).map_or(f64::NAN, |x| x.test_score)
-        }),
-        Column::new(
-            "best_learner".into(),
-            results
-                .iter()
-                .map(|r| rec(r).map(|x| learners[pool.configs[x.config as usize].learner]))
-                .collect::<Vec<Option<&str>>>(),
-        ),
-        of("best_found_at", &|r| r.best_found_at),
-        Column::new(
-            "pulls".into(),
-            results.iter().map(units_json).collect::<Vec<String>>(),
-        ),
-        Column::new("decisions".into(), u(&|r| r.decisions)),
-        Column::new("budget_used".into(), f(&|r| r.used)),
-        Column::new("failures".into(), u(&|r| r.failures)),
-        Column::new("exhausted_pulls".into(), u(&|r| r.exhausted_pulls)),
-        Column::new("exhausted_budget".into(), f(&|r| r.exhausted_budget)),
-        Column::new("replay".into(), vec!["pool"; h]),
-        Column::new("trace_set".into(), vec![pool.manifest.name.as_str(); h]),
-        Column::new("trace_source".into(), vec!["recorded"; h]),
-        Column::new(
-            "direction".into(),
-            vec![pool.manifest.direction.as_str(); h],
-        ),
-        // The pool's own columns.
-        Column::new(
-            "pool_scope".into(),
-            results
-                .iter()
-                .map(|r| task(r).scope.as_str())
-                .collect::<Vec<&str>>(),
-        ),
-        Column::new("configs_drawn".into(), u(&|r| r.configs_drawn)),
-        Column::new("mutations".into(), u(&|r| r.mutations)),
-        Column::new("mutation_fallbacks".into(), u(&|r| r.mutation_fallbacks)),
-        Column::new("units_trained".into(), u(&|r| r.units_trained)),
-        Column::new(
-            "recommended_config".into(),
-            ou(&|r| rec(r).map(|x| pool.configs[x.config as usize].id)),
-        ),
-        Column::new("recommended_unit".into(), ou(&|r| rec(r).map(|x| x.unit))),
-        Column::new(
-            "recommended_params".into(),
-            results
-                .iter()
-                .map(|r| rec(r).map(|x| pool.configs[x.config as usize].config.as_str()))
-                .collect::<Vec<Option<&str>>>(),
-        ),
-        Column::new("incumbent_rule".into(), vec![opts.incumbent.as_str(); h]),
-        Column::new(
-            "recommendation_rule".into(),
-            vec![opts.recommendation.as_str(); h],
-        ),
-    ]);
-    Ok(DataFrame::new_infer_height(cols)?)
-}
-
-/// Every decision of every pool cell: the action, the arm, its configuration (the pool's
-/// `config_id`), the unit trained, and the budget, reward and incumbent after it.
-pub fn pool_trajectories_frame(results: &[PoolCellResult], data: &PoolData) -> Result<DataFrame> {
-    let n: usize = results.iter().map(|r| r.steps.len()).sum();
-    let mut cell = Vec::with_capacity(n);
-    let mut step = Vec::with_capacity(n);
-    let mut action = Vec::with_capacity(n);
-    let mut arm = Vec::with_capacity(n);
-    let mut config = Vec::with_capacity(n);
-    let mut fidelity = Vec::with_capacity(n);
-    let mut time = Vec::with_capacity(n);
-    let mut reward = Vec::with_capacity(n);
-    let mut inc = Vec::with_capacity(n);
-    for r in results {
-        for (i, s) in r.steps.iter().enumerate() {
-            cell.push(r.index);
-            step.push(i as u32 + 1);
-            action.push(s.action.as_str());
-            arm.push(s.arm);
-            config.push(data.pool.configs[s.config as usize].id);
-            fidelity.push(s.fidelity);
-            time.push(s.time);
-            reward.push(s.reward);
-            inc.push(s.incumbent);
-        }
-    }
-    Ok(DataFrame::new_infer_height(vec![
-        Column::new("cell".into(), cell),
-        Column::new("step".into(), step),
-        Column::new("action".into(), action),
-        Column::new("arm".into(), arm),
-        Column::new("config".into(), config),
-        Column::new("fidelity".into(), fidelity),
-        Column::new("time".into(), time),
-        nan_as_null("reward", reward),
-        nan_as_null("incumbent", inc),
-    ])?)
+    });
+    Ok(r)
 }

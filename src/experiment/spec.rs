@@ -24,9 +24,12 @@ use anyhow::{Context, Result, bail};
 use serde::Deserialize;
 
 use crate::policy::{self, PolicyConfig};
-use crate::replay::{ArmDist, Exhausted, Order, Overhead, WorldKind};
 use crate::rng::fnv1a64;
 use crate::trace::{LoadOptions, TaskFilter};
+
+pub use super::worlds::{BudgetUnit, WorldOptions, WorldSetup};
+use super::worlds::{WorldSpec, resolve_world};
+use crate::replay::WorldKind;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -61,161 +64,10 @@ struct TasksSpec {
 }
 
 #[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct WorldSpec {
-    kind: String,
-    budgets: Vec<f64>,
-    budget_unit: Option<String>,
-    slice: Option<f64>,
-    overhead: Option<String>,
-    overhead_s: Option<f64>,
-    order: Option<String>,
-    failures_consume_budget: Option<bool>,
-    exhausted: Option<String>,
-    arms: Option<Vec<ArmSpec>>,
-    incumbent: Option<String>,
-    recommendation: Option<String>,
-    max_arms: Option<usize>,
-    per_learner: Option<bool>,
-    last_unit: Option<String>,
-    ties: Option<String>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ArmSpec {
-    name: String,
-    distribution: String,
-    mean: Option<f64>,
-    sd: Option<f64>,
-    p: Option<f64>,
-}
-
-#[derive(Deserialize)]
 struct PolicySpec {
     family: String,
     #[serde(flatten)]
     params: BTreeMap<String, toml::Value>,
-}
-
-pub use crate::replay::BudgetUnit;
-use crate::replay::pool::{IncumbentRule, LastUnit, PoolOptions, Recommendation, Ties};
-
-/// What each world adds to budgets: one variant per world, so no option can be set for a world it
-/// does not apply to.
-#[derive(Clone, Debug, PartialEq)]
-pub enum WorldOptions {
-    TimeSliced {
-        /// The slice, in the budget unit.
-        slice: f64,
-        overhead: Overhead,
-    },
-    PullCount {
-        order: Order,
-        failures_consume_budget: bool,
-        exhausted: Exhausted,
-    },
-    Synthetic {
-        /// The arms and their distributions.
-        arms: Vec<(String, ArmDist)>,
-    },
-    Pool(PoolOptions),
-}
-
-/// A resolved world: budgets, their unit, and the world's own options.
-#[derive(Clone, Debug, PartialEq)]
-pub struct WorldSetup {
-    pub budgets: Vec<f64>,
-    pub unit: BudgetUnit,
-    pub options: WorldOptions,
-}
-
-impl WorldSetup {
-    pub fn kind(&self) -> WorldKind {
-        match self.options {
-            WorldOptions::TimeSliced { .. } => WorldKind::TimeSliced,
-            WorldOptions::PullCount { .. } => WorldKind::PullCount,
-            WorldOptions::Synthetic { .. } => WorldKind::Synthetic,
-            WorldOptions::Pool(_) => WorldKind::Pool,
-        }
-    }
-
-    /// The slice in the budget unit (time-sliced), 1 otherwise.
-    pub fn slice(&self) -> f64 {
-        match self.options {
-            WorldOptions::TimeSliced { slice, .. } => slice,
-            _ => 1.0,
-        }
-    }
-
-    /// The overhead model (time-sliced), none otherwise.
-    pub fn overhead(&self) -> Overhead {
-        match self.options {
-            WorldOptions::TimeSliced { overhead, .. } => overhead,
-            _ => Overhead::None,
-        }
-    }
-
-    /// The synthetic world's arms (empty otherwise).
-    pub fn arms(&self) -> &[(String, ArmDist)] {
-        match &self.options {
-            WorldOptions::Synthetic { arms } => arms,
-            _ => &[],
-        }
-    }
-
-    pub fn describe(&self) -> String {
-        match &self.options {
-            WorldOptions::TimeSliced { slice, overhead } => format!(
-                "time-sliced, budgets {:?} {}, slice {} {}, overhead {}",
-                self.budgets,
-                self.unit.as_str(),
-                slice,
-                self.unit.as_str(),
-                overhead.describe()
-            ),
-            WorldOptions::PullCount {
-                order,
-                failures_consume_budget,
-                exhausted,
-            } => format!(
-                "pull-count, budgets {:?} {}, order {}, failures_consume_budget {}, exhausted {}",
-                self.budgets,
-                self.unit.as_str(),
-                match order {
-                    Order::Permute => "permute",
-                    Order::Recorded => "recorded",
-                },
-                failures_consume_budget,
-                match exhausted {
-                    Exhausted::Empty => "empty",
-                    Exhausted::Resample => "resample",
-                    Exhausted::Stop => "stop",
-                }
-            ),
-            WorldOptions::Pool(o) => format!(
-                "pool, budgets {:?} {}, {}{}",
-                self.budgets,
-                self.unit.as_str(),
-                o.describe(),
-                // The rule acts on seconds budgets only, and is named there (the rule changed
-                // from charge to cut, so that results of the older rule are not resumed).
-                if self.unit == BudgetUnit::Seconds {
-                    format!(", last unit {}", o.last_unit.as_str())
-                } else {
-                    String::new()
-                }
-            ),
-            WorldOptions::Synthetic { arms } => format!(
-                "synthetic, budgets {:?} pulls, arms {}",
-                self.budgets,
-                arms.iter()
-                    .map(|(n, d)| format!("{n} ~ {}", d.describe()))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        }
-    }
 }
 
 /// A resolved experiment.
@@ -268,348 +120,82 @@ impl TrajectoryMode {
 impl Experiment {
     /// A hash of everything that decides the cells and their results (not the program version):
     /// a results folder may only be resumed by an experiment with the same fingerprint.
+    ///
+    /// The hash is of a canonical description (serde JSON of the fields below, in this order;
+    /// never of `Debug` text or prose), so renaming a Rust field or rewording a description does
+    /// not change it. Results format 3 introduced it.
     pub fn fingerprint(&self, trace_hash: &str) -> String {
-        let mut ids: Vec<String> = self.policies.iter().map(PolicyConfig::id).collect();
-        // An external policy's command and environment decide its results too (named only for
-        // external policies, so that other fingerprints stay as they were).
-        for (id, p) in ids.iter_mut().zip(&self.policies) {
-            if let Some(e) = &p.external {
-                id.push_str(&e.identity());
-            }
+        fnv_hex(&serde_json::to_string(&self.decides(trace_hash)).unwrap_or_default())
+    }
+
+    /// What decides the cells and their results, as the fingerprint hashes it.
+    pub fn decides<'a>(&'a self, trace_hash: &'a str) -> Decides<'a> {
+        let f = &self.load.filter;
+        Decides {
+            results_format: crate::results::RESULTS_FORMAT,
+            name: &self.name,
+            seed: self.seed,
+            repetitions: self.repetitions,
+            datasets: f.datasets.as_deref(),
+            runs: f.runs.as_deref(),
+            learners: f.learners.as_deref(),
+            max_tasks: f.max_tasks,
+            allow_missing_arms: self.load.allow_missing_arms,
+            world: &self.world,
+            policies: self
+                .policies
+                .iter()
+                .map(|p| DecidingPolicy {
+                    id: p.id(),
+                    external: p.external.as_ref().map(|e| DecidingExternal {
+                        command: &e.command,
+                        env: &e.env,
+                        files: &e.files,
+                    }),
+                })
+                .collect(),
+            data_hash: trace_hash,
+            trajectories: self.trajectories.as_str(),
         }
-        let text = format!(
-            "{}|{}|{}|{:?}|{}|{}|{:?}|{}",
-            self.name,
-            self.seed,
-            self.repetitions,
-            self.load.filter,
-            self.load.allow_missing_arms,
-            self.world.describe(),
-            ids,
-            trace_hash
-        );
-        // The trajectory mode changes what is stored, not the cells: named only when it is not
-        // the default, so that fingerprints of existing results stay as they were.
-        let text = match self.trajectories {
-            TrajectoryMode::EveryDecision => text,
-            m => format!("{text}|trajectories={}", m.as_str()),
-        };
-        format!("{:016x}", fnv1a64(text.as_bytes()))
     }
 }
 
-fn choice<T: Copy>(
-    file: &Path,
-    key: &str,
-    given: Option<&str>,
-    options: &[(&str, T)],
-    default: T,
-) -> Result<T> {
-    match given {
-        None => Ok(default),
-        Some(g) => match options.iter().find(|(n, _)| *n == g) {
-            Some((_, v)) => Ok(*v),
-            None => bail!(
-                "{}: key '{key}' is '{g}'; allowed: {}",
-                file.display(),
-                options
-                    .iter()
-                    .map(|(n, _)| *n)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        },
-    }
+fn fnv_hex(text: &str) -> String {
+    format!("{:016x}", fnv1a64(text.as_bytes()))
 }
 
-fn resolve_world(file: &Path, w: &WorldSpec) -> Result<WorldSetup> {
-    let at = file.display();
-    let kind = choice(
-        file,
-        "world.kind",
-        Some(w.kind.as_str()),
-        &[
-            ("time-sliced", WorldKind::TimeSliced),
-            ("pull-count", WorldKind::PullCount),
-            ("synthetic", WorldKind::Synthetic),
-            ("pool", WorldKind::Pool),
-        ],
-        WorldKind::TimeSliced,
-    )?;
-    if w.budgets.is_empty() {
-        bail!("{at}: key 'world.budgets' is empty; give at least one budget");
-    }
-    for (i, b) in w.budgets.iter().enumerate() {
-        if !(b.is_finite() && *b > 0.0) {
-            bail!("{at}: key 'world.budgets' holds {b}; budgets must be positive numbers");
-        }
-        if w.budgets[..i].contains(b) {
-            bail!(
-                "{at}: key 'world.budgets' lists {b} twice; each budget is a cell of its own (with its own seed), so list it once"
-            );
-        }
-    }
-    // Every key belongs to one world; naming it for another is an error, not silently ignored.
-    let owners: [(&str, bool, &[WorldKind]); 13] = [
-        ("arms", w.arms.is_some(), &[WorldKind::Synthetic]),
-        ("slice", w.slice.is_some(), &[WorldKind::TimeSliced]),
-        ("overhead", w.overhead.is_some(), &[WorldKind::TimeSliced]),
-        (
-            "overhead_s",
-            w.overhead_s.is_some(),
-            &[WorldKind::TimeSliced],
-        ),
-        ("order", w.order.is_some(), &[WorldKind::PullCount]),
-        (
-            "failures_consume_budget",
-            w.failures_consume_budget.is_some(),
-            &[WorldKind::PullCount, WorldKind::Pool],
-        ),
-        ("exhausted", w.exhausted.is_some(), &[WorldKind::PullCount]),
-        ("incumbent", w.incumbent.is_some(), &[WorldKind::Pool]),
-        (
-            "recommendation",
-            w.recommendation.is_some(),
-            &[WorldKind::Pool],
-        ),
-        ("max_arms", w.max_arms.is_some(), &[WorldKind::Pool]),
-        ("per_learner", w.per_learner.is_some(), &[WorldKind::Pool]),
-        ("last_unit", w.last_unit.is_some(), &[WorldKind::Pool]),
-        ("ties", w.ties.is_some(), &[WorldKind::Pool]),
-    ];
-    for (key, present, owners) in owners {
-        if present && !owners.contains(&kind) {
-            let names: Vec<&str> = owners.iter().map(|o| o.as_str()).collect();
-            bail!(
-                "{at}: key 'world.{key}' applies only to the {} world{}",
-                names.join(" and "),
-                if names.len() > 1 { "s" } else { "" }
-            );
-        }
-    }
-    let whole = |unit: &str| -> Result<()> {
-        for b in &w.budgets {
-            if b.fract() != 0.0 {
-                bail!("{at}: key 'world.budgets' holds {b}; {unit} budgets are whole numbers");
-            }
-        }
-        Ok(())
-    };
-    match kind {
-        WorldKind::Pool => {
-            let unit = choice(
-                file,
-                "world.budget_unit",
-                w.budget_unit.as_deref(),
-                &[
-                    ("units", BudgetUnit::Units),
-                    ("evaluations", BudgetUnit::Evaluations),
-                    ("seconds", BudgetUnit::Seconds),
-                ],
-                BudgetUnit::Units,
-            )?;
-            if unit == BudgetUnit::Units {
-                whole("unit")?;
-            }
-            if w.last_unit.is_some() && unit != BudgetUnit::Seconds {
-                bail!(
-                    "{at}: key 'world.last_unit' applies only to budget_unit = \"seconds\" (a unit budget never splits a unit)"
-                );
-            }
-            let max_arms = match w.max_arms {
-                Some(0) => bail!(
-                    "{at}: key 'world.max_arms' is 0, which allows no arm; remove it for no cap"
-                ),
-                m => m,
-            };
-            Ok(WorldSetup {
-                budgets: w.budgets.clone(),
-                unit,
-                options: WorldOptions::Pool(PoolOptions {
-                    failures_consume_budget: w.failures_consume_budget.unwrap_or(true),
-                    incumbent: choice(
-                        file,
-                        "world.incumbent",
-                        w.incumbent.as_deref(),
-                        &[
-                            ("best-seen", IncumbentRule::BestSeen),
-                            ("last", IncumbentRule::Last),
-                        ],
-                        IncumbentRule::BestSeen,
-                    )?,
-                    recommendation: choice(
-                        file,
-                        "world.recommendation",
-                        w.recommendation.as_deref(),
-                        &[
-                            ("best-seen", Recommendation::BestSeen),
-                            ("last", Recommendation::Last),
-                            ("mean-of-units", Recommendation::MeanOfUnits),
-                            ("most-trained", Recommendation::MostTrained),
-                        ],
-                        Recommendation::BestSeen,
-                    )?,
-                    max_arms,
-                    per_learner: w.per_learner.unwrap_or(false),
-                    last_unit: choice(
-                        file,
-                        "world.last_unit",
-                        w.last_unit.as_deref(),
-                        &[("cut", LastUnit::Cut), ("charge", LastUnit::Charge)],
-                        LastUnit::Cut,
-                    )?,
-                    ties: choice(
-                        file,
-                        "world.ties",
-                        w.ties.as_deref(),
-                        &[("first", Ties::First), ("last", Ties::Last)],
-                        Ties::First,
-                    )?,
-                }),
-            })
-        }
-        WorldKind::TimeSliced => {
-            let unit = choice(
-                file,
-                "world.budget_unit",
-                w.budget_unit.as_deref(),
-                &[("seconds", BudgetUnit::Seconds), ("task", BudgetUnit::Task)],
-                BudgetUnit::Seconds,
-            )?;
-            let Some(slice) = w.slice else {
-                bail!(
-                    "{at}: the time-sliced world needs 'world.slice' (the slice length, in the budget unit '{}')",
-                    unit.as_str()
-                );
-            };
-            if !(slice.is_finite() && slice > 0.0) {
-                bail!("{at}: key 'world.slice' is {slice}; it must be a positive number");
-            }
-            let no_seconds = |mode: &str| -> Result<()> {
-                if w.overhead_s.is_some() {
-                    bail!(
-                        "{at}: key 'world.overhead_s' applies only to overhead = \"fixed\" or \"per_fit\" (here: {mode})"
-                    );
-                }
-                Ok(())
-            };
-            let overhead = match w.overhead.as_deref() {
-                None | Some("none") => {
-                    no_seconds("none")?;
-                    Overhead::None
-                }
-                Some("fixed") => match w.overhead_s {
-                    Some(s) if s.is_finite() && s >= 0.0 => Overhead::Fixed(s),
-                    _ => bail!(
-                        "{at}: overhead = \"fixed\" needs 'world.overhead_s', the seconds charged per decision (>= 0)"
-                    ),
-                },
-                Some("per_fit") => match w.overhead_s {
-                    Some(s) if s.is_finite() && s >= 0.0 => Overhead::PerFit(s),
-                    _ => bail!(
-                        "{at}: overhead = \"per_fit\" needs 'world.overhead_s', the seconds charged per curve fit (>= 0)"
-                    ),
-                },
-                Some("measured") => {
-                    no_seconds("measured")?;
-                    Overhead::Measured
-                }
-                Some(other) => bail!(
-                    "{at}: key 'world.overhead' is '{other}'; allowed: none, fixed, per_fit, measured"
-                ),
-            };
-            Ok(WorldSetup {
-                budgets: w.budgets.clone(),
-                unit,
-                options: WorldOptions::TimeSliced { slice, overhead },
-            })
-        }
-        WorldKind::Synthetic => {
-            if w.budget_unit.as_deref().is_some_and(|u| u != "pulls") {
-                bail!(
-                    "{at}: the synthetic world's budgets are pulls; 'world.budget_unit' must be \"pulls\""
-                );
-            }
-            whole("pull")?;
-            let specs = w.arms.as_ref().map_or(&[][..], |a| a.as_slice());
-            if specs.len() < 2 {
-                bail!(
-                    "{at}: the synthetic world needs at least two [[world.arms]] (name, distribution = \"gaussian\" with mean and sd, or \"bernoulli\" with p)"
-                );
-            }
-            let mut arms = Vec::new();
-            for (i, a) in specs.iter().enumerate() {
-                let here = format!("{at}: [[world.arms]] entry {} ('{}')", i + 1, a.name);
-                let dist = match a.distribution.as_str() {
-                    "gaussian" => match (a.mean, a.sd, a.p) {
-                        (Some(mean), Some(sd), None)
-                            if mean.is_finite() && sd.is_finite() && sd >= 0.0 =>
-                        {
-                            ArmDist::Gaussian { mean, sd }
-                        }
-                        _ => {
-                            bail!("{here}: a gaussian arm needs 'mean' and 'sd' >= 0 (and no 'p')")
-                        }
-                    },
-                    "bernoulli" => match (a.p, a.mean, a.sd) {
-                        (Some(p), None, None) if (0.0..=1.0).contains(&p) => {
-                            ArmDist::Bernoulli { p }
-                        }
-                        _ => bail!(
-                            "{here}: a bernoulli arm needs 'p' in [0, 1] (and no 'mean' or 'sd')"
-                        ),
-                    },
-                    other => bail!("{here}: distribution '{other}'; allowed: gaussian, bernoulli"),
-                };
-                if arms.iter().any(|(n, _): &(String, ArmDist)| n == &a.name) {
-                    bail!("{here}: the arm name is used twice");
-                }
-                arms.push((a.name.clone(), dist));
-            }
-            Ok(WorldSetup {
-                budgets: w.budgets.clone(),
-                unit: BudgetUnit::Pulls,
-                options: WorldOptions::Synthetic { arms },
-            })
-        }
-        WorldKind::PullCount => {
-            let unit = choice(
-                file,
-                "world.budget_unit",
-                w.budget_unit.as_deref(),
-                &[("pulls", BudgetUnit::Pulls), ("pool", BudgetUnit::Pool)],
-                BudgetUnit::Pulls,
-            )?;
-            if unit == BudgetUnit::Pulls {
-                whole("pull")?;
-            }
-            Ok(WorldSetup {
-                budgets: w.budgets.clone(),
-                unit,
-                options: WorldOptions::PullCount {
-                    order: choice(
-                        file,
-                        "world.order",
-                        w.order.as_deref(),
-                        &[("permute", Order::Permute), ("recorded", Order::Recorded)],
-                        Order::Permute,
-                    )?,
-                    failures_consume_budget: w.failures_consume_budget.unwrap_or(false),
-                    exhausted: choice(
-                        file,
-                        "world.exhausted",
-                        w.exhausted.as_deref(),
-                        &[
-                            ("empty", Exhausted::Empty),
-                            ("resample", Exhausted::Resample),
-                            ("stop", Exhausted::Stop),
-                        ],
-                        Exhausted::Empty,
-                    )?,
-                },
-            })
-        }
-    }
+/// Everything that decides an experiment's cells and results (see `Experiment::fingerprint`).
+#[derive(serde::Serialize)]
+pub struct Decides<'a> {
+    pub results_format: i64,
+    pub name: &'a str,
+    pub seed: u64,
+    pub repetitions: u32,
+    pub datasets: Option<&'a [String]>,
+    pub runs: Option<&'a [i64]>,
+    pub learners: Option<&'a [String]>,
+    pub max_tasks: Option<usize>,
+    pub allow_missing_arms: bool,
+    pub world: &'a WorldSetup,
+    pub policies: Vec<DecidingPolicy<'a>>,
+    /// The content hash of the trace set or pool.
+    pub data_hash: &'a str,
+    pub trajectories: &'static str,
+}
+
+/// A policy as the fingerprint sees it: its id (family and every parameter) and, for an external
+/// policy, its command, environment and files' content hashes.
+#[derive(serde::Serialize)]
+pub struct DecidingPolicy<'a> {
+    pub id: String,
+    pub external: Option<DecidingExternal<'a>>,
+}
+
+#[derive(serde::Serialize)]
+pub struct DecidingExternal<'a> {
+    pub command: &'a [String],
+    pub env: &'a std::collections::BTreeMap<String, String>,
+    pub files: &'a [(String, String)],
 }
 
 /// Parse and check an experiment file. Errors name the file, the key and the allowed values.

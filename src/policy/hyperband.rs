@@ -304,7 +304,8 @@ impl Policy for Halving {
 mod tests {
     use super::*;
     use crate::policy::testing;
-    use crate::replay::pool::{PoolWorld, PoolWorldConfig, drive_pool, tests::hand_pool};
+    use crate::replay::pool::{PoolWorld, PoolWorldConfig, tests::hand_pool};
+    use crate::replay::{World, drive};
 
     #[test]
     fn hyperband_brackets_follow_the_papers_listing() {
@@ -351,9 +352,17 @@ mod tests {
         );
         let mut p = testing::build("hyperband", &[], 0);
         let mut rng = Rng::new(1);
-        drive_pool(&mut world, p.as_mut(), "hyperband", &mut rng, None).unwrap();
+        drive(
+            &mut world,
+            p.as_mut(),
+            "hyperband",
+            &mut rng,
+            crate::replay::Overhead::None,
+            &mut [],
+        )
+        .unwrap();
         assert_eq!(world.n_arms(), 17);
-        assert_eq!(world.ledger().used, 69.0);
+        assert_eq!(world.ledger().clock.used, 69.0);
         let units: Vec<u64> = world.ledger().pulls.clone();
         let cfg = world.arm_configs().to_vec();
         // Bracket s = 2 (arms 0..9): units 9, 3, 3 for the three best configs, 1 for the rest.
@@ -382,12 +391,13 @@ mod tests {
             2,
         );
         let mut p = testing::build("random-search", &[], 0);
-        drive_pool(
+        drive(
             &mut world,
             p.as_mut(),
             "random-search",
             &mut Rng::new(1),
-            None,
+            crate::replay::Overhead::None,
+            &mut [],
         )
         .unwrap();
         assert_eq!(world.ledger().pulls, vec![4, 4, 2]);

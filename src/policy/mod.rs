@@ -11,7 +11,6 @@ pub mod cash;
 mod epsilon_greedy;
 mod erucb;
 pub mod external;
-pub mod forest;
 mod hamlet;
 mod hyperband;
 mod mutant_ucb;

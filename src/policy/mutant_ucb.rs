@@ -432,7 +432,8 @@ impl Policy for SteadyStateEa {
 mod tests {
     use super::*;
     use crate::policy::testing;
-    use crate::replay::pool::{PoolStep, PoolWorld, PoolWorldConfig, drive_pool, tests::hand_pool};
+    use crate::replay::pool::{PoolWorld, PoolWorldConfig, tests::hand_pool};
+    use crate::replay::{Step, World, drive};
 
     /// Run `family` with `params` on a pool and return the steps.
     fn run(
@@ -441,7 +442,7 @@ mod tests {
         params: &[(&str, &str)],
         budget: f64,
         seed: u64,
-    ) -> (Vec<PoolStep>, Vec<u64>, Vec<u32>) {
+    ) -> (Vec<Step>, Vec<u64>, Vec<u32>) {
         let mut world = PoolWorld::new(
             pool,
             &pool.tasks[0],
@@ -466,7 +467,15 @@ mod tests {
         let mut p = testing::build(family, &params, 0);
         let mut rng = Rng::new(seed);
         let mut steps = Vec::new();
-        drive_pool(&mut world, p.as_mut(), family, &mut rng, Some(&mut steps)).unwrap();
+        drive(
+            &mut world,
+            p.as_mut(),
+            family,
+            &mut rng,
+            crate::replay::Overhead::None,
+            &mut [&mut steps],
+        )
+        .unwrap();
         (
             steps,
             world.ledger().pulls.clone(),
@@ -686,7 +695,7 @@ mod tests {
             config: &config,
             open: &[],
             n_open: 0,
-            space: &crate::trace::space::EMPTY,
+            space: &crate::space::EMPTY,
             defaults: &[],
         });
         ea.settle(&view, 2);
@@ -728,8 +737,15 @@ mod tests {
                     let mut world = PoolWorld::new(&pool, &pool.tasks[0], cfg, 200.0, 1.0, seed);
                     let mut p = testing::build(family, params, 0);
                     let mut rng = Rng::new(seed);
-                    drive_pool(&mut world, p.as_mut(), family, &mut rng, None)
-                        .unwrap_or_else(|e| panic!("{family} max_arms {max_arms:?}: {e}"));
+                    drive(
+                        &mut world,
+                        p.as_mut(),
+                        family,
+                        &mut rng,
+                        crate::replay::Overhead::None,
+                        &mut [],
+                    )
+                    .unwrap_or_else(|e| panic!("{family} max_arms {max_arms:?}: {e}"));
                     let l = world.ledger();
                     let trained: u64 = l.pulls.iter().sum();
                     assert_eq!(
@@ -738,7 +754,7 @@ mod tests {
                         "{family}, max_arms {max_arms:?}, seed {seed}: every unit trained, none wasted"
                     );
                     assert!(
-                        (l.used - units as f64).abs() < 1e-9,
+                        (l.clock.used - units as f64).abs() < 1e-9,
                         "stopped with budget left"
                     );
                 }

@@ -378,7 +378,8 @@ impl Policy for TopTwo {
 mod tests {
     use super::*;
     use crate::policy::testing;
-    use crate::replay::pool::{PoolWorld, PoolWorldConfig, drive_pool, tests::hand_pool};
+    use crate::replay::pool::{PoolWorld, PoolWorldConfig, tests::hand_pool};
+    use crate::replay::{World, drive};
 
     #[test]
     fn t3c_transportation_cost_by_hand() {
@@ -405,7 +406,15 @@ mod tests {
             &[("queried", toml::Value::String(queried.into()))],
             0,
         );
-        drive_pool(&mut world, p.as_mut(), "d-ttts", &mut Rng::new(9), None).unwrap();
+        drive(
+            &mut world,
+            p.as_mut(),
+            "d-ttts",
+            &mut Rng::new(9),
+            crate::replay::Overhead::None,
+            &mut [],
+        )
+        .unwrap();
         (world.n_arms(), world.ledger().decisions)
     }
 
@@ -436,7 +445,7 @@ mod tests {
                 config: &config,
                 open: &[],
                 n_open: 0,
-                space: &crate::trace::space::EMPTY,
+                space: &crate::space::EMPTY,
                 defaults: &[],
             }),
         };
@@ -497,7 +506,15 @@ mod tests {
             2,
         );
         let mut p = testing::build("ttts", &[("k", toml::Value::Integer(5))], 0);
-        drive_pool(&mut world, p.as_mut(), "ttts", &mut Rng::new(4), None).unwrap();
+        drive(
+            &mut world,
+            p.as_mut(),
+            "ttts",
+            &mut Rng::new(4),
+            crate::replay::Overhead::None,
+            &mut [],
+        )
+        .unwrap();
         // Five draws, then pulls only, until all five curves are trained to their end (50 units);
         // then fresh draws rather than wasted pulls of finished arms.
         let pulls = &world.ledger().pulls;
@@ -519,12 +536,13 @@ mod tests {
         );
         let mut p = testing::build("uniform", &[("k", toml::Value::Integer(4))], 0);
         let mut steps = Vec::new();
-        drive_pool(
+        drive(
             &mut world,
             p.as_mut(),
             "uniform",
             &mut Rng::new(4),
-            Some(&mut steps),
+            crate::replay::Overhead::None,
+            &mut [&mut steps],
         )
         .unwrap();
         // Four draws (each trains one unit), then 396 pulls over the same four arms: about 99
@@ -536,7 +554,7 @@ mod tests {
         assert_eq!(
             steps
                 .iter()
-                .filter(|s| s.action == crate::replay::pool::ActionKind::Draw)
+                .filter(|s| s.action == crate::replay::ActionKind::Draw)
                 .count(),
             4
         );

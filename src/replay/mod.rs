@@ -15,18 +15,20 @@
 //!
 //! Policies that average rewards count a `None` as a pull without a reward.
 
+mod clock;
 mod drive;
 pub mod pool;
 mod pull_count;
 mod synthetic;
 mod time_sliced;
 
-pub use drive::{Step, drive};
+pub use clock::{Clock, Overhead};
+pub use drive::{ActionKind, Observer, Step, drive};
 pub use pull_count::{Exhausted, Order, PullCount, PullCountConfig};
 pub use synthetic::{ArmDist, Synthetic};
-pub use time_sliced::{Overhead, TimeSliced, TimeSlicedConfig};
+pub use time_sliced::{TimeSliced, TimeSlicedConfig};
 
-pub use crate::protocol::{BudgetUnit, Observation, PoolView, Revealed, View, WorldKind};
+pub use crate::protocol::{Action, BudgetUnit, Observation, PoolView, Revealed, View, WorldKind};
 use crate::trace::{Status, Task};
 
 /// The absolute budget and slice of a learner-level cell on `task`: `budget` and `slice` are in
@@ -63,9 +65,8 @@ pub struct Ledger {
     pub arm_best: Vec<f64>,
     /// Seconds of recorded evaluation time consumed per arm.
     pub arm_time_s: Vec<f64>,
-    pub budget: f64,
-    pub used: f64,
-    pub overhead: f64,
+    /// The budget, what is used of it and the overhead charged.
+    pub clock: Clock,
     pub decisions: u64,
     pub incumbent: Option<Incumbent>,
     /// Failed or timed-out evaluations revealed or skipped.
@@ -78,15 +79,13 @@ pub struct Ledger {
 }
 
 impl Ledger {
-    fn new(n_arms: usize, budget: f64) -> Self {
+    fn new(n_arms: usize, clock: Clock) -> Self {
         Ledger {
             pulls: vec![0; n_arms],
             arm_clock: vec![0.0; n_arms],
             arm_best: vec![f64::NEG_INFINITY; n_arms],
             arm_time_s: vec![0.0; n_arms],
-            budget,
-            used: 0.0,
-            overhead: 0.0,
+            clock,
             decisions: 0,
             incumbent: None,
             failures: 0,
@@ -110,8 +109,8 @@ impl Ledger {
             pulls: &self.pulls,
             arm_clock: &self.arm_clock,
             arm_best: &self.arm_best,
-            budget: self.budget,
-            used: self.used,
+            budget: self.clock.budget,
+            used: self.clock.used,
             slice,
             kind,
             pool,
@@ -123,7 +122,7 @@ impl Ledger {
     fn begin_counted_pull(&mut self, arm: usize) {
         self.decisions += 1;
         self.revealed.clear();
-        self.used += 1.0;
+        self.clock.spend(1.0);
         self.pulls[arm] += 1;
         self.arm_clock[arm] = self.pulls[arm] as f64;
     }
@@ -163,37 +162,49 @@ impl Ledger {
     }
 }
 
-/// A world a policy can be replayed in. The defaults fit worlds whose budget counts pulls;
-/// the time-sliced world overrides `slice`, `done` and `charge_overhead`.
+/// A world a policy can be replayed in: every world (time-sliced, pull-count, synthetic, pool)
+/// implements it, and one loop (`drive`) replays a policy in any of them.
 pub trait World {
     fn kind(&self) -> WorldKind;
     fn ledger(&self) -> &Ledger;
-    /// Pull `arm` (must be < n_arms) and return what the policy observes.
-    fn pull(&mut self, arm: usize) -> Observation<'_>;
-    /// The task being replayed.
-    fn task(&self) -> &Task;
+    fn ledger_mut(&mut self) -> &mut Ledger;
+    /// What the policy may look at before its next decision.
+    fn view(&self) -> View<'_>;
+    /// Take the policy's action (never `Stop`, which the loop handles) and return what the
+    /// policy observes; an action this world cannot take is an error in words, completing the
+    /// sentence "policy P …".
+    fn apply(&mut self, action: Action) -> Result<Observation<'_>, String>;
+    /// +1 when the recorded scores are higher-is-better, −1 otherwise (reward = sign · score).
+    fn sign(&self) -> f64;
 
     fn n_arms(&self) -> usize {
         self.ledger().pulls.len()
     }
 
-    /// The length of one pull in budget units.
-    fn slice(&self) -> f64 {
-        1.0
-    }
-
-    /// True when no budget is left for another pull.
+    /// True when the cell is over: no budget left, the policy stopped, or (pool world) nothing
+    /// left to train.
     fn done(&self) -> bool {
-        self.ledger().used >= self.ledger().budget
+        self.ledger().clock.done()
     }
 
-    /// Charge a policy's own computation (seconds) to the budget; a pull budget has no time to
-    /// charge it to.
-    fn charge_overhead(&mut self, _seconds: f64) {}
+    /// What `arm` is, for the trajectory: its configuration in the pool world, else the arm
+    /// (learner) index itself.
+    fn config_of(&self, arm: usize) -> u32 {
+        arm as u32
+    }
+}
 
-    fn view(&self) -> View<'_> {
-        self.ledger()
-            .view(self.n_arms(), self.slice(), self.kind(), None)
+/// The arm a learner-level world pulls for `action`: it offers `Pull` only.
+fn learner_arm(kind: WorldKind, n_arms: usize, action: Action) -> Result<usize, String> {
+    match action {
+        Action::Pull(arm) if arm < n_arms => Ok(arm),
+        Action::Pull(arm) => Err(format!(
+            "chose arm {arm}, but the task has {n_arms} arms (a bug in the policy)"
+        )),
+        other => Err(format!(
+            "asked for {other:?}, which the {} world does not offer (drawing and mutating configurations needs the pool world)",
+            kind.as_str()
+        )),
     }
 }
 

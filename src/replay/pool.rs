@@ -22,7 +22,7 @@
 //! named separately: `best-seen`, `last`, or `mean-of-units` (the arm with the best mean over its
 //! trained units, Mutant-UCB's choice), each with the test score of the same unit.
 
-use super::{Incumbent, Ledger, Observation, PoolView, View, WorldKind};
+use super::{Clock, Incumbent, Ledger, Observation, PoolView, View, World, WorldKind};
 use crate::protocol::Action;
 use crate::rng::Rng;
 use crate::trace::Status;
@@ -38,7 +38,8 @@ pub enum PoolBudget {
 }
 
 /// Seconds budgets: what happens to the unit whose recorded cost does not fit in the budget left.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum LastUnit {
     /// The unit is cut at the budget, as the time-sliced world cuts its last slice: it costs
     /// the budget left and reveals nothing (its training did not finish in time).
@@ -59,7 +60,8 @@ impl LastUnit {
 
 /// Which of several units with the same best validation score the cell recommends (and so
 /// whose test score it reports).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Ties {
     /// The first revealed keeps the place: a later unit must be strictly better.
     First,
@@ -77,14 +79,16 @@ impl Ties {
 }
 
 /// Which score is the incumbent while a cell runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum IncumbentRule {
     BestSeen,
     Last,
 }
 
 /// Which configuration a cell recommends at its end.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Recommendation {
     BestSeen,
     Last,
@@ -125,7 +129,7 @@ impl Default for PoolWorldConfig {
 }
 
 /// The pool world's options in an experiment file (`[world]` with `kind = "pool"`).
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
 pub struct PoolOptions {
     pub incumbent: IncumbentRule,
     pub recommendation: Recommendation,
@@ -139,6 +143,8 @@ pub struct PoolOptions {
     pub last_unit: LastUnit,
     /// See `PoolWorldConfig::ties`.
     pub ties: Ties,
+    /// The policy's own computation charged to a budget of seconds (see `replay::Overhead`).
+    pub overhead: super::Overhead,
 }
 
 impl IncumbentRule {
@@ -165,7 +171,7 @@ impl PoolOptions {
     pub fn describe(&self) -> String {
         // Said only when not the default, so that earlier experiments keep their fingerprints.
         format!(
-            "incumbent {}, recommendation {}, max_arms {}, per_learner {}{}{}",
+            "incumbent {}, recommendation {}, max_arms {}, per_learner {}{}{}{}",
             self.incumbent.as_str(),
             self.recommendation.as_str(),
             self.max_arms.map_or("none".to_string(), |m| m.to_string()),
@@ -179,6 +185,11 @@ impl PoolOptions {
                 String::new()
             } else {
                 format!(", ties {}", self.ties.as_str())
+            },
+            if self.overhead == super::Overhead::None {
+                String::new()
+            } else {
+                format!(", overhead {}", self.overhead.describe())
             }
         )
     }
@@ -239,7 +250,6 @@ pub struct PoolWorld<'a> {
     n_open: usize,
     is_default: Vec<bool>,
     defaults: Vec<Option<u32>>,
-    stopped: bool,
     ledger: Ledger,
     last: Vec<f64>,
     done: Vec<bool>,
@@ -296,8 +306,13 @@ impl<'a> PoolWorld<'a> {
             open,
             is_default,
             defaults,
-            stopped: false,
-            ledger: Ledger::new(0, budget),
+            ledger: Ledger::new(
+                0,
+                match cfg.budget_unit {
+                    PoolBudget::Units => Clock::counting(budget),
+                    PoolBudget::Seconds => Clock::timed(budget, 0.0),
+                },
+            ),
             last: Vec::new(),
             done: Vec::new(),
             config: Vec::new(),
@@ -334,53 +349,9 @@ impl<'a> PoolWorld<'a> {
         }
     }
 
-    /// End the cell: the policy asked to stop (`Action::Stop`).
-    pub fn stop(&mut self) {
-        self.stopped = true;
-    }
-
-    pub fn ledger(&self) -> &Ledger {
-        &self.ledger
-    }
-
-    pub fn n_arms(&self) -> usize {
-        self.config.len()
-    }
-
     /// The configuration (index into `pool.configs`) of each arm.
     pub fn arm_configs(&self) -> &[u32] {
         &self.config
-    }
-
-    /// No budget is left, or nothing is left to train.
-    pub fn done(&self) -> bool {
-        self.stopped
-            || self.ledger.used >= self.ledger.budget
-            || (self.undrawn == 0 && self.done.iter().all(|&d| d))
-    }
-
-    pub fn view(&self) -> View<'_> {
-        self.ledger.view(
-            self.config.len(),
-            1.0,
-            WorldKind::Pool,
-            Some(PoolView {
-                units: self.pool.manifest.units,
-                // What can still be added: nothing once the cap on live arms is reached.
-                undrawn: if self.cfg.max_arms.is_some_and(|m| self.config.len() >= m) {
-                    0
-                } else {
-                    self.undrawn
-                },
-                last: &self.last,
-                done: &self.done,
-                config: &self.config,
-                open: &self.open,
-                n_open: self.n_open,
-                space: &self.pool.space,
-                defaults: &self.defaults,
-            }),
-        )
     }
 
     fn add_arm(&mut self, c: u32) -> usize {
@@ -417,7 +388,7 @@ impl<'a> PoolWorld<'a> {
     }
 
     /// Apply a policy's action; an action the world cannot take is an error in words.
-    pub fn apply(&mut self, action: Action) -> Result<Observation<'_>, String> {
+    fn apply_action(&mut self, action: Action) -> Result<Observation<'_>, String> {
         let arm = match action {
             Action::Pull(a) => {
                 if a >= self.config.len() {
@@ -520,7 +491,7 @@ impl<'a> PoolWorld<'a> {
                 PoolBudget::Units => 1.0,
                 PoolBudget::Seconds => curve.cost_s.last().map_or(0.0, |&c| f64::from(c)),
             };
-            l.used += cost;
+            l.clock.spend(cost);
             l.exhausted_pulls += 1;
             l.exhausted_budget += cost;
             return Observation {
@@ -537,11 +508,11 @@ impl<'a> PoolWorld<'a> {
         if charged
             && self.cfg.budget_unit == PoolBudget::Seconds
             && self.cfg.last_unit == LastUnit::Cut
-            && l.used + cost_s > l.budget
+            && l.clock.used + cost_s > l.clock.budget
         {
             // The unit does not finish within the budget: it costs what is left, reveals
             // nothing, and the cell ends.
-            l.used = l.budget;
+            l.clock.used = l.clock.budget;
             return Observation {
                 arm,
                 reward: None,
@@ -551,16 +522,16 @@ impl<'a> PoolWorld<'a> {
             };
         }
         if charged {
-            l.used += match self.cfg.budget_unit {
+            l.clock.spend(match self.cfg.budget_unit {
                 PoolBudget::Units => 1.0,
                 PoolBudget::Seconds => cost_s,
-            };
+            });
         }
         l.pulls[arm] += 1;
         l.arm_clock[arm] = (u + 1) as f64;
         l.arm_time_s[arm] += cost_s;
         let reward = self.sign * f64::from(curve.score[u]);
-        let world_time = l.used;
+        let world_time = l.clock.used;
         l.reveal(arm, u, (u + 1) as f64, world_time, status, reward);
         let ok = status == Status::Ok;
         if ok {
@@ -675,86 +646,64 @@ fn argmax_finite(v: &[f64]) -> Option<usize> {
     best
 }
 
-/// One decision of a pool cell, for the trajectory.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct PoolStep {
-    pub action: ActionKind,
-    pub arm: u32,
-    /// The arm's configuration (index into the pool's configurations).
-    pub config: u32,
-    /// The unit trained (1-based; the arm's pulls after this decision).
-    pub fidelity: u32,
-    /// The unit's score in the pool's orientation (NaN if it revealed none).
-    pub reward: f64,
-    /// Budget used after the decision.
-    pub time: f64,
-    /// The incumbent in the pool's orientation, NaN before any.
-    pub incumbent: f64,
-}
-
-/// The kind of an action, as stored in trajectories.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ActionKind {
-    Pull,
-    Draw,
-    Mutate,
-    Choose,
-}
-
-impl ActionKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ActionKind::Pull => "pull",
-            ActionKind::Draw => "draw",
-            ActionKind::Mutate => "mutate",
-            ActionKind::Choose => "choose",
-        }
+impl World for PoolWorld<'_> {
+    fn kind(&self) -> WorldKind {
+        WorldKind::Pool
     }
-}
 
-/// The replay loop of the pool world: decide, apply, observe, until the budget is spent or the
-/// pool has nothing left to train. An action the world cannot take is an error naming the policy.
-/// `steps` receives every decision when given.
-pub fn drive_pool(
-    world: &mut PoolWorld<'_>,
-    policy: &mut dyn crate::protocol::Policy,
-    policy_id: &str,
-    rng: &mut Rng,
-    mut steps: Option<&mut Vec<PoolStep>>,
-) -> anyhow::Result<()> {
-    while !world.done() {
-        let action = policy.try_decide(&world.view(), rng)?;
-        if action == Action::Stop {
-            world.stop();
-            break;
-        }
-        let (arm, reward) = {
-            let obs = world
-                .apply(action)
-                .map_err(|e| anyhow::anyhow!("policy {policy_id} {e} (a bug in the policy)"))?;
-            policy.observe(&obs);
-            (obs.arm, obs.reward)
-        };
-        if let Some(steps) = steps.as_deref_mut() {
-            let l = world.ledger();
-            steps.push(PoolStep {
-                action: match action {
-                    Action::Pull(_) => ActionKind::Pull,
-                    Action::Draw => ActionKind::Draw,
-                    Action::Mutate(_) => ActionKind::Mutate,
-                    Action::Choose(_) => ActionKind::Choose,
-                    Action::Stop => unreachable!("handled above"),
+    fn ledger(&self) -> &Ledger {
+        &self.ledger
+    }
+
+    fn ledger_mut(&mut self) -> &mut Ledger {
+        &mut self.ledger
+    }
+
+    fn sign(&self) -> f64 {
+        self.sign
+    }
+
+    fn n_arms(&self) -> usize {
+        self.config.len()
+    }
+
+    fn config_of(&self, arm: usize) -> u32 {
+        self.config[arm]
+    }
+
+    /// No budget is left, the policy stopped, or nothing is left to train.
+    fn done(&self) -> bool {
+        self.ledger.clock.done() || (self.undrawn == 0 && self.done.iter().all(|&d| d))
+    }
+
+    fn view(&self) -> View<'_> {
+        self.ledger.view(
+            self.config.len(),
+            1.0,
+            WorldKind::Pool,
+            Some(PoolView {
+                units: self.pool.manifest.units,
+                // What can still be added: nothing once the cap on live arms is reached.
+                undrawn: if self.cfg.max_arms.is_some_and(|m| self.config.len() >= m) {
+                    0
+                } else {
+                    self.undrawn
                 },
-                arm: arm as u32,
-                config: world.config[arm],
-                fidelity: l.pulls[arm] as u32,
-                reward: reward.map_or(f64::NAN, |r| world.sign * r),
-                time: l.used,
-                incumbent: l.incumbent.map_or(f64::NAN, |i| world.sign * i.reward),
-            });
-        }
+                last: &self.last,
+                done: &self.done,
+                config: &self.config,
+                open: &self.open,
+                n_open: self.n_open,
+                space: &self.pool.space,
+                defaults: &self.defaults,
+            }),
+        )
     }
-    Ok(())
+
+    fn apply(&mut self, action: Action) -> Result<Observation<'_>, String> {
+        self.apply_action(action)
+            .map_err(|e| format!("{e} (a bug in the policy)"))
+    }
 }
 
 #[cfg(test)]
@@ -764,6 +713,78 @@ pub(crate) mod tests {
     use crate::trace::pool::{
         Curve, DimKind, Neighbours, PoolConfig, PoolDim, PoolLearner, PoolManifest,
     };
+
+    /// Draws one configuration and trains it unit by unit, reporting two model fits per
+    /// decision (for the `per_fit` overhead model).
+    struct TrainOne;
+
+    impl crate::protocol::Policy for TrainOne {
+        fn decide(&mut self, view: &View<'_>, _rng: &mut Rng) -> Action {
+            if view.n_arms == 0 {
+                Action::Draw
+            } else {
+                Action::Pull(0)
+            }
+        }
+        fn observe(&mut self, _obs: &Observation<'_>) {}
+        fn take_fits(&mut self) -> u64 {
+            2
+        }
+    }
+
+    /// Replay `TrainOne` on one configuration of 10 units of 0.1 s each under `overhead`:
+    /// (units trained, decisions, budget used, overhead charged).
+    fn train_one(
+        unit: PoolBudget,
+        budget: f64,
+        overhead: super::super::Overhead,
+    ) -> (u64, u64, f64, f64) {
+        let pool = hand_pool(1, 10, |_| vec![0.5; 10]);
+        let cfg = PoolWorldConfig {
+            budget_unit: unit,
+            ..PoolWorldConfig::default()
+        };
+        let mut w = PoolWorld::new(&pool, &pool.tasks[0], cfg, budget, 1.0, 1);
+        super::super::drive(
+            &mut w,
+            &mut TrainOne,
+            "train-one",
+            &mut Rng::new(1),
+            overhead,
+            &mut [],
+        )
+        .unwrap();
+        let l = w.ledger();
+        (l.pulls[0], l.decisions, l.clock.used, l.clock.overhead)
+    }
+
+    #[test]
+    fn the_pool_world_charges_the_four_overhead_models_to_a_budget_of_seconds() {
+        use super::super::Overhead as O;
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-6;
+        // No overhead: all 10 units (1 s of training) fit in 1.27 s.
+        let (units, decisions, used, over) = train_one(PoolBudget::Seconds, 1.27, O::None);
+        assert_eq!((units, decisions, over), (10, 10, 0.0));
+        assert!(close(used, 1.0), "{used}");
+        // 0.05 s charged before each decision: after 8 units 1.2 s are used; the 9th decision's
+        // charge leaves 0.02 s, its unit is cut at the budget and reveals nothing.
+        let (units, decisions, used, over) = train_one(PoolBudget::Seconds, 1.27, O::Fixed(0.05));
+        assert_eq!((units, decisions), (8, 9));
+        assert!(close(used, 1.27) && close(over, 0.45), "{used} {over}");
+        // Two fits per decision at 0.025 s each: the same 0.05 s, charged after the decision.
+        let (units, decisions, used, over) = train_one(PoolBudget::Seconds, 1.27, O::PerFit(0.025));
+        assert_eq!((units, decisions), (8, 9));
+        assert!(close(used, 1.27) && close(over, 0.45), "{used} {over}");
+        // Measured: the wall time of the policy's calls, positive and on the clock.
+        let (units, decisions, used, over) = train_one(PoolBudget::Seconds, 100.0, O::Measured);
+        assert_eq!((units, decisions), (10, 10));
+        assert!(over > 0.0 && close(used, 1.0 + over), "{used} {over}");
+        // A budget of units counts no time: no model charges anything.
+        for o in [O::Fixed(0.05), O::PerFit(0.025), O::Measured] {
+            let (units, decisions, used, over) = train_one(PoolBudget::Units, 6.0, o);
+            assert_eq!((units, decisions, used, over), (6, 6, 6.0, 0.0), "{o:?}");
+        }
+    }
 
     /// A hand-made pool: one learner with one ordinal dimension of `n` levels (config i has
     /// level i; neighbours i ± 1), `units` units, one task; `curve(i)` gives config i's scores
@@ -851,7 +872,7 @@ pub(crate) mod tests {
         let c0 = w.arm_configs()[0] as usize;
         // One unit of config c0: its score at unit 1, its cost (c0 + 1) x 0.1 s.
         assert!((w.view().pool.unwrap().last[0] - (0.1 * c0 as f64 + 0.01)).abs() < 1e-6);
-        assert!((w.ledger().used - (c0 as f64 + 1.0) * 0.1).abs() < 1e-6);
+        assert!((w.ledger().clock.used - (c0 as f64 + 1.0) * 0.1).abs() < 1e-6);
         // A mutation draws an undrawn grid neighbour (c0 ± 1) as arm 1, from unit 1.
         let o = w.apply(Action::Mutate(0)).unwrap();
         assert_eq!((o.arm, o.arm_clock), (1, 1.0));
@@ -894,7 +915,7 @@ pub(crate) mod tests {
             w.apply(Action::Pull(0)).unwrap();
             let o = w.apply(Action::Pull(0)).unwrap();
             assert_eq!(o.reward.is_some(), rule == LastUnit::Charge, "{rule:?}");
-            assert!((w.ledger().used - used).abs() < 1e-6, "{rule:?}");
+            assert!((w.ledger().clock.used - used).abs() < 1e-6, "{rule:?}");
             assert_eq!(w.ledger().pulls[0], pulls, "{rule:?}");
             assert!(w.done());
             let r = w.recommend().unwrap();
@@ -936,7 +957,7 @@ pub(crate) mod tests {
             w.apply(Action::Draw).unwrap();
             let obs = w.apply(Action::Pull(0)).unwrap();
             assert_eq!(obs.reward, None, "the failed unit reveals no score");
-            assert_eq!(w.ledger().used, used, "free = {free}");
+            assert_eq!(w.ledger().clock.used, used, "free = {free}");
             assert_eq!(w.ledger().pulls[0], 2);
             assert!(w.done(), "nothing left to train");
         }

@@ -14,17 +14,19 @@
 //!   replacement (seeded); `stop` ends the cell there (the rest of the budget is not used).
 //! - Time (reported, not budgeted) is the sum of `cost_s` of the evaluations consumed.
 
-use super::{Ledger, Observation, World, WorldKind};
+use super::{Action, Clock, Ledger, Observation, View, World, WorldKind, learner_arm};
 use crate::rng::Rng;
 use crate::trace::{Status, Task};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Order {
     Permute,
     Recorded,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Exhausted {
     Empty,
     Resample,
@@ -77,7 +79,7 @@ impl<'t> PullCount<'t> {
                 .map(|a| a.status.contains(&Status::Ok))
                 .collect(),
             rng,
-            ledger: Ledger::new(task.arms.len(), cfg.budget_pulls as f64),
+            ledger: Ledger::new(task.arms.len(), Clock::counting(cfg.budget_pulls as f64)),
         }
     }
 }
@@ -91,15 +93,31 @@ impl World for PullCount<'_> {
         &self.ledger
     }
 
-    fn task(&self) -> &Task {
-        self.task
+    fn ledger_mut(&mut self) -> &mut Ledger {
+        &mut self.ledger
     }
 
-    fn pull(&mut self, arm: usize) -> Observation<'_> {
+    fn view(&self) -> View<'_> {
+        self.ledger.view(self.n_arms(), 1.0, self.kind(), None)
+    }
+
+    fn sign(&self) -> f64 {
+        self.sign
+    }
+
+    fn apply(&mut self, action: Action) -> Result<Observation<'_>, String> {
+        let arm = learner_arm(self.kind(), self.n_arms(), action)?;
+        Ok(self.pull(arm))
+    }
+}
+
+impl PullCount<'_> {
+    /// Pull `arm` (< n_arms).
+    pub fn pull(&mut self, arm: usize) -> Observation<'_> {
         let l = &mut self.ledger;
         l.begin_counted_pull(arm);
         let a = &self.task.arms[arm];
-        let world_time = l.used;
+        let world_time = l.clock.used;
         let mut exhausted = false;
         let mut reward = None;
         loop {
@@ -114,7 +132,7 @@ impl World for PullCount<'_> {
                 }
                 exhausted = true;
                 if self.cfg.exhausted == Exhausted::Stop {
-                    l.used = l.budget;
+                    l.clock.used = l.clock.budget;
                     break;
                 }
                 let can_resample = self.cfg.exhausted == Exhausted::Resample
@@ -167,7 +185,7 @@ mod tests {
         let got: Vec<Option<f64>> = (0..3).map(|_| w.pull(0).reward).collect();
         assert_eq!(got, vec![Some(0.3), Some(0.8), Some(0.5)]);
         assert_eq!(w.ledger().incumbent.unwrap().eval, 1);
-        assert_eq!(w.ledger().used, 3.0);
+        assert_eq!(w.ledger().clock.used, 3.0);
         // cost_s of the three evaluations: 1 + 1 + 1.
         assert_eq!(w.ledger().arm_time_s[0], 3.0);
     }
@@ -197,7 +215,7 @@ mod tests {
         let obs = w.pull(0);
         assert_eq!(obs.reward, Some(0.6));
         assert_eq!(obs.revealed.len(), 2);
-        assert_eq!(w.ledger().used, 1.0, "the failure cost no pull");
+        assert_eq!(w.ledger().clock.used, 1.0, "the failure cost no pull");
         assert_eq!(w.ledger().failures, 1);
     }
 
@@ -207,7 +225,7 @@ mod tests {
         let mut w = PullCount::new(&t, cfg(Order::Recorded, true, Exhausted::Empty), 1.0, 1);
         assert_eq!(w.pull(0).reward, None);
         assert_eq!(w.pull(0).reward, Some(0.6));
-        assert_eq!(w.ledger().used, 2.0);
+        assert_eq!(w.ledger().clock.used, 2.0);
     }
 
     #[test]
@@ -218,7 +236,7 @@ mod tests {
         let obs = w.pull(0);
         assert!(obs.exhausted);
         assert_eq!(obs.reward, None);
-        assert_eq!(w.ledger().used, 2.0);
+        assert_eq!(w.ledger().clock.used, 2.0);
         assert_eq!(w.ledger().exhausted_pulls, 1);
         assert_eq!(w.ledger().exhausted_budget, 1.0);
         let mut w = PullCount::new(&t, cfg(Order::Recorded, false, Exhausted::Resample), 1.0, 1);
@@ -250,7 +268,7 @@ mod tests {
         let mut w = PullCount::new(&t, cfg(Order::Recorded, false, Exhausted::Resample), 1.0, 1);
         assert_eq!(w.pull(0).reward, None);
         assert_eq!(w.pull(0).reward, None);
-        assert_eq!(w.ledger().used, 2.0);
+        assert_eq!(w.ledger().clock.used, 2.0);
     }
 
     #[test]

@@ -3,12 +3,13 @@
 //! feedback from the arm's distribution with the cell's world seed. Results of this world are
 //! labelled synthetic (trace source `synthetic`): nothing here is recorded data.
 
-use super::{Ledger, Observation, World, WorldKind};
+use super::{Action, Clock, Ledger, Observation, View, World, WorldKind, learner_arm};
 use crate::rng::Rng;
-use crate::trace::{Status, Task};
+use crate::trace::Status;
 
 /// A feedback distribution.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum ArmDist {
     Gaussian { mean: f64, sd: f64 },
     Bernoulli { p: f64 },
@@ -30,27 +31,24 @@ impl ArmDist {
     }
 }
 
-pub struct Synthetic<'t> {
-    task: &'t Task,
+pub struct Synthetic {
     arms: Vec<ArmDist>,
     rng: Rng,
     ledger: Ledger,
 }
 
-impl<'t> Synthetic<'t> {
-    /// `task` names the arms (its arms hold no evaluations); `seed` drives the draws.
-    pub fn new(task: &'t Task, arms: Vec<ArmDist>, budget_pulls: u64, seed: u64) -> Self {
-        assert_eq!(task.arms.len(), arms.len());
+impl Synthetic {
+    /// One arm per distribution; `seed` drives the draws.
+    pub fn new(arms: Vec<ArmDist>, budget_pulls: u64, seed: u64) -> Self {
         Synthetic {
-            task,
-            ledger: Ledger::new(arms.len(), budget_pulls as f64),
+            ledger: Ledger::new(arms.len(), Clock::counting(budget_pulls as f64)),
             arms,
             rng: Rng::new(seed),
         }
     }
 }
 
-impl World for Synthetic<'_> {
+impl World for Synthetic {
     fn kind(&self) -> WorldKind {
         WorldKind::Synthetic
     }
@@ -59,16 +57,33 @@ impl World for Synthetic<'_> {
         &self.ledger
     }
 
-    fn task(&self) -> &Task {
-        self.task
+    fn ledger_mut(&mut self) -> &mut Ledger {
+        &mut self.ledger
     }
 
-    fn pull(&mut self, arm: usize) -> Observation<'_> {
+    fn view(&self) -> View<'_> {
+        self.ledger.view(self.n_arms(), 1.0, self.kind(), None)
+    }
+
+    fn sign(&self) -> f64 {
+        1.0
+    }
+
+    fn apply(&mut self, action: Action) -> Result<Observation<'_>, String> {
+        let arm = learner_arm(self.kind(), self.n_arms(), action)?;
+        Ok(self.pull(arm))
+    }
+}
+
+impl Synthetic {
+    /// Pull `arm` (< n_arms).
+    pub fn pull(&mut self, arm: usize) -> Observation<'_> {
         let l = &mut self.ledger;
         l.begin_counted_pull(arm);
         let x = self.arms[arm].draw(&mut self.rng);
         let eval = l.decisions as usize - 1;
-        l.reveal(arm, eval, l.used, l.used, Status::Ok, x);
+        let t = l.clock.used;
+        l.reveal(arm, eval, t, t, Status::Ok, x);
         Observation {
             arm,
             reward: Some(x),
@@ -82,21 +97,10 @@ impl World for Synthetic<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::Arm;
-
-    fn task(n: usize) -> Task {
-        Task {
-            dataset: "synthetic".into(),
-            run: 0,
-            arms: vec![Arm::default(); n],
-        }
-    }
 
     #[test]
     fn gaussian_draws_have_the_stated_moments() {
-        let t = task(1);
         let mut w = Synthetic::new(
-            &t,
             vec![ArmDist::Gaussian {
                 mean: 0.84,
                 sd: 0.07,
@@ -118,8 +122,7 @@ mod tests {
 
     #[test]
     fn bernoulli_draws_have_the_stated_rate() {
-        let t = task(1);
-        let mut w = Synthetic::new(&t, vec![ArmDist::Bernoulli { p: 0.3 }], 100_000, 5);
+        let mut w = Synthetic::new(vec![ArmDist::Bernoulli { p: 0.3 }], 100_000, 5);
         let xs: Vec<f64> = (0..100_000).map(|_| w.pull(0).reward.unwrap()).collect();
         assert!(xs.iter().all(|x| *x == 0.0 || *x == 1.0));
         let rate = xs.iter().sum::<f64>() / xs.len() as f64;
@@ -128,13 +131,12 @@ mod tests {
 
     #[test]
     fn the_seed_decides_the_stream_and_the_budget_ends_the_cell() {
-        let t = task(2);
         let arms = vec![
             ArmDist::Gaussian { mean: 0.0, sd: 1.0 },
             ArmDist::Gaussian { mean: 1.0, sd: 1.0 },
         ];
         let run = |seed| {
-            let mut w = Synthetic::new(&t, arms.clone(), 3, seed);
+            let mut w = Synthetic::new(arms.clone(), 3, seed);
             let v: Vec<f64> = (0..3).map(|i| w.pull(i % 2).reward.unwrap()).collect();
             assert!(w.done());
             v

@@ -15,28 +15,8 @@
 //!   or `measured` wall seconds of the policy's decide + observe calls (not reproducible across
 //!   machines; flagged in results).
 
-use super::{Ledger, Observation, World, WorldKind};
+use super::{Action, Clock, Ledger, Observation, View, World, WorldKind, learner_arm};
 use crate::trace::Task;
-
-/// How the policy's own computation is charged to the budget.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Overhead {
-    None,
-    Fixed(f64),
-    PerFit(f64),
-    Measured,
-}
-
-impl Overhead {
-    pub fn describe(&self) -> String {
-        match self {
-            Overhead::None => "none".to_string(),
-            Overhead::Fixed(s) => format!("fixed({s} s per decision)"),
-            Overhead::PerFit(s) => format!("per_fit({s} s per curve fit)"),
-            Overhead::Measured => "measured".to_string(),
-        }
-    }
-}
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TimeSlicedConfig {
@@ -63,7 +43,7 @@ impl<'t> TimeSliced<'t> {
             slice_s: cfg.slice_s,
             sign,
             next: vec![0; task.arms.len()],
-            ledger: Ledger::new(task.arms.len(), cfg.budget_s),
+            ledger: Ledger::new(task.arms.len(), Clock::timed(cfg.budget_s, REL_TOL)),
         }
     }
 }
@@ -77,32 +57,36 @@ impl World for TimeSliced<'_> {
         &self.ledger
     }
 
-    fn task(&self) -> &Task {
-        self.task
+    fn ledger_mut(&mut self) -> &mut Ledger {
+        &mut self.ledger
     }
 
-    fn slice(&self) -> f64 {
-        self.slice_s
+    fn view(&self) -> View<'_> {
+        self.ledger
+            .view(self.task.arms.len(), self.slice_s, self.kind(), None)
     }
 
-    fn done(&self) -> bool {
-        self.ledger.used >= self.ledger.budget * (1.0 - REL_TOL)
+    fn sign(&self) -> f64 {
+        self.sign
     }
 
-    fn charge_overhead(&mut self, seconds: f64) {
-        self.ledger.used += seconds;
-        self.ledger.overhead += seconds;
+    fn apply(&mut self, action: Action) -> Result<Observation<'_>, String> {
+        let arm = learner_arm(self.kind(), self.task.arms.len(), action)?;
+        Ok(self.pull(arm))
     }
+}
 
-    fn pull(&mut self, arm: usize) -> Observation<'_> {
+impl TimeSliced<'_> {
+    /// Run `arm` one slice (cut to the budget left) and reveal what finished.
+    pub fn pull(&mut self, arm: usize) -> Observation<'_> {
         let l = &mut self.ledger;
         l.decisions += 1;
         l.revealed.clear();
-        let dt = self.slice_s.min(l.budget - l.used).max(0.0);
+        let dt = self.slice_s.min(l.clock.left());
         let clock_before = l.arm_clock[arm];
-        let used_before = l.used;
+        let used_before = l.clock.used;
         let clock = clock_before + dt;
-        l.used += dt;
+        l.clock.spend(dt);
         l.pulls[arm] += 1;
         l.arm_clock[arm] = clock;
         l.arm_time_s[arm] += dt;
@@ -184,7 +168,7 @@ mod tests {
         assert_eq!(obs.arm_clock, 15.0);
         assert_eq!(obs.reward, Some(0.95));
         assert!(w.done());
-        assert_eq!(w.ledger().used, 25.0);
+        assert_eq!(w.ledger().clock.used, 25.0);
         assert_eq!(w.ledger().pulls, vec![1, 2]);
     }
 
@@ -214,7 +198,7 @@ mod tests {
         assert!(obs.exhausted);
         assert!(obs.revealed.is_empty());
         assert_eq!(obs.reward, Some(0.3));
-        assert_eq!(w.ledger().used, 20.0);
+        assert_eq!(w.ledger().clock.used, 20.0);
         // The trace ends at 1 s: 9 s of the first slice and all 10 s of the second bought
         // nothing; one pull started on an exhausted arm.
         assert_eq!(w.ledger().exhausted_pulls, 1);
@@ -225,7 +209,7 @@ mod tests {
     fn overhead_is_charged_to_the_budget_not_to_the_arm() {
         let t = task(vec![arm("a", &[(9.0, 0.3), (19.0, 0.5)])]);
         let mut w = world(&t, 20.0, 10.0);
-        w.charge_overhead(2.5);
+        w.ledger_mut().clock.charge_overhead(2.5);
         w.pull(0);
         assert_eq!(w.ledger().arm_clock[0], 10.0);
         // 12.5 used; the next slice is cut to 7.5 s, so the evaluation at 19 s is never seen.
@@ -233,7 +217,7 @@ mod tests {
         assert_eq!(obs.arm_clock, 17.5);
         assert_eq!(obs.reward, Some(0.3));
         assert!(w.done());
-        assert_eq!(w.ledger().overhead, 2.5);
+        assert_eq!(w.ledger().clock.overhead, 2.5);
     }
 
     #[test]

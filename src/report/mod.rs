@@ -91,11 +91,14 @@ pub fn trace_bounds(
             lock.display()
         )
     })?;
-    let resolved = table.get("resolved");
-    let get = |k: &str| resolved.and_then(|r| r.get(k)).and_then(|v| v.as_str());
+    let given = |v: &str| Some(v.to_string()).filter(|v| !v.is_empty());
+    let (trace_dir, trace_hash) = (
+        given(&table.resolved.trace_dir),
+        given(&table.resolved.trace_hash),
+    );
     let world_kind = table
-        .get("experiment")
-        .and_then(|e| e.get("world"))
+        .experiment
+        .get("world")
         .and_then(|w| w.get("kind"))
         .and_then(|k| k.as_str());
     if world_kind == Some("synthetic") {
@@ -104,7 +107,7 @@ pub fn trace_bounds(
             dir.display()
         );
     }
-    let tdir = match (traces, get("trace_dir")) {
+    let tdir = match (traces, trace_dir) {
         (Some(t), _) => t.to_path_buf(),
         (None, Some(d)) => PathBuf::from(d),
         (None, None) => anyhow::bail!(
@@ -155,7 +158,7 @@ pub fn trace_bounds(
         }
         ts.content_hash
     };
-    if let Some(want) = get("trace_hash")
+    if let Some(want) = trace_hash
         && want != hash
     {
         anyhow::bail!(
@@ -200,6 +203,7 @@ pub fn report_scores(
     out: &Path,
     opts: &ReportOptions,
 ) -> Result<ReportSummary> {
+    opts.stats.check()?;
     let (rows, mut notes) = read_scores(csv, format)?;
     let (table, more) = ScoreTable::from_rows(&rows, !minimize, opts.stats.missing, false)
         .with_context(|| format!("{}", csv.display()))?;
@@ -276,6 +280,7 @@ pub fn report_loaded(
     out: &Path,
     opts: &ReportOptions,
 ) -> Result<ReportSummary> {
+    opts.stats.check()?;
     let unit = opts
         .unit
         .unwrap_or_else(|| UnitKind::most_independent(&res.runs));

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 
 use super::ReproduceOptions;
-use crate::experiment::{Experiment, RunOptions, prepare, run_with_progress};
+use crate::experiment::{Experiment, RunOptions, prepare, run_experiment};
 use crate::report::figures::{Lines, Panel, Series, save};
 use crate::report::{ReportOptions, read_results, report_scores};
 use crate::trace::Status;
@@ -53,7 +53,7 @@ fn mean_sd(x: &[f64]) -> (f64, f64) {
 
 fn run(
     exp: &Experiment,
-    ts: &crate::trace::TraceSet,
+    data: &crate::experiment::Data,
     out: &Path,
     opts: &ReproduceOptions,
 ) -> Result<()> {
@@ -62,7 +62,7 @@ fn run(
         threads: opts.threads,
         ..Default::default()
     };
-    run_with_progress(exp, ts, &ro, opts.quiet)?;
+    run_experiment(exp, data, &ro, opts.progress.as_ref())?;
     Ok(())
 }
 
@@ -89,7 +89,7 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<Vec<PathBuf>> {
     let (exp, ts) = prepare(&opts.experiments.join("erucb-table2.toml"))?;
     let table2_out = opts.results.join(&exp.name);
     run(&exp, &ts, &table2_out, opts)?;
-    files.extend(table2(&exp, &ts, &table2_out, &out)?);
+    files.extend(table2(&exp, ts.trace_set()?, &table2_out, &out)?);
     // claim.md: both tables' claims, findings and verdicts in one file.
     let one = std::fs::read_to_string(out.join("claim-table1.md"))?;
     let two = std::fs::read_to_string(out.join("claim-table2.md"))?;

@@ -24,7 +24,7 @@ use anyhow::{Result, bail};
 use super::ReproduceOptions;
 use crate::analysis::compare::{Options, ScoreTable, compare, mean_difference, pair_tests};
 use crate::analysis::units::{FoundNothing, UnitKind, unit_table};
-use crate::experiment::{RunOptions, prepare, run_with_progress};
+use crate::experiment::{RunOptions, prepare, run_experiment};
 use crate::report::{
     ReportOptions, Results, Run, best_per_family, mean_ranks_by_budget, read_results,
     report_loaded, report_policies,
@@ -52,7 +52,7 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<Vec<PathBuf>> {
     for name in EXPERIMENTS {
         let (exp, ts) = prepare(&opts.experiments.join(name))?;
         let results = opts.results.join(&exp.name);
-        run_with_progress(
+        run_experiment(
             &exp,
             &ts,
             &RunOptions {
@@ -60,7 +60,7 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<Vec<PathBuf>> {
                 threads: opts.threads,
                 ..Default::default()
             },
-            opts.quiet,
+            opts.progress.as_ref(),
         )?;
         let res = read_results(&results)?;
         let out = opts.results.join("hamlet").join(&exp.name);
@@ -68,7 +68,7 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<Vec<PathBuf>> {
             report_loaded(&results, &res, &out.join("all"), &ReportOptions::default())?.files,
         );
         sets.push(SetResults {
-            name: ts.manifest.name.clone(),
+            name: ts.trace_set()?.manifest.name.clone(),
             dir: results,
             res,
         });

@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
-use crate::experiment::pool::{PoolData, prepare_pool};
-use crate::experiment::{RunOptions, load_experiment, run_pool_with_progress};
+use crate::experiment::pool::PoolData;
+use crate::experiment::{Data, RunOptions, prepare, run_experiment};
 use crate::report::{ReportOptions, Results, read_results, report_loaded};
 
 /// Write `text` to `path` and list it among the reproduction's `files`.
@@ -38,10 +38,9 @@ pub fn run_pool_and_report(
     out: &Path,
     files: &mut Vec<PathBuf>,
 ) -> Result<PoolRun> {
-    let exp = load_experiment(&opts.experiments.join(file))?;
-    let data = prepare_pool(&exp)?;
+    let (exp, data) = prepare(&opts.experiments.join(file))?;
     let dir = opts.results.join(&exp.name);
-    run_pool_with_progress(
+    run_experiment(
         &exp,
         &data,
         &RunOptions {
@@ -49,7 +48,7 @@ pub fn run_pool_and_report(
             threads: opts.threads,
             ..Default::default()
         },
-        opts.quiet,
+        opts.progress.as_ref(),
     )?;
     let results = read_results(&dir)?;
     files.extend(
@@ -61,6 +60,12 @@ pub fn run_pool_and_report(
         )?
         .files,
     );
+    let Data::Pool(data) = data else {
+        anyhow::bail!(
+            "{file}: not a pool experiment (world.kind is {})",
+            exp.world.kind().as_str()
+        );
+    };
     Ok(PoolRun {
         name: exp.name,
         data,
@@ -70,7 +75,7 @@ pub fn run_pool_and_report(
 }
 
 /// Where reproductions read experiment files and trace sets and write results.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct ReproduceOptions {
     /// Folder of experiment files (`experiments/`).
     pub experiments: PathBuf,
@@ -79,8 +84,8 @@ pub struct ReproduceOptions {
     /// Folder of results (`results/`).
     pub results: PathBuf,
     pub threads: Option<usize>,
-    /// Do not draw progress bars.
-    pub quiet: bool,
+    /// Hears each experiment's progress and notes (the library never prints).
+    pub progress: std::sync::Arc<dyn crate::experiment::Progress>,
     /// Seconds each timing measurement of a reproduction runs (D-TTTS's time per sampling step).
     pub timing_seconds: f64,
 }
@@ -92,7 +97,7 @@ impl Default for ReproduceOptions {
             traces: PathBuf::from("traces"),
             results: PathBuf::from("results"),
             threads: None,
-            quiet: false,
+            progress: std::sync::Arc::new(crate::experiment::Silent),
             timing_seconds: 2.0,
         }
     }

@@ -10,7 +10,7 @@ pub mod joint;
 mod load;
 mod manifest;
 pub mod pool;
-pub mod space;
+pub use crate::space;
 
 pub(crate) use load::csv_error;
 pub use load::{LoadOptions, TaskFilter, check_csv_shape, load_trace_set};

@@ -94,8 +94,8 @@ pub fn reproduce_options(out: &Path) -> banditbench::reproduce::ReproduceOptions
         traces: root.join("traces"),
         results: out.to_path_buf(),
         threads: Some(2),
-        quiet: true,
         timing_seconds: 0.2,
+        ..Default::default()
     }
 }
 

@@ -1,0 +1,295 @@
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Result;
+use banditbench::bench;
+use banditbench::replay::WorldKind;
+use banditbench::trace::pool;
+use clap::ValueEnum;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Trace set to load and replay
+    #[arg(long, default_value = "traces/lcdb")]
+    traces: PathBuf,
+    /// Seconds to spend on each throughput measurement
+    #[arg(long, default_value_t = 3.0)]
+    seconds: f64,
+    /// Rows of the generated scores table that `report` is timed on (0 skips it)
+    #[arg(long, default_value_t = 1_000_000)]
+    report_rows: usize,
+    /// Run only some measurements (repeatable). By default every one runs but store,
+    /// write-cost and protocol, which run only when named
+    #[arg(long, value_enum)]
+    only: Vec<Section>,
+    /// The configuration pool of the pool measurement (one learner's grid)
+    #[arg(long, default_value = "traces/sklearn-grid")]
+    pool: PathBuf,
+    /// Numbers of policies the report-policies measurement ranks (100 units each)
+    #[arg(long, value_delimiter = ',', default_value = "50,100,200")]
+    report_policies: Vec<usize>,
+    /// Observations at which the cash measurement times a model decision
+    #[arg(long, default_value_t = 200)]
+    cash_observations: usize,
+    /// Decisions of the store measurement
+    #[arg(long, default_value_t = 100_000_000)]
+    store_decisions: u64,
+    /// Worker threads of the store and write-cost measurements [default: all cores]
+    #[arg(long)]
+    threads: Option<usize>,
+    /// The experiment the write-cost measurement runs
+    #[arg(long, default_value = "experiments/quickstart.toml")]
+    write_cost_experiment: PathBuf,
+    /// The Python interpreter of the protocol measurement
+    #[arg(long, default_value = "python3")]
+    python: String,
+}
+
+pub fn run(args: Args) -> Result<ExitCode> {
+    let Args {
+        traces,
+        seconds,
+        report_rows,
+        only,
+        pool: pool_dir,
+        report_policies,
+        cash_observations,
+        store_decisions,
+        threads,
+        write_cost_experiment,
+        python,
+    } = args;
+    if let Some(t) = threads {
+        // As in `run`: bound polars' own pool too, before polars is first used.
+        unsafe { std::env::set_var("POLARS_MAX_THREADS", t.to_string()) };
+    }
+    run_bench(
+        &traces,
+        &pool_dir,
+        seconds,
+        report_rows,
+        &report_policies,
+        cash_observations,
+        &only,
+    )?;
+    let want = |what: Section| only.contains(&what);
+    let scratch =
+        std::env::temp_dir().join(format!("banditbench-bench-store-{}", std::process::id()));
+    if want(Section::WriteCost) {
+        let w = bench::measure_write_cost(&write_cost_experiment, &scratch, threads)?;
+        println!(
+            "write cost: {} ({} cells) replayed without writing {:.2} s wall ({:.2} s CPU), run through the store {:.2} s wall ({:.2} s CPU): {:.2}x pure simulation in wall time, {:.2}x in CPU time",
+            write_cost_experiment.display(),
+            w.cells,
+            w.simulation_s,
+            w.simulation_cpu_s,
+            w.run_s,
+            w.run_cpu_s,
+            w.run_s / w.simulation_s.max(1e-9),
+            w.run_cpu_s / w.simulation_cpu_s.max(1e-9)
+        );
+    }
+    if want(Section::Protocol) {
+        let ts = banditbench::trace::load_trace_set(&traces, &Default::default())?;
+        let t = bench::measure_protocol(&ts, &python, seconds)?;
+        for pair in t.chunks(2) {
+            let (b, e) = (&pair[0], &pair[1]);
+            println!(
+                "protocol: {} {:.0} decisions/s ({} cells); {} through the protocol {:.0} decisions/s ({} cells): {:.1} us per decision, {:.0}x the built-in's time",
+                b.policy,
+                b.decisions_per_second(),
+                b.cells,
+                e.policy,
+                e.decisions_per_second(),
+                e.cells,
+                1e6 / e.decisions_per_second(),
+                b.decisions_per_second() / e.decisions_per_second()
+            );
+        }
+    }
+    if want(Section::Store) {
+        let m = bench::measure_store(store_decisions, &scratch, threads)?;
+        println!(
+            "store: {} decisions in {} cells run, stored and merged in {:.1} s wall, {:.1} s CPU ({:.2e} decisions/s); peak RSS {:.0} MiB; runs.parquet {:.1} MB, trajectories.parquet {:.1} MB",
+            m.decisions,
+            m.cells,
+            m.seconds,
+            m.cpu_seconds,
+            m.decisions as f64 / m.seconds,
+            m.peak_rss_mib,
+            m.runs_bytes as f64 / 1e6,
+            m.trajectories_bytes as f64 / 1e6
+        );
+    }
+    let _ = std::fs::remove_dir_all(&scratch);
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Section {
+    /// The trace set's load time and peak memory
+    Load,
+    /// Simulated UCB1 pulls per second in both learner-level worlds, one thread
+    Replay,
+    /// Microseconds per arctan learning-curve fit
+    Fits,
+    /// `report` on a large generated scores table (--report-rows)
+    Report,
+    /// `report` on 100 units x each of --report-policies policies
+    ReportPolicies,
+    /// Pool-world decisions per second on one learner's grid of --pool
+    Pool,
+    /// A run of --store-decisions decisions through the results store (only when named)
+    Store,
+    /// The quickstart replayed without writing, against a full run (only when named)
+    WriteCost,
+    /// Built-in policies against the same rules in Python through the protocol (only when named)
+    Protocol,
+    /// Time per TPE and SMAC-style decision on sklearn-random's joint pool
+    Cash,
+}
+
+impl Section {
+    /// Measurements that take minutes, disk or Python run only when named.
+    fn only_when_named(self) -> bool {
+        matches!(
+            self,
+            Section::Store | Section::WriteCost | Section::Protocol
+        )
+    }
+}
+
+fn run_bench(
+    traces: &std::path::Path,
+    pool_dir: &std::path::Path,
+    seconds: f64,
+    report_rows: usize,
+    report_policies: &[usize],
+    cash_observations: usize,
+    only: &[Section],
+) -> Result<ExitCode> {
+    // The sections named-only are run by the caller.
+    let want = |what: Section| !what.only_when_named() && (only.is_empty() || only.contains(&what));
+    if want(Section::Load) || want(Section::Replay) {
+        run_bench_replay(traces, seconds, want(Section::Replay))?;
+    }
+    if want(Section::Fits) {
+        run_bench_fits();
+    }
+    if want(Section::Report) && report_rows > 0 {
+        let dir = std::env::temp_dir().join(format!("banditbench-bench-{}", std::process::id()));
+        let m = bench::measure_report(report_rows / 10, 10, &dir)?;
+        println!(
+            "report on {} generated scores ({} units x {} policies): {:.2} s; peak RSS {:.0} MiB before, {:.0} MiB after",
+            m.rows, m.units, m.policies, m.seconds, m.rss_before_mib, m.rss_after_mib
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    if want(Section::Pool) {
+        let dir = pool_dir;
+        let pool = pool::load_pool(dir, true)?;
+        for policy in [
+            "random-search",
+            "hyperband",
+            "d-ttts",
+            "ttts",
+            "t3c",
+            "uniform",
+            "inf-ucb-e",
+            "mutant-ucb",
+            "steady-state-ea",
+        ] {
+            // One Hyperband iteration on 27-unit curves (eta = 3) trains 81 + 78 + 90 + 108 = 357
+            // units, so 1 000 units is almost three.
+            let t = bench::measure_pool(&pool, 0, policy, 1000.0, seconds)?;
+            println!(
+                "{} on one learner's grid of {} ({} configurations, 27 units, budget 1000 units): {:.0} decisions/s ({:.2e} s per sampling step), {:.3} ms per cell ({} cells, one thread)",
+                t.policy,
+                dir.display(),
+                t.configs,
+                t.decisions_per_second(),
+                1.0 / t.decisions_per_second().max(1e-12),
+                t.ms_per_cell(),
+                t.cells
+            );
+        }
+    }
+    if want(Section::Cash) {
+        let dir = std::path::Path::new("traces/sklearn-random");
+        let pool = banditbench::trace::joint::pool_from_trace_set(dir)?;
+        for (family, given) in [
+            ("tpe", vec![]),
+            ("tpe", vec![("split", "hyperopt")]),
+            ("smac", vec![]),
+            ("smac", vec![("variance", "total")]),
+        ] {
+            let t = bench::measure_cash(&pool, family, &given, cash_observations, seconds)?;
+            println!(
+                "{} on the joint pool of {} (up to {} candidates per task): one model decision at {} +- 5 observations: mean {:.3} ms, median {:.3} ms, max {:.3} ms ({} decisions, one thread)",
+                t.policy,
+                dir.display(),
+                t.candidates,
+                cash_observations,
+                t.mean_ms,
+                t.median_ms,
+                t.max_ms,
+                t.decisions
+            );
+        }
+    }
+    if want(Section::ReportPolicies) {
+        for &policies in report_policies {
+            let dir = std::env::temp_dir().join(format!(
+                "banditbench-bench-{}-{policies}",
+                std::process::id()
+            ));
+            let m = bench::measure_report(100, policies, &dir)?;
+            println!(
+                "report on {} units x {} policies (every figure and table): {:.2} s",
+                m.units, m.policies, m.seconds
+            );
+            let _ = std::fs::remove_dir_all(&dir);
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn run_bench_fits() {
+    for f in bench::measure_fits(&[8, 32, 128], 2000) {
+        println!(
+            "arctan fit, {:>3} points: cold {:.1} us median, {:.1} us p99; warm-started {:.1} us median, {:.1} us p99",
+            f.points, f.cold_median_us, f.cold_p99_us, f.warm_median_us, f.warm_p99_us
+        );
+    }
+}
+
+fn run_bench_replay(traces: &std::path::Path, seconds: f64, replay: bool) -> Result<()> {
+    let (ts, load) = bench::measure_load(traces)?;
+    println!(
+        "load {}: {} tasks, {} evaluations in {:.3} s; peak RSS {:.1} MiB before, {:.1} MiB after loading",
+        traces.display(),
+        load.tasks,
+        load.evaluations,
+        load.seconds,
+        load.rss_before_mib,
+        load.rss_after_mib
+    );
+    if !replay {
+        return Ok(());
+    }
+    for kind in [WorldKind::TimeSliced, WorldKind::PullCount] {
+        for traj in [false, true] {
+            let t = bench::measure_ucb1(&ts, kind, traj, seconds)?;
+            println!(
+                "ucb1 on {:<11} trajectories {:<5}: {:>11.0} pulls/s on one thread ({} pulls, {} cells, {:.2} s)",
+                t.world,
+                if t.trajectories { "on" } else { "off" },
+                t.pulls_per_second(),
+                t.pulls,
+                t.cells,
+                t.seconds
+            );
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,27 @@
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Result;
+use banditbench::experiment::{self};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The shard folders, e.g. results/NAME-shards/*
+    #[arg(required = true)]
+    dirs: Vec<PathBuf>,
+    /// The folder to write (must not hold results yet)
+    #[arg(long)]
+    out: PathBuf,
+}
+
+pub fn run(args: Args) -> Result<ExitCode> {
+    let Args { dirs, out } = args;
+    let m = experiment::merge_results(&dirs, &out)?;
+    eprintln!(
+        "merged {} cells from {} folders into {}",
+        m.cells,
+        m.folders,
+        m.out.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}

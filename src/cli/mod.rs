@@ -1,0 +1,76 @@
+//! The command line: one file per command, each with its arguments (clap) and what it does.
+//! The library does the work and never prints; these files print what it returns.
+
+pub mod bench;
+pub mod merge;
+pub mod policies;
+pub mod progress;
+pub mod report;
+pub mod reproduce;
+pub mod run;
+pub mod show;
+pub mod slurm;
+pub mod traces;
+
+use std::process::ExitCode;
+
+use anyhow::Result;
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(
+    name = "banditbench",
+    version,
+    about = "Replay recorded AutoML tuning traces under bandit policies and rank the policies",
+    long_about = "Replay recorded AutoML tuning traces (trace sets under traces/) under \
+algorithm-selection and hyper-parameter bandit policies, in parallel and deterministically, \
+and rank the policies.\n\nStart with: banditbench run experiments/quickstart.toml"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Run an experiment file: expand its cells, replay them in parallel, write results/<name>/
+    /// and print the mean rank of every policy. Rerunning skips finished cells.
+    Run(run::Args),
+    /// Combine the finished shards of one experiment (`run --shard I/N`) into one results folder,
+    /// byte for byte what an unsharded run writes. Checks that the folders come from the same
+    /// experiment and trace set and that no cell is missing or duplicated.
+    Merge(merge::Args),
+    /// Write a Slurm job array for an experiment: one array task per shard (`run --shard I/N`)
+    /// and a merge job that runs when all have finished; with --submit, submit both with sbatch
+    Slurm(slurm::Args),
+    /// Statistics, tables and figures from a results folder (or any table of scores):
+    /// ranks.csv, summary.csv, labels.csv, tests.json, report.md, report.tex, ranking.tex, and
+    /// every figure as PDF, SVG, PNG (300 dpi) and CSV
+    Report(report::Args),
+    /// Show one cell of a results folder: its row of runs.parquet, its decisions, and a figure
+    /// of its trajectory (incumbent and revealed scores against the budget used)
+    Show(show::Args),
+    /// Reproduce a paper's tables and figures: run its experiments, then write results/<paper>/
+    Reproduce(reproduce::Args),
+    /// Check and summarise trace sets
+    Traces(traces::Args),
+    /// List every policy: its parameters with defaults, the worlds it supports and its source
+    Policies(policies::Args),
+    /// Measure replay throughput (UCB1, one thread) and trace-set load time and memory
+    Bench(bench::Args),
+}
+
+/// Run the command the user gave.
+pub fn dispatch(cli: Cli) -> Result<ExitCode> {
+    match cli.command {
+        Command::Run(a) => run::run(a),
+        Command::Merge(a) => merge::run(a),
+        Command::Slurm(a) => slurm::run(a),
+        Command::Report(a) => report::run(a),
+        Command::Show(a) => show::run(a),
+        Command::Reproduce(a) => reproduce::run(a),
+        Command::Traces(a) => traces::run(a),
+        Command::Policies(a) => policies::run(a),
+        Command::Bench(a) => bench::run(a),
+    }
+}

@@ -1,0 +1,220 @@
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Result;
+use banditbench::analysis::compare::Options;
+use banditbench::analysis::stats::{CiKind, ZeroMethod};
+use banditbench::report::{self, ReportOptions, UnitKind};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// A results folder written by `banditbench run`
+    #[arg(required_unless_present = "scores", conflicts_with = "scores")]
+    results: Option<PathBuf>,
+    /// A table of scores from any tool instead of a results folder: CSV or parquet, long
+    /// (columns unit,policy,score; see --unit-col ...) or wide (--wide)
+    #[arg(long)]
+    scores: Option<PathBuf>,
+    /// With --scores: lower scores are better
+    #[arg(long)]
+    minimize: bool,
+    /// With --scores: the unit column [default: unit; wide tables: unit, else an unnamed first
+    /// column (a pandas index), else the row number]
+    #[arg(long, requires = "scores")]
+    unit_col: Option<String>,
+    /// With --scores (long): the policy column
+    #[arg(long, requires = "scores", default_value = "policy")]
+    policy_col: String,
+    /// With --scores (long): the score column
+    #[arg(long, requires = "scores", default_value = "score")]
+    score_col: String,
+    /// With --scores: one row per unit and one column per policy (as autorank takes it)
+    #[arg(long, requires = "scores")]
+    wide: bool,
+    /// With --scores: average several rows of one (unit, policy), e.g. seeds (else an error)
+    #[arg(long, requires = "scores")]
+    average_repeats: bool,
+    /// Output folder [default: RESULTS/report, or SCORES-report next to the CSV]
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Significance level of every test
+    #[arg(long, default_value_t = 0.05)]
+    alpha: f64,
+    /// Interval of the mean ranks
+    #[arg(long, value_enum, default_value_t = CiKind::T95)]
+    ci: CiKind,
+    /// Resamples for --ci bootstrap
+    #[arg(long, default_value_t = 10_000)]
+    bootstrap_samples: usize,
+    /// Also run the Bayesian signed-rank test (Benavoli et al. 2017, as baycomp) on every pair
+    /// with this region of practical equivalence: differences within ±ROPE (score units, e.g.
+    /// 0.01 accuracy) count as equivalent. Writes bayes_signed_rank.{svg,png,csv}
+    #[arg(long)]
+    bayes_rope: Option<f64>,
+    /// Posterior samples of the Bayesian signed-rank test
+    #[arg(long, default_value_t = 50_000)]
+    bayes_samples: usize,
+    /// Prior strength of the Bayesian signed-rank test (a pseudo-observation at 0)
+    #[arg(long, default_value_t = 0.5)]
+    bayes_prior: f64,
+    /// Seed of the bootstrap
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Scores within this relative distance of a better one tie with it:
+    /// |a - b| <= tol * max(|a|, |b|) (0: exact ties only; the default absorbs float noise)
+    #[arg(long, default_value_t = banditbench::analysis::compare::DEFAULT_TIE_TOLERANCE)]
+    tie_tolerance: f64,
+    /// Zero differences in Wilcoxon's test: ranked then dropped (pratt) or dropped (wilcox)
+    #[arg(long, value_enum, default_value_t = ZeroMethod::Pratt)]
+    zero_method: ZeroMethod,
+    /// A (unit, policy) without a score: fail listing them, drop the unit, or give it the unit's worst score
+    #[arg(long, value_enum, default_value_t = banditbench::analysis::compare::Missing::Error)]
+    missing: banditbench::analysis::compare::Missing,
+    /// Results folders: the unit the tests treat as independent. auto: the dataset when there
+    /// are two or more, else the task, else every cell. dataset: scores averaged over runs,
+    /// budgets and repetitions; task: over budgets and repetitions; task-budget: over
+    /// repetitions (HAMLET's Fig. 8 unit; not independent); task-budget-repetition: every cell
+    #[arg(long, value_enum, default_value_t = UnitArg::Auto)]
+    unit: UnitArg,
+    /// Results folders: what a cell that found nothing (no best score) counts as: the worst
+    /// score of its unit, or left out of its mean (the counts are reported either way)
+    #[arg(long, value_enum, default_value_t = banditbench::analysis::FoundNothing::Worst)]
+    found_nothing: banditbench::analysis::FoundNothing,
+    /// Results folders: also one report per budget (in budget-<b>/)
+    #[arg(long)]
+    per_budget: bool,
+    /// The width figures are drawn for: column (3.3 in), page (6.9 in, two columns) or a
+    /// width in inches (e.g. 5.5). Fonts are 7-8.5 pt at that width
+    #[arg(long, default_value = "page", value_parser = figure_width)]
+    width: f64,
+    /// Figures without their own titles (a paper's caption replaces them)
+    #[arg(long)]
+    no_titles: bool,
+    /// Anytime regret (b - v)/(b - w) per unit: b, w the best and worst of the compared
+    /// policies (adding a policy changes every curve), or the best and worst score recorded
+    /// in the unit's traces (read from the lock file's trace_dir, or --traces)
+    #[arg(long, value_enum, default_value_t = report::Regret::Compared)]
+    regret: report::Regret,
+    /// With --regret trace: the trace set or pool the results were run on [default: the lock
+    /// file's trace_dir]; its content hash must match the lock file's
+    #[arg(long)]
+    traces: Option<PathBuf>,
+    /// Labels for figures: a TOML file ("policy id" = "label") or a CSV (policy,label).
+    /// Policies it leaves out get the shortest label that tells them apart (the family, plus
+    /// the parameters that differ within it); labels.csv in the report lists them all
+    #[arg(long)]
+    labels: Option<PathBuf>,
+}
+
+pub fn run(args: Args) -> Result<ExitCode> {
+    let Args {
+        results,
+        scores,
+        minimize,
+        unit_col,
+        policy_col,
+        score_col,
+        wide,
+        average_repeats,
+        out,
+        alpha,
+        ci,
+        bootstrap_samples,
+        bayes_rope,
+        bayes_samples,
+        bayes_prior,
+        seed,
+        tie_tolerance,
+        zero_method,
+        missing,
+        unit,
+        found_nothing,
+        per_budget,
+        width,
+        no_titles,
+        regret,
+        traces,
+        labels,
+    } = args;
+    let opts = ReportOptions {
+        stats: Options {
+            alpha,
+            ci,
+            bootstrap_samples,
+            seed,
+            tie_tolerance,
+            bayes_rope,
+            bayes_samples,
+            bayes_prior,
+            zero_method,
+            missing,
+        },
+        unit: unit.kind(),
+        found_nothing,
+        per_budget,
+        page: report::figures::Page {
+            width_in: width,
+            titles: !no_titles,
+        },
+        labels: match &labels {
+            Some(f) => report::labels::read_label_map(f)?,
+            None => Default::default(),
+        },
+        regret,
+        traces,
+        ..ReportOptions::default()
+    };
+    let t0 = std::time::Instant::now();
+    let summary = match (results, scores) {
+        (Some(dir), _) => {
+            let out = out.unwrap_or_else(|| dir.join("report"));
+            report::report_results(&dir, &out, &opts)?
+        }
+        (None, Some(csv)) => {
+            let stem = csv.file_stem().and_then(|s| s.to_str()).unwrap_or("scores");
+            let out = out.unwrap_or_else(|| csv.with_file_name(format!("{stem}-report")));
+            let format = report::ScoresFormat {
+                unit: unit_col,
+                policy: policy_col,
+                score: score_col,
+                wide,
+                average: average_repeats,
+            };
+            report::report_scores(&csv, &format, minimize, &out, &opts)?
+        }
+        (None, None) => unreachable!("clap requires one of them"),
+    };
+    print!("{}", summary.text);
+    eprintln!(
+        "wrote {} files to {} in {:.2} s",
+        summary.files.len(),
+        summary.out.display(),
+        t0.elapsed().as_secs_f64()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum UnitArg {
+    Auto,
+    Dataset,
+    Task,
+    TaskBudget,
+    TaskBudgetRepetition,
+}
+
+impl UnitArg {
+    fn kind(self) -> Option<UnitKind> {
+        match self {
+            UnitArg::Auto => None,
+            UnitArg::Dataset => Some(UnitKind::Dataset),
+            UnitArg::Task => Some(UnitKind::Task),
+            UnitArg::TaskBudget => Some(UnitKind::TaskBudget),
+            UnitArg::TaskBudgetRepetition => Some(UnitKind::TaskBudgetRepetition),
+        }
+    }
+}
+
+fn figure_width(s: &str) -> Result<f64, String> {
+    report::figures::Page::parse_width(s)
+}

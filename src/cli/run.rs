@@ -1,0 +1,135 @@
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Result;
+use banditbench::experiment::{self, RunOptions};
+use banditbench::report::{self};
+use clap::builder::TypedValueParser as _;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The experiment file (TOML), e.g. experiments/quickstart.toml
+    experiment: PathBuf,
+    /// Results folder [default: results/<experiment name>]
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Worker threads, at least 1 [default: all cores]
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=4096).map(|v| v as usize))]
+    threads: Option<usize>,
+    /// Cells per results part written to disk, at least 1 (smaller loses less on a kill);
+    /// after the first, parts are written at most ten times a second
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..).map(|v| v as usize))]
+    batch_size: Option<usize>,
+    /// Run one deterministic share of the cells, I/N with 0 <= I < N (cells whose index is I
+    /// modulo N), into its own folder [default: results/<name>-shards/I-of-N]; combine the
+    /// shards with `banditbench merge`
+    #[arg(long, value_name = "I/N", value_parser = parse_shard)]
+    shard: Option<experiment::Shard>,
+    /// Do not draw the progress bar
+    #[arg(long)]
+    quiet: bool,
+    /// Delete the folder's finished results first (runs, trajectories, parts and lock file)
+    /// and run every cell again, e.g. after an external policy's code changed
+    #[arg(long)]
+    fresh: bool,
+}
+
+pub fn run(args: Args) -> Result<ExitCode> {
+    let Args {
+        experiment,
+        out,
+        threads,
+        batch_size,
+        shard,
+        quiet,
+        fresh,
+    } = args;
+    run_file(experiment, out, threads, batch_size, shard, quiet, fresh)
+}
+
+fn run_file(
+    path: PathBuf,
+    out: Option<PathBuf>,
+    threads: Option<usize>,
+    batch_size: Option<usize>,
+    shard: Option<experiment::Shard>,
+    quiet: bool,
+    fresh: bool,
+) -> Result<ExitCode> {
+    if let Some(t) = threads {
+        // polars keeps its own thread pool (for parquet and CSV), sized once from this variable
+        // on first use: bound it by --threads as well. Nothing has used polars yet, and no other
+        // thread runs, so changing the environment here is sound.
+        unsafe { std::env::set_var("POLARS_MAX_THREADS", t.to_string()) };
+    }
+    let opts = RunOptions {
+        out,
+        threads,
+        batch_size,
+        shard,
+        fresh,
+    };
+    let (exp, data) = experiment::prepare(&path)?;
+    for (warning, text) in data.notices(&exp) {
+        eprintln!("{}: {text}", if warning { "warning" } else { "note" });
+    }
+    let summary =
+        experiment::run_experiment(&exp, &data, &opts, &super::progress::Terminal::new(quiet))?;
+    let what = data.what();
+    if let Some(s) = shard {
+        // A shard's ranking would rest on a share of the cells: say how to combine them instead.
+        println!(
+            "shard {} finished: {} cells in {}; when all {} shards have finished, combine them with: banditbench merge {}/*-of-{} --out DIR",
+            s.label(),
+            summary.total_cells,
+            summary.out.display(),
+            s.count,
+            summary
+                .out
+                .parent()
+                .map_or_else(|| ".".into(), |p| p.display().to_string()),
+            s.count
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    print_ranking(&summary.out, &what)
+}
+
+fn print_ranking(out: &std::path::Path, what: &str) -> Result<ExitCode> {
+    let (ranks, units) = report::ranking(out)?;
+    if let Some(w) = &units.exhausted {
+        eprintln!("warning: {w}");
+    }
+    println!(
+        "\nMean rank of the {what} (1 = best). {}\n",
+        units.table.describe()
+    );
+    let width = ranks
+        .iter()
+        .map(|r| r.policy.len())
+        .max()
+        .unwrap_or(6)
+        .max(6);
+    println!(
+        "{:>4}  {:<width$}  {:>9}  {:>10}",
+        "#", "policy", "mean rank", "mean score"
+    );
+    for (i, r) in ranks.iter().enumerate() {
+        println!(
+            "{:>4}  {:<width$}  {:>9.3}  {:>10.4}",
+            i + 1,
+            r.policy,
+            r.mean_rank,
+            r.mean_score
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn parse_shard(s: &str) -> Result<experiment::Shard, String> {
+    experiment::Shard::parse(s).map_err(|e| {
+        e.to_string()
+            .trim_start_matches(&format!("--shard '{s}': "))
+            .to_string()
+    })
+}

@@ -1,0 +1,511 @@
+//! What an experiment replays, and everything that differs between its kinds: a trace set (the
+//! learner-level worlds: time-sliced, pull-count, synthetic) or a configuration pool (the pool
+//! world). Loading, naming tasks, expanding cells, estimating work, budget warnings, running a
+//! cell and the results columns are each one method with an exhaustive match, so a new kind of
+//! data is found by the compiler everywhere it must be filled in.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use polars::prelude::DataFrame;
+
+use super::cell::{Cell, CellResult, absolute, expand_cells, run_trace_cell};
+use super::pool::{self, PoolData};
+use super::spec::{Experiment, load_experiment};
+use super::store::Names;
+use crate::replay::WorldKind;
+use crate::trace::{TraceSet, load_trace_set};
+
+/// What an experiment replays.
+pub enum Data {
+    /// A trace set, replayed in a learner-level world (time-sliced, pull-count, synthetic).
+    Traces(TraceSet),
+    /// A configuration pool (or a trace set's joint pool), replayed in the pool world.
+    Pool(PoolData),
+}
+
+/// Load an experiment and what it replays: its trace set (for the synthetic world, a trace set
+/// with no evaluations that names the arms) or its pool.
+pub fn prepare(path: &Path) -> Result<(Experiment, Data)> {
+    let exp = load_experiment(path)?;
+    let data = match exp.world.kind() {
+        WorldKind::Pool => Data::Pool(pool::prepare_pool(&exp)?),
+        WorldKind::TimeSliced | WorldKind::PullCount | WorldKind::Synthetic => {
+            Data::Traces(load_traces(&exp)?)
+        }
+    };
+    Ok((exp, data))
+}
+
+impl Data {
+    /// The trace set, when the experiment replays one in a learner-level world.
+    pub fn traces(&self) -> Option<&TraceSet> {
+        match self {
+            Data::Traces(ts) => Some(ts),
+            Data::Pool(_) => None,
+        }
+    }
+
+    /// The trace set, or an error naming what the experiment replays instead.
+    pub fn trace_set(&self) -> Result<&TraceSet> {
+        match self {
+            Data::Traces(ts) => Ok(ts),
+            Data::Pool(p) => bail!(
+                "the experiment replays the pool {} in the pool world, not a trace set",
+                p.pool.manifest.name
+            ),
+        }
+    }
+
+    /// The pool, when the experiment replays in the pool world.
+    pub fn pool(&self) -> Option<&PoolData> {
+        match self {
+            Data::Traces(_) => None,
+            Data::Pool(p) => Some(p),
+        }
+    }
+
+    pub fn n_tasks(&self) -> usize {
+        match self {
+            Data::Traces(ts) => ts.tasks.len(),
+            Data::Pool(p) => p.tasks.len(),
+        }
+    }
+
+    /// The name of task `i`: `dataset/run`, or `dataset/run/scope` in the pool world.
+    pub fn task_name(&self, i: usize) -> String {
+        match self {
+            Data::Traces(ts) => ts.tasks[i].name(),
+            Data::Pool(p) => p.task_name(&p.tasks[i]),
+        }
+    }
+
+    /// What the ranking ranks, in words.
+    pub fn what(&self) -> String {
+        match self {
+            Data::Traces(ts) => format!("best {} found", ts.manifest.metric),
+            Data::Pool(p) => format!(
+                "{} of the recommended configuration (validation)",
+                p.pool.manifest.metric
+            ),
+        }
+    }
+
+    /// For the lock file and the fingerprint.
+    pub fn info(&self) -> DataInfo {
+        match self {
+            Data::Traces(ts) => DataInfo::of_traces(ts),
+            Data::Pool(p) => DataInfo::of_pool(p),
+        }
+    }
+
+    /// Notes and warnings about the data and the budgets, found before running (the caller
+    /// shows them): `(is_warning, text)`.
+    pub fn notices(&self, exp: &Experiment) -> Vec<(bool, String)> {
+        let mut out = Vec::new();
+        match self {
+            Data::Traces(ts) => {
+                out.extend(ts.notes.iter().map(|n| (false, n.clone())));
+                out.extend(budget_warnings(exp, ts).into_iter().map(|w| (true, w)));
+                out.extend(ts.dropped.iter().map(|d| {
+                    (
+                        true,
+                        format!(
+                            "task {}/{} dropped: it lacks {}",
+                            d.dataset,
+                            d.run,
+                            d.missing.join(", ")
+                        ),
+                    )
+                }));
+            }
+            Data::Pool(p) => {
+                if p.pool.missing_curves > 0 {
+                    out.push((true, format!(
+                        "the pool {} is incomplete ({} curves missing or short); configurations without a curve are never drawn",
+                        p.pool.manifest.name, p.pool.missing_curves
+                    )));
+                }
+                if !p.dropped.is_empty() {
+                    out.push((
+                        true,
+                        format!(
+                            "{} tasks dropped, the pool has no curve for them: {}",
+                            p.dropped.len(),
+                            p.dropped.join(", ")
+                        ),
+                    ));
+                }
+            }
+        }
+        out
+    }
+
+    /// Refuse work no machine can do and budgets the data cannot hold, before running.
+    pub fn check(&self, exp: &Experiment) -> Result<()> {
+        match self {
+            Data::Traces(ts) => {
+                check_trace_work(exp, ts)?;
+                check_budgets(exp, ts)
+            }
+            Data::Pool(p) => check_pool_work(exp, p),
+        }
+    }
+
+    /// The experiment's cells, in order (task, budget, policy, repetition).
+    pub fn expand_cells(&self, exp: &Experiment) -> Vec<Cell> {
+        match self {
+            Data::Traces(ts) => expand_cells(exp, ts),
+            Data::Pool(p) => pool::expand_pool_cells(exp, p),
+        }
+    }
+
+    /// Replay one cell; `record_steps` keeps its trajectory.
+    pub fn run_cell(
+        &self,
+        cell: &Cell,
+        exp: &Experiment,
+        record_steps: bool,
+    ) -> Result<CellResult> {
+        match self {
+            Data::Traces(ts) => run_trace_cell(cell, exp, ts, record_steps),
+            Data::Pool(p) => pool::run_pool_cell(cell, exp, p, record_steps),
+        }
+    }
+
+    /// The runs and trajectories frames of finished cells.
+    pub fn frames(
+        &self,
+        results: &[CellResult],
+        cells: &[Cell],
+        exp: &Experiment,
+    ) -> Result<(DataFrame, DataFrame)> {
+        Ok((
+            super::frames::runs_frame(results, cells, exp, self)?,
+            super::frames::trajectories_frame(results, self)?,
+        ))
+    }
+
+    /// Columns of the trajectories that hold codes the store writes as names.
+    pub fn coded(&self) -> Vec<(String, Names)> {
+        super::frames::coded(self)
+    }
+
+    /// Every learner, by name: the trace set's, or the pool manifest's.
+    pub fn learners(&self) -> &[String] {
+        match self {
+            Data::Traces(ts) => &ts.learners,
+            Data::Pool(p) => &p.all_learners,
+        }
+    }
+
+    /// Task `i`'s dataset and run.
+    pub fn task_key(&self, i: usize) -> (&str, i64) {
+        match self {
+            Data::Traces(ts) => (&ts.tasks[i].dataset, ts.tasks[i].run),
+            Data::Pool(p) => {
+                let t = &p.pool.tasks[p.tasks[i].task];
+                (&t.dataset, t.run)
+            }
+        }
+    }
+
+    /// Per learner, whether task `i` keeps it; empty when it keeps all.
+    pub fn kept_learners(&self, i: usize) -> &[bool] {
+        match self {
+            Data::Traces(_) => &[],
+            Data::Pool(p) => &p.tasks[i].keep,
+        }
+    }
+
+    /// The pool world's scope of task `i` ("all" or a learner), `None` elsewhere.
+    pub fn scope(&self, i: usize) -> Option<&str> {
+        match self {
+            Data::Traces(_) => None,
+            Data::Pool(p) => Some(&p.tasks[i].scope),
+        }
+    }
+
+    /// Whether higher or lower scores are better.
+    pub fn direction(&self) -> crate::trace::Direction {
+        match self {
+            Data::Traces(ts) => ts.manifest.direction,
+            Data::Pool(p) => p.pool.manifest.direction,
+        }
+    }
+}
+
+/// The trace set of a learner-level experiment, its policies checked against its datasets.
+fn load_traces(exp: &Experiment) -> Result<TraceSet> {
+    let ts = match &exp.traces_dir {
+        Some(dir) => load_trace_set(dir, &exp.load).with_context(|| {
+            format!(
+                "{}: loading the trace set named by 'traces'",
+                exp.file.display()
+            )
+        })?,
+        None => synthetic_trace_set(exp),
+    };
+    for (i, p) in exp.policies.iter().enumerate() {
+        p.check_datasets(
+            ts.tasks.iter().map(|t| t.dataset.as_str()),
+            ts.datasets.iter().map(String::as_str),
+        )
+        .with_context(|| format!("{}: [[policies]] policy {}", exp.file.display(), i + 1))?;
+    }
+    Ok(ts)
+}
+
+/// The stand-in trace set of a synthetic experiment: one task, the arms by name, no data.
+pub fn synthetic_trace_set(exp: &Experiment) -> TraceSet {
+    use crate::trace::{Arm, Direction, Manifest, Source, Task};
+    let learners: Vec<String> = exp.world.arms().iter().map(|(n, _)| n.clone()).collect();
+    TraceSet {
+        dir: PathBuf::from("(synthetic)"),
+        evaluations_file: PathBuf::from("(synthetic)"),
+        manifest: Manifest {
+            name: "synthetic".into(),
+            description: exp.world.describe(),
+            metric: "feedback".into(),
+            direction: Direction::Maximize,
+            source: Source::Synthetic,
+            provenance: toml::Table::new(),
+        },
+        datasets: vec!["synthetic".into()],
+        tasks: vec![Task {
+            dataset: "synthetic".into(),
+            run: 0,
+            arms: learners
+                .iter()
+                .map(|l| Arm {
+                    learner: l.clone(),
+                    ..Arm::default()
+                })
+                .collect(),
+        }],
+        learners,
+        dropped: Vec::new(),
+        extra_columns: Vec::new(),
+        content_hash: format!(
+            "{:016x}",
+            crate::rng::fnv1a64(exp.world.describe().as_bytes())
+        ),
+        notes: Vec::new(),
+    }
+}
+
+/// What a run replays, for the lock file and the fingerprint: a trace set or a pool.
+pub struct DataInfo {
+    pub name: String,
+    pub dir: PathBuf,
+    pub hash: String,
+    pub source: String,
+    pub metric: String,
+    pub tasks: Vec<String>,
+    pub learners: Vec<String>,
+}
+
+impl DataInfo {
+    pub fn of_traces(ts: &TraceSet) -> DataInfo {
+        DataInfo {
+            name: ts.manifest.name.clone(),
+            dir: ts.dir.clone(),
+            hash: ts.content_hash.clone(),
+            source: ts.manifest.source.as_str().to_string(),
+            metric: ts.manifest.metric.clone(),
+            tasks: ts.tasks.iter().map(|t| t.name()).collect(),
+            learners: ts.learners.clone(),
+        }
+    }
+
+    pub fn of_pool(data: &PoolData) -> DataInfo {
+        DataInfo {
+            name: data.pool.manifest.name.clone(),
+            dir: data.pool.dir.clone(),
+            hash: data.pool.content_hash.clone(),
+            source: "recorded".into(),
+            metric: data.pool.manifest.metric.clone(),
+            tasks: data.tasks.iter().map(|t| data.task_name(t)).collect(),
+            learners: data.learner_names(),
+        }
+    }
+}
+
+/// The most cells an experiment may expand into (the cell list and the results of one part live
+/// in memory).
+pub const MAX_CELLS: u128 = 20_000_000;
+/// The most decisions one cell may take (its trajectory is held in memory until published).
+pub const MAX_DECISIONS_PER_CELL: u128 = 10_000_000;
+/// The most decisions an experiment may take (at about 10^7 decisions a second, 10^10 is a
+/// quarter of an hour of replay per core, and every decision is a trajectory row).
+pub const MAX_DECISIONS: u128 = 10_000_000_000;
+
+/// The work an experiment asks for: (cells, the largest cell's decisions, all decisions).
+pub fn estimate_work(exp: &Experiment, ts: &TraceSet) -> (u128, u128, u128) {
+    let per_task = exp.policies.len() as u128 * u128::from(exp.repetitions);
+    let cells = ts.tasks.len() as u128 * exp.world.budgets.len() as u128 * per_task;
+    let (mut largest, mut total) = (0u128, 0u128);
+    for task in &ts.tasks {
+        for &b in &exp.world.budgets {
+            let (budget_abs, slice_abs) = absolute(&exp.world, b, task);
+            let steps = if exp.world.kind() == crate::replay::WorldKind::TimeSliced {
+                (budget_abs / slice_abs).ceil()
+            } else {
+                budget_abs
+            };
+            let steps = if steps.is_finite() && steps < 1e30 {
+                steps as u128
+            } else {
+                u128::MAX / 4
+            };
+            largest = largest.max(steps);
+            total = total.saturating_add(steps.saturating_mul(per_task));
+        }
+    }
+    (cells, largest, total)
+}
+
+/// Refuse work no machine can do, before building anything, with the estimate and the key to
+/// change.
+fn check_trace_work(exp: &Experiment, ts: &TraceSet) -> Result<()> {
+    let (cells, largest, total) = estimate_work(exp, ts);
+    let at = exp.file.display();
+    if cells > MAX_CELLS {
+        bail!(
+            "{at}: {} tasks x {} budgets x {} policies x {} repetitions = {cells} cells, more than the {MAX_CELLS} one run can hold; lower 'repetitions', the budgets or the policy grid, or filter [tasks]",
+            ts.tasks.len(),
+            exp.world.budgets.len(),
+            exp.policies.len(),
+            exp.repetitions
+        );
+    }
+    if largest > MAX_DECISIONS_PER_CELL {
+        let key = if exp.world.kind() == crate::replay::WorldKind::TimeSliced {
+            "'world.slice' (raise it) or 'world.budgets' (lower them)"
+        } else {
+            "'world.budgets' (lower them)"
+        };
+        bail!(
+            "{at}: one cell would take {largest} decisions (budget / slice), more than the {MAX_DECISIONS_PER_CELL} a cell may take; change {key}"
+        );
+    }
+    if total > MAX_DECISIONS {
+        bail!(
+            "{at}: the experiment would take about {total} decisions (about {:.1} CPU hours at 10^7 decisions/s, each a trajectory row), more than the {MAX_DECISIONS} one run may take; lower 'repetitions' or the budgets, or filter [tasks]",
+            total as f64 / 1e7 / 3600.0
+        );
+    }
+    Ok(())
+}
+
+/// Budgets the traces cannot fill, found before running (each a warning with counts): a slice
+/// longer than its budget; a time budget longer than some arm's trace (a policy can spend the rest
+/// on an arm that reveals nothing); a pull budget larger than some arm's pool.
+fn budget_warnings(exp: &Experiment, ts: &TraceSet) -> Vec<String> {
+    use crate::replay::WorldKind;
+    let mut out = Vec::new();
+    if exp.world.kind() == WorldKind::Synthetic {
+        return out;
+    }
+    for &b in &exp.world.budgets {
+        let (mut past_trace, mut arms_short, mut arms) = (0, 0usize, 0usize);
+        for task in &ts.tasks {
+            let (budget_abs, _) = absolute(&exp.world, b, task);
+            match exp.world.kind() {
+                WorldKind::TimeSliced => {
+                    let shorter = task.arms.iter().filter(|a| a.span_s() < budget_abs).count();
+                    past_trace += usize::from(shorter > 0);
+                    arms_short += shorter;
+                }
+                _ => {
+                    let shorter = task
+                        .arms
+                        .iter()
+                        .filter(|a| (a.len() as f64) < budget_abs)
+                        .count();
+                    past_trace += usize::from(shorter > 0);
+                    arms_short += shorter;
+                }
+            }
+            arms += task.arms.len();
+        }
+        let unit = exp.world.unit.as_str();
+        if past_trace > 0 {
+            out.push(format!(
+                "budget {b} {unit}: {arms_short} of {arms} arms (on {past_trace} of {} tasks) have traces shorter than the budget; pulls past a trace's end reveal nothing and are counted per cell in runs.parquet (exhausted_pulls, exhausted_budget)",
+                ts.tasks.len()
+            ));
+        }
+    }
+    out
+}
+
+/// A time-sliced budget shorter than its slice is refused: its cells would make one partial pull
+/// that no policy decides, and would still be ranked.
+fn check_budgets(exp: &Experiment, ts: &TraceSet) -> Result<()> {
+    use crate::replay::WorldKind;
+    if exp.world.kind() != WorldKind::TimeSliced {
+        return Ok(());
+    }
+    for &b in &exp.world.budgets {
+        let short = ts
+            .tasks
+            .iter()
+            .filter(|task| {
+                let (budget_abs, slice_abs) = absolute(&exp.world, b, task);
+                slice_abs > budget_abs
+            })
+            .count();
+        if short > 0 {
+            bail!(
+                "{}: budget {b} {}: the slice is longer than the budget on {short} of {} tasks, so a cell would be one partial pull that no policy decides; give a larger budget or a smaller 'slice'",
+                exp.file.display(),
+                exp.world.unit.as_str(),
+                ts.tasks.len()
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Refuse pool work no machine can do, before running, with the estimate and the key to change.
+fn check_pool_work(exp: &Experiment, data: &PoolData) -> Result<()> {
+    let per_task = exp.policies.len() as u128 * u128::from(exp.repetitions);
+    let cells = data.tasks.len() as u128 * exp.world.budgets.len() as u128 * per_task;
+    let at = exp.file.display();
+    if cells > MAX_CELLS {
+        bail!(
+            "{at}: {} tasks x {} budgets x {} policies x {} repetitions = {cells} cells, more than the {MAX_CELLS} one run can hold; lower 'repetitions', the budgets or the policy grid, or filter [tasks]",
+            data.tasks.len(),
+            exp.world.budgets.len(),
+            exp.policies.len(),
+            exp.repetitions
+        );
+    }
+    let opts = pool::pool_options(exp)?;
+    let units = data.pool.manifest.units;
+    let all_units = data.pool.configs.len() as u128 * u128::from(units);
+    let mut total = 0u128;
+    for &b in &exp.world.budgets {
+        let (cfg, abs) = opts.world_config(exp.world.unit, b, units);
+        // A unit budget bounds the decisions; a budget in seconds ends at the latest when every
+        // unit of the pool is trained (or sooner).
+        let steps = match cfg.budget_unit {
+            crate::replay::pool::PoolBudget::Units => (abs.ceil() as u128).min(u128::MAX / 4),
+            crate::replay::pool::PoolBudget::Seconds => all_units,
+        };
+        if steps > MAX_DECISIONS_PER_CELL {
+            bail!(
+                "{at}: one cell would take up to {steps} decisions at budget {b} {}, more than the {MAX_DECISIONS_PER_CELL} a cell may take; lower 'world.budgets'",
+                exp.world.unit.as_str()
+            );
+        }
+        total = total.saturating_add(steps * per_task * data.tasks.len() as u128);
+    }
+    if total > MAX_DECISIONS {
+        bail!(
+            "{at}: the experiment would take up to {total} decisions, more than the {MAX_DECISIONS} one run may take; lower 'repetitions' or the budgets, or filter [tasks]"
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,41 @@
+//! What a run tells its caller while it goes. The library never prints: notes, warnings, errors
+//! of cells that let the run go on, and progress reach the caller through this trait (the command
+//! line prints them and draws a bar; tests and reproductions may stay silent).
+
+use super::RunSummary;
+
+/// How much a note matters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Level {
+    Note,
+    Warning,
+    Error,
+}
+
+impl Level {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Level::Note => "note",
+            Level::Warning => "warning",
+            Level::Error => "error",
+        }
+    }
+}
+
+/// Receives a run's notes and progress (from worker threads too).
+pub trait Progress: Send + Sync {
+    /// A one-line note, warning or error.
+    fn note(&self, _level: Level, _text: &str) {}
+    /// A run begins: a line describing its grid, and the cells of this run (or shard).
+    fn start(&self, _line: &str, _cells: usize) {}
+    /// `cells` more cells finished.
+    fn advance(&self, _cells: usize) {}
+    /// The run ended; `summary` when it succeeded.
+    fn finish(&self, _summary: Option<&RunSummary>) {}
+}
+
+/// Tells nobody anything.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Silent;
+
+impl Progress for Silent {}

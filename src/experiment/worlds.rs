@@ -1,0 +1,556 @@
+//! The worlds as an experiment file names them: the `[world]` keys, checked and resolved into one
+//! variant per world (`WorldOptions`), and described in words for the lock file. A new world adds
+//! its variant and keys here, its rules in `replay/`, and its kind in `protocol.rs`.
+
+use std::path::Path;
+
+use anyhow::{Result, bail};
+use serde::Deserialize;
+
+use super::cell::Replay;
+pub use crate::replay::BudgetUnit;
+use crate::replay::pool::{IncumbentRule, LastUnit, PoolOptions, Recommendation, Ties};
+use crate::replay::{
+    ArmDist, Exhausted, Ledger, Order, Overhead, PullCount, PullCountConfig, Synthetic, TimeSliced,
+    TimeSlicedConfig, World, WorldKind, drive,
+};
+use crate::trace::Task;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct WorldSpec {
+    kind: String,
+    budgets: Vec<f64>,
+    budget_unit: Option<String>,
+    slice: Option<f64>,
+    overhead: Option<String>,
+    overhead_s: Option<f64>,
+    order: Option<String>,
+    failures_consume_budget: Option<bool>,
+    exhausted: Option<String>,
+    arms: Option<Vec<ArmSpec>>,
+    incumbent: Option<String>,
+    recommendation: Option<String>,
+    max_arms: Option<usize>,
+    per_learner: Option<bool>,
+    last_unit: Option<String>,
+    ties: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ArmSpec {
+    name: String,
+    distribution: String,
+    mean: Option<f64>,
+    sd: Option<f64>,
+    p: Option<f64>,
+}
+
+/// What each world adds to budgets: one variant per world, so no option can be set for a world it
+/// does not apply to.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WorldOptions {
+    TimeSliced {
+        /// The slice, in the budget unit.
+        slice: f64,
+        overhead: Overhead,
+    },
+    PullCount {
+        order: Order,
+        failures_consume_budget: bool,
+        exhausted: Exhausted,
+    },
+    Synthetic {
+        /// The arms and their distributions.
+        arms: Vec<(String, ArmDist)>,
+    },
+    Pool(PoolOptions),
+}
+
+/// A resolved world: budgets, their unit, and the world's own options.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct WorldSetup {
+    pub budgets: Vec<f64>,
+    pub unit: BudgetUnit,
+    pub options: WorldOptions,
+}
+
+impl WorldOptions {
+    /// Replay a learner-level cell on `task` with `(budget, slice)` in absolute terms: build
+    /// this world and drive the policy in it. Returns the world's final ledger and the slice the
+    /// results record (the time-sliced world's; NaN in others).
+    pub(super) fn replay_learner(
+        &self,
+        r: Replay<'_, '_>,
+        task: &Task,
+        (budget_abs, slice_abs): (f64, f64),
+        sign: f64,
+        world_seed: u64,
+    ) -> Result<(Ledger, f64)> {
+        match self {
+            WorldOptions::TimeSliced { overhead, .. } => {
+                let mut w = TimeSliced::new(
+                    task,
+                    TimeSlicedConfig {
+                        budget_s: budget_abs,
+                        slice_s: slice_abs,
+                    },
+                    sign,
+                );
+                drive(&mut w, r.policy, r.id, r.rng, *overhead, r.observers)?;
+                Ok((w.ledger().clone(), slice_abs))
+            }
+            WorldOptions::PullCount {
+                order,
+                failures_consume_budget,
+                exhausted,
+            } => {
+                let mut w = PullCount::new(
+                    task,
+                    PullCountConfig {
+                        budget_pulls: budget_abs as u64,
+                        order: *order,
+                        failures_consume_budget: *failures_consume_budget,
+                        exhausted: *exhausted,
+                    },
+                    sign,
+                    world_seed,
+                );
+                drive(&mut w, r.policy, r.id, r.rng, Overhead::None, r.observers)?;
+                Ok((w.ledger().clone(), f64::NAN))
+            }
+            WorldOptions::Synthetic { arms } => {
+                let dists = arms.iter().map(|(_, d)| *d).collect();
+                let mut w = Synthetic::new(dists, budget_abs as u64, world_seed);
+                drive(&mut w, r.policy, r.id, r.rng, Overhead::None, r.observers)?;
+                Ok((w.ledger().clone(), f64::NAN))
+            }
+            WorldOptions::Pool(_) => bail!(
+                "the pool world replays pools, not trace sets (experiment::pool runs it); a bug in the caller"
+            ),
+        }
+    }
+}
+
+impl WorldSetup {
+    pub fn kind(&self) -> WorldKind {
+        match self.options {
+            WorldOptions::TimeSliced { .. } => WorldKind::TimeSliced,
+            WorldOptions::PullCount { .. } => WorldKind::PullCount,
+            WorldOptions::Synthetic { .. } => WorldKind::Synthetic,
+            WorldOptions::Pool(_) => WorldKind::Pool,
+        }
+    }
+
+    /// The slice in the budget unit (time-sliced), 1 otherwise.
+    pub fn slice(&self) -> f64 {
+        match self.options {
+            WorldOptions::TimeSliced { slice, .. } => slice,
+            _ => 1.0,
+        }
+    }
+
+    /// The overhead model (time-sliced and pool worlds), none otherwise.
+    pub fn overhead(&self) -> Overhead {
+        match self.options {
+            WorldOptions::TimeSliced { overhead, .. } => overhead,
+            WorldOptions::Pool(o) => o.overhead,
+            WorldOptions::PullCount { .. } | WorldOptions::Synthetic { .. } => Overhead::None,
+        }
+    }
+
+    /// The synthetic world's arms (empty otherwise).
+    pub fn arms(&self) -> &[(String, ArmDist)] {
+        match &self.options {
+            WorldOptions::Synthetic { arms } => arms,
+            _ => &[],
+        }
+    }
+
+    pub fn describe(&self) -> String {
+        match &self.options {
+            WorldOptions::TimeSliced { slice, overhead } => format!(
+                "time-sliced, budgets {:?} {}, slice {} {}, overhead {}",
+                self.budgets,
+                self.unit.as_str(),
+                slice,
+                self.unit.as_str(),
+                overhead.describe()
+            ),
+            WorldOptions::PullCount {
+                order,
+                failures_consume_budget,
+                exhausted,
+            } => format!(
+                "pull-count, budgets {:?} {}, order {}, failures_consume_budget {}, exhausted {}",
+                self.budgets,
+                self.unit.as_str(),
+                match order {
+                    Order::Permute => "permute",
+                    Order::Recorded => "recorded",
+                },
+                failures_consume_budget,
+                match exhausted {
+                    Exhausted::Empty => "empty",
+                    Exhausted::Resample => "resample",
+                    Exhausted::Stop => "stop",
+                }
+            ),
+            WorldOptions::Pool(o) => format!(
+                "pool, budgets {:?} {}, {}{}",
+                self.budgets,
+                self.unit.as_str(),
+                o.describe(),
+                // The rule acts on seconds budgets only, and is named there (the rule changed
+                // from charge to cut, so that results of the older rule are not resumed).
+                if self.unit == BudgetUnit::Seconds {
+                    format!(", last unit {}", o.last_unit.as_str())
+                } else {
+                    String::new()
+                }
+            ),
+            WorldOptions::Synthetic { arms } => format!(
+                "synthetic, budgets {:?} pulls, arms {}",
+                self.budgets,
+                arms.iter()
+                    .map(|(n, d)| format!("{n} ~ {}", d.describe()))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        }
+    }
+}
+
+fn choice<T: Copy>(
+    file: &Path,
+    key: &str,
+    given: Option<&str>,
+    options: &[(&str, T)],
+    default: T,
+) -> Result<T> {
+    match given {
+        None => Ok(default),
+        Some(g) => match options.iter().find(|(n, _)| *n == g) {
+            Some((_, v)) => Ok(*v),
+            None => bail!(
+                "{}: key '{key}' is '{g}'; allowed: {}",
+                file.display(),
+                options
+                    .iter()
+                    .map(|(n, _)| *n)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        },
+    }
+}
+
+pub(super) fn resolve_world(file: &Path, w: &WorldSpec) -> Result<WorldSetup> {
+    let at = file.display();
+    let kind = choice(
+        file,
+        "world.kind",
+        Some(w.kind.as_str()),
+        &[
+            ("time-sliced", WorldKind::TimeSliced),
+            ("pull-count", WorldKind::PullCount),
+            ("synthetic", WorldKind::Synthetic),
+            ("pool", WorldKind::Pool),
+        ],
+        WorldKind::TimeSliced,
+    )?;
+    if w.budgets.is_empty() {
+        bail!("{at}: key 'world.budgets' is empty; give at least one budget");
+    }
+    for (i, b) in w.budgets.iter().enumerate() {
+        if !(b.is_finite() && *b > 0.0) {
+            bail!("{at}: key 'world.budgets' holds {b}; budgets must be positive numbers");
+        }
+        if w.budgets[..i].contains(b) {
+            bail!(
+                "{at}: key 'world.budgets' lists {b} twice; each budget is a cell of its own (with its own seed), so list it once"
+            );
+        }
+    }
+    // Every key belongs to one world; naming it for another is an error, not silently ignored.
+    let owners: [(&str, bool, &[WorldKind]); 13] = [
+        ("arms", w.arms.is_some(), &[WorldKind::Synthetic]),
+        ("slice", w.slice.is_some(), &[WorldKind::TimeSliced]),
+        (
+            "overhead",
+            w.overhead.is_some(),
+            &[WorldKind::TimeSliced, WorldKind::Pool],
+        ),
+        (
+            "overhead_s",
+            w.overhead_s.is_some(),
+            &[WorldKind::TimeSliced, WorldKind::Pool],
+        ),
+        ("order", w.order.is_some(), &[WorldKind::PullCount]),
+        (
+            "failures_consume_budget",
+            w.failures_consume_budget.is_some(),
+            &[WorldKind::PullCount, WorldKind::Pool],
+        ),
+        ("exhausted", w.exhausted.is_some(), &[WorldKind::PullCount]),
+        ("incumbent", w.incumbent.is_some(), &[WorldKind::Pool]),
+        (
+            "recommendation",
+            w.recommendation.is_some(),
+            &[WorldKind::Pool],
+        ),
+        ("max_arms", w.max_arms.is_some(), &[WorldKind::Pool]),
+        ("per_learner", w.per_learner.is_some(), &[WorldKind::Pool]),
+        ("last_unit", w.last_unit.is_some(), &[WorldKind::Pool]),
+        ("ties", w.ties.is_some(), &[WorldKind::Pool]),
+    ];
+    for (key, present, owners) in owners {
+        if present && !owners.contains(&kind) {
+            let names: Vec<&str> = owners.iter().map(|o| o.as_str()).collect();
+            bail!(
+                "{at}: key 'world.{key}' applies only to the {} world{}",
+                names.join(" and "),
+                if names.len() > 1 { "s" } else { "" }
+            );
+        }
+    }
+    let whole = |unit: &str| -> Result<()> {
+        for b in &w.budgets {
+            if b.fract() != 0.0 {
+                bail!("{at}: key 'world.budgets' holds {b}; {unit} budgets are whole numbers");
+            }
+        }
+        Ok(())
+    };
+    // The overhead models, for every world whose budget can count seconds.
+    let no_seconds = |mode: &str| -> Result<()> {
+        if w.overhead_s.is_some() {
+            bail!(
+                "{at}: key 'world.overhead_s' applies only to overhead = \"fixed\" or \"per_fit\" (here: {mode})"
+            );
+        }
+        Ok(())
+    };
+    let overhead = || -> Result<Overhead> {
+        Ok(match w.overhead.as_deref() {
+            None | Some("none") => {
+                no_seconds("none")?;
+                Overhead::None
+            }
+            Some("fixed") => match w.overhead_s {
+                Some(s) if s.is_finite() && s >= 0.0 => Overhead::Fixed(s),
+                _ => bail!(
+                    "{at}: overhead = \"fixed\" needs 'world.overhead_s', the seconds charged per decision (>= 0)"
+                ),
+            },
+            Some("per_fit") => match w.overhead_s {
+                Some(s) if s.is_finite() && s >= 0.0 => Overhead::PerFit(s),
+                _ => bail!(
+                    "{at}: overhead = \"per_fit\" needs 'world.overhead_s', the seconds charged per curve fit (>= 0)"
+                ),
+            },
+            Some("measured") => {
+                no_seconds("measured")?;
+                Overhead::Measured
+            }
+            Some(other) => bail!(
+                "{at}: key 'world.overhead' is '{other}'; allowed: none, fixed, per_fit, measured"
+            ),
+        })
+    };
+    match kind {
+        WorldKind::Pool => {
+            let unit = choice(
+                file,
+                "world.budget_unit",
+                w.budget_unit.as_deref(),
+                &[
+                    ("units", BudgetUnit::Units),
+                    ("evaluations", BudgetUnit::Evaluations),
+                    ("seconds", BudgetUnit::Seconds),
+                ],
+                BudgetUnit::Units,
+            )?;
+            if unit == BudgetUnit::Units {
+                whole("unit")?;
+            }
+            if w.last_unit.is_some() && unit != BudgetUnit::Seconds {
+                bail!(
+                    "{at}: key 'world.last_unit' applies only to budget_unit = \"seconds\" (a unit budget never splits a unit)"
+                );
+            }
+            let overhead = overhead()?;
+            if overhead != Overhead::None && unit != BudgetUnit::Seconds {
+                bail!(
+                    "{at}: key 'world.overhead' charges seconds, but budget_unit = \"{}\" counts no time; use budget_unit = \"seconds\" or remove it",
+                    unit.as_str()
+                );
+            }
+            let max_arms = match w.max_arms {
+                Some(0) => bail!(
+                    "{at}: key 'world.max_arms' is 0, which allows no arm; remove it for no cap"
+                ),
+                m => m,
+            };
+            Ok(WorldSetup {
+                budgets: w.budgets.clone(),
+                unit,
+                options: WorldOptions::Pool(PoolOptions {
+                    failures_consume_budget: w.failures_consume_budget.unwrap_or(true),
+                    incumbent: choice(
+                        file,
+                        "world.incumbent",
+                        w.incumbent.as_deref(),
+                        &[
+                            ("best-seen", IncumbentRule::BestSeen),
+                            ("last", IncumbentRule::Last),
+                        ],
+                        IncumbentRule::BestSeen,
+                    )?,
+                    recommendation: choice(
+                        file,
+                        "world.recommendation",
+                        w.recommendation.as_deref(),
+                        &[
+                            ("best-seen", Recommendation::BestSeen),
+                            ("last", Recommendation::Last),
+                            ("mean-of-units", Recommendation::MeanOfUnits),
+                            ("most-trained", Recommendation::MostTrained),
+                        ],
+                        Recommendation::BestSeen,
+                    )?,
+                    max_arms,
+                    per_learner: w.per_learner.unwrap_or(false),
+                    last_unit: choice(
+                        file,
+                        "world.last_unit",
+                        w.last_unit.as_deref(),
+                        &[("cut", LastUnit::Cut), ("charge", LastUnit::Charge)],
+                        LastUnit::Cut,
+                    )?,
+                    ties: choice(
+                        file,
+                        "world.ties",
+                        w.ties.as_deref(),
+                        &[("first", Ties::First), ("last", Ties::Last)],
+                        Ties::First,
+                    )?,
+                    overhead,
+                }),
+            })
+        }
+        WorldKind::TimeSliced => {
+            let unit = choice(
+                file,
+                "world.budget_unit",
+                w.budget_unit.as_deref(),
+                &[("seconds", BudgetUnit::Seconds), ("task", BudgetUnit::Task)],
+                BudgetUnit::Seconds,
+            )?;
+            let Some(slice) = w.slice else {
+                bail!(
+                    "{at}: the time-sliced world needs 'world.slice' (the slice length, in the budget unit '{}')",
+                    unit.as_str()
+                );
+            };
+            if !(slice.is_finite() && slice > 0.0) {
+                bail!("{at}: key 'world.slice' is {slice}; it must be a positive number");
+            }
+            Ok(WorldSetup {
+                budgets: w.budgets.clone(),
+                unit,
+                options: WorldOptions::TimeSliced {
+                    slice,
+                    overhead: overhead()?,
+                },
+            })
+        }
+        WorldKind::Synthetic => {
+            if w.budget_unit.as_deref().is_some_and(|u| u != "pulls") {
+                bail!(
+                    "{at}: the synthetic world's budgets are pulls; 'world.budget_unit' must be \"pulls\""
+                );
+            }
+            whole("pull")?;
+            let specs = w.arms.as_ref().map_or(&[][..], |a| a.as_slice());
+            if specs.len() < 2 {
+                bail!(
+                    "{at}: the synthetic world needs at least two [[world.arms]] (name, distribution = \"gaussian\" with mean and sd, or \"bernoulli\" with p)"
+                );
+            }
+            let mut arms = Vec::new();
+            for (i, a) in specs.iter().enumerate() {
+                let here = format!("{at}: [[world.arms]] entry {} ('{}')", i + 1, a.name);
+                let dist = match a.distribution.as_str() {
+                    "gaussian" => match (a.mean, a.sd, a.p) {
+                        (Some(mean), Some(sd), None)
+                            if mean.is_finite() && sd.is_finite() && sd >= 0.0 =>
+                        {
+                            ArmDist::Gaussian { mean, sd }
+                        }
+                        _ => {
+                            bail!("{here}: a gaussian arm needs 'mean' and 'sd' >= 0 (and no 'p')")
+                        }
+                    },
+                    "bernoulli" => match (a.p, a.mean, a.sd) {
+                        (Some(p), None, None) if (0.0..=1.0).contains(&p) => {
+                            ArmDist::Bernoulli { p }
+                        }
+                        _ => bail!(
+                            "{here}: a bernoulli arm needs 'p' in [0, 1] (and no 'mean' or 'sd')"
+                        ),
+                    },
+                    other => bail!("{here}: distribution '{other}'; allowed: gaussian, bernoulli"),
+                };
+                if arms.iter().any(|(n, _): &(String, ArmDist)| n == &a.name) {
+                    bail!("{here}: the arm name is used twice");
+                }
+                arms.push((a.name.clone(), dist));
+            }
+            Ok(WorldSetup {
+                budgets: w.budgets.clone(),
+                unit: BudgetUnit::Pulls,
+                options: WorldOptions::Synthetic { arms },
+            })
+        }
+        WorldKind::PullCount => {
+            let unit = choice(
+                file,
+                "world.budget_unit",
+                w.budget_unit.as_deref(),
+                &[("pulls", BudgetUnit::Pulls), ("pool", BudgetUnit::Pool)],
+                BudgetUnit::Pulls,
+            )?;
+            if unit == BudgetUnit::Pulls {
+                whole("pull")?;
+            }
+            Ok(WorldSetup {
+                budgets: w.budgets.clone(),
+                unit,
+                options: WorldOptions::PullCount {
+                    order: choice(
+                        file,
+                        "world.order",
+                        w.order.as_deref(),
+                        &[("permute", Order::Permute), ("recorded", Order::Recorded)],
+                        Order::Permute,
+                    )?,
+                    failures_consume_budget: w.failures_consume_budget.unwrap_or(false),
+                    exhausted: choice(
+                        file,
+                        "world.exhausted",
+                        w.exhausted.as_deref(),
+                        &[
+                            ("empty", Exhausted::Empty),
+                            ("resample", Exhausted::Resample),
+                            ("stop", Exhausted::Stop),
+                        ],
+                        Exhausted::Empty,
+                    )?,
+                },
+            })
+        }
+    }
+}

@@ -1,0 +1,529 @@
+//! CASH optimisers as Auto-WEKA compared them (Thornton, Hutter, Hoos & Leyton-Brown 2013,
+//! "Auto-WEKA: Combined Selection and Hyperparameter Optimization of Classification Algorithms",
+//! KDD, §4–5), replayed with the pool-based protocol of HPO-B (Pineda Arango et al. 2021): an
+//! optimiser chooses among the recorded configurations of the joint pool that it has not
+//! evaluated yet, ranking them by its acquisition function (`Action::Choose`).
+//!
+//! - `ex-def`: every learner at its default hyper-parameters, the best one kept (Auto-WEKA's
+//!   "Ex-Def"; the defaults must be recorded, `defaults.parquet`).
+//! - `grid-search`: the pool's grid in a fixed order (Auto-WEKA's grid search; needs a grid pool).
+//! - `tpe`: Bergstra, Bardenet, Bengio & Kégl 2011, "Algorithms for Hyper-Parameter
+//!   Optimization", NeurIPS, §4 (Eq. 2–3 and the tree-structured Parzen estimators of §4.1),
+//!   γ = 0.15 as Auto-WEKA ran it; the split, the Parzen bandwidths and the priors as hyperopt
+//!   0.3 codes them (Auto-WEKA drove hyperopt's TPE).
+//! - `smac`: Hutter, Hoos & Leyton-Brown 2011, "Sequential Model-Based Optimization for General
+//!   Algorithm Configuration", LION 5, §4.3 (random forest, mean and variance from the trees) and
+//!   §4.1 (expected improvement), with every second configuration drawn at random (§4.2
+//!   "interleaving random configurations", as Auto-WEKA's SMAC does).
+//!
+//! One evaluation trains the chosen configuration to the end of its curve (one unit in a joint
+//! trace-set pool, the full 27 units in `sklearn-grid`), and its score is the score of its last
+//! unit. Random configurations are drawn by the world (`Action::Draw`, the same seeded order as
+//! `random-search`).
+
+mod ex_def;
+pub mod forest;
+mod grid_search;
+mod smac;
+mod tpe;
+
+pub use ex_def::*;
+pub use grid_search::*;
+pub use smac::*;
+pub use tpe::*;
+
+use super::{Action, Kind, ParamDef, Params, Policy, Value};
+use crate::protocol::{Observation, PoolView, View, WorldKind};
+use crate::rng::Rng;
+use anyhow::{Result, bail};
+
+const WORLDS: &[WorldKind] = &[WorldKind::Pool];
+
+/// What an optimiser proposes next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Proposal {
+    Choose(u32),
+    Draw,
+    Stop,
+}
+
+/// A CASH optimiser: it proposes configurations and is told their final scores.
+pub trait Proposer: Send {
+    fn propose(&mut self, p: &PoolView<'_>, rng: &mut Rng) -> Result<Proposal>;
+    /// The final score of configuration `config` (reward orientation: higher is better), `None`
+    /// when its evaluation failed.
+    fn tell(&mut self, config: u32, score: Option<f64>);
+}
+
+/// Runs a proposer in the pool world: choose (or draw) a configuration, train it to the end of its
+/// curve, tell the proposer its last unit's score, repeat.
+pub struct Evaluator<P> {
+    pub inner: P,
+    current: Option<usize>,
+    finished: Option<(usize, Option<f64>)>,
+}
+
+impl<P: Proposer> Evaluator<P> {
+    pub fn new(inner: P) -> Self {
+        Evaluator {
+            inner,
+            current: None,
+            finished: None,
+        }
+    }
+}
+
+impl<P: Proposer> Policy for Evaluator<P> {
+    fn decide(&mut self, view: &View<'_>, rng: &mut Rng) -> Action {
+        self.try_decide(view, rng).unwrap_or(Action::Stop)
+    }
+
+    fn try_decide(&mut self, view: &View<'_>, rng: &mut Rng) -> Result<Action> {
+        let Some(p) = view.pool else {
+            bail!("a CASH optimiser needs the pool world");
+        };
+        if let Some((arm, score)) = self.finished.take() {
+            self.inner.tell(p.config[arm], score);
+        }
+        if let Some(a) = self.current {
+            if !p.done[a] {
+                return Ok(Action::Pull(a));
+            }
+            self.current = None;
+        }
+        Ok(match self.inner.propose(&p, rng)? {
+            Proposal::Choose(c) => Action::Choose(c),
+            Proposal::Draw if p.n_open > 0 => Action::Draw,
+            Proposal::Draw | Proposal::Stop => Action::Stop,
+        })
+    }
+
+    fn observe(&mut self, obs: &Observation<'_>) {
+        if obs.exhausted {
+            self.finished = Some((obs.arm, obs.reward));
+            self.current = None;
+        } else {
+            self.current = Some(obs.arm);
+        }
+    }
+}
+
+fn int(name: &'static str, min: i64, max: i64, default: i64, doc: &'static str) -> ParamDef {
+    ParamDef {
+        name,
+        kind: Kind::Int { min, max },
+        default: Value::Int(default),
+        doc,
+    }
+}
+
+fn float(name: &'static str, min: f64, max: f64, default: f64, doc: &'static str) -> ParamDef {
+    ParamDef {
+        name,
+        kind: Kind::Float { min, max },
+        default: Value::Float(default),
+        doc,
+    }
+}
+
+fn choice(
+    name: &'static str,
+    options: &'static [&'static str],
+    default: &'static str,
+    doc: &'static str,
+) -> ParamDef {
+    ParamDef {
+        name,
+        kind: Kind::Choice(options),
+        default: Value::Text(default.into()),
+        doc,
+    }
+}
+
+/// What a failed evaluation tells a model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum OnFailure {
+    /// Nothing: the configuration is left out of the model (Optuna's and hyperopt's TPE).
+    Skip,
+    /// The worst score seen so far (SMAC's crash cost, imputed).
+    WorstSeen,
+}
+
+fn on_failure_param(default: &'static str) -> ParamDef {
+    choice(
+        "on_failure",
+        &["skip", "worst-seen"],
+        default,
+        "a failed evaluation is left out of the model (skip) or scored as the worst score seen so far (worst-seen, SMAC's crash cost)",
+    )
+}
+
+fn on_failure(p: &Params) -> OnFailure {
+    match p.text("on_failure") {
+        "worst-seen" => OnFailure::WorstSeen,
+        _ => OnFailure::Skip,
+    }
+}
+
+fn candidates_param() -> ParamDef {
+    int(
+        "candidates",
+        0,
+        10_000_000,
+        0,
+        "open configurations scored per decision: 0 scores every open one (HPO-B's pool-based protocol); N scores a uniform random subset of N",
+    )
+}
+
+/// The observations a model learns from, with failures handled by the named rule.
+#[derive(Clone, Debug, Default)]
+struct History {
+    /// (configuration, score, order of evaluation).
+    obs: Vec<(u32, f64, usize)>,
+    evaluated: usize,
+    worst: f64,
+}
+
+impl History {
+    fn add(&mut self, config: u32, score: Option<f64>, rule: OnFailure) {
+        let t = self.evaluated;
+        self.evaluated += 1;
+        match score {
+            Some(s) => {
+                if self.obs.is_empty() || s < self.worst {
+                    self.worst = s;
+                }
+                self.obs.push((config, s, t));
+            }
+            None if rule == OnFailure::WorstSeen && !self.obs.is_empty() => {
+                self.obs.push((config, self.worst, t));
+            }
+            None => {}
+        }
+    }
+}
+
+/// The open configurations to score: all, or a uniform subset of `k`.
+fn candidate_list(p: &PoolView<'_>, k: usize, rng: &mut Rng) -> Vec<u32> {
+    let mut all: Vec<u32> = (0..p.open.len() as u32)
+        .filter(|&c| p.open[c as usize])
+        .collect();
+    if k > 0 && k < all.len() {
+        for i in 0..k {
+            let j = i + rng.below(all.len() - i);
+            all.swap(i, j);
+        }
+        all.truncate(k);
+        all.sort_unstable();
+    }
+    all
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tpe::{TpeCache, forgetting_weights};
+    use super::*;
+    use crate::space::Scale;
+
+    #[test]
+    fn expected_improvement_matches_the_closed_form() {
+        // μ = f*: EI = σ φ(0) = σ / √(2π).
+        let ei = expected_improvement(1.0, 4.0, 1.0, 0.0);
+        assert!((ei - 2.0 / (2.0 * std::f64::consts::PI).sqrt()).abs() < 1e-12);
+        // μ − f* = 1, σ = 1: EI = Φ(1) + φ(1) = 0.841345 + 0.241971 = 1.083315.
+        assert!((expected_improvement(1.0, 1.0, 0.0, 0.0) - 1.083_315).abs() < 1e-6);
+        // ξ shifts the improvement; σ = 0 gives max(μ − f* − ξ, 0).
+        assert!((expected_improvement(1.0, 1.0, -0.5, 0.5) - 1.083_315).abs() < 1e-6);
+        assert_eq!(expected_improvement(0.3, 0.0, 0.1, 0.0), 0.3 - 0.1);
+        assert_eq!(expected_improvement(0.0, 0.0, 0.1, 0.0), 0.0);
+    }
+
+    #[test]
+    fn parzen_estimator_of_a_two_point_history() {
+        // Points 0.2 and 0.8 plus the prior at 0.5 (σ = 1): sorted 0.2, 0.5, 0.8; both points'
+        // σ = the larger gap 0.3, inside [1/min(100, 1 + 3), 1] = [0.25, 1]. Weights 1/3 each.
+        // (hyperopt 0.3's adaptive_parzen_normal gives the same weights, centres and σ.)
+        let p = Parzen::new(&[(0.2, 1.0), (0.8, 1.0)], 1.0);
+        assert_eq!(p.mu, vec![0.2, 0.5, 0.8]);
+        assert!((p.sigma[0] - 0.3).abs() < 1e-12 && (p.sigma[2] - 0.3).abs() < 1e-12);
+        assert_eq!(p.sigma[1], 1.0);
+        // The density at 0.2, from the truncated normal kernels by hand:
+        // at 0.2, σ 0.3: φ(0)/0.3 / (Φ(2.6667) − Φ(−0.6667)) = 1.329808 / 0.743677 = 1.788152;
+        // prior: φ(0.3) / (Φ(0.5) − Φ(−0.5)) = 0.381388 / 0.382925 = 0.995986;
+        // at 0.8, σ 0.3: φ(2)/0.3 / (Φ(0.6667) − Φ(−2.6667)) = 0.179970 / 0.743677 = 0.242000.
+        let want = (1.788_152 + 0.995_986 + 0.242_000) / 3.0;
+        assert!((p.density(0.2) - want).abs() < 1e-5, "{}", p.density(0.2));
+        assert!(
+            (p.density(0.3) - p.density(0.7)).abs() < 1e-12,
+            "symmetric about 0.5"
+        );
+        // One point: its σ is half the prior's, and the prior comes after it when x ≤ 0.5.
+        let q = Parzen::new(&[(0.3, 1.0)], 1.0);
+        assert_eq!(
+            (q.mu.clone(), q.sigma.clone()),
+            (vec![0.3, 0.5], vec![0.5, 1.0])
+        );
+        assert_eq!(q.weight, vec![0.5, 0.5]);
+    }
+
+    #[test]
+    fn categorical_posterior_adds_the_prior_pseudo_count() {
+        // Two observations of level 1 among 4 levels, prior weight 1: (1, 3, 1, 1) / 6.
+        let p = categorical_posterior(4, &[(1.0, 1.0), (1.0, 1.0)], 1.0);
+        assert!((p[1] - 0.5).abs() < 1e-12 && (p[0] - 1.0 / 6.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn splits_and_forgetting_follow_the_named_rules() {
+        let t = |hyperopt| Tpe {
+            gamma: 0.15,
+            hyperopt_split: hyperopt,
+            n_startup: 0,
+            prior_weight: 1.0,
+            forgetting: 25,
+            candidates: 0,
+            on_failure: OnFailure::Skip,
+            hist: History::default(),
+            cache: TpeCache::default(),
+        };
+        assert_eq!(t(false).n_below(200), 30);
+        assert_eq!(t(true).n_below(200), 3); // ⌈0.15 √200⌉ = ⌈2.12⌉
+        assert_eq!(t(true).n_below(1_000_000), 25);
+        assert_eq!(t(false).n_below(1), 1);
+        assert_eq!(forgetting_weights(3, 25), vec![1.0; 3]);
+        let w = forgetting_weights(27, 25);
+        assert_eq!(w.len(), 27);
+        assert!((w[0] - 1.0 / 27.0).abs() < 1e-12 && w[1] == 1.0 && w[26] == 1.0);
+    }
+
+    use crate::policy::testing;
+    use crate::replay::pool::tests::hand_pool;
+    use crate::replay::pool::{PoolWorld, PoolWorldConfig};
+    use crate::replay::{ActionKind, Step, World, drive};
+    use crate::trace::pool::Pool;
+
+    /// Drive `family` with `params` on `pool` (task 0) with a budget of `budget` units.
+    fn run(pool: &Pool, family: &str, params: &[(&str, toml::Value)], budget: f64) -> Vec<Step> {
+        let mut w = PoolWorld::new(
+            pool,
+            &pool.tasks[0],
+            PoolWorldConfig::default(),
+            budget,
+            1.0,
+            5,
+        );
+        let mut p = testing::build(family, params, 0);
+        let mut steps = Vec::new();
+        drive(
+            &mut w,
+            p.as_mut(),
+            family,
+            &mut Rng::new(3),
+            crate::replay::Overhead::None,
+            &mut [&mut steps],
+        )
+        .unwrap();
+        steps
+    }
+
+    /// The kinds of action `family` takes on `pool` (see `run`).
+    fn kinds(
+        pool: &Pool,
+        family: &str,
+        params: &[(&str, toml::Value)],
+        budget: f64,
+    ) -> Vec<&'static str> {
+        run(pool, family, params, budget)
+            .iter()
+            .map(|s| s.action.as_str())
+            .collect()
+    }
+
+    /// The error `family` stops with on `pool` (task 0).
+    fn run_err(pool: &Pool, family: &str) -> String {
+        let mut w = PoolWorld::new(
+            pool,
+            &pool.tasks[0],
+            PoolWorldConfig::default(),
+            5.0,
+            1.0,
+            1,
+        );
+        let mut p = testing::build(family, &[], 0);
+        let e = drive(
+            &mut w,
+            p.as_mut(),
+            family,
+            &mut Rng::new(1),
+            crate::replay::Overhead::None,
+            &mut [],
+        )
+        .unwrap_err();
+        format!("{e:#}")
+    }
+
+    fn tpe(n_startup: usize) -> Tpe {
+        Tpe {
+            gamma: 0.15,
+            hyperopt_split: false,
+            n_startup,
+            prior_weight: 1.0,
+            forgetting: 25,
+            candidates: 0,
+            on_failure: OnFailure::Skip,
+            hist: History::default(),
+            cache: TpeCache::default(),
+        }
+    }
+
+    #[test]
+    fn tpe_chooses_the_best_ratio_of_a_two_point_history() {
+        // One ordinal dimension of 11 levels: configuration i sits at x = i / 10. History:
+        // x = 0.2 scored 0.9 (the good group: ⌈0.15 × 2⌉ = 1) and x = 0.8 scored 0.1. So
+        // l = Parzen{0.2 (σ 0.5), prior} and g = Parzen{prior, 0.8 (σ 0.5)}, mirror images about
+        // 0.5: l/g falls with x, and the best open configuration is x = 0, configuration 0.
+        let pool = hand_pool(11, 1, |i| vec![i as f32 / 10.0]);
+        let mut w = PoolWorld::new(
+            &pool,
+            &pool.tasks[0],
+            PoolWorldConfig::default(),
+            100.0,
+            1.0,
+            1,
+        );
+        w.apply(Action::Choose(2)).unwrap();
+        w.apply(Action::Choose(8)).unwrap();
+        let mut t = tpe(2);
+        t.tell(2, Some(0.9));
+        t.tell(8, Some(0.1));
+        let v = w.view();
+        let p = v.pool.unwrap();
+        assert_eq!(
+            t.propose(&p, &mut Rng::new(1)).unwrap(),
+            Proposal::Choose(0)
+        );
+        // The same by the densities themselves: the ratio at x = 0 beats every other open x.
+        let (l, g) = (
+            Parzen::new(&[(0.2, 1.0)], 1.0),
+            Parzen::new(&[(0.8, 1.0)], 1.0),
+        );
+        let ratio = |x: f64| l.density(x) / g.density(x);
+        for i in [1, 3, 4, 5, 6, 7, 9, 10] {
+            assert!(ratio(0.0) > ratio(i as f64 / 10.0));
+        }
+        // Below n_startup, TPE draws at random.
+        assert_eq!(
+            tpe(3).propose(&p, &mut Rng::new(1)).unwrap(),
+            Proposal::Draw
+        );
+    }
+
+    #[test]
+    fn tpe_and_smac_find_the_top_of_a_monotone_pool() {
+        // Score = x: after their random start, both models pick high configurations.
+        let pool = hand_pool(200, 1, |i| vec![i as f32 / 200.0]);
+        let one_hot = [("learner_encoding", toml::Value::from("one-hot"))];
+        for (family, params, n0) in [
+            ("tpe", &[][..], 20),
+            ("smac", &[][..], 10),
+            ("smac", &one_hot[..], 10),
+        ] {
+            let steps = run(&pool, family, params, 60.0);
+            assert_eq!(steps.len(), 60);
+            let model: Vec<u32> = steps[n0..]
+                .iter()
+                .filter(|s| s.action == ActionKind::Choose)
+                .map(|s| s.config)
+                .collect();
+            assert!(model.len() >= 20, "{family}: {} model choices", model.len());
+            let high = model.iter().filter(|&&c| c >= 150).count();
+            assert!(
+                high * 4 >= model.len() * 3,
+                "{family}: {high} of {} in the top quarter: {model:?}",
+                model.len()
+            );
+        }
+    }
+
+    #[test]
+    fn smac_interleaves_random_configurations() {
+        let pool = hand_pool(40, 1, |i| vec![i as f32 / 40.0]);
+        let smac = |params: &[(&str, toml::Value)], budget| kinds(&pool, "smac", params, budget);
+        assert_eq!(
+            smac(&[("n_init", 3.into()), ("random_every", 2.into())], 9.0),
+            [
+                "draw", "draw", "draw", "choose", "draw", "choose", "draw", "choose", "draw"
+            ]
+        );
+        assert_eq!(
+            smac(&[("n_init", 2.into()), ("random_every", 0.into())], 5.0),
+            ["draw", "draw", "choose", "choose", "choose"]
+        );
+    }
+
+    #[test]
+    fn a_full_fidelity_evaluation_trains_the_whole_curve_before_the_next() {
+        // 3 units per curve: choose, pull, pull, then the next configuration.
+        let pool = hand_pool(30, 3, |i| vec![0.1, 0.2, i as f32 / 30.0]);
+        assert_eq!(
+            kinds(
+                &pool,
+                "smac",
+                &[("n_init", 2.into()), ("random_every", 0.into())],
+                9.0
+            ),
+            [
+                "draw", "pull", "pull", "draw", "pull", "pull", "choose", "pull", "pull"
+            ],
+            "the forest learns from the last unit's score of each whole curve"
+        );
+    }
+
+    #[test]
+    fn ex_def_evaluates_the_defaults_and_stops() {
+        let mut pool = hand_pool(10, 1, |i| vec![i as f32 / 10.0]);
+        pool.defaults = vec![Some(4)];
+        let steps = run(&pool, "ex-def", &[], 5.0);
+        assert_eq!(steps.len(), 1);
+        assert_eq!((steps[0].action, steps[0].config), (ActionKind::Choose, 4));
+        // A random draw never gives the default.
+        for seed in 0..20 {
+            let mut w = PoolWorld::new(
+                &pool,
+                &pool.tasks[0],
+                PoolWorldConfig::default(),
+                20.0,
+                1.0,
+                seed,
+            );
+            let mut drawn = Vec::new();
+            while w.view().pool.unwrap().n_open > 0 {
+                let a = w.apply(Action::Draw).unwrap().arm;
+                drawn.push(w.arm_configs()[a]);
+            }
+            assert_eq!(drawn.len(), 9);
+            assert!(!drawn.contains(&4));
+        }
+        // Without recorded defaults Ex-Def says so.
+        let bare = hand_pool(10, 1, |i| vec![i as f32 / 10.0]);
+        let e = run_err(&bare, "ex-def");
+        assert!(e.contains("default configuration"), "{e}");
+    }
+
+    #[test]
+    fn grid_search_walks_the_grid_then_stops() {
+        let pool = hand_pool(5, 1, |i| vec![i as f32 / 10.0]);
+        let steps = run(&pool, "grid-search", &[], 50.0);
+        let configs: Vec<u32> = steps.iter().map(|s| s.config).collect();
+        assert_eq!(configs, [0, 1, 2, 3, 4]);
+        // A pool of random draws from continuous ranges has no grid.
+        let mut cont = hand_pool(5, 1, |i| vec![i as f32 / 10.0]);
+        cont.space.learners[0][0].scale = Scale::Numeric {
+            log: false,
+            lo: 0.0,
+            hi: 1.0,
+        };
+        let e = run_err(&cont, "grid-search");
+        assert!(e.contains("needs a grid pool"), "{e}");
+    }
+}

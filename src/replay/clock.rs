@@ -1,0 +1,139 @@
+//! Time, in one object (Syne Tune's time keeper plays this part in its simulator): the budget and
+//! what is used of it, whether the budget counts time (so a policy's own computation can be
+//! charged to it), the tolerance at which it counts as spent, and a policy's request to stop.
+//!
+//! The overhead models say how much of a policy's computation is charged; the replay loop
+//! (`drive`) says when: a `fixed` charge before each decision (the cell ends if it spends the
+//! budget), a `per_fit` charge after the decision for the curve fits it made, a `measured` charge
+//! after the observation for the wall time of both calls. A budget that counts pulls or units has
+//! no time to charge, so there every model charges nothing.
+
+/// How the policy's own computation is charged to the budget.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Overhead {
+    /// Nothing (the default; deterministic).
+    None,
+    /// Seconds per decision (deterministic).
+    Fixed(f64),
+    /// Seconds per learning-curve or model fit the policy reports (deterministic; models a slower
+    /// implementation exactly).
+    PerFit(f64),
+    /// Wall seconds of the policy's decide and observe calls (not reproducible across machines;
+    /// flagged in results).
+    Measured,
+}
+
+impl Overhead {
+    pub fn describe(&self) -> String {
+        match self {
+            Overhead::None => "none".to_string(),
+            Overhead::Fixed(s) => format!("fixed({s} s per decision)"),
+            Overhead::PerFit(s) => format!("per_fit({s} s per curve fit)"),
+            Overhead::Measured => "measured".to_string(),
+        }
+    }
+}
+
+/// The budget of one cell and what is used of it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Clock {
+    /// The whole budget, in the world's unit (seconds, pulls or units).
+    pub budget: f64,
+    /// Budget used so far, overhead included.
+    pub used: f64,
+    /// Seconds of the policy's own computation charged so far.
+    pub overhead: f64,
+    /// The budget counts seconds: overhead can be charged to it.
+    timed: bool,
+    /// The budget counts as spent once `used >= budget * (1 - tolerance)`.
+    tolerance: f64,
+    stopped: bool,
+}
+
+impl Clock {
+    /// A budget of pulls or units: overhead has no time to be charged to.
+    pub fn counting(budget: f64) -> Self {
+        Clock {
+            budget,
+            used: 0.0,
+            overhead: 0.0,
+            timed: false,
+            tolerance: 0.0,
+            stopped: false,
+        }
+    }
+
+    /// A budget of seconds, spent once used is within `tolerance` (relative) of it.
+    pub fn timed(budget: f64, tolerance: f64) -> Self {
+        Clock {
+            timed: true,
+            tolerance,
+            ..Clock::counting(budget)
+        }
+    }
+
+    /// The budget counts seconds.
+    pub fn is_timed(&self) -> bool {
+        self.timed
+    }
+
+    /// No budget is left, or the policy asked to stop.
+    pub fn done(&self) -> bool {
+        self.stopped || self.used >= self.budget * (1.0 - self.tolerance)
+    }
+
+    /// Budget left (never negative).
+    pub fn left(&self) -> f64 {
+        (self.budget - self.used).max(0.0)
+    }
+
+    /// Charge `amount` of work to the budget.
+    pub fn spend(&mut self, amount: f64) {
+        self.used += amount;
+    }
+
+    /// Charge a policy's own computation (seconds); nothing when the budget does not count time.
+    pub fn charge_overhead(&mut self, seconds: f64) {
+        if self.timed {
+            self.used += seconds;
+            self.overhead += seconds;
+        }
+    }
+
+    /// The policy asked to stop: the cell ends with the budget left unused.
+    pub fn stop(&mut self) {
+        self.stopped = true;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overhead_is_charged_only_to_a_budget_of_time() {
+        let mut pulls = Clock::counting(10.0);
+        pulls.charge_overhead(3.0);
+        assert_eq!((pulls.used, pulls.overhead), (0.0, 0.0));
+        let mut secs = Clock::timed(10.0, 0.0);
+        secs.charge_overhead(3.0);
+        assert_eq!((secs.used, secs.overhead), (3.0, 3.0));
+        assert!(!secs.done());
+        secs.spend(7.0);
+        assert!(secs.done());
+        assert_eq!(secs.left(), 0.0);
+    }
+
+    #[test]
+    fn tolerance_absorbs_rounding_and_stop_ends_the_cell() {
+        let mut c = Clock::timed(1.0, 1e-9);
+        c.spend(1.0 - 1e-12);
+        assert!(c.done());
+        let mut d = Clock::counting(5.0);
+        assert!(!d.done());
+        d.stop();
+        assert!(d.done());
+        assert_eq!(d.left(), 5.0);
+    }
+}
