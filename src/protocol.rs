@@ -170,6 +170,17 @@ pub enum Action {
     Stop,
 }
 
+/// A policy's failure, with what the run should do about it (an external policy's process that
+/// crashed, hung or answered nonsense). The runner reads the kind, not who failed.
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct PolicyFailure {
+    pub message: String,
+    /// The run goes on with the other cells and lists this one (`on_failure = "restart"`); else
+    /// it stops, keeping every finished cell.
+    pub keep_going: bool,
+}
+
 pub trait Policy: Send {
     fn decide(&mut self, view: &View<'_>, rng: &mut Rng) -> Action;
     fn observe(&mut self, obs: &Observation<'_>);

@@ -348,10 +348,9 @@ pub fn estimate_work(exp: &Experiment, ts: &TraceSet) -> (u128, u128, u128) {
     for task in &ts.tasks {
         for &b in &exp.world.budgets {
             let (budget_abs, slice_abs) = absolute(&exp.world, b, task);
-            let steps = if exp.world.kind() == crate::replay::WorldKind::TimeSliced {
-                (budget_abs / slice_abs).ceil()
-            } else {
-                budget_abs
+            let steps = match exp.world.kind() {
+                WorldKind::TimeSliced => (budget_abs / slice_abs).ceil(),
+                WorldKind::PullCount | WorldKind::Synthetic | WorldKind::Pool => budget_abs,
             };
             let steps = if steps.is_finite() && steps < 1e30 {
                 steps as u128
@@ -380,10 +379,11 @@ fn check_trace_work(exp: &Experiment, ts: &TraceSet) -> Result<()> {
         );
     }
     if largest > MAX_DECISIONS_PER_CELL {
-        let key = if exp.world.kind() == crate::replay::WorldKind::TimeSliced {
-            "'world.slice' (raise it) or 'world.budgets' (lower them)"
-        } else {
-            "'world.budgets' (lower them)"
+        let key = match exp.world.kind() {
+            WorldKind::TimeSliced => "'world.slice' (raise it) or 'world.budgets' (lower them)",
+            WorldKind::PullCount | WorldKind::Synthetic | WorldKind::Pool => {
+                "'world.budgets' (lower them)"
+            }
         };
         bail!(
             "{at}: one cell would take {largest} decisions (budget / slice), more than the {MAX_DECISIONS_PER_CELL} a cell may take; change {key}"
@@ -402,10 +402,11 @@ fn check_trace_work(exp: &Experiment, ts: &TraceSet) -> Result<()> {
 /// longer than its budget; a time budget longer than some arm's trace (a policy can spend the rest
 /// on an arm that reveals nothing); a pull budget larger than some arm's pool.
 fn budget_warnings(exp: &Experiment, ts: &TraceSet) -> Vec<String> {
-    use crate::replay::WorldKind;
     let mut out = Vec::new();
-    if exp.world.kind() == WorldKind::Synthetic {
-        return out;
+    match exp.world.kind() {
+        // No traces to outlast.
+        WorldKind::Synthetic | WorldKind::Pool => return out,
+        WorldKind::TimeSliced | WorldKind::PullCount => {}
     }
     for &b in &exp.world.budgets {
         let (mut past_trace, mut arms_short, mut arms) = (0, 0usize, 0usize);
@@ -417,7 +418,7 @@ fn budget_warnings(exp: &Experiment, ts: &TraceSet) -> Vec<String> {
                     past_trace += usize::from(shorter > 0);
                     arms_short += shorter;
                 }
-                _ => {
+                WorldKind::PullCount | WorldKind::Synthetic | WorldKind::Pool => {
                     let shorter = task
                         .arms
                         .iter()
@@ -443,9 +444,10 @@ fn budget_warnings(exp: &Experiment, ts: &TraceSet) -> Vec<String> {
 /// A time-sliced budget shorter than its slice is refused: its cells would make one partial pull
 /// that no policy decides, and would still be ranked.
 fn check_budgets(exp: &Experiment, ts: &TraceSet) -> Result<()> {
-    use crate::replay::WorldKind;
-    if exp.world.kind() != WorldKind::TimeSliced {
-        return Ok(());
+    match exp.world.kind() {
+        WorldKind::TimeSliced => {}
+        // A budget of pulls or units has no slice.
+        WorldKind::PullCount | WorldKind::Synthetic | WorldKind::Pool => return Ok(()),
     }
     for &b in &exp.world.budgets {
         let short = ts

@@ -465,7 +465,7 @@ fn run_cells(
 /// A cell error after which the run goes on (an external policy with `on_failure = "restart"`).
 fn keeps_going(e: &anyhow::Error) -> bool {
     e.chain().any(|c| {
-        c.downcast_ref::<crate::policy::external::PolicyProcessError>()
+        c.downcast_ref::<crate::protocol::PolicyFailure>()
             .is_some_and(|p| p.keep_going)
     })
 }

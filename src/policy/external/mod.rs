@@ -178,14 +178,8 @@ pub fn content_hashes(
     Ok(out)
 }
 
-/// A failure of an external policy's process, with what the run should do about it.
-#[derive(Debug, thiserror::Error)]
-#[error("{message}")]
-pub struct PolicyProcessError {
-    pub message: String,
-    /// `on_failure = "restart"`: the run goes on with the other cells.
-    pub keep_going: bool,
-}
+/// A failure of an external policy's process is the vocabulary's `PolicyFailure`.
+pub use crate::protocol::PolicyFailure as PolicyProcessError;
 
 /// Why talking to a process failed.
 enum Io {
