@@ -143,6 +143,20 @@ impl Data {
 
     /// Refuse work no machine can do and budgets the data cannot hold, before running.
     pub fn check(&self, exp: &Experiment) -> Result<()> {
+        let cells = self.n_tasks() as u128
+            * exp.world.budgets.len() as u128
+            * exp.policies.len() as u128
+            * u128::from(exp.repetitions);
+        if cells > MAX_CELLS {
+            bail!(
+                "{}: {} tasks x {} budgets x {} policies x {} repetitions = {cells} cells, more than the {MAX_CELLS} one run can hold; lower 'repetitions', the budgets or the policy grid, or filter [tasks]",
+                exp.file.display(),
+                self.n_tasks(),
+                exp.world.budgets.len(),
+                exp.policies.len(),
+                exp.repetitions
+            );
+        }
         match self {
             Data::Traces(ts) => {
                 check_trace_work(exp, ts)?;
@@ -367,17 +381,8 @@ pub fn estimate_work(exp: &Experiment, ts: &TraceSet) -> (u128, u128, u128) {
 /// Refuse work no machine can do, before building anything, with the estimate and the key to
 /// change.
 fn check_trace_work(exp: &Experiment, ts: &TraceSet) -> Result<()> {
-    let (cells, largest, total) = estimate_work(exp, ts);
+    let (_, largest, total) = estimate_work(exp, ts);
     let at = exp.file.display();
-    if cells > MAX_CELLS {
-        bail!(
-            "{at}: {} tasks x {} budgets x {} policies x {} repetitions = {cells} cells, more than the {MAX_CELLS} one run can hold; lower 'repetitions', the budgets or the policy grid, or filter [tasks]",
-            ts.tasks.len(),
-            exp.world.budgets.len(),
-            exp.policies.len(),
-            exp.repetitions
-        );
-    }
     if largest > MAX_DECISIONS_PER_CELL {
         let key = match exp.world.kind() {
             WorldKind::TimeSliced => "'world.slice' (raise it) or 'world.budgets' (lower them)",
@@ -473,17 +478,7 @@ fn check_budgets(exp: &Experiment, ts: &TraceSet) -> Result<()> {
 /// Refuse pool work no machine can do, before running, with the estimate and the key to change.
 fn check_pool_work(exp: &Experiment, data: &PoolData) -> Result<()> {
     let per_task = exp.policies.len() as u128 * u128::from(exp.repetitions);
-    let cells = data.tasks.len() as u128 * exp.world.budgets.len() as u128 * per_task;
     let at = exp.file.display();
-    if cells > MAX_CELLS {
-        bail!(
-            "{at}: {} tasks x {} budgets x {} policies x {} repetitions = {cells} cells, more than the {MAX_CELLS} one run can hold; lower 'repetitions', the budgets or the policy grid, or filter [tasks]",
-            data.tasks.len(),
-            exp.world.budgets.len(),
-            exp.policies.len(),
-            exp.repetitions
-        );
-    }
     let opts = pool::pool_options(exp)?;
     let units = data.pool.manifest.units;
     let all_units = data.pool.configs.len() as u128 * u128::from(units);
