@@ -539,3 +539,24 @@ fn one_cell_is_shown_with_its_decisions_and_a_figure() {
         stderr(&o)
     );
 }
+
+#[test]
+fn reproduce_lists_the_registry_and_refuses_an_unknown_paper() {
+    let help = bin().args(["reproduce", "--help"]).output().unwrap();
+    let text = stdout(&help);
+    for p in banditbench::reproduce::PAPERS {
+        assert!(
+            text.contains(&format!("- {}:", p.name))
+                && text.contains(p.about.split(':').next().unwrap()),
+            "{}: {text}",
+            p.name
+        );
+    }
+    let o = bin().args(["reproduce", "hamlett"]).output().unwrap();
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("invalid value 'hamlett'") && stderr(&o).contains("hamlet"),
+        "{}",
+        stderr(&o)
+    );
+}

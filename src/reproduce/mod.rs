@@ -14,6 +14,51 @@ use crate::experiment::pool::PoolData;
 use crate::experiment::{Data, RunOptions, prepare, run_experiment};
 use crate::report::{ReportOptions, Results, read_results, report_loaded};
 
+/// A reproduction: its name on the command line, what it reproduces, and what runs it (its
+/// experiments, tables and figures; it returns the files it wrote).
+pub struct Paper {
+    pub name: &'static str,
+    pub about: &'static str,
+    pub run: fn(&ReproduceOptions) -> Result<Vec<PathBuf>>,
+}
+
+/// Every reproduction. A new one is its file in `src/reproduce/` and its line here.
+pub const PAPERS: &[Paper] = &[
+    Paper {
+        name: "erucb",
+        about: "Hu, Yu & Liao 2019: Table 1, Figure 1, Table 2",
+        run: erucb::reproduce,
+    },
+    Paper {
+        name: "hamlet",
+        about: "Schmidt et al. 2020: Table II grid, Figs. 2-8, the Variant 3 claim",
+        run: hamlet::reproduce,
+    },
+    Paper {
+        name: "shang",
+        about: "Shang, Kaufmann & Valko 2019: D-TTTS against TTTS, T3C, SH, Hyperband, random search on recorded pools, and the timing table",
+        run: shang::reproduce,
+    },
+    Paper {
+        name: "mutant-ucb",
+        about: "Brégère & Keisler 2024: Mutant-UCB's Tables 1 and 2 in shape on sklearn-grid, beside the paper's numbers",
+        run: mutant_ucb::reproduce,
+    },
+    Paper {
+        name: "auto-weka",
+        about: "Thornton et al. 2013: Auto-WEKA's CASH comparison (Ex-Def, grid and random search, TPE, SMAC) on sklearn-random and sklearn-grid",
+        run: auto_weka::reproduce,
+    },
+];
+
+/// The reproduction named `name`, or an error listing them.
+pub fn paper(name: &str) -> Result<&'static Paper> {
+    PAPERS.iter().find(|p| p.name == name).ok_or_else(|| {
+        let names: Vec<&str> = PAPERS.iter().map(|p| p.name).collect();
+        anyhow::anyhow!("no reproduction '{name}'; there are: {}", names.join(", "))
+    })
+}
+
 /// Write `text` to `path` and list it among the reproduction's `files`.
 pub fn write_listed(files: &mut Vec<PathBuf>, path: PathBuf, text: &str) -> Result<()> {
     std::fs::write(&path, text)
@@ -100,5 +145,24 @@ impl Default for ReproduceOptions {
             progress: std::sync::Arc::new(crate::experiment::Silent),
             timing_seconds: 2.0,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_registry_names_each_reproduction_once_and_an_unknown_name_lists_them() {
+        let mut names: Vec<&str> = PAPERS.iter().map(|p| p.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), PAPERS.len());
+        assert_eq!(paper("shang").unwrap().name, "shang");
+        let e = paper("nope").err().unwrap().to_string();
+        assert!(
+            e.contains("no reproduction 'nope'") && e.contains("mutant-ucb, auto-weka"),
+            "{e}"
+        );
     }
 }
