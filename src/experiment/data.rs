@@ -91,6 +91,22 @@ impl Data {
         }
     }
 
+    /// The trace set's or pool's name.
+    pub fn name(&self) -> &str {
+        match self {
+            Data::Traces(ts) => &ts.manifest.name,
+            Data::Pool(p) => &p.pool.manifest.name,
+        }
+    }
+
+    /// Where the data comes from: `recorded`, `imported` or `synthetic` (pools are recorded).
+    pub fn source(&self) -> &'static str {
+        match self {
+            Data::Traces(ts) => ts.manifest.source.as_str(),
+            Data::Pool(_) => "recorded",
+        }
+    }
+
     /// For the lock file and the fingerprint.
     pub fn info(&self) -> DataInfo {
         match self {

@@ -346,7 +346,6 @@ pub(crate) fn runs_frame(
         json.floats_kept_into(keep(r), &r.time_s, out)
     });
     let overhead = exp.world.overhead().describe();
-    let d = data.info();
     let pool = data.pool();
     let recommended = |r: &CellResult| part(r).and_then(|p| p.recommended);
     let config = |r: &CellResult| {
@@ -379,8 +378,8 @@ pub(crate) fn runs_frame(
         Column::new("exhausted_budget".into(), f(&|r| r.exhausted_budget)),
         Column::new("replay".into(), vec![exp.world.kind().as_str(); h]),
         Column::new("overhead_model".into(), vec![overhead.as_str(); h]),
-        Column::new("trace_set".into(), vec![d.name.as_str(); h]),
-        Column::new("trace_source".into(), vec![d.source.as_str(); h]),
+        Column::new("trace_set".into(), vec![data.name(); h]),
+        Column::new("trace_source".into(), vec![data.source(); h]),
         Column::new("direction".into(), vec![data.direction().as_str(); h]),
         // The pool world's own columns (null in learner-level worlds).
         Column::new(
@@ -435,6 +434,7 @@ pub(crate) fn trajectories_frame(results: &[CellResult], data: &Data) -> Result<
     let mut time = Vec::with_capacity(n);
     let mut reward = Vec::with_capacity(n);
     let mut inc = Vec::with_capacity(n);
+    let mut ids = Vec::new();
     // Column by column per cell: each `extend` is a tight loop.
     for r in results {
         let s = &r.steps;
@@ -446,26 +446,19 @@ pub(crate) fn trajectories_frame(results: &[CellResult], data: &Data) -> Result<
         time.extend(s.iter().map(|s| s.time));
         inc.extend(s.iter().map(|s| s.incumbent));
         reward.extend(s.iter().map(|s| s.reward));
+        match data {
+            // A learner-level arm is its learner.
+            Data::Traces(_) => learner.extend(s.iter().map(|s| s.config)),
+            Data::Pool(p) => {
+                let configs = &p.pool.configs;
+                learner.extend(s.iter().map(|s| configs[s.config as usize].learner as u32));
+                ids.extend(s.iter().map(|s| configs[s.config as usize].id));
+            }
+        }
     }
     let config = match data {
-        // A learner's arm is the learner.
-        Data::Traces(_) => {
-            for r in results {
-                learner.extend(r.steps.iter().map(|s| s.config));
-            }
-            UInt32Chunked::full_null("config".into(), n).into_column()
-        }
-        Data::Pool(p) => {
-            let mut ids = Vec::with_capacity(n);
-            for r in results {
-                for s in &r.steps {
-                    let c = &p.pool.configs[s.config as usize];
-                    learner.push(c.learner as u32);
-                    ids.push(c.id);
-                }
-            }
-            UInt32Chunked::from_vec("config".into(), ids).into_column()
-        }
+        Data::Traces(_) => UInt32Chunked::full_null("config".into(), n).into_column(),
+        Data::Pool(_) => UInt32Chunked::from_vec("config".into(), ids).into_column(),
     };
     // Columns over the vectors built here, not copies of them.
     Ok(DataFrame::new_infer_height(vec![
