@@ -185,7 +185,6 @@ const FOUNDATIONS: &[&str] = &["rng", "build", "names", "normal", "space"];
 /// new one can appear unseen. `report` reads a results folder's trace set for `--regret trace`
 /// and its experiment for labels; `reproduce` times D-TTTS with `bench` and reads traces.
 const DEBTS: &[(&str, &str)] = &[
-    ("report", "experiment"),
     ("report", "trace"),
     ("reproduce", "bench"),
     ("reproduce", "trace"),

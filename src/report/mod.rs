@@ -84,8 +84,8 @@ pub fn trace_bounds(
     traces: Option<&Path>,
     higher: bool,
 ) -> Result<crate::analysis::budgets::ScoreBounds> {
-    let lock = dir.join(crate::experiment::LOCK);
-    let table = crate::experiment::read_lock_file(&lock)?.with_context(|| {
+    let lock = dir.join(crate::results::LOCK);
+    let table = crate::results::read_lock_file(&lock)?.with_context(|| {
         format!(
             "{}: cannot read, so the traces of --regret trace are unknown",
             lock.display()
@@ -429,7 +429,7 @@ fn report_runs(
     }
     choose::allocation(&mut w, runs, &policies, &names, out, &opts.page)?;
     // Anytime curves from the trajectories.
-    if dir.join(crate::experiment::TRAJECTORIES).is_file() {
+    if dir.join(crate::results::TRAJECTORIES).is_file() {
         let curves = anytime_curves(dir, runs, opts.anytime_points)?;
         let bounds = match opts.regret {
             Regret::Compared => None,

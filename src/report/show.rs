@@ -8,7 +8,7 @@ use anyhow::{Result, bail};
 use polars::prelude::*;
 
 use super::figures::{Lines, Page, Panel, Series, save};
-use crate::experiment::read_parquet;
+use crate::results::read_parquet;
 
 /// What `show` found: the text to print and the figure files written.
 pub struct Shown {
@@ -32,7 +32,7 @@ fn cell_rows(df: &DataFrame, path: &Path, cell: u64) -> Result<DataFrame> {
 /// `cell-<ID>` (PDF, SVG, PNG, CSV) written there.
 pub fn show_cell(dir: &Path, cell: u64, rows: usize, out: Option<&Path>) -> Result<Shown> {
     use std::fmt::Write as _;
-    let runs_path = dir.join(crate::experiment::RUNS);
+    let runs_path = dir.join(crate::results::RUNS);
     let runs = read_parquet(&runs_path)?;
     let run = cell_rows(&runs, &runs_path, cell)?;
     if run.height() == 0 {
@@ -56,7 +56,7 @@ pub fn show_cell(dir: &Path, cell: u64, rows: usize, out: Option<&Path>) -> Resu
         let v = c.get(0).map_or_else(|_| "?".to_string(), |v| v.to_string());
         let _ = writeln!(text, "  {:<20} {}", c.name(), v.trim_matches('"'));
     }
-    let traj_path = dir.join(crate::experiment::TRAJECTORIES);
+    let traj_path = dir.join(crate::results::TRAJECTORIES);
     let traj = cell_rows(&read_parquet(&traj_path)?, &traj_path, cell)?;
     let _ = writeln!(text, "\n{} decisions stored:", traj.height());
     let shown = if traj.height() > 2 * rows {
@@ -163,7 +163,7 @@ pub fn show_cell(dir: &Path, cell: u64, rows: usize, out: Option<&Path>) -> Resu
 
 /// The cells of a results folder, one line each: id, dataset, run, budget, policy, best score.
 pub fn list_cells(dir: &Path, limit: usize) -> Result<String> {
-    let runs_path = dir.join(crate::experiment::RUNS);
+    let runs_path = dir.join(crate::results::RUNS);
     let runs = read_parquet(&runs_path)?;
     let keep: Vec<&str> = [
         "cell",

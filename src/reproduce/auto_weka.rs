@@ -17,8 +17,10 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Result, bail};
 
-use super::shang::{family_markdown, family_test};
+use super::claims::{family_markdown, family_test};
 use super::{PoolRun, ReproduceOptions};
+use crate::analysis::compare::DEFAULT_TIE_TOLERANCE;
+use crate::analysis::{FoundNothing, UnitKind, average_ranks_tol, unit_table, within_tolerance};
 use crate::results::Run;
 use crate::trace::Status;
 
@@ -40,27 +42,49 @@ fn method(family: &str) -> &str {
 
 const ORDER: [&str; 5] = ["ex-def", "grid-search", "random-search", "tpe", "smac"];
 
-/// Per (family, dataset, budget): the mean validation and test score of the recommended
-/// configuration over runs and repetitions (a dataset unit at one budget).
+/// Per (family, dataset, budget): the unit table's validation and test score of the recommended
+/// configuration at that dataset unit (the mean over runs and repetitions; a cell that found
+/// nothing scores the worst of its unit).
 type Means = BTreeMap<(String, String, u64), (f64, f64)>;
 
-fn unit_means(runs: &[Run]) -> Means {
-    let mut acc: BTreeMap<(String, String, u64), (f64, f64, f64)> = BTreeMap::new();
-    for r in runs {
-        let e = acc
-            .entry((r.family.clone(), r.dataset.clone(), r.budget.to_bits()))
-            .or_default();
-        e.0 += r.best_score;
-        e.1 += r.best_test_score;
-        e.2 += 1.0;
+/// The tie rule of every table and count here: the analysis's shared relative tolerance.
+fn tied(a: f64, b: f64) -> bool {
+    within_tolerance(a, b, DEFAULT_TIE_TOLERANCE)
+}
+
+fn unit_means(runs: &[Run], higher: bool) -> Means {
+    let mut budgets: Vec<u64> = runs.iter().map(|r| r.budget.to_bits()).collect();
+    budgets.sort_unstable();
+    budgets.dedup();
+    let mut out = Means::new();
+    for b in budgets {
+        // One policy per family in these experiments: the family names the unit table's column.
+        let at: Vec<Run> = runs
+            .iter()
+            .filter(|r| r.budget.to_bits() == b)
+            .map(|r| Run {
+                policy: r.family.clone(),
+                ..r.clone()
+            })
+            .collect();
+        let on_test: Vec<Run> = at
+            .iter()
+            .map(|r| Run {
+                best_score: r.best_test_score,
+                ..r.clone()
+            })
+            .collect();
+        let val = unit_table(&at, UnitKind::Dataset, FoundNothing::Worst, higher);
+        let test = unit_table(&on_test, UnitKind::Dataset, FoundNothing::Worst, higher);
+        for ((d, f, v), (_, _, t)) in val.rows.into_iter().zip(test.rows) {
+            out.insert((f, d, b), (v, t));
+        }
     }
-    acc.into_iter()
-        .map(|(k, (v, t, n))| (k, (v / n, t / n)))
-        .collect()
+    out
 }
 
 /// Wins, ties and losses of `a` against `b` over the datasets at `budget` (higher is better);
-/// `test` compares test scores. Ties: equal within 1e-12.
+/// `test` compares test scores.
 fn wtl(m: &Means, a: &str, b: &str, budget: u64, datasets: &[String], test: bool) -> [usize; 3] {
     let mut out = [0; 3];
     for d in datasets {
@@ -69,15 +93,20 @@ fn wtl(m: &Means, a: &str, b: &str, budget: u64, datasets: &[String], test: bool
             continue;
         };
         let (x, y) = if test { (x.1, y.1) } else { (x.0, y.0) };
-        if (x - y).abs() <= 1e-12 {
-            out[1] += 1;
-        } else if x > y {
-            out[0] += 1;
-        } else {
-            out[2] += 1;
-        }
+        out[outcome(x, y)] += 1;
     }
     out
+}
+
+/// 0 = win, 1 = tie, 2 = loss of `x` against `y` (higher is better).
+fn outcome(x: f64, y: f64) -> usize {
+    if tied(x, y) {
+        1
+    } else if x > y {
+        0
+    } else {
+        2
+    }
 }
 
 /// Mean rank (1 = best, ties averaged) of each family over the datasets at `budget`.
@@ -91,10 +120,11 @@ fn mean_ranks(m: &Means, families: &[String], budget: u64, datasets: &[String]) 
             .collect();
         let Some(v) = v else { continue };
         n += 1.0;
-        for (i, &x) in v.iter().enumerate() {
-            let better = v.iter().filter(|&&y| y > x + 1e-12).count() as f64;
-            let equal = v.iter().filter(|&&y| (y - x).abs() <= 1e-12).count() as f64;
-            sum[i] += better + (equal + 1.0) / 2.0;
+        for (s, r) in sum
+            .iter_mut()
+            .zip(average_ranks_tol(&v, true, DEFAULT_TIE_TOLERANCE))
+        {
+            *s += r;
         }
     }
     sum.iter().map(|s| s / n.max(1.0)).collect()
@@ -176,7 +206,7 @@ fn section(
         );
     }
     let runs = &run.results.runs;
-    let means = unit_means(runs);
+    let means = unit_means(runs, run.results.higher_is_better);
     let families: Vec<String> = {
         let present: BTreeSet<&str> = runs.iter().map(|r| r.family.as_str()).collect();
         ORDER
@@ -373,13 +403,7 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<Vec<PathBuf>> {
                 continue;
             };
             let (x, y) = if test { (x.1, y.1) } else { (x.0, y.0) };
-            o[if (x - y).abs() <= 1e-12 {
-                1
-            } else if x > y {
-                0
-            } else {
-                2
-            }] += 1;
+            o[outcome(x, y)] += 1;
         }
         o
     };
@@ -408,8 +432,6 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<Vec<PathBuf>> {
     // The paper's findings beside ours.
     // "Best on N datasets" counts a dataset where the method is best alone; a tie for the best
     // (the report's tie tolerance) is counted apart, never as a win for both.
-    let tol = crate::analysis::compare::Options::default().tie_tolerance;
-    let tied = |a: f64, b: f64| (a - b).abs() <= tol * a.abs().max(b.abs());
     let best_count = |s: &Section, fam: &str, b: u64| -> String {
         let (mut alone, mut shared) = (0, 0);
         for d in &s.datasets {
@@ -484,7 +506,7 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<Vec<PathBuf>> {
                     ) else {
                         return false;
                     };
-                    f.1 > e.1 + 1e-12
+                    outcome(f.1, e.1) == 0
                 })
                 .count();
             format!("{beats}/{}", grid.datasets.len())
@@ -523,7 +545,7 @@ mod tests {
             run("c", "smac", 10.0, 0, 0.7, 0.7),
             run("c", "ex-def", 10.0, 0, 0.7, 0.6),
         ];
-        let m = unit_means(&runs);
+        let m = unit_means(&runs, true);
         let ds: Vec<String> = ["a", "b", "c"].iter().map(|s| s.to_string()).collect();
         let b = 10.0f64.to_bits();
         // a: smac mean 0.8 ties ex-def 0.8; b: loses; c: ties.
@@ -534,5 +556,17 @@ mod tests {
         // Ranks: a tie (1.5 each), b ex-def 1, c tie: ex-def (1.5+1+1.5)/3, smac (1.5+2+1.5)/3.
         let r = mean_ranks(&m, &fams, b, &ds);
         assert!((r[0] - 4.0 / 3.0).abs() < 1e-12 && (r[1] - 5.0 / 3.0).abs() < 1e-12);
+        // A cell that found nothing scores the worst of its unit instead of poisoning the mean:
+        // smac's two cells on "d" count 0.6 and 0.6, a loss against ex-def's 0.7, not a NaN.
+        let mut with_nothing = runs.clone();
+        with_nothing.push(run("d", "smac", 10.0, 0, f64::NAN, f64::NAN));
+        with_nothing.push(run("d", "smac", 10.0, 1, 0.6, 0.6));
+        with_nothing.push(run("d", "ex-def", 10.0, 0, 0.7, 0.7));
+        let m = unit_means(&with_nothing, true);
+        assert_eq!(m[&("smac".into(), "d".into(), b)], (0.6, 0.6));
+        let ds: Vec<String> = ["a", "b", "c", "d"].iter().map(|s| s.to_string()).collect();
+        assert_eq!(wtl(&m, "smac", "ex-def", b, &ds, false), [0, 2, 2]);
+        let r = mean_ranks(&m, &fams, b, &ds);
+        assert!((r[1] - 7.0 / 4.0).abs() < 1e-12, "{r:?}");
     }
 }

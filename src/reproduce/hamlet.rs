@@ -15,15 +15,14 @@
 //!
 //! Both experiments are files under `experiments/` that `banditbench run` also runs.
 
-use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Result, bail};
 
 use super::ReproduceOptions;
-use crate::analysis::compare::{Options, ScoreTable, compare, mean_difference, pair_tests};
-use crate::analysis::units::{FoundNothing, UnitKind, unit_table};
+use crate::analysis::focus_versus_rest;
+use crate::analysis::units::UnitKind;
 use crate::experiment::{RunOptions, prepare, run_experiment};
 use crate::report::{
     ReportOptions, Results, Run, best_per_family, mean_ranks_by_budget, read_results,
@@ -188,66 +187,29 @@ pub fn claim_test(
         };
         ids.push(p);
     }
-    let keep: BTreeSet<&String> = ids.iter().collect();
-    let sub: Vec<Run> = runs
+    let t = focus_versus_rest(runs, higher, unit, &v3, &ids[1..])?;
+    let against: Vec<Against> = NON_HAMLET
         .iter()
-        .filter(|r| keep.contains(&r.policy))
-        .cloned()
+        .zip(&t.against)
+        .map(|(fam, a)| {
+            (
+                fam.to_string(),
+                a.policy.clone(),
+                a.mean_rank,
+                a.p_holm,
+                a.focus_better,
+                a.diff,
+            )
+        })
         .collect();
-    for id in &ids {
-        if !sub.iter().any(|r| &r.policy == id) {
-            bail!("the claim compares '{id}', which has no cell in these results");
-        }
-    }
-    let units = unit_table(&sub, unit, FoundNothing::Worst, higher);
-    let (table, _) = ScoreTable::from_rows(
-        &units.rows,
-        higher,
-        crate::analysis::compare::Missing::Error,
-        true,
-    )?;
-    let opts = Options::default();
-    let c = compare(table, &opts);
-    let idx = |p: &str| {
-        c.table
-            .policies
-            .iter()
-            .position(|x| x == p)
-            .expect("compared")
-    };
-    let i3 = idx(&v3);
-    let pairs: Vec<(usize, usize)> = ids[1..].iter().map(|p| (i3, idx(p))).collect();
-    let tests = pair_tests(&c.table, &pairs, &opts);
-    let s3 = &c.summary[i3];
-    let mut against = Vec::new();
-    let mut holds = true;
-    for ((fam, p), t) in NON_HAMLET.iter().zip(&ids[1..]).zip(&tests) {
-        let sp = &c.summary[idx(p)];
-        let better = s3.mean_rank < sp.mean_rank;
-        let ok = t.reject && better;
-        holds &= ok;
-        let (m, lo, hi, _) = mean_difference(&c.table, i3, idx(p));
-        against.push((
-            fam.to_string(),
-            p.clone(),
-            sp.mean_rank,
-            t.p_holm,
-            ok,
-            (m, lo, hi),
-        ));
-    }
-    let n = c.table.units.len();
-    // The exact two-sided signed-rank test's smallest p is 2 / 2^n; Holm multiplies the smallest
-    // of four by 4.
-    let min_p = (4.0 * 2.0 / 2f64.powi(n.min(1000) as i32)).min(1.0);
     Ok(ClaimTest {
         unit,
-        n_units: n,
-        n_datasets: units.n_datasets,
-        v3_rank: (s3.mean_rank, s3.ci_low, s3.ci_high),
+        n_units: t.n_units,
+        n_datasets: t.n_datasets,
+        v3_rank: t.focus_rank,
+        holds: against.iter().all(|a| a.4),
         against,
-        holds,
-        min_p_holm: min_p,
+        min_p_holm: t.min_p_holm,
     })
 }
 

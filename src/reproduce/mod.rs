@@ -1,6 +1,7 @@
 //! `banditbench reproduce PAPER`: run a paper's experiments and write its tables and figures.
 
 pub mod auto_weka;
+pub mod claims;
 pub mod erucb;
 pub mod hamlet;
 pub mod mutant_ucb;
@@ -57,6 +58,13 @@ pub fn paper(name: &str) -> Result<&'static Paper> {
         let names: Vec<&str> = PAPERS.iter().map(|p| p.name).collect();
         anyhow::anyhow!("no reproduction '{name}'; there are: {}", names.join(", "))
     })
+}
+
+/// A reproduction's published numbers, `docs/<name>/paper.toml`, compiled into the binary so a
+/// reproduction runs from any folder; `file` names it in an error.
+pub(crate) fn paper_numbers<T: serde::de::DeserializeOwned>(file: &str, text: &str) -> Result<T> {
+    toml::from_str(text)
+        .map_err(|e| anyhow::anyhow!("{file}: the paper's numbers do not parse: {e}"))
 }
 
 /// Write `text` to `path` and list it among the reproduction's `files`.

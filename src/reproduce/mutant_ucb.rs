@@ -16,33 +16,52 @@ use anyhow::{Result, bail};
 
 use super::ReproduceOptions;
 
-use super::shang::FamilyTest;
+use crate::analysis::FamilyTest;
+use crate::analysis::units::ordered_mean;
+use crate::analysis::{FoundNothing, UnitKind, unit_table};
 use crate::results::{PoolCounts, Run, read_pool_counts};
 
 const TABLE1: &str = "mutant-ucb-table1.toml";
 const TABLE2: &str = "mutant-ucb-table2.toml";
 const TABLE1_HPOBENCH: &str = "mutant-ucb-hpobench.toml";
 
-/// The paper's Table 1: (method, models tested and best accuracy % on CIFAR-10, MRBI, SVHN).
-const PAPER_TABLE1: [(&str, [(u32, f64); 3]); 4] = [
-    ("random search", [(1000, 75.3), (1000, 75.5), (1000, 90.7)]),
-    (
-        "evolutionary algorithm",
-        [(1000, 77.1), (1000, 79.5), (1000, 91.9)],
-    ),
-    ("Hyperband", [(2400, 75.4), (2400, 75.9), (2400, 91.0)]),
-    ("Mutant-UCB", [(3399, 79.5), (3463, 80.5), (3471, 92.4)]),
-];
+/// The paper's numbers (`docs/mutant-ucb/paper.toml`): Table 1 and Table 2 as printed.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PaperNumbers {
+    table1: Vec<Table1Cell>,
+    table2: Vec<Table2Row>,
+}
 
-/// The paper's Table 2 (MNIST, T = 10 000, N = 10): E, ∞-UCB-E accuracy %, Mutant-UCB models
-/// and accuracy %.
-const PAPER_TABLE2: [(f64, f64, u32, f64); 5] = [
-    (0.01, 95.9, 2853, 98.5),
-    (0.05, 97.2, 2828, 98.7),
-    (1.0, 97.2, 2629, 97.2),
-    (5.0, 97.2, 2393, 96.7),
-    (10.0, 95.9, 2435, 97.6),
-];
+/// Table 1: a method's models tested and best accuracy (%) on one of CIFAR-10, MRBI, SVHN.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Table1Cell {
+    method: String,
+    dataset: String,
+    models: u32,
+    accuracy: f64,
+}
+
+/// Table 2 (MNIST, T = 10 000, N = 10): E, ∞-UCB-E's accuracy %, Mutant-UCB's models and accuracy %.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Table2Row {
+    e: f64,
+    inf_ucb_e_accuracy: f64,
+    mutant_ucb_models: u32,
+    mutant_ucb_accuracy: f64,
+}
+
+/// The paper's datasets, in its order.
+const PAPER_DATASETS: [&str; 3] = ["CIFAR-10", "MRBI", "SVHN"];
+
+fn paper_numbers() -> Result<PaperNumbers> {
+    super::paper_numbers(
+        "docs/mutant-ucb/paper.toml",
+        include_str!("../../docs/mutant-ucb/paper.toml"),
+    )
+}
 
 /// The paper's name of a policy family in Table 1.
 fn method(family: &str) -> Option<&'static str> {
@@ -55,8 +74,10 @@ fn method(family: &str) -> Option<&'static str> {
     }
 }
 
-/// Per (policy, dataset): mean models tested, mean validation and test score of the
-/// recommended configuration (over runs, learners' pools and repetitions).
+/// Per (policy, dataset): mean models tested, and the unit table's validation and test score of
+/// the recommended configuration (the mean over runs, learners' pools and repetitions; a cell that
+/// found nothing scores the worst of its dataset). Per (policy, "all"): models over every cell,
+/// scores the mean over the dataset units.
 #[derive(Clone, Copy, Debug, Default)]
 struct Cellwise {
     n: usize,
@@ -68,6 +89,7 @@ struct Cellwise {
 fn summarise(
     runs: &[Run],
     counts: &BTreeMap<u64, PoolCounts>,
+    higher: bool,
 ) -> BTreeMap<(String, String), Cellwise> {
     let mut m: BTreeMap<(String, String), Cellwise> = BTreeMap::new();
     for r in runs {
@@ -78,15 +100,31 @@ fn summarise(
             let e = m.entry(key).or_default();
             e.n += 1;
             e.models += counts.get(&r.cell).map_or(0.0, |c| c.configs_drawn as f64);
-            e.score += r.best_score;
-            e.test += r.best_test_score;
         }
     }
     for e in m.values_mut() {
-        let n = e.n.max(1) as f64;
-        e.models /= n;
-        e.score /= n;
-        e.test /= n;
+        e.models /= e.n.max(1) as f64;
+    }
+    let on_test: Vec<Run> = runs
+        .iter()
+        .map(|r| Run {
+            best_score: r.best_test_score,
+            ..r.clone()
+        })
+        .collect();
+    let val = unit_table(runs, UnitKind::Dataset, FoundNothing::Worst, higher);
+    let test = unit_table(&on_test, UnitKind::Dataset, FoundNothing::Worst, higher);
+    let mut overall: BTreeMap<String, (Vec<f64>, Vec<f64>)> = BTreeMap::new();
+    for ((d, p, v), (_, _, t)) in val.rows.into_iter().zip(test.rows) {
+        let e = m.entry((p.clone(), d)).or_default();
+        (e.score, e.test) = (v, t);
+        let o = overall.entry(p).or_default();
+        o.0.push(v);
+        o.1.push(t);
+    }
+    for (p, (mut v, mut t)) in overall {
+        let e = m.entry((p, "all".to_string())).or_default();
+        (e.score, e.test) = (ordered_mean(&mut v), ordered_mean(&mut t));
     }
     m
 }
@@ -125,7 +163,7 @@ fn table1_section(
     files: &mut Vec<PathBuf>,
 ) -> Result<Vec<(String, FamilyTest)>> {
     let (res, counts, name) = ran;
-    let s = summarise(&res.runs, counts);
+    let s = summarise(&res.runs, counts, res.higher_is_better);
     let mut datasets: Vec<String> = res.runs.iter().map(|r| r.dataset.clone()).collect();
     datasets.sort();
     datasets.dedup();
@@ -147,7 +185,11 @@ fn table1_section(
         v
     };
     md.push_str(intro);
-    md.push_str("\n\n| method | CIFAR-10 (paper) | MRBI (paper) | SVHN (paper) |");
+    let paper = paper_numbers()?;
+    md.push_str("\n\n| method |");
+    for d in PAPER_DATASETS {
+        let _ = write!(md, " {d} (paper) |");
+    }
     for d in &datasets {
         let _ = write!(md, " {d} |");
     }
@@ -161,12 +203,17 @@ fn table1_section(
     for (fam, pol) in &policies {
         let m = method(fam).unwrap_or(fam.as_str());
         let _ = write!(md, "| {m} |");
-        if let Some((_, paper)) = PAPER_TABLE1.iter().find(|(p, _)| *p == m) {
-            for (models, acc) in paper {
-                let _ = write!(md, " {models} · {acc:.1} |");
+        for d in PAPER_DATASETS {
+            match paper
+                .table1
+                .iter()
+                .find(|c| c.method == m && c.dataset == d)
+            {
+                Some(c) => {
+                    let _ = write!(md, " {} · {:.1} |", c.models, c.accuracy);
+                }
+                None => md.push_str(" |"),
             }
-        } else {
-            md.push_str(" | | |");
         }
         for d in datasets.iter().chain(std::iter::once(&"all".to_string())) {
             let c = s
@@ -201,7 +248,7 @@ fn table1_section(
         .map(|p| p.1.clone())
         .ok_or_else(|| anyhow::anyhow!("{name}: no mutant-ucb policy"))?;
     md.push('\n');
-    let (fam, on_val, on_test) = super::shang::families_on_validation_and_test(
+    let (fam, on_val, on_test) = super::claims::families_on_validation_and_test(
         &res.runs,
         res.higher_is_better,
         &focus,
@@ -264,7 +311,7 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<Vec<PathBuf>> {
 
     // Table 2.
     let (res2, counts2, name2) = run_one(opts, TABLE2, &out, &mut files)?;
-    let s2 = summarise(&res2.runs, &counts2);
+    let s2 = summarise(&res2.runs, &counts2, res2.higher_is_better);
     // (family, E) -> policy id
     let mut by_e: BTreeMap<(String, String), String> = BTreeMap::new();
     for r in &res2.runs {
@@ -274,7 +321,13 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<Vec<PathBuf>> {
     }
     md.push_str("## Table 2: the exploration constant E\n\nThe paper: MNIST, T = 10 000, N = 10, ∞-UCB-E with K = 3 000, Mutant-UCB with K = 500. Ours: T = 1 350, N = 27, K = 405 and 67 (the same fractions of T); validation accuracy (%), mean over all cells, and Mutant-UCB's models tested. E is a parameter study here: no setting is chosen on these units.\n\n| E | ∞-UCB-E (paper) | ∞-UCB-E (ours) | Mutant-UCB (paper): models · accuracy | Mutant-UCB (ours): models · accuracy |\n|---|---|---|---|---|\n");
     let mut csv2 = String::from("e,policy,models_tested,validation_accuracy,test_accuracy\n");
-    for (e, inf_acc, m_models, m_acc) in PAPER_TABLE2 {
+    for row in paper_numbers()?.table2 {
+        let Table2Row {
+            e,
+            inf_ucb_e_accuracy: inf_acc,
+            mutant_ucb_models: m_models,
+            mutant_ucb_accuracy: m_acc,
+        } = row;
         let key = format!("{e}");
         let get = |fam: &str| {
             by_e.get(&(fam.to_string(), key.clone()))
@@ -303,7 +356,7 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<Vec<PathBuf>> {
     );
     super::write_listed(&mut files, out.join("table2.csv"), &csv2)?;
     super::write_listed(&mut files, out.join("README.md"), &md)?;
-    use super::shang::{ClaimPart, Expect, claim_markdown};
+    use super::claims::{ClaimPart, Expect, claim_markdown};
     let claim = claim_markdown(
         "Mutant-UCB's claim on recorded pools",
         "Brégère & Keisler 2024, Table 1 and §5.1: Mutant-UCB finds better models than random search, the steady-state evolutionary algorithm and Hyperband at the same budget of sub-trains.",
@@ -335,6 +388,23 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_papers_numbers_parse_with_four_methods_on_three_datasets_and_five_settings_of_e() {
+        let p = paper_numbers().unwrap();
+        assert_eq!(p.table1.len(), 12);
+        for d in PAPER_DATASETS {
+            assert_eq!(p.table1.iter().filter(|c| c.dataset == d).count(), 4, "{d}");
+        }
+        let m = p
+            .table1
+            .iter()
+            .find(|c| c.method == "Mutant-UCB" && c.dataset == "SVHN")
+            .unwrap();
+        assert_eq!((m.models, m.accuracy), (3471, 92.4));
+        let es: Vec<f64> = p.table2.iter().map(|r| r.e).collect();
+        assert_eq!(es, [0.01, 0.05, 1.0, 5.0, 10.0]);
+    }
+
+    #[test]
     fn summaries_average_models_and_scores_per_dataset_and_overall() {
         let mut a = Run::scored("d1", 0, 10.0, 0, "mutant-ucb(k=1)", 0.8);
         a.cell = 1;
@@ -359,7 +429,7 @@ mod tests {
             ),
         ]
         .into();
-        let s = summarise(&[a, b], &counts);
+        let s = summarise(&[a, b], &counts, true);
         let all = s[&("mutant-ucb(k=1)".to_string(), "all".to_string())];
         assert_eq!(all.n, 2);
         assert!((all.models - 20.0).abs() < 1e-12);

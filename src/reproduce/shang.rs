@@ -12,297 +12,34 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Result, bail};
+use anyhow::Result;
 
 use super::ReproduceOptions;
-use crate::analysis::compare::{Options, ScoreTable, compare, mean_difference, pair_tests};
-use crate::analysis::units::{FoundNothing, UnitKind, unit_table};
-use crate::results::Run;
+use super::claims::{ClaimPart, Expect, claim_markdown, families_on_validation_and_test};
+use crate::analysis::FamilyTest;
 
 const EXPERIMENTS: [&str; 2] = ["shang-sklearn-grid.toml", "shang-hpobench.toml"];
 /// The policy the claim is about: D-TTTS with the slides' pseudo-arm.
 const DTTTS: &str = "d-ttts(beta=0.5, max_resample=10000, queried=pseudo-arm)";
-/// The slides' timing table (seconds per sampling step).
-const SLIDES_TIMING: [(&str, f64); 3] = [("t3c", 1.6e-5), ("ttts", 2.3e-4), ("uniform", 6e-6)];
-
-/// One row of the claim family: the other policy, its mean rank, Holm p, and the difference
-/// focus − other (mean, 95 % t interval).
-#[derive(Clone, Debug)]
-pub struct Against {
-    pub policy: String,
-    pub mean_rank: f64,
-    pub p_holm: f64,
-    pub focus_better: bool,
-    pub diff: (f64, f64, f64),
+/// The slides' timing table (`docs/shang/paper.toml`): seconds per sampling step.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PaperNumbers {
+    timing: Vec<Timing>,
 }
 
-/// A claim about one policy (the focus) tested against every other as one family.
-#[derive(Clone, Debug)]
-pub struct FamilyTest {
-    pub n_units: usize,
-    pub focus_rank: f64,
-    pub against: Vec<Against>,
-    /// The smallest Holm-adjusted p any outcome could give at this number of units.
-    pub min_p_holm: f64,
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Timing {
+    policy: String,
+    seconds: f64,
 }
 
-/// `focus` against every other policy in `runs`, at dataset units, as one family of hypotheses
-/// (exact Wilcoxon signed-rank, Holm), with the mean difference and its 95 % t interval.
-pub fn family_test(runs: &[Run], higher: bool, focus: &str) -> Result<FamilyTest> {
-    if !runs.iter().any(|r| r.policy == focus) {
-        bail!("the comparison is about {focus}, which is absent from the results");
-    }
-    let units = unit_table(runs, UnitKind::Dataset, FoundNothing::Worst, higher);
-    let (table, _) = ScoreTable::from_rows(
-        &units.rows,
-        higher,
-        crate::analysis::compare::Missing::Error,
-        true,
-    )?;
-    let opts = Options::default();
-    let c = compare(table, &opts);
-    let idx = |p: &str| c.table.policies.iter().position(|x| x == p);
-    let Some(d) = idx(focus) else {
-        bail!("{focus} has no unit in the results");
-    };
-    let others: Vec<usize> = (0..c.table.policies.len()).filter(|&i| i != d).collect();
-    let pairs: Vec<(usize, usize)> = others.iter().map(|&o| (d, o)).collect();
-    let tests = pair_tests(&c.table, &pairs, &opts);
-    let against = others
-        .iter()
-        .zip(&tests)
-        .map(|(&o, t)| {
-            let (m, lo, hi, _) = mean_difference(&c.table, d, o);
-            Against {
-                policy: c.table.policies[o].clone(),
-                mean_rank: c.summary[o].mean_rank,
-                p_holm: t.p_holm,
-                focus_better: t.reject && c.summary[d].mean_rank < c.summary[o].mean_rank,
-                diff: (m, lo, hi),
-            }
-        })
-        .collect();
-    let n = c.table.units.len();
-    let min_p = (others.len() as f64 * 2.0 / 2f64.powi(n.min(1000) as i32)).min(1.0);
-    Ok(FamilyTest {
-        n_units: n,
-        focus_rank: c.summary[d].mean_rank,
-        against,
-        min_p_holm: min_p,
-    })
-}
-
-/// The family test twice, as Markdown: on the validation score the methods select on, then on
-/// the test score of the same recommended unit (selection on validation scores may not carry
-/// over: the winner's curse grows with the configurations tried). `metric` names the score
-/// ("accuracy"), `name` the focus policy in words.
-pub fn family_on_validation_and_test(
-    runs: &[Run],
-    higher: bool,
-    focus: &str,
-    metric: &str,
-    name: &str,
-) -> Result<String> {
-    Ok(families_on_validation_and_test(runs, higher, focus, metric, name)?.0)
-}
-
-/// As `family_on_validation_and_test`, with the two family tests themselves (the test one when
-/// the pool records test scores).
-pub fn families_on_validation_and_test(
-    runs: &[Run],
-    higher: bool,
-    focus: &str,
-    metric: &str,
-    name: &str,
-) -> Result<(String, FamilyTest, Option<FamilyTest>)> {
-    let t = family_test(runs, higher, focus)?;
-    let mut md = format!(
-        "### On validation {metric} (what the methods select on)\n\n{}\n",
-        family_markdown(&t, &format!("validation {metric}"), name)
-    );
-    if runs.iter().any(|r| r.best_test_score.is_finite()) {
-        let on_test: Vec<Run> = runs
-            .iter()
-            .map(|r| Run {
-                best_score: r.best_test_score,
-                ..r.clone()
-            })
-            .collect();
-        let tt = family_test(&on_test, higher, focus)?;
-        let _ = writeln!(
-            md,
-            "### On test {metric} (the same recommended unit)\n\n{}",
-            family_markdown(&tt, &format!("test {metric}"), name)
-        );
-        return Ok((md, t, Some(tt)));
-    }
-    let _ = writeln!(
-        md,
-        "The pool has no test scores, so there is no test comparison: the claim rests on validation scores only.\n"
-    );
-    Ok((md, t, None))
-}
-
-/// What a claim expects of the focus policy against one baseline.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Expect {
-    /// Significantly better (Holm, within the family).
-    Better,
-    /// Not significantly worse.
-    NotWorse,
-}
-
-/// One part of a claim: the baseline (by the start of its policy id), its words and what the
-/// focus is expected to do against it.
-pub struct ClaimPart<'a> {
-    pub baseline: &'a str,
-    pub words: &'a str,
-    pub expect: Expect,
-}
-
-/// A part's verdict.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Verdict {
-    Holds,
-    DoesNotHold,
-    /// Too few units: no outcome could reach α after Holm's correction, so the test cannot tell.
-    Undecidable,
-}
-
-impl Verdict {
-    pub fn words(self) -> &'static str {
-        match self {
-            Verdict::Holds => "holds",
-            Verdict::DoesNotHold => "does not hold",
-            Verdict::Undecidable => "cannot be decided here",
-        }
-    }
-}
-
-/// The verdict of each part of a claim in a family test: (words, found, verdict). When no
-/// outcome at this number of units could be significant, every part is undecidable: "better"
-/// cannot be shown and "not worse" cannot be refuted, so neither is claimed.
-pub fn verdicts(
-    t: &FamilyTest,
-    parts: &[ClaimPart<'_>],
-    alpha: f64,
-) -> Vec<(String, String, Verdict)> {
-    parts
-        .iter()
-        .map(|c| {
-            let Some(a) = t.against.iter().find(|a| a.policy.starts_with(c.baseline)) else {
-                return (
-                    c.words.to_string(),
-                    "absent from the results".into(),
-                    Verdict::DoesNotHold,
-                );
-            };
-            let significant = a.p_holm <= alpha;
-            let worse = significant && !a.focus_better;
-            let holds = match c.expect {
-                Expect::Better => a.focus_better,
-                Expect::NotWorse => !worse,
-            };
-            let verdict = if t.min_p_holm > alpha {
-                Verdict::Undecidable
-            } else if holds {
-                Verdict::Holds
-            } else {
-                Verdict::DoesNotHold
-            };
-            let found = format!(
-                "Δ {:+.4} [{:+.4}, {:+.4}], Holm p {:.3}: {}",
-                a.diff.0,
-                a.diff.1,
-                a.diff.2,
-                a.p_holm,
-                if a.focus_better {
-                    "significantly better"
-                } else if worse {
-                    "significantly worse"
-                } else {
-                    "no significant difference"
-                }
-            );
-            (c.words.to_string(), found, verdict)
-        })
-        .collect()
-}
-
-/// `claim.md` of a reproduction: the claim, then per experiment and score (validation, test)
-/// each part's finding and verdict; the claim holds where every part holds.
-pub fn claim_markdown(
-    title: &str,
-    claim: &str,
-    parts: &[ClaimPart<'_>],
-    found: &[(String, FamilyTest)],
-) -> String {
-    let mut s = format!(
-        "# {title}\n\n**The claim.** {claim}\n\n**Rule.** Each part is tested in the family of the focus policy against every other (exact Wilcoxon signed-rank at dataset units, Holm-adjusted, α = 0.05); \"better\" needs a significant difference in the focus policy's favour, \"not worse\" only that no significant difference goes against it. Validation is what the methods select on; test (the same recommended unit) is what a user gets: a claim that holds on validation only is marked so.\n\n| where | part | found | verdict |\n|---|---|---|---|\n"
-    );
-    for (place, t) in found {
-        let v = verdicts(t, parts, 0.05);
-        for (words, f, verdict) in &v {
-            let _ = writeln!(s, "| {place} | {words} | {f} | {} |", verdict.words());
-        }
-        let whole = if v.iter().any(|x| x.2 == Verdict::DoesNotHold) {
-            Verdict::DoesNotHold
-        } else if v.iter().all(|x| x.2 == Verdict::Holds) {
-            Verdict::Holds
-        } else {
-            Verdict::Undecidable
-        };
-        let _ = writeln!(
-            s,
-            "| {place} | **the whole claim** | {} units; smallest possible Holm p {:.3}{} | **{}** |",
-            t.n_units,
-            t.min_p_holm,
-            if whole == Verdict::Undecidable {
-                " (no difference can be significant with so few units: read the differences)"
-            } else {
-                ""
-            },
-            whole.words()
-        );
-    }
-    s
-}
-
-/// The family test as Markdown; `name` is the focus policy's name in words ("D-TTTS").
-pub fn family_markdown(t: &FamilyTest, metric: &str, name: &str) -> String {
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "{name} against each other policy: one family of {} hypotheses, exact Wilcoxon signed-rank at {} dataset units (each the mean over runs, learners' pools, budgets and repetitions), Holm-adjusted. {name}'s mean rank: {:.2}. Δ = {name} − policy, the mean over units of the {metric} of the recommended configuration, with its 95 % t interval.\n",
-        t.against.len(),
-        t.n_units,
-        t.focus_rank
-    );
-    if t.min_p_holm > 0.05 {
-        let _ = writeln!(
-            s,
-            "With {} units the smallest Holm-adjusted p any outcome can give is {:.3}: no difference can be significant at 0.05 here, whatever the data. Read the differences, not the tests.\n",
-            t.n_units, t.min_p_holm
-        );
-    }
-    let _ = writeln!(
-        s,
-        "| policy | mean rank | Holm p | Δ [95 % CI] | {name} better (significant) |\n|---|---|---|---|---|"
-    );
-    for a in &t.against {
-        let _ = writeln!(
-            s,
-            "| {} | {:.2} | {:.3} | {:+.4} [{:+.4}, {:+.4}] | {} |",
-            a.policy,
-            a.mean_rank,
-            a.p_holm,
-            a.diff.0,
-            a.diff.1,
-            a.diff.2,
-            if a.focus_better { "yes" } else { "no" }
-        );
-    }
-    s
+fn paper_numbers() -> Result<PaperNumbers> {
+    super::paper_numbers(
+        "docs/shang/paper.toml",
+        include_str!("../../docs/shang/paper.toml"),
+    )
 }
 
 /// The time per sampling step of T3C, TTTS and uniform sampling (K = 100) on the first learner's
@@ -310,13 +47,13 @@ pub fn family_markdown(t: &FamilyTest, metric: &str, name: &str) -> String {
 pub fn timing(pool_dir: &Path, seconds: f64) -> Result<Vec<(String, f64, f64)>> {
     let pool = crate::trace::pool::load_pool(pool_dir, true)?;
     let mut out = Vec::new();
-    for (policy, slides) in SLIDES_TIMING {
-        let t = crate::bench::measure_pool(&pool, 0, policy, 1000.0, seconds)?;
-        out.push((
-            policy.to_string(),
-            1.0 / t.decisions_per_second().max(1e-12),
-            slides,
-        ));
+    for Timing {
+        policy,
+        seconds: slides,
+    } in paper_numbers()?.timing
+    {
+        let t = crate::bench::measure_pool(&pool, 0, &policy, 1000.0, seconds)?;
+        out.push((policy, 1.0 / t.decisions_per_second().max(1e-12), slides));
     }
     Ok(out)
 }
@@ -440,7 +177,9 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<Vec<PathBuf>> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::claims::family_test;
     use super::*;
+    use crate::results::Run;
 
     #[test]
     fn the_family_is_dttts_against_every_other_policy_with_differences() {
@@ -474,7 +213,14 @@ mod tests {
         let e = family_test(&runs[1..2], true, DTTTS)
             .unwrap_err()
             .to_string();
-        assert!(e.contains("absent"), "{e}");
+        assert!(e.contains("no cell"), "{e}");
+    }
+
+    #[test]
+    fn the_slides_timing_parses() {
+        let t = paper_numbers().unwrap().timing;
+        let rows: Vec<(&str, f64)> = t.iter().map(|t| (t.policy.as_str(), t.seconds)).collect();
+        assert_eq!(rows, [("t3c", 1.6e-5), ("ttts", 2.3e-4), ("uniform", 6e-6)]);
     }
 
     #[test]

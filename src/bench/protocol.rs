@@ -1,0 +1,98 @@
+//! Decisions per second of built-in policies against the same rules in Python through the policy
+//! protocol.
+
+use super::*;
+use crate::experiment::{BudgetUnit, Cell, WorldOptions, WorldSetup, run_trace_cell};
+use crate::policy::default_config;
+use crate::replay::Overhead;
+use crate::trace::TraceSet;
+use anyhow::Result;
+use std::path::Path;
+use std::time::Instant;
+
+/// One policy's throughput through `measure_protocol`.
+pub struct ProtocolTiming {
+    pub policy: String,
+    pub cells: usize,
+    pub decisions: u64,
+    pub seconds: f64,
+}
+
+impl ProtocolTiming {
+    pub fn decisions_per_second(&self) -> f64 {
+        self.decisions as f64 / self.seconds.max(1e-12)
+    }
+}
+
+/// Decisions per second on one thread for built-in policies and the same rules written in Python
+/// and run through the policy protocol (`python/examples/`, with `python` as the interpreter):
+/// the quickstart's world (time-sliced, budget 0.25 of a task in slices of 0.002, so 125
+/// decisions a cell) over the trace set's tasks, for at least `min_seconds` per policy. The
+/// Python processes start before the clock does (one cell warms each up).
+pub fn measure_protocol(
+    ts: &TraceSet,
+    python: &str,
+    min_seconds: f64,
+) -> Result<Vec<ProtocolTiming>> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let world = WorldSetup {
+        budgets: vec![0.25],
+        unit: BudgetUnit::Task,
+        options: WorldOptions::TimeSliced {
+            slice: 0.002,
+            overhead: Overhead::None,
+        },
+    };
+    let external = |name: &str, script: &str| -> Result<crate::policy::PolicyConfig> {
+        let t: toml::Table = format!(
+            "name = \"{name}\"\ncommand = [{:?}, {:?}]\nenv = {{ PYTHONPATH = {:?} }}",
+            python,
+            root.join("python/examples")
+                .join(script)
+                .display()
+                .to_string(),
+            root.join("python").display().to_string()
+        )
+        .parse()?;
+        Ok(crate::policy::expand_external(&t.into_iter().collect())?.remove(0))
+    };
+    let policies = vec![
+        default_config("round-robin")?,
+        external("python-round-robin", "round_robin.py")?,
+        default_config("ucb1")?,
+        external("python-ucb1", "ucb1.py")?,
+    ];
+    let mut exp = bench_experiment(ts, world)?;
+    exp.policies = policies;
+    let mut out = Vec::new();
+    for p in 0..exp.policies.len() {
+        let cell = |task: usize, round: u64| Cell {
+            index: round * ts.tasks.len() as u64 + task as u64,
+            task,
+            budget: 0,
+            policy: p,
+            repetition: 0,
+            seed: round * 1_000_003 + task as u64,
+        };
+        run_trace_cell(&cell(0, 0), &exp, ts, false)?;
+        let t0 = Instant::now();
+        let (mut cells, mut decisions, mut round) = (0usize, 0u64, 1u64);
+        while t0.elapsed().as_secs_f64() < min_seconds {
+            for task in 0..ts.tasks.len() {
+                decisions += run_trace_cell(&cell(task, round), &exp, ts, false)?.decisions;
+                cells += 1;
+                if t0.elapsed().as_secs_f64() >= min_seconds {
+                    break;
+                }
+            }
+            round += 1;
+        }
+        out.push(ProtocolTiming {
+            policy: exp.policies[p].id(),
+            cells,
+            decisions,
+            seconds: t0.elapsed().as_secs_f64(),
+        });
+    }
+    Ok(out)
+}

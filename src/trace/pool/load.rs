@@ -1,0 +1,497 @@
+//! Loading a pool: its configurations, curves (one file or a folder of them), defaults and
+//! neighbours, every rule checked with the file, row and rule named when one is broken.
+
+use super::super::Status;
+use super::*;
+use crate::rng::fnv1a64;
+use anyhow::{Context, Result, bail};
+use polars::prelude::*;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+
+pub(super) fn read_parquet_file(path: &Path) -> Result<DataFrame> {
+    let file =
+        std::fs::File::open(path).with_context(|| format!("{}: cannot open", path.display()))?;
+    ParquetReader::new(file)
+        .finish()
+        .map_err(anyhow::Error::from)
+        .with_context(|| format!("{}: cannot read as parquet", path.display()))
+}
+
+/// A column cast to `want`, with an error naming the file and column.
+pub(super) fn col(df: &DataFrame, path: &Path, name: &str, want: &DataType) -> Result<Series> {
+    let c = df.column(name).map_err(|_| {
+        anyhow::anyhow!(
+            "{}: missing column '{name}' (see traces/README.md, pool format)",
+            path.display()
+        )
+    })?;
+    // A float column read as integers must hold whole numbers: a cast would truncate 1.5 to 1.
+    if want.is_integer() && c.dtype().is_float() {
+        let f = c.as_materialized_series().cast(&DataType::Float64)?;
+        if let Some((i, x)) = f.f64()?.iter().enumerate().find_map(|(i, v)| {
+            v.filter(|x| x.fract() != 0.0 || !x.is_finite())
+                .map(|x| (i, x))
+        }) {
+            bail!(
+                "{}: row {}, column '{name}': {x} is not a whole number",
+                path.display(),
+                i + 1
+            );
+        }
+    }
+    c.as_materialized_series().cast(want).map_err(|_| {
+        anyhow::anyhow!(
+            "{}: column '{name}' has type {}, expected {want}",
+            path.display(),
+            c.dtype()
+        )
+    })
+}
+
+/// The curve files: `curves.parquet`, or every `*.parquet` under `curves/`, sorted by name.
+pub(super) fn curve_files(dir: &Path) -> Result<Vec<PathBuf>> {
+    let one = dir.join("curves.parquet");
+    let folder = dir.join("curves");
+    if one.is_file() && folder.is_dir() {
+        bail!(
+            "{}: both curves.parquet and curves/ are here; keep one",
+            dir.display()
+        );
+    }
+    if one.is_file() {
+        return Ok(vec![one]);
+    }
+    let mut files = Vec::new();
+    if folder.is_dir() {
+        for e in std::fs::read_dir(&folder)? {
+            let p = e?.path();
+            if p.extension().is_some_and(|x| x == "parquet") {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    if files.is_empty() {
+        bail!(
+            "{}: no curves.parquet and no parquet files under curves/",
+            dir.display()
+        );
+    }
+    Ok(files)
+}
+
+/// Load and validate a pool. `allow_incomplete` accepts a pool whose manifest says
+/// `complete = false` (a recording in progress); a pool that claims to be complete and is not is
+/// always an error.
+pub fn load_pool(dir: &Path, allow_incomplete: bool) -> Result<Pool> {
+    let manifest_path = dir.join("pool.toml");
+    let manifest = read_pool_manifest(&manifest_path)?;
+    let cfg_path = dir.join("configs.parquet");
+    let df = read_parquet_file(&cfg_path)?;
+    let ids = col(&df, &cfg_path, "config_id", &DataType::Int64)?;
+    let learners = col(&df, &cfg_path, "learner", &DataType::String)?;
+    let levels = col(&df, &cfg_path, "levels", &DataType::String)?;
+    let config = col(&df, &cfg_path, "config", &DataType::String)?;
+    let lidx: HashMap<&str, usize> = manifest
+        .learners
+        .iter()
+        .enumerate()
+        .map(|(i, l)| (l.name.as_str(), i))
+        .collect();
+    let mut configs = Vec::with_capacity(df.height());
+    let mut seen_levels: HashMap<(usize, Vec<u16>), u32> = HashMap::new();
+    for i in 0..df.height() {
+        let at = format!("{}: row {}", cfg_path.display(), i + 1);
+        let Some(id) = ids
+            .i64()?
+            .get(i)
+            .filter(|v| (0..=u32::MAX as i64).contains(v))
+        else {
+            bail!(
+                "{at}: config_id must be a whole number from 0 to {}",
+                u32::MAX
+            );
+        };
+        let name = learners.str()?.get(i).unwrap_or("");
+        let Some(&l) = lidx.get(name) else {
+            bail!("{at}: learner '{name}' is not among the manifest's [[learners]]");
+        };
+        let dims = &manifest.learners[l].dims;
+        let lv: Vec<u16> = levels
+            .str()?
+            .get(i)
+            .unwrap_or("")
+            .split(',')
+            .filter(|s| !s.is_empty())
+            .map(|s| s.trim().parse::<u16>())
+            .collect::<std::result::Result<_, _>>()
+            .map_err(|_| anyhow::anyhow!("{at}: levels must be comma-separated whole numbers"))?;
+        if lv.len() != dims.len() {
+            bail!(
+                "{at}: {} levels, but learner '{name}' has {} dimensions",
+                lv.len(),
+                dims.len()
+            );
+        }
+        for (k, (&v, d)) in lv.iter().zip(dims).enumerate() {
+            if v as usize >= d.values.len() {
+                bail!(
+                    "{at}: level {v} of dimension {} ('{}') is out of range (it has {} values)",
+                    k + 1,
+                    d.name,
+                    d.values.len()
+                );
+            }
+        }
+        if let Some(other) = seen_levels.insert((l, lv.clone()), id as u32) {
+            bail!("{at}: configurations {other} and {id} have the same learner and levels");
+        }
+        configs.push(PoolConfig {
+            id: id as u32,
+            learner: l,
+            levels: lv,
+            config: config.str()?.get(i).unwrap_or("{}").to_string(),
+        });
+    }
+    configs.sort_by_key(|c| c.id);
+    for w in configs.windows(2) {
+        if w[0].id == w[1].id {
+            bail!(
+                "{}: config_id {} appears twice",
+                cfg_path.display(),
+                w[0].id
+            );
+        }
+    }
+    let index: HashMap<u32, usize> = configs.iter().enumerate().map(|(i, c)| (c.id, i)).collect();
+
+    // Curves.
+    let files = curve_files(dir)?;
+    // (unit, score, test score, cost, status) rows of each configuration of each task.
+    type Units = Vec<(u32, f32, f32, f32, Status)>;
+    let mut by_task: BTreeMap<(String, i64), Vec<Option<Units>>> = BTreeMap::new();
+    let mut hash = fnv1a64(&std::fs::read(&manifest_path)?);
+    hash = fnv1a64(&[hash.to_le_bytes().as_slice(), &std::fs::read(&cfg_path)?].concat());
+    for f in &files {
+        hash = fnv1a64(&[hash.to_le_bytes().as_slice(), &std::fs::read(f)?].concat());
+        let df = read_parquet_file(f)?;
+        let ds = col(&df, f, "dataset", &DataType::String)?;
+        let run = col(&df, f, "run", &DataType::Int64)?;
+        let cid = col(&df, f, "config_id", &DataType::Int64)?;
+        let unit = col(&df, f, "unit", &DataType::Int64)?;
+        let score = col(&df, f, "score", &DataType::Float32)?;
+        let test = col(&df, f, "test_score", &DataType::Float32)?;
+        let cost = col(&df, f, "cost_s", &DataType::Float32)?;
+        let status = col(&df, f, "status", &DataType::String)?;
+        let (ds, run, cid, unit) = (ds.str()?, run.i64()?, cid.i64()?, unit.i64()?);
+        let (score, test, cost, status) = (score.f32()?, test.f32()?, cost.f32()?, status.str()?);
+        for i in 0..df.height() {
+            let at = format!("{}: row {}", f.display(), i + 1);
+            let (Some(d), Some(r), Some(c), Some(u)) =
+                (ds.get(i), run.get(i), cid.get(i), unit.get(i))
+            else {
+                bail!("{at}: dataset, run, config_id and unit are required");
+            };
+            let Some(&ci) = u32::try_from(c).ok().and_then(|c| index.get(&c)) else {
+                bail!("{at}: config_id {c} is not in configs.parquet");
+            };
+            if u < 1 || u > i64::from(manifest.units) {
+                bail!(
+                    "{at}: unit {u} is outside 1..={} (the manifest's units)",
+                    manifest.units
+                );
+            }
+            let s = status.get(i).unwrap_or("ok");
+            let st = Status::parse(s).ok_or_else(|| {
+                anyhow::anyhow!("{at}: unknown status '{s}'; allowed: ok, failed, timeout")
+            })?;
+            let sc = score.get(i).unwrap_or(f32::NAN);
+            if st == Status::Ok && !sc.is_finite() {
+                bail!("{at}: an ok unit needs a finite score");
+            }
+            let cs = cost.get(i).unwrap_or(0.0);
+            if !(cs.is_finite() && cs >= 0.0) {
+                bail!("{at}: cost_s must be a number >= 0, found {cs}");
+            }
+            let slots = by_task
+                .entry((d.to_string(), r))
+                .or_insert_with(|| vec![None; configs.len()]);
+            slots[ci].get_or_insert_with(Vec::new).push((
+                u as u32,
+                sc,
+                test.get(i).unwrap_or(f32::NAN),
+                cs,
+                st,
+            ));
+        }
+    }
+    let mut tasks = Vec::new();
+    let mut missing = 0usize;
+    for ((dataset, run), slots) in by_task {
+        let mut curves = Vec::with_capacity(slots.len());
+        for (ci, slot) in slots.into_iter().enumerate() {
+            let Some(mut units) = slot else {
+                missing += 1;
+                curves.push(Curve::default());
+                continue;
+            };
+            let at = format!(
+                "{}: dataset {dataset}, run {run}, config_id {}",
+                dir.display(),
+                configs[ci].id
+            );
+            let curve = build_curve(&mut units, &at)?;
+            let ended = curve.status.last().is_some_and(|s| *s != Status::Ok);
+            if curve.len() < manifest.units as usize && !ended {
+                missing += 1;
+                if manifest.complete {
+                    bail!(
+                        "{at}: the curve has {} of {} units and does not end in a failure; the manifest says complete = true",
+                        curve.len(),
+                        manifest.units
+                    );
+                }
+            }
+            curves.push(curve);
+        }
+        tasks.push(PoolTask {
+            dataset,
+            run,
+            curves,
+        });
+    }
+    if tasks.is_empty() {
+        bail!("{}: the curves hold no rows", dir.display());
+    }
+    if !manifest.complete && !allow_incomplete {
+        bail!(
+            "{}: the pool's manifest says complete = false (a recording in progress: {} tasks so far); pass --allow-incomplete to use it anyway",
+            dir.display(),
+            tasks.len()
+        );
+    }
+    if missing > 0 {
+        if manifest.complete {
+            bail!(
+                "{}: {missing} (task, configuration) curve(s) are missing or short, but the manifest says complete = true",
+                dir.display()
+            );
+        }
+        if !allow_incomplete {
+            bail!(
+                "{}: the pool is incomplete ({missing} curve(s) missing or short; complete = false in pool.toml, a recording in progress); pass --allow-incomplete to use it anyway",
+                dir.display()
+            );
+        }
+    }
+    let neighbours = match manifest.neighbours {
+        Neighbours::Grid => grid_neighbours(&manifest, &configs),
+        Neighbours::Table => table_neighbours(dir, &index)?,
+    };
+    let mut space = grid_space(&manifest, &configs);
+    let (mut configs, mut tasks, mut neighbours) = (configs, tasks, neighbours);
+    let defaults = load_defaults(
+        dir,
+        &manifest,
+        &mut configs,
+        &mut tasks,
+        &mut space,
+        &mut hash,
+    )?;
+    neighbours.resize(configs.len(), Vec::new());
+    Ok(Pool {
+        dir: dir.to_path_buf(),
+        manifest,
+        configs,
+        tasks,
+        neighbours,
+        missing_curves: missing,
+        content_hash: format!("{hash:016x}"),
+        space,
+        defaults,
+    })
+}
+/// A curve from its (unit, score, test score, cost, status) rows: units 1, 2, … without gaps, and
+/// nothing after a failed or timed-out unit. `at` names the curve in errors.
+pub(super) fn build_curve(units: &mut [(u32, f32, f32, f32, Status)], at: &str) -> Result<Curve> {
+    units.sort_by_key(|u| u.0);
+    let mut curve = Curve::default();
+    for (k, &(u, s, t, c, st)) in units.iter().enumerate() {
+        if u as usize != k + 1 {
+            if u as usize == k {
+                bail!("{at}: unit {u} appears twice");
+            }
+            bail!(
+                "{at}: units must run 1, 2, 3, ... without gaps; unit {} is missing",
+                k + 1
+            );
+        }
+        if k > 0 && curve.status[k - 1] != Status::Ok {
+            bail!(
+                "{at}: unit {u} follows a {} unit; a failed or timed-out unit ends its curve",
+                if curve.status[k - 1] == Status::Failed {
+                    "failed"
+                } else {
+                    "timed-out"
+                }
+            );
+        }
+        curve.score.push(s);
+        curve.test_score.push(t);
+        curve.cost_s.push(c);
+        curve.status.push(st);
+    }
+    Ok(curve)
+}
+
+/// Each learner's default configuration, when `defaults.parquet` lies beside the pool (columns
+/// dataset, run, learner, config, unit, score, test_score, cost_s, status; written by
+/// `scripts/record/record_grid.py --defaults`): one configuration per learner, appended after the
+/// grid with no levels (defaults may be off the grid: no neighbours, encoded from its JSON), and
+/// its curve on every task that records it. Returns, per learner, the default's index.
+pub(super) fn load_defaults(
+    dir: &Path,
+    manifest: &PoolManifest,
+    configs: &mut Vec<PoolConfig>,
+    tasks: &mut [PoolTask],
+    space: &mut crate::space::Space,
+    hash: &mut u64,
+) -> Result<Vec<Option<u32>>> {
+    let mut defaults = vec![None; manifest.learners.len()];
+    let path = dir.join("defaults.parquet");
+    if !path.is_file() {
+        return Ok(defaults);
+    }
+    *hash = fnv1a64(&[hash.to_le_bytes().as_slice(), &std::fs::read(&path)?].concat());
+    let df = read_parquet_file(&path)?;
+    let ds = col(&df, &path, "dataset", &DataType::String)?;
+    let run = col(&df, &path, "run", &DataType::Int64)?;
+    let learner = col(&df, &path, "learner", &DataType::String)?;
+    let config = col(&df, &path, "config", &DataType::String)?;
+    let unit = col(&df, &path, "unit", &DataType::Int64)?;
+    let score = col(&df, &path, "score", &DataType::Float32)?;
+    let test = col(&df, &path, "test_score", &DataType::Float32)?;
+    let cost = col(&df, &path, "cost_s", &DataType::Float32)?;
+    let status = col(&df, &path, "status", &DataType::String)?;
+    let (ds, run, learner, config, unit) = (
+        ds.str()?,
+        run.i64()?,
+        learner.str()?,
+        config.str()?,
+        unit.i64()?,
+    );
+    let (score, test, cost, status) = (score.f32()?, test.f32()?, cost.f32()?, status.str()?);
+    let task_of: HashMap<(&str, i64), usize> = tasks
+        .iter()
+        .enumerate()
+        .map(|(i, t)| ((t.dataset.as_str(), t.run), i))
+        .collect();
+    type Units = Vec<(u32, f32, f32, f32, Status)>;
+    let mut rows: BTreeMap<(usize, usize), Units> = BTreeMap::new();
+    let mut texts: Vec<Option<String>> = vec![None; manifest.learners.len()];
+    for i in 0..df.height() {
+        let at = format!("{}: row {}", path.display(), i + 1);
+        let (Some(d), Some(r), Some(l), Some(c), Some(u)) = (
+            ds.get(i),
+            run.get(i),
+            learner.get(i),
+            config.get(i),
+            unit.get(i),
+        ) else {
+            bail!("{at}: dataset, run, learner, config and unit are required");
+        };
+        let Some(li) = manifest.learners.iter().position(|x| x.name == l) else {
+            bail!("{at}: learner '{l}' is not among the manifest's [[learners]]");
+        };
+        let Some(&t) = task_of.get(&(d, r)) else {
+            bail!("{at}: dataset {d}, run {r} is not a task of the pool's curves");
+        };
+        match &texts[li] {
+            Some(prev) if prev != c => bail!(
+                "{at}: learner '{l}' has two default configurations ({prev} and {c}); one per learner"
+            ),
+            Some(_) => {}
+            None => texts[li] = Some(c.to_string()),
+        }
+        if u < 1 || u > i64::from(manifest.units) {
+            bail!(
+                "{at}: unit {u} is outside 1..={} (the manifest's units)",
+                manifest.units
+            );
+        }
+        let st = status
+            .get(i)
+            .and_then(Status::parse)
+            .ok_or_else(|| anyhow::anyhow!("{at}: status must be ok, failed or timeout"))?;
+        let sc = score.get(i).unwrap_or(f32::NAN);
+        if st == Status::Ok && !sc.is_finite() {
+            bail!("{at}: an ok unit needs a finite score");
+        }
+        rows.entry((li, t)).or_default().push((
+            u as u32,
+            sc,
+            test.get(i).unwrap_or(f32::NAN),
+            cost.get(i).unwrap_or(0.0),
+            st,
+        ));
+    }
+    let next_id = configs.last().map_or(0, |c| c.id + 1);
+    for (li, text) in texts.iter().enumerate() {
+        let Some(text) = text else { continue };
+        let dims: Vec<crate::space::SpaceDim> = space.learners[li].clone();
+        let x = crate::space::encode_config(&dims, text).with_context(|| {
+            format!(
+                "{}: learner '{}'",
+                path.display(),
+                manifest.learners[li].name
+            )
+        })?;
+        defaults[li] = Some(configs.len() as u32);
+        configs.push(PoolConfig {
+            id: next_id + li as u32,
+            learner: li,
+            levels: Vec::new(),
+            config: text.clone(),
+        });
+        space.push(li, &x);
+    }
+    for t in tasks.iter_mut() {
+        t.curves.resize(configs.len(), Curve::default());
+    }
+    for ((li, t), mut units) in rows {
+        let at = format!(
+            "{}: dataset {}, run {}, learner {}",
+            path.display(),
+            tasks[t].dataset,
+            tasks[t].run,
+            manifest.learners[li].name
+        );
+        let c = defaults[li].expect("set above") as usize;
+        tasks[t].curves[c] = build_curve(&mut units, &at)?;
+    }
+    Ok(defaults)
+}
+
+pub(super) fn table_neighbours(dir: &Path, index: &HashMap<u32, usize>) -> Result<Vec<Vec<u32>>> {
+    let path = dir.join("neighbours.parquet");
+    let df = read_parquet_file(&path)?;
+    let a = col(&df, &path, "config_id", &DataType::Int64)?;
+    let b = col(&df, &path, "neighbour_id", &DataType::Int64)?;
+    let mut out = vec![BTreeSet::new(); index.len()];
+    for i in 0..df.height() {
+        let look = |v: Option<i64>| {
+            v.and_then(|v| u32::try_from(v).ok())
+                .and_then(|v| index.get(&v).copied())
+        };
+        let (Some(x), Some(y)) = (look(a.i64()?.get(i)), look(b.i64()?.get(i))) else {
+            bail!(
+                "{}: row {}: config_id and neighbour_id must name configurations in configs.parquet",
+                path.display(),
+                i + 1
+            );
+        };
+        out[x].insert(y as u32);
+    }
+    Ok(out.into_iter().map(|s| s.into_iter().collect()).collect())
+}

@@ -1,0 +1,135 @@
+//! `pool.toml`: reading and checking a pool's manifest.
+
+use super::super::manifest::Direction;
+use super::*;
+use anyhow::{Context, Result, bail};
+use std::path::Path;
+
+pub(super) fn str_key(t: &toml::Table, key: &str, at: &str) -> Result<String> {
+    match t.get(key) {
+        Some(toml::Value::String(s)) => Ok(s.clone()),
+        Some(v) => bail!("{at}: key '{key}' must be a string, found {}", v.type_str()),
+        None => bail!("{at}: missing key '{key}'"),
+    }
+}
+
+pub fn read_pool_manifest(path: &Path) -> Result<PoolManifest> {
+    let at = path.display().to_string();
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("{at}: cannot read the pool manifest"))?;
+    let t: toml::Table = anyhow::Context::with_context(text.parse::<toml::Table>(), || {
+        format!("{at}: not valid TOML")
+    })?;
+    const KEYS: [&str; 10] = [
+        "format",
+        "name",
+        "description",
+        "metric",
+        "direction",
+        "units",
+        "neighbours",
+        "complete",
+        "learners",
+        "provenance",
+    ];
+    for k in t.keys() {
+        if !KEYS.contains(&k.as_str()) {
+            bail!(
+                "{at}: unknown key '{k}'; a pool manifest has the keys {}",
+                KEYS.join(", ")
+            );
+        }
+    }
+    let format = str_key(&t, "format", &at)?;
+    if format != POOL_FORMAT_V1 {
+        bail!("{at}: unknown format '{format}'; this program reads '{POOL_FORMAT_V1}'");
+    }
+    let direction = match str_key(&t, "direction", &at)?.as_str() {
+        "maximize" => Direction::Maximize,
+        "minimize" => Direction::Minimize,
+        o => bail!("{at}: key 'direction' is '{o}'; allowed: maximize, minimize"),
+    };
+    let units = match t.get("units") {
+        Some(&toml::Value::Integer(u)) if (1..=100_000).contains(&u) => u as u32,
+        Some(v) => bail!("{at}: key 'units' is {v}; it must be a whole number from 1 to 100000"),
+        None => bail!("{at}: missing key 'units' (fidelity units in a full curve)"),
+    };
+    let neighbours = match str_key(&t, "neighbours", &at)?.as_str() {
+        "grid" => Neighbours::Grid,
+        "table" => Neighbours::Table,
+        o => bail!("{at}: key 'neighbours' is '{o}'; allowed: grid, table"),
+    };
+    let complete = match t.get("complete") {
+        Some(&toml::Value::Boolean(b)) => b,
+        None => true,
+        Some(v) => bail!("{at}: key 'complete' must be true or false, found {v}"),
+    };
+    let Some(toml::Value::Array(ls)) = t.get("learners") else {
+        bail!("{at}: missing [[learners]] (one table per learner, with its [[learners.dims]])");
+    };
+    let mut learners = Vec::new();
+    for (i, l) in ls.iter().enumerate() {
+        let here = format!("{at}: [[learners]] entry {}", i + 1);
+        let Some(l) = l.as_table() else {
+            bail!("{here}: not a table");
+        };
+        let name = str_key(l, "name", &here)?;
+        let unit = str_key(l, "unit", &here).unwrap_or_default();
+        let mut dims = Vec::new();
+        for (j, d) in l
+            .get("dims")
+            .and_then(|d| d.as_array())
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
+            let here = format!("{here} ('{name}'), dims entry {}", j + 1);
+            let Some(d) = d.as_table() else {
+                bail!("{here}: not a table");
+            };
+            let kind = match str_key(d, "kind", &here)?.as_str() {
+                "ordinal" => DimKind::Ordinal,
+                "categorical" => DimKind::Categorical,
+                o => bail!("{here}: kind '{o}'; allowed: ordinal, categorical"),
+            };
+            let values: Vec<String> = match d.get("values") {
+                Some(toml::Value::Array(v)) if !v.is_empty() => v
+                    .iter()
+                    .map(|x| {
+                        x.as_str()
+                            .map(String::from)
+                            .unwrap_or_else(|| x.to_string())
+                    })
+                    .collect(),
+                _ => bail!("{here}: 'values' must be a non-empty list"),
+            };
+            if values.len() > u16::MAX as usize {
+                bail!("{here}: more than {} values", u16::MAX);
+            }
+            dims.push(PoolDim {
+                name: str_key(d, "name", &here)?,
+                kind,
+                values,
+            });
+        }
+        if learners.iter().any(|x: &PoolLearner| x.name == name) {
+            bail!("{here}: learner '{name}' is listed twice");
+        }
+        learners.push(PoolLearner { name, unit, dims });
+    }
+    let provenance = match t.get("provenance") {
+        Some(toml::Value::Table(p)) => p.clone(),
+        _ => bail!("{at}: missing table [provenance] (with at least source = recorded | imported)"),
+    };
+    Ok(PoolManifest {
+        name: str_key(&t, "name", &at)?,
+        description: str_key(&t, "description", &at)?,
+        metric: str_key(&t, "metric", &at)?,
+        direction,
+        units,
+        neighbours,
+        complete,
+        learners,
+        provenance,
+    })
+}

@@ -1,0 +1,355 @@
+//! Configuration pools, format `banditbench-pool/1` (the contract is in `traces/README.md`).
+//!
+//! A pool is a folder with
+//! - `pool.toml`: format, name, description, metric, direction, `units` (fidelity units per full
+//!   curve), `neighbours` (`"grid"`, or `"table"` with `neighbours.parquet`), `complete`, one
+//!   `[[learners]]` table per learner with its `[[learners.dims]]` (name, kind = ordinal |
+//!   categorical, values), and `[provenance]`;
+//! - `configs.parquet`: one row per configuration: `config_id` (unique, ≥ 0), `learner`, `levels`
+//!   (comma-separated level indices, one per dimension of its learner), `config` (JSON);
+//! - `curves.parquet` or a folder `curves/` of parquet files: one row per (dataset, run,
+//!   configuration, unit) with `score`, `test_score`, `cost_s` and `status`.
+//!
+//! Loading checks every rule and names the file, row and rule when one is broken: unique keys,
+//! units 1, 2, … without gaps, every configuration referenced exists, a failed or timed-out unit
+//! ends its curve, and every (dataset, run) holds a curve for every configuration (unless the
+//! manifest says `complete = false` and the caller allows it).
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use super::Status;
+use super::manifest::Direction;
+
+mod manifest;
+pub use manifest::*;
+mod load;
+pub use load::*;
+mod grid;
+pub use grid::*;
+
+pub const POOL_FORMAT_V1: &str = "banditbench-pool/1";
+
+/// How a dimension's levels relate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DimKind {
+    /// Levels are ordered: a neighbour is one level up or down.
+    Ordinal,
+    /// Levels are unordered: a neighbour is any other level.
+    Categorical,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct PoolDim {
+    pub name: String,
+    pub kind: DimKind,
+    pub values: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct PoolLearner {
+    pub name: String,
+    /// What one fidelity unit is ("8 boosting iterations").
+    pub unit: String,
+    pub dims: Vec<PoolDim>,
+}
+
+/// The neighbour rule of a pool.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Neighbours {
+    /// Grid neighbours: one ordinal step, or another level of a categorical dimension.
+    Grid,
+    /// An explicit table, `neighbours.parquet` (config_id, neighbour_id).
+    Table,
+}
+
+#[derive(Clone, Debug)]
+pub struct PoolManifest {
+    pub name: String,
+    pub description: String,
+    pub metric: String,
+    pub direction: Direction,
+    pub units: u32,
+    pub neighbours: Neighbours,
+    pub complete: bool,
+    pub learners: Vec<PoolLearner>,
+    pub provenance: toml::Table,
+}
+
+/// One configuration of the pool.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PoolConfig {
+    pub id: u32,
+    /// Index into the manifest's learners.
+    pub learner: usize,
+    pub levels: Vec<u16>,
+    /// The hyper-parameters as JSON.
+    pub config: String,
+}
+
+/// One configuration's learning curve on one task: unit u (1-based) at index u - 1. Shorter than
+/// `units` when a unit failed (the last entry) or the pool is incomplete.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Curve {
+    pub score: Vec<f32>,
+    pub test_score: Vec<f32>,
+    pub cost_s: Vec<f32>,
+    pub status: Vec<Status>,
+}
+
+impl Curve {
+    pub fn len(&self) -> usize {
+        self.score.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.score.is_empty()
+    }
+
+    /// Recorded cost of the units 1..=n.
+    pub fn cost_to(&self, n: usize) -> f64 {
+        self.cost_s[..n.min(self.len())]
+            .iter()
+            .map(|&c| f64::from(c))
+            .sum()
+    }
+}
+
+/// One (dataset, run) of the pool: a curve per configuration, in `Pool::configs` order.
+#[derive(Clone, Debug)]
+pub struct PoolTask {
+    pub dataset: String,
+    pub run: i64,
+    pub curves: Vec<Curve>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Pool {
+    pub dir: PathBuf,
+    pub manifest: PoolManifest,
+    /// Sorted by config_id.
+    pub configs: Vec<PoolConfig>,
+    /// Sorted by (dataset, run).
+    pub tasks: Vec<PoolTask>,
+    /// Per configuration (index into `configs`), its neighbours' indices, sorted.
+    pub neighbours: Vec<Vec<u32>>,
+    /// Configurations missing from some task (0 for a complete pool).
+    pub missing_curves: usize,
+    pub content_hash: String,
+    /// Every configuration encoded for model-based optimisers (TPE, SMAC-style).
+    pub space: crate::space::Space,
+    /// Per learner: its default configuration (index into `configs`), when the pool records one.
+    /// A default is never drawn at random; policies ask for it by name (Ex-Def).
+    pub defaults: Vec<Option<u32>>,
+}
+
+impl Pool {
+    /// Learners with a recorded default configuration.
+    pub fn n_defaults(&self) -> usize {
+        self.defaults.iter().flatten().count()
+    }
+
+    /// "2500 configurations", with " (+ 4 learners' defaults)" when the pool records them.
+    pub fn configurations_text(&self) -> String {
+        let d = self.n_defaults();
+        if d == 0 {
+            format!("{} configurations", self.configs.len())
+        } else {
+            format!(
+                "{} configurations (+ {d} learners' defaults)",
+                self.configs.len() - d
+            )
+        }
+    }
+
+    pub fn n_units_recorded(&self) -> usize {
+        self.tasks
+            .iter()
+            .flat_map(|t| &t.curves)
+            .map(Curve::len)
+            .sum()
+    }
+}
+
+/// Is `dir` a configuration pool (it has a `pool.toml`)?
+pub fn is_pool(dir: &Path) -> bool {
+    dir.join("pool.toml").is_file()
+}
+
+/// Grid neighbours of every configuration: the same learner with one dimension changed by one
+/// The summary `traces inspect` prints for a pool: per learner, configurations, curves, units,
+/// failures, recorded CPU cost, and the spread of final and best scores.
+pub fn describe(pool: &Pool) -> String {
+    use std::fmt::Write as _;
+    let m = &pool.manifest;
+    let datasets: BTreeSet<&str> = pool.tasks.iter().map(|t| t.dataset.as_str()).collect();
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "== {} ({}) — configuration pool, {}\n   {}\n   metric {} ({}); {} datasets, {} tasks, {}, {} units per curve, neighbours {}; {} units recorded{}; hash {}",
+        m.name,
+        pool.dir.display(),
+        m.provenance
+            .get("source")
+            .and_then(|v| v.as_str())
+            .unwrap_or("?"),
+        m.description,
+        m.metric,
+        m.direction.as_str(),
+        datasets.len(),
+        pool.tasks.len(),
+        pool.configurations_text(),
+        m.units,
+        match m.neighbours {
+            Neighbours::Grid => "grid",
+            Neighbours::Table => "table",
+        },
+        pool.n_units_recorded(),
+        if pool.missing_curves > 0 {
+            format!(
+                " (INCOMPLETE: {} curves missing or short)",
+                pool.missing_curves
+            )
+        } else {
+            String::new()
+        },
+        pool.content_hash
+    );
+    let width = m
+        .learners
+        .iter()
+        .map(|l| l.name.len())
+        .max()
+        .unwrap_or(7)
+        .max(7);
+    let _ = writeln!(
+        s,
+        "\n   {:<width$}  {:>7}  {:>8}  {:>6}  {:>8}  {:>10}  {:>23}  {:>23}  unit",
+        "learner",
+        "configs",
+        "curves",
+        "ended",
+        "CPU h",
+        "neighbours",
+        "final score (min/med/max)",
+        "best score (min/med/max)",
+    );
+    for (li, l) in m.learners.iter().enumerate() {
+        // The grid's configurations (recorded defaults are counted in the line above).
+        let idx: Vec<usize> = (0..pool.configs.len())
+            .filter(|&i| pool.configs[i].learner == li && pool.defaults[li] != Some(i as u32))
+            .collect();
+        let (mut curves, mut ended, mut cpu) = (0usize, 0usize, 0.0f64);
+        let (mut finals, mut bests) = (Vec::new(), Vec::new());
+        for t in &pool.tasks {
+            for &i in &idx {
+                let c = &t.curves[i];
+                if c.is_empty() {
+                    continue;
+                }
+                curves += 1;
+                ended += usize::from(c.status.last().is_some_and(|s| *s != Status::Ok));
+                cpu += c.cost_to(c.len());
+                let ok: Vec<f32> = c
+                    .score
+                    .iter()
+                    .zip(&c.status)
+                    .filter(|(_, s)| **s == Status::Ok)
+                    .map(|(x, _)| *x)
+                    .collect();
+                if let Some(&f) = ok.last() {
+                    finals.push(f64::from(f));
+                    bests.push(f64::from(
+                        ok.iter().copied().fold(f32::NEG_INFINITY, f32::max),
+                    ));
+                }
+            }
+        }
+        let three = |v: &mut Vec<f64>| {
+            if v.is_empty() {
+                return "–".to_string();
+            }
+            v.sort_by(f64::total_cmp);
+            format!(
+                "{:.3} / {:.3} / {:.3}",
+                v[0],
+                v[v.len() / 2],
+                v[v.len() - 1]
+            )
+        };
+        let degree: f64 = idx
+            .iter()
+            .map(|&i| pool.neighbours[i].len() as f64)
+            .sum::<f64>()
+            / idx.len().max(1) as f64;
+        let _ = writeln!(
+            s,
+            "   {:<width$}  {:>7}  {:>8}  {:>6}  {:>8.3}  {:>10.1}  {:>23}  {:>23}  {}",
+            l.name,
+            idx.len(),
+            curves,
+            ended,
+            cpu / 3600.0,
+            degree,
+            three(&mut finals),
+            three(&mut bests),
+            l.unit
+        );
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn manifest() -> PoolManifest {
+        PoolManifest {
+            name: "t".into(),
+            description: String::new(),
+            metric: "accuracy".into(),
+            direction: Direction::Maximize,
+            units: 3,
+            neighbours: Neighbours::Grid,
+            complete: true,
+            learners: vec![PoolLearner {
+                name: "a".into(),
+                unit: "1 epoch".into(),
+                dims: vec![
+                    PoolDim {
+                        name: "x".into(),
+                        kind: DimKind::Ordinal,
+                        values: vec!["1".into(), "2".into(), "3".into()],
+                    },
+                    PoolDim {
+                        name: "c".into(),
+                        kind: DimKind::Categorical,
+                        values: vec!["p".into(), "q".into(), "r".into()],
+                    },
+                ],
+            }],
+            provenance: toml::Table::new(),
+        }
+    }
+
+    #[test]
+    fn grid_neighbours_step_ordinals_and_switch_categories() {
+        let m = manifest();
+        let mut configs = Vec::new();
+        for x in 0..3u16 {
+            for c in 0..3u16 {
+                configs.push(PoolConfig {
+                    id: (3 * x + c) as u32,
+                    learner: 0,
+                    levels: vec![x, c],
+                    config: "{}".into(),
+                });
+            }
+        }
+        let n = grid_neighbours(&m, &configs);
+        // (x=0, c=p): x=1 with p; c = q or r with x = 0.
+        assert_eq!(n[0], vec![1, 2, 3]);
+        // (x=1, c=q): x = 0 or 2 with q; c = p or r with x = 1.
+        assert_eq!(n[4], vec![1, 3, 5, 7]);
+    }
+}
