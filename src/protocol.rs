@@ -114,6 +114,29 @@ pub struct View<'a> {
     pub kind: WorldKind,
     /// What the pool world adds; `None` in learner-level worlds.
     pub pool: Option<PoolView<'a>>,
+    /// Simulated workers of the cell (`[world] workers`, default 1).
+    pub workers: usize,
+    /// The worker this decision is for (0 with one worker).
+    pub worker: usize,
+    /// Simulated wall-clock seconds now (with one worker in a budget of seconds, `used`).
+    pub now: f64,
+    /// Work in flight on the other workers, in no particular order (`since` tells its age): its
+    /// results are not in this view
+    /// (`arm_best` and the pool's `last` and `done` show only finished work; `pulls` counts
+    /// started work). Empty with one worker.
+    pub pending: &'a [Pending],
+    /// Per arm: it is running on a worker (empty with one worker: nothing runs between
+    /// decisions).
+    pub busy: &'a [bool],
+}
+
+/// Work in flight: an arm being pulled (a slice, an evaluation, a unit) on a worker since a time.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Pending {
+    pub arm: usize,
+    pub worker: usize,
+    /// Simulated wall-clock seconds when it started.
+    pub since: f64,
 }
 
 /// The pool world's part of a view.
@@ -146,6 +169,11 @@ impl View<'_> {
     pub fn remaining(&self) -> f64 {
         (self.budget - self.used).max(0.0)
     }
+
+    /// `arm` is running on a worker: it cannot be pulled until its result arrives.
+    pub fn is_busy(&self, arm: usize) -> bool {
+        self.busy.get(arm).copied().unwrap_or(false)
+    }
 }
 
 /// What a policy asks the world to do.
@@ -166,8 +194,12 @@ pub enum Action {
     /// choose among the configurations the view marks open, or a learner's default.
     Choose(u32),
     /// Any world: the policy has nothing more to do; the cell ends with the budget left unused
-    /// (Ex-Def after its defaults, grid search after its grid).
+    /// (Ex-Def after its defaults, grid search after its grid). Work in flight still finishes.
     Stop,
+    /// Several workers: this worker idles until the next piece of work finishes (synchronous
+    /// successive halving at a rung whose last results are still running). Waiting with
+    /// nothing in flight is an error.
+    Wait,
 }
 
 /// A policy's failure, with what the run should do about it (an external policy's process that
@@ -222,6 +254,8 @@ pub struct CellStart<'a> {
     pub budget_abs: f64,
     /// The slice in absolute terms (seconds in the time-sliced world, else 1).
     pub slice_abs: f64,
+    /// Simulated workers (`[world] workers`).
+    pub workers: usize,
     /// Learner-level worlds: the arms' names, in arm order. The pool world: empty (arms appear
     /// as the policy draws them).
     pub arms: Vec<&'a str>,

@@ -15,9 +15,10 @@ pub const LOCK: &str = "experiment.lock.toml";
 /// The version of the results contract written by this build (the columns of `runs.parquet` and
 /// `trajectories.parquet` and the keys of `experiment.lock.toml`; see README, "Results format").
 /// Version 1 had no version key and no `program` column; version 2 had one schema per kind of
-/// world and a fingerprint of prose; version 3 has one schema for every world and a canonical
-/// fingerprint.
-pub const RESULTS_FORMAT: i64 = 3;
+/// world and a fingerprint of prose; version 3 had one schema for every world and a canonical
+/// fingerprint; version 4 adds the simulated workers (`workers`, `makespan_s`, `idle_s` in runs;
+/// `worker`, `start`, `finish` in trajectories).
+pub const RESULTS_FORMAT: i64 = 4;
 
 pub fn read_parquet(path: &Path) -> Result<DataFrame> {
     let file =

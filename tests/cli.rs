@@ -443,6 +443,7 @@ fn every_bench_section_runs() {
         ),
         ("protocol", "through the protocol", vec![]),
         ("cash", "one model decision at 30 +- 5 observations", vec![]),
+        ("workers", "with 256 workers on one learner's grid", vec![]),
     ];
     let names: Vec<String> = sections.iter().map(|s| s.0.to_string()).collect();
     assert_eq!(listed, names, "bench --help lists other sections:\n{help}");

@@ -7,7 +7,7 @@
 """
 
 from .protocol import (PROTOCOL, Action, Cell, Choose, Draw, Mutate, Observation, Policy, Stop, View,
-                       serve)
+                       Wait, serve)
 from .results import read_runs, read_trajectories
 
 __all__ = [
@@ -21,6 +21,7 @@ __all__ = [
     "Policy",
     "Stop",
     "View",
+    "Wait",
     "serve",
     "read_runs",
     "read_trajectories",

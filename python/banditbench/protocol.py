@@ -56,7 +56,10 @@ class View(SimpleNamespace):
     Attributes: ``step`` (decisions so far), ``budget`` and ``used`` (in the world's unit),
     and per arm ``pulls``, ``arm_clock`` (seconds run in the time-sliced world, else pulls) and
     ``arm_best`` (best reward so far, ``None`` if none). In the pool world also ``pool``, a dict
-    with ``undrawn`` and per arm ``last``, ``done`` and ``config``.
+    with ``undrawn`` and per arm ``last``, ``done`` and ``config``. With several workers (the
+    cell's ``workers``): ``worker`` (the one deciding), ``now`` (simulated wall-clock seconds)
+    and ``pending`` (``[arm, worker, since]`` of every piece of work still running: its result is
+    not in the view yet). With one worker ``workers`` is 1, ``worker`` 0 and ``pending`` empty.
     Rewards are oriented so that higher is better.
     """
 
@@ -113,14 +116,21 @@ class Stop:
         return "Stop()"
 
 
-Action = Union[int, Draw, Mutate, Choose, Stop]
+class Wait:
+    """Several workers: this worker idles until the next running piece of work finishes."""
+
+    def __repr__(self) -> str:
+        return "Wait()"
+
+
+Action = Union[int, Draw, Mutate, Choose, Stop, Wait]
 
 
 class Policy:
     """Base class of a policy: override ``decide`` (and usually ``observe``).
 
     ``decide`` returns an arm index (pull that arm) or, in the pool world, ``Draw()``,
-    ``Mutate(arm)``, ``Choose(config)`` or ``Stop()``.
+    ``Mutate(arm)``, ``Choose(config)`` or ``Stop()``; with several workers also ``Wait()``.
     """
 
     def __init__(self, cell: Cell, **params: Any):
@@ -150,6 +160,8 @@ def _encode(action: Any) -> bytes:
         return b'{"action":"choose","config":%d}\n' % int(action.config)
     if isinstance(action, Stop):
         return b'{"action":"stop"}\n'
+    if isinstance(action, Wait):
+        return b'{"action":"wait"}\n'
     # numpy integers and the like
     if hasattr(action, "__index__") and not isinstance(action, bool):
         return b"%d\n" % action.__index__()
@@ -189,6 +201,7 @@ def serve(factory: Callable[..., Policy], stdin=None, stdout=None) -> None:
     policy = None
     cell = None
     pending_error = None
+    workers = 1
     pulls: list = []
     clock: list = []
     best: list = []
@@ -232,7 +245,13 @@ def serve(factory: Callable[..., Policy], stdin=None, stdout=None) -> None:
                         pool["last"][a], pool["done"][a], pool["config"][a] = u[4], u[5], u[6]
                 if pool is not None:
                     pool["undrawn"] = msg["undrawn"]
-                if check and "pulls" in msg:
+                if workers > 1:
+                    # Several workers: the whole view travels with every decide.
+                    pulls[:], clock[:], best[:] = msg["pulls"], msg["arm_clock"], msg["arm_best"]
+                    if pool is not None:
+                        for k in ("last", "done", "config"):
+                            pool[k][:] = msg[k]
+                elif check and "pulls" in msg:
                     kept = {"pulls": pulls, "arm_clock": clock, "arm_best": best}
                     if pool is not None:
                         kept.update({k: pool[k] for k in ("last", "done", "config")})
@@ -243,7 +262,9 @@ def serve(factory: Callable[..., Policy], stdin=None, stdout=None) -> None:
                 try:
                     reply = _encode(policy.decide(
                         View(step=msg["step"], used=msg["used"], budget=cell.budget_abs,
-                             pulls=pulls, arm_clock=clock, arm_best=best, pool=pool)))
+                             pulls=pulls, arm_clock=clock, arm_best=best, pool=pool,
+                             workers=workers, worker=msg.get("worker", 0),
+                             now=msg.get("now", msg["used"]), pending=msg.get("pending", []))))
                 except Exception:
                     pending_error = fail("decide")
             if pending_error is not None:
@@ -255,7 +276,9 @@ def serve(factory: Callable[..., Policy], stdin=None, stdout=None) -> None:
         if kind == "start":
             params = msg.pop("params")
             del msg["type"]
+            msg.setdefault("workers", 1)
             cell = Cell(params=params, **msg)
+            workers = cell.workers
             n = len(cell.arms)
             pulls, clock, best = [0] * n, [0.0] * n, [None] * n
             pool = None

@@ -65,8 +65,9 @@ def read_runs(folder: str, backend: str = "pandas", decode_json: bool = True):
 
 
 def read_trajectories(folder: str, backend: str = "pandas"):
-    """One row per decision, the same columns in every world (results format 3): cell, step,
-    action, arm, learner, config, fidelity, time, reward, incumbent; see the README."""
+    """One row per decision, the same columns in every world (results format 4): cell, step,
+    action, arm, learner, config, fidelity, time, reward, incumbent, worker, start, finish; see
+    the README."""
     path = _check(folder, "trajectories.parquet")
     if backend == "pandas":
         import pandas as pd

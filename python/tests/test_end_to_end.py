@@ -38,7 +38,8 @@ family = "ucb1"
     traj = read_trajectories(str(out))
     assert len(traj) == 15 * len(runs)
     assert list(traj.columns) == ["cell", "step", "action", "arm", "learner", "config", "fidelity",
-                                  "time", "reward", "incumbent"]
+                                  "time", "reward", "incumbent", "worker", "start", "finish"]
+    assert (traj["worker"] == 0).all() and (traj["finish"] >= traj["start"]).all()
     assert set(traj["action"]) == {"pull"} and set(traj["learner"]) <= {"a", "b", "c"}
     assert traj["config"].isna().all()
     raw = read_runs(str(out), decode_json=False)

@@ -92,6 +92,7 @@ pub fn measure_ucb1(
 ) -> Result<Throughput> {
     let world = match kind {
         WorldKind::TimeSliced => WorldSetup {
+            workers: 1,
             budgets: vec![2.0],
             unit: BudgetUnit::Task,
             options: WorldOptions::TimeSliced {
@@ -100,6 +101,7 @@ pub fn measure_ucb1(
             },
         },
         WorldKind::PullCount => WorldSetup {
+            workers: 1,
             budgets: vec![2000.0],
             unit: BudgetUnit::Pulls,
             options: WorldOptions::PullCount {

@@ -78,8 +78,20 @@ pub fn measure_pool(
     budget_units: f64,
     seconds: f64,
 ) -> Result<PoolTiming> {
+    measure_pool_workers(pool, learner, policy, budget_units, seconds, 1)
+}
+
+/// As [`measure_pool`], with `workers` simulated workers per cell.
+pub fn measure_pool_workers(
+    pool: &crate::trace::pool::Pool,
+    learner: usize,
+    policy: &str,
+    budget_units: f64,
+    seconds: f64,
+    workers: usize,
+) -> Result<PoolTiming> {
     use crate::replay::pool::{PoolWorld, PoolWorldConfig};
-    use crate::replay::{World, drive};
+    use crate::replay::{World, drive_workers};
     // One learner's configurations, as a `per_learner = true` experiment replays them: the world
     // on the whole pool, restricted to the learner (its recorded default, if any, stays out of the
     // draws, as in every pool cell). Its grid configurations are what the cells draw from.
@@ -110,12 +122,13 @@ pub fn measure_pool(
             );
             world.restrict_to_learners(&[learner]);
             let mut p = cfg.build(0);
-            drive(
+            drive_workers(
                 &mut world,
                 p.as_mut(),
                 policy,
                 &mut crate::rng::Rng::new(seed),
                 crate::replay::Overhead::None,
+                workers,
                 &mut [],
             )?;
             decisions += world.ledger().decisions;

@@ -147,6 +147,9 @@ enum Section {
     Protocol,
     /// Time per TPE and SMAC-style decision on sklearn-random's joint pool
     Cash,
+    /// ASHA's and random search's decisions per second at 1, 16 and 256 simulated workers on one
+    /// learner's grid of --pool
+    Workers,
 }
 
 impl Section {
@@ -212,6 +215,25 @@ fn run_bench(
                 t.ms_per_cell(),
                 t.cells
             );
+        }
+    }
+    if want(Section::Workers) {
+        let pool = pool::load_pool(pool_dir, true)?;
+        for policy in ["asha", "random-search"] {
+            let mut base = None;
+            for workers in [1usize, 16, 256] {
+                // 4 000 units: about 150 full curves of 27 units, 15 per worker at 256.
+                let t = bench::measure_pool_workers(&pool, 0, policy, 4000.0, seconds, workers)?;
+                let per = 1.0 / t.decisions_per_second().max(1e-12);
+                let b = *base.get_or_insert(per);
+                println!(
+                    "{policy} with {workers} workers on one learner's grid of {} (budget 4000 units): {:.0} decisions/s, {:.2}x the time per decision of 1 worker ({} cells, one thread)",
+                    pool_dir.display(),
+                    t.decisions_per_second(),
+                    per / b,
+                    t.cells
+                );
+            }
         }
     }
     if want(Section::Cash) {

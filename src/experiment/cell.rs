@@ -95,6 +95,11 @@ pub struct CellResult {
     pub exhausted_pulls: u64,
     pub exhausted_budget: f64,
     pub steps: Vec<Step>,
+    /// Simulated workers, the makespan (simulated wall-clock seconds when the last work
+    /// finished) and the workers' idle seconds up to it.
+    pub workers: u32,
+    pub makespan_s: f64,
+    pub idle_s: f64,
     /// What only the pool world has.
     pub pool: Option<PoolPart>,
 }
@@ -148,6 +153,9 @@ impl CellResult {
             exhausted_pulls: l.exhausted_pulls,
             exhausted_budget: l.exhausted_budget,
             steps,
+            workers: l.clock.workers as u32,
+            makespan_s: l.clock.wall,
+            idle_s: l.clock.idle(),
             pool: None,
         }
     }
@@ -216,6 +224,7 @@ pub fn run_trace_cell(
     let mut policy = cfg.build_for(&task.dataset, task.arms.len());
     policy.begin(&CellStart {
         cell: cell.index,
+        workers: exp.world.workers,
         seed: cell.seed,
         repetition: cell.repetition,
         task: task.name(),
@@ -246,6 +255,7 @@ pub fn run_trace_cell(
         (budget_abs, slice_abs),
         sign,
         derive_seed(cell.seed, "world"),
+        exp.world.workers,
     )?;
     drop(observers);
     let mut result = trace_result(cell, &ledger, sign, task, budget_abs, steps);
@@ -263,6 +273,7 @@ mod tests {
 
     fn setup(unit: BudgetUnit, slice: f64) -> WorldSetup {
         WorldSetup {
+            workers: 1,
             budgets: vec![],
             unit,
             options: WorldOptions::TimeSliced {

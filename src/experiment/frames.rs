@@ -1,4 +1,4 @@
-//! The two results files' rows, one schema for every world (results format 3; the columns are
+//! The two results files' rows, one schema for every world (results format 4; the columns are
 //! listed in README, "Results format"): `runs.parquet` has one row per cell, with the pool
 //! world's own columns null in learner-level worlds; `trajectories.parquet` one row per decision.
 
@@ -373,6 +373,12 @@ pub(crate) fn runs_frame(
         Column::new("decisions".into(), u(&|r| r.decisions)),
         Column::new("budget_used".into(), f(&|r| r.used)),
         Column::new("overhead_s".into(), f(&|r| r.overhead_s)),
+        Column::new(
+            "workers".into(),
+            results.iter().map(|r| r.workers).collect::<Vec<u32>>(),
+        ),
+        Column::new("makespan_s".into(), f(&|r| r.makespan_s)),
+        Column::new("idle_s".into(), f(&|r| r.idle_s)),
         Column::new("failures".into(), u(&|r| r.failures)),
         Column::new("exhausted_pulls".into(), u(&|r| r.exhausted_pulls)),
         Column::new("exhausted_budget".into(), f(&|r| r.exhausted_budget)),
@@ -422,7 +428,8 @@ pub(crate) fn runs_frame(
 
 /// Every decision of every cell, in order: the action, the arm, its learner (coded; the store
 /// writes the name), its configuration (the pool's `config_id`; null in learner-level worlds),
-/// its pulls or units after the decision, and the budget, reward and incumbent after it.
+/// its pulls or units after the decision, the budget, reward and incumbent after it, and the
+/// worker that ran it with its simulated wall-clock start and finish.
 pub(crate) fn trajectories_frame(results: &[CellResult], data: &Data) -> Result<DataFrame> {
     let n: usize = results.iter().map(|r| r.steps.len()).sum();
     let mut cell = Vec::with_capacity(n);
@@ -434,6 +441,9 @@ pub(crate) fn trajectories_frame(results: &[CellResult], data: &Data) -> Result<
     let mut time = Vec::with_capacity(n);
     let mut reward = Vec::with_capacity(n);
     let mut inc = Vec::with_capacity(n);
+    let mut worker = Vec::with_capacity(n);
+    let mut start = Vec::with_capacity(n);
+    let mut finish = Vec::with_capacity(n);
     let mut ids = Vec::new();
     // Column by column per cell: each `extend` is a tight loop.
     for r in results {
@@ -446,6 +456,9 @@ pub(crate) fn trajectories_frame(results: &[CellResult], data: &Data) -> Result<
         time.extend(s.iter().map(|s| s.time));
         inc.extend(s.iter().map(|s| s.incumbent));
         reward.extend(s.iter().map(|s| s.reward));
+        worker.extend(s.iter().map(|s| s.worker));
+        start.extend(s.iter().map(|s| s.start));
+        finish.extend(s.iter().map(|s| s.finish));
         match data {
             // A learner-level arm is its learner.
             Data::Traces(_) => learner.extend(s.iter().map(|s| s.config)),
@@ -472,6 +485,9 @@ pub(crate) fn trajectories_frame(results: &[CellResult], data: &Data) -> Result<
         Float64Chunked::from_vec("time".into(), time).into_column(),
         nan_as_null("reward", reward),
         nan_as_null("incumbent", inc),
+        UInt32Chunked::from_vec("worker".into(), worker).into_column(),
+        Float64Chunked::from_vec("start".into(), start).into_column(),
+        Float64Chunked::from_vec("finish".into(), finish).into_column(),
     ])?)
 }
 

@@ -12,7 +12,7 @@ use super::cell::{CellResult, PoolPart};
 use super::spec::{Experiment, WorldOptions};
 use crate::policy::{CellStart, PoolStart};
 use crate::replay::pool::{PoolOptions, PoolWorld};
-use crate::replay::{Observer, World, WorldKind, drive};
+use crate::replay::{Observer, World, WorldKind, drive_workers};
 use crate::rng::{Rng, derive_seed};
 use crate::trace::pool::{Pool, load_pool};
 
@@ -269,6 +269,7 @@ pub fn run_pool_cell(
     let open = start_view.pool.map_or(&[][..], |p| p.open);
     policy.begin(&CellStart {
         cell: cell.index,
+        workers: exp.world.workers,
         seed: cell.seed,
         repetition: cell.repetition,
         task: data.task_name(t),
@@ -308,12 +309,13 @@ pub fn run_pool_cell(
     if record_steps {
         observers.push(&mut steps);
     }
-    drive(
+    drive_workers(
         &mut world,
         policy.as_mut(),
         &cfg.id(),
         &mut rng,
         opts.overhead,
+        exp.world.workers,
         &mut observers,
     )
     .with_context(|| format!("task {}", data.task_name(t)))?;

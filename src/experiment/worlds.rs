@@ -12,7 +12,7 @@ pub use crate::replay::BudgetUnit;
 use crate::replay::pool::{IncumbentRule, LastUnit, PoolOptions, Recommendation, Ties};
 use crate::replay::{
     ArmDist, Exhausted, Ledger, Order, Overhead, PullCount, PullCountConfig, Synthetic, TimeSliced,
-    TimeSlicedConfig, World, WorldKind, drive,
+    TimeSlicedConfig, World, WorldKind, drive_workers,
 };
 use crate::trace::Task;
 
@@ -35,6 +35,8 @@ pub(super) struct WorldSpec {
     per_learner: Option<bool>,
     last_unit: Option<String>,
     ties: Option<String>,
+    workers: Option<i64>,
+    work_s: Option<f64>,
 }
 
 #[derive(Deserialize)]
@@ -65,6 +67,9 @@ pub enum WorldOptions {
     Synthetic {
         /// The arms and their distributions.
         arms: Vec<(String, ArmDist)>,
+        /// Simulated seconds a pull takes on a worker (`work_s`; 1 when not given).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        work_s: Option<f64>,
     },
     Pool(PoolOptions),
 }
@@ -75,6 +80,14 @@ pub struct WorldSetup {
     pub budgets: Vec<f64>,
     pub unit: BudgetUnit,
     pub options: WorldOptions,
+    /// Simulated workers (`[world] workers`, default 1; one worker leaves the fingerprint as it
+    /// was before workers existed).
+    #[serde(skip_serializing_if = "is_one")]
+    pub workers: usize,
+}
+
+fn is_one(k: &usize) -> bool {
+    *k == 1
 }
 
 impl WorldOptions {
@@ -88,6 +101,7 @@ impl WorldOptions {
         (budget_abs, slice_abs): (f64, f64),
         sign: f64,
         world_seed: u64,
+        workers: usize,
     ) -> Result<(Ledger, f64)> {
         match self {
             WorldOptions::TimeSliced { overhead, .. } => {
@@ -99,7 +113,15 @@ impl WorldOptions {
                     },
                     sign,
                 );
-                drive(&mut w, r.policy, r.id, r.rng, *overhead, r.observers)?;
+                drive_workers(
+                    &mut w,
+                    r.policy,
+                    r.id,
+                    r.rng,
+                    *overhead,
+                    workers,
+                    r.observers,
+                )?;
                 Ok((w.ledger().clone(), slice_abs))
             }
             WorldOptions::PullCount {
@@ -118,13 +140,16 @@ impl WorldOptions {
                     sign,
                     world_seed,
                 );
-                drive(&mut w, r.policy, r.id, r.rng, Overhead::None, r.observers)?;
+                let none = Overhead::None;
+                drive_workers(&mut w, r.policy, r.id, r.rng, none, workers, r.observers)?;
                 Ok((w.ledger().clone(), f64::NAN))
             }
-            WorldOptions::Synthetic { arms } => {
+            WorldOptions::Synthetic { arms, work_s } => {
                 let dists = arms.iter().map(|(_, d)| *d).collect();
-                let mut w = Synthetic::new(dists, budget_abs as u64, world_seed);
-                drive(&mut w, r.policy, r.id, r.rng, Overhead::None, r.observers)?;
+                let mut w = Synthetic::new(dists, budget_abs as u64, world_seed)
+                    .with_work_seconds(work_s.unwrap_or(1.0));
+                let none = Overhead::None;
+                drive_workers(&mut w, r.policy, r.id, r.rng, none, workers, r.observers)?;
                 Ok((w.ledger().clone(), f64::NAN))
             }
             WorldOptions::Pool(_) => bail!(
@@ -164,13 +189,13 @@ impl WorldSetup {
     /// The synthetic world's arms (empty otherwise).
     pub fn arms(&self) -> &[(String, ArmDist)] {
         match &self.options {
-            WorldOptions::Synthetic { arms } => arms,
+            WorldOptions::Synthetic { arms, .. } => arms,
             _ => &[],
         }
     }
 
     pub fn describe(&self) -> String {
-        match &self.options {
+        let text = match &self.options {
             WorldOptions::TimeSliced { slice, overhead } => format!(
                 "time-sliced, budgets {:?} {}, slice {} {}, overhead {}",
                 self.budgets,
@@ -211,14 +236,20 @@ impl WorldSetup {
                     String::new()
                 }
             ),
-            WorldOptions::Synthetic { arms } => format!(
-                "synthetic, budgets {:?} pulls, arms {}",
+            WorldOptions::Synthetic { arms, work_s } => format!(
+                "synthetic, budgets {:?} pulls, arms {}{}",
                 self.budgets,
                 arms.iter()
                     .map(|(n, d)| format!("{n} ~ {}", d.describe()))
                     .collect::<Vec<_>>()
-                    .join(", ")
+                    .join(", "),
+                work_s.map_or(String::new(), |s| format!(", {s} s per pull"))
             ),
+        };
+        if self.workers > 1 {
+            format!("{text}, {} workers", self.workers)
+        } else {
+            text
         }
     }
 }
@@ -249,6 +280,38 @@ fn choice<T: Copy>(
 
 pub(super) fn resolve_world(file: &Path, w: &WorldSpec) -> Result<WorldSetup> {
     let at = file.display();
+    let mut setup = resolve_options(file, w)?;
+    setup.workers = match w.workers {
+        None => 1,
+        Some(k) if (1..=MAX_WORKERS as i64).contains(&k) => k as usize,
+        Some(k) => bail!(
+            "{at}: key 'world.workers' is {k}; give the number of simulated workers, 1 to {MAX_WORKERS}"
+        ),
+    };
+    if let Some(s) = w.work_s
+        && !(s.is_finite() && s > 0.0)
+    {
+        bail!(
+            "{at}: key 'world.work_s' is {s}; give the seconds one pull takes, a positive number"
+        );
+    }
+    if let WorldOptions::Pool(o) = &setup.options
+        && setup.workers > 1
+        && o.incumbent == IncumbentRule::Last
+    {
+        bail!(
+            "{at}: key 'world.incumbent' is \"last\", which with several workers would need every running arm's last score; use incumbent = \"best-seen\" with workers = {}",
+            setup.workers
+        );
+    }
+    Ok(setup)
+}
+
+/// The most simulated workers a cell may have.
+pub const MAX_WORKERS: usize = 4096;
+
+fn resolve_options(file: &Path, w: &WorldSpec) -> Result<WorldSetup> {
+    let at = file.display();
     let kind = choice(
         file,
         "world.kind",
@@ -275,7 +338,8 @@ pub(super) fn resolve_world(file: &Path, w: &WorldSpec) -> Result<WorldSetup> {
         }
     }
     // Every key belongs to one world; naming it for another is an error, not silently ignored.
-    let owners: [(&str, bool, &[WorldKind]); 13] = [
+    let owners: [(&str, bool, &[WorldKind]); 14] = [
+        ("work_s", w.work_s.is_some(), &[WorldKind::Synthetic]),
         ("arms", w.arms.is_some(), &[WorldKind::Synthetic]),
         ("slice", w.slice.is_some(), &[WorldKind::TimeSliced]),
         (
@@ -397,6 +461,7 @@ pub(super) fn resolve_world(file: &Path, w: &WorldSpec) -> Result<WorldSetup> {
             Ok(WorldSetup {
                 budgets: w.budgets.clone(),
                 unit,
+                workers: 1,
                 options: WorldOptions::Pool(PoolOptions {
                     failures_consume_budget: w.failures_consume_budget.unwrap_or(true),
                     incumbent: choice(
@@ -461,6 +526,7 @@ pub(super) fn resolve_world(file: &Path, w: &WorldSpec) -> Result<WorldSetup> {
             Ok(WorldSetup {
                 budgets: w.budgets.clone(),
                 unit,
+                workers: 1,
                 options: WorldOptions::TimeSliced {
                     slice,
                     overhead: overhead()?,
@@ -512,7 +578,11 @@ pub(super) fn resolve_world(file: &Path, w: &WorldSpec) -> Result<WorldSetup> {
             Ok(WorldSetup {
                 budgets: w.budgets.clone(),
                 unit: BudgetUnit::Pulls,
-                options: WorldOptions::Synthetic { arms },
+                workers: 1,
+                options: WorldOptions::Synthetic {
+                    arms,
+                    work_s: w.work_s,
+                },
             })
         }
         WorldKind::PullCount => {
@@ -529,6 +599,7 @@ pub(super) fn resolve_world(file: &Path, w: &WorldSpec) -> Result<WorldSetup> {
             Ok(WorldSetup {
                 budgets: w.budgets.clone(),
                 unit,
+                workers: 1,
                 options: WorldOptions::PullCount {
                     order: choice(
                         file,

@@ -318,6 +318,11 @@ mod tests {
             slice: 10.0,
             kind: WorldKind::TimeSliced,
             pool: None,
+            workers: 1,
+            worker: 0,
+            now: 0.0,
+            pending: &[],
+            busy: &[],
         }
     }
 

@@ -31,7 +31,11 @@ pub fn family_random_search() -> Family {
         source: "Bergstra & Bengio 2012, 'Random Search for Hyper-Parameter Optimization', JMLR 13",
         worlds: WORLDS,
         params: vec![],
-        build: |_: &Params, _| Box::new(RandomSearch { current: None }),
+        build: |_: &Params, _| {
+            Box::new(RandomSearch {
+                ready: std::collections::VecDeque::new(),
+            })
+        },
     }
 }
 
@@ -120,20 +124,31 @@ pub fn family_hyperband() -> Family {
     }
 }
 
+/// Random search with any number of workers: each free worker continues an unfinished
+/// configuration whose last unit is in (the longest waiting first), or draws a new one.
 pub struct RandomSearch {
-    current: Option<usize>,
+    /// Arms whose curve goes on and that are not running, in the order their units finished.
+    ready: std::collections::VecDeque<usize>,
 }
 
 impl Policy for RandomSearch {
     fn decide(&mut self, view: &View<'_>, _rng: &mut Rng) -> Action {
-        match (self.current, view.pool) {
-            (Some(a), Some(p)) if !p.done[a] => Action::Pull(a),
-            _ => Action::Draw,
+        let Some(p) = view.pool else {
+            return Action::Draw;
+        };
+        if let Some(a) = self.ready.pop_front() {
+            return Action::Pull(a);
         }
+        if p.undrawn == 0 && !view.pending.is_empty() {
+            return Action::Wait;
+        }
+        Action::Draw
     }
 
     fn observe(&mut self, obs: &Observation<'_>) {
-        self.current = Some(obs.arm);
+        if !obs.exhausted {
+            self.ready.push_back(obs.arm);
+        }
     }
 }
 
@@ -162,7 +177,6 @@ pub struct Halving {
     brackets: Vec<Vec<(usize, u32)>>,
     next_bracket: usize,
     current: Option<Bracket>,
-    known: usize,
 }
 
 impl Halving {
@@ -175,7 +189,6 @@ impl Halving {
             brackets: Vec::new(),
             next_bracket: 0,
             current: None,
-            known: 0,
         }
     }
 
@@ -253,6 +266,9 @@ impl Policy for Halving {
             let b = self.current.as_mut().expect("started");
             if b.to_draw > 0 {
                 if pool.undrawn > 0 {
+                    // The new arm's id is the number of arms before it.
+                    b.members.push(view.n_arms);
+                    b.to_draw -= 1;
                     return Action::Draw;
                 }
                 b.to_draw = 0;
@@ -261,9 +277,14 @@ impl Policy for Halving {
             if let Some(&a) = b
                 .members
                 .iter()
-                .find(|&&a| view.pulls[a] < u64::from(target) && !pool.done[a])
+                .find(|&&a| view.pulls[a] < u64::from(target) && !pool.done[a] && !view.is_busy(a))
             {
                 return Action::Pull(a);
+            }
+            // With several workers, a rung is complete only when its last results are in:
+            // synchronous successive halving waits for them.
+            if b.members.iter().any(|&a| view.is_busy(a)) {
+                return Action::Wait;
             }
             // The rung is complete: promote the best floor(n_i / eta) by their last score.
             if b.rung + 1 < b.rungs.len() && !b.members.is_empty() {
@@ -281,23 +302,22 @@ impl Policy for Halving {
         // Nothing planned can run (the pool ran out of configurations): train the best
         // unfinished arm, so the budget is not wasted.
         let best = (0..view.n_arms)
-            .filter(|&a| !pool.done[a])
+            .filter(|&a| !pool.done[a] && !view.is_busy(a))
             .max_by(|&x, &y| pool.last[x].total_cmp(&pool.last[y]).then(y.cmp(&x)));
         match best {
             Some(a) => Action::Pull(a),
-            None => Action::Draw,
-        }
-    }
-
-    fn observe(&mut self, obs: &Observation<'_>) {
-        if obs.arm >= self.known {
-            self.known = obs.arm + 1;
-            if let Some(b) = self.current.as_mut() {
-                b.members.push(obs.arm);
-                b.to_draw = b.to_draw.saturating_sub(1);
+            None if !view.pending.is_empty() => Action::Wait,
+            None => {
+                if let Some(b) = self.current.as_mut() {
+                    b.members.push(view.n_arms);
+                    b.to_draw = b.to_draw.saturating_sub(1);
+                }
+                Action::Draw
             }
         }
     }
+
+    fn observe(&mut self, _obs: &Observation<'_>) {}
 }
 
 #[cfg(test)]

@@ -1,11 +1,12 @@
 //! Policies: the decision rules, behind one trait and one registry.
 //!
-//! A policy sees the world only through [`View`] (before a decision) and [`Observation`] (after a
+//! A policy sees the world only through [`View`](crate::protocol::View) (before a decision) and [`Observation`](crate::protocol::Observation) (after a
 //! pull); it never touches clocks, files or threads. It is built from a spec, a family name plus
 //! parameters, through [`registry`], so experiment files, results and the CLI all name policies
 //! the same way: `family(param=value, ...)` with every parameter, defaults included, in the
 //! family's declaration order.
 
+mod asha;
 mod bestk;
 pub mod cash;
 mod epsilon_greedy;
@@ -62,18 +63,31 @@ impl PartialEq for PolicyConfig {
     }
 }
 
+/// Parameters a family gained after results existed, each with its default: at that default they
+/// are left out of the policy's id and `params`, so the ids, seeds and results of earlier runs
+/// stay what they were; set to anything else they appear.
+const LATER_PARAMS: &[(&str, &str, &str)] = &[("ucb1", "pending", "count")];
+
+/// `name` of `family` is a later parameter at its default.
+fn quiet(family: &str, name: &str, v: &Value) -> bool {
+    LATER_PARAMS
+        .iter()
+        .any(|&(f, n, d)| f == family && n == name && matches!(v, Value::Text(t) if t == d))
+}
+
 impl PolicyConfig {
     /// Stable text naming the policy: `family(a=1, b=x)`, or `family` without parameters.
     pub fn id(&self) -> String {
-        if self.params.0.is_empty() {
-            return self.family_name().to_string();
-        }
-        let inner: Vec<String> = self
+        let shown: Vec<&(&str, Value)> = self
             .params
             .0
             .iter()
-            .map(|(n, v)| format!("{n}={v}"))
+            .filter(|(n, v)| !quiet(self.family.name, n, v))
             .collect();
+        if shown.is_empty() {
+            return self.family_name().to_string();
+        }
+        let inner: Vec<String> = shown.iter().map(|(n, v)| format!("{n}={v}")).collect();
         format!("{}({})", self.family_name(), inner.join(", "))
     }
 
@@ -87,7 +101,7 @@ impl PolicyConfig {
 
     /// The parameters as JSON, per-dataset ones at their placeholder.
     pub fn params_json(&self) -> String {
-        Self::json_of(&self.params)
+        self.json_of(&self.params)
     }
 
     /// The parameters a cell on `dataset` runs with, as JSON (the results' `params`).
@@ -95,12 +109,13 @@ impl PolicyConfig {
         if self.per_dataset.is_empty() {
             return self.params_json();
         }
-        Self::json_of(&self.params_for(dataset))
+        self.json_of(&self.params_for(dataset))
     }
 
-    fn json_of(p: &Params) -> String {
+    fn json_of(&self, p: &Params) -> String {
         let map: serde_json::Map<String, serde_json::Value> =
             p.0.iter()
+                .filter(|(n, v)| !quiet(self.family.name, n, v))
                 .map(|(n, v)| (n.to_string(), v.to_json()))
                 .collect();
         serde_json::Value::Object(map).to_string()
@@ -203,6 +218,8 @@ static REGISTRY: LazyLock<Vec<Family>> = LazyLock::new(|| {
         hyperband::family_random_search(),
         hyperband::family_successive_halving(),
         hyperband::family_hyperband(),
+        asha::family_asha(),
+        asha::family_async_hyperband(),
         cash::family_ex_def(),
         cash::family_grid_search(),
         cash::family_tpe(),
@@ -260,6 +277,11 @@ pub(crate) mod testing {
             slice: 1.0,
             kind: WorldKind::PullCount,
             pool: None,
+            workers: 1,
+            worker: 0,
+            now: 0.0,
+            pending: &[],
+            busy: &[],
         }
     }
 

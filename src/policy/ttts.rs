@@ -448,6 +448,11 @@ mod tests {
                 space: &crate::space::EMPTY,
                 defaults: &[],
             }),
+            workers: 1,
+            worker: 0,
+            now: 0.0,
+            pending: &[],
+            busy: &[],
         };
         for (q, want) in [(1u64, 2.0 / 3.0), (2, 5.0 / 6.0)] {
             let n = 20_000;

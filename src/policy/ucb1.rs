@@ -41,11 +41,18 @@ pub fn family_textbook() -> Family {
                 default: Value::Text("pulls".into()),
                 doc: "n in ln n: pulls so far (Auer et al.) or the 1-based index of the round being chosen, pulls + 1 (the ER-UCB authors' C-UCB code)",
             },
+            ParamDef {
+                name: "pending",
+                kind: Kind::Choice(&["count", "ignore"]),
+                default: Value::Text("count".into()),
+                doc: "with several workers, how a running pull enters the index: counted in n_i and n before its reward arrives, which lowers a running arm's bonus and spreads the workers (count), or left out until it finishes, the index of finished pulls only (ignore; Joulani, Gyorgy & Szepesvari 2013, 'Online Learning under Delayed Feedback', ICML, run UCB1 on the feedback received). A running arm is never pulled; when every arm runs, the worker waits. One worker: no effect",
+            },
         ],
         build: |p: &Params, n| {
             Box::new(Ucb1 {
                 random_ties: p.text("tie_break") == "random",
                 round_offset: u64::from(p.text("log_t") == "round"),
+                count_pending: p.text("pending") == "count",
                 means: Means::new(n),
                 mean: vec![0.0; n],
                 inv_sqrt_pulls: vec![0.0; n],
@@ -79,6 +86,8 @@ pub struct Ucb1 {
     random_ties: bool,
     /// 0: ln(pulls so far); 1: ln(pulls so far + 1), the round's 1-based index.
     round_offset: u64,
+    /// With several workers: running pulls count in n_i and n.
+    count_pending: bool,
     means: Means,
     // Cached per arm so that a decision costs one ln, one sqrt and K multiply-adds:
     // sqrt(2 ln n / n_i) = sqrt(2 ln n) * (1 / sqrt(n_i)).
@@ -88,8 +97,46 @@ pub struct Ucb1 {
     index: Vec<f64>,
 }
 
+impl Ucb1 {
+    /// A decision with pulls running on other workers: never a running arm; an arm never
+    /// started first; else the index with running pulls counted or left out.
+    fn decide_pending(&mut self, view: &View<'_>, rng: &mut Rng) -> Action {
+        let n = self.index.len();
+        if let Some(a) = (0..n).find(|&a| view.pulls[a] == 0 && !view.is_busy(a)) {
+            return Action::Pull(a);
+        }
+        let running = |a: usize| u64::from(self.count_pending && view.is_busy(a));
+        let total = self.total
+            + if self.count_pending {
+                view.pending.len() as u64
+            } else {
+                0
+            };
+        let c = (2.0 * ((total + self.round_offset) as f64).ln()).sqrt();
+        for a in 0..n {
+            self.index[a] = if view.is_busy(a) {
+                f64::NEG_INFINITY
+            } else {
+                let pulls = (self.means.pulls[a] + running(a)).max(1) as f64;
+                self.mean[a] + c / pulls.sqrt()
+            };
+        }
+        if self.index.iter().all(|&x| x == f64::NEG_INFINITY) {
+            return Action::Wait;
+        }
+        Action::Pull(if self.random_ties {
+            argmax_random(&self.index, rng)
+        } else {
+            argmax_first(&self.index)
+        })
+    }
+}
+
 impl Policy for Ucb1 {
-    fn decide(&mut self, _view: &View<'_>, rng: &mut Rng) -> Action {
+    fn decide(&mut self, view: &View<'_>, rng: &mut Rng) -> Action {
+        if !view.pending.is_empty() {
+            return self.decide_pending(view, rng);
+        }
         if (self.total as usize) < self.index.len()
             && let Some(a) = self.means.first_below(1)
         {
@@ -150,6 +197,36 @@ impl Policy for Ucb1Btb {
 mod tests {
     use crate::policy::{Action, testing};
     use crate::rng::Rng;
+
+    #[test]
+    fn with_running_pulls_the_index_skips_running_arms_and_counts_them_as_asked() {
+        use crate::protocol::Pending;
+        let z = [0.0; 3];
+        let run = |pending: &str| {
+            let mut p = testing::build("ucb1", &[("pending", pending.into())], 3);
+            // Finished: arm 0 twice (0.5), arm 1 once (0.6), arm 2 once (0.58); arm 1 runs a
+            // second pull on worker 1 and worker 0 decides.
+            for (a, r) in [(0, 0.5), (1, 0.6), (2, 0.58), (0, 0.5)] {
+                p.observe(&testing::obs(a, Some(r)));
+            }
+            let pending = [Pending {
+                arm: 1,
+                worker: 1,
+                since: 0.0,
+            }];
+            let busy = [false, true, false];
+            let mut v = testing::view(&[2, 2, 1], &z);
+            (v.workers, v.worker, v.pending, v.busy) = (2, 0, &pending, &busy);
+            let a = p.decide(&v, &mut Rng::new(0));
+            // Every arm running: wait.
+            let busy_all = [true; 3];
+            v.busy = &busy_all;
+            (a, p.decide(&v, &mut Rng::new(0)))
+        };
+        // Arm 1 is running, so never chosen; arm 2 (one pull, 0.58) beats arm 0 (two, 0.5).
+        assert_eq!(run("count"), (Action::Pull(2), Action::Wait));
+        assert_eq!(run("ignore"), (Action::Pull(2), Action::Wait));
+    }
 
     #[test]
     fn textbook_pulls_each_arm_once_then_uses_the_index() {

@@ -49,6 +49,13 @@ pub struct Clock {
     /// The budget counts as spent once `used >= budget * (1 - tolerance)`.
     tolerance: f64,
     stopped: bool,
+    /// Simulated workers of the cell (`drive_workers`).
+    pub workers: usize,
+    /// Simulated wall-clock seconds when the last work finished (the makespan).
+    pub wall: f64,
+    /// Worker-seconds spent deciding (charged overhead) and working; `workers · wall − busy` is
+    /// the workers' idle time.
+    pub busy: f64,
 }
 
 impl Clock {
@@ -61,6 +68,9 @@ impl Clock {
             timed: false,
             tolerance: 0.0,
             stopped: false,
+            workers: 1,
+            wall: 0.0,
+            busy: 0.0,
         }
     }
 
@@ -99,6 +109,23 @@ impl Clock {
             self.used += seconds;
             self.overhead += seconds;
         }
+    }
+
+    /// Count `seconds` of a policy's own computation as overhead without moving `used` (the
+    /// replay loop moves each worker's start instead); returns what is charged: nothing when the
+    /// budget does not count time.
+    pub fn add_overhead(&mut self, seconds: f64) -> f64 {
+        if self.timed {
+            self.overhead += seconds;
+            seconds
+        } else {
+            0.0
+        }
+    }
+
+    /// Idle worker-seconds: the workers' time up to the makespan not spent deciding or working.
+    pub fn idle(&self) -> f64 {
+        (self.workers as f64 * self.wall - self.busy).max(0.0)
     }
 
     /// The policy asked to stop: the cell ends with the budget left unused.

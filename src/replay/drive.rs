@@ -1,17 +1,20 @@
 //! The replay loop of every world: the order in which a decision, its overhead and its action are
 //! charged, and the steps it hands to observers (the trajectory recorder is one).
 
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use std::time::Instant;
 
-use anyhow::{Result, anyhow};
+use anyhow::{Result, anyhow, bail};
 
 use super::{Overhead, World};
-use crate::protocol::{Action, Policy};
+use crate::protocol::{Action, Observation, Pending, Policy, PoolView, Revealed, View};
 use crate::rng::Rng;
 
 /// The kind of an action, as stored in trajectories.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum ActionKind {
+    #[default]
     Pull,
     Draw,
     Mutate,
@@ -28,14 +31,14 @@ impl ActionKind {
         }
     }
 
-    /// The kind of `action`; `None` for `Stop`, which is no step.
+    /// The kind of `action`; `None` for `Stop` and `Wait`, which are no steps.
     pub fn of(action: Action) -> Option<ActionKind> {
         match action {
             Action::Pull(_) => Some(ActionKind::Pull),
             Action::Draw => Some(ActionKind::Draw),
             Action::Mutate(_) => Some(ActionKind::Mutate),
             Action::Choose(_) => Some(ActionKind::Choose),
-            Action::Stop => None,
+            Action::Stop | Action::Wait => None,
         }
     }
 }
@@ -54,12 +57,18 @@ pub struct Step {
     pub reward: f64,
     /// Budget used after the decision (seconds, pulls or units).
     pub time: f64,
-    /// Best score so far in the recorded orientation, NaN before any.
+    /// Best score so far in the recorded orientation, NaN before any: with several workers, the
+    /// best of the work finished by `finish`.
     pub incumbent: f64,
+    /// The worker that ran it (0 with one worker).
+    pub worker: u32,
+    /// Simulated wall-clock seconds when its work started and finished.
+    pub start: f64,
+    pub finish: f64,
 }
 
 /// Receives every step of a replay, in order (argmin's executor hands its observers each
-/// iteration the same way).
+/// iteration the same way). With several workers, steps arrive in the order their work finishes.
 pub trait Observer {
     fn step(&mut self, step: &Step);
 }
@@ -71,9 +80,7 @@ impl Observer for Vec<Step> {
     }
 }
 
-/// The replay loop: (charge a fixed overhead,) decide, (charge per-fit overhead,) act, observe,
-/// (charge measured overhead,) hand the step to the observers; until the world is done or the
-/// policy stops. An action the world cannot take is an error naming the policy.
+/// The replay loop with one worker: [`drive_workers`] with `workers = 1`.
 pub fn drive<W: World + ?Sized>(
     world: &mut W,
     policy: &mut dyn Policy,
@@ -82,58 +89,410 @@ pub fn drive<W: World + ?Sized>(
     overhead: Overhead,
     observers: &mut [&mut dyn Observer],
 ) -> Result<()> {
-    let sign = world.sign();
-    while !world.done() {
-        if let Overhead::Fixed(s) = overhead {
-            world.ledger_mut().clock.charge_overhead(s);
-            if world.done() {
-                break;
-            }
-        }
-        let t0 = (overhead == Overhead::Measured).then(Instant::now);
-        let action = policy.try_decide(&world.view(), rng)?;
-        if let Overhead::PerFit(s) = overhead {
-            let fits = policy.take_fits();
-            if fits > 0 {
-                world.ledger_mut().clock.charge_overhead(s * fits as f64);
-            }
-        }
-        let Some(kind) = ActionKind::of(action) else {
-            world.ledger_mut().clock.stop();
-            break;
-        };
-        let mut spent = t0.map(|t| t.elapsed().as_secs_f64());
-        let (arm, reward) = {
-            let obs = world
-                .apply(action)
-                .map_err(|e| anyhow!("policy {policy_id} {e}"))?;
-            let t1 = spent.is_some().then(Instant::now);
-            policy.observe(&obs);
-            if let (Some(s), Some(t1)) = (spent.as_mut(), t1) {
-                *s += t1.elapsed().as_secs_f64();
-            }
-            (obs.arm, obs.reward.map_or(f64::NAN, |r| sign * r))
-        };
-        if let Some(s) = spent {
-            world.ledger_mut().clock.charge_overhead(s);
-        }
-        if !observers.is_empty() {
-            let l = world.ledger();
-            let step = Step {
-                action: kind,
-                arm: arm as u32,
-                config: world.config_of(arm),
-                fidelity: l.pulls[arm] as u32,
-                reward,
-                time: l.clock.used,
-                incumbent: l.incumbent.map_or(f64::NAN, |i| sign * i.reward),
-            };
-            for o in observers.iter_mut() {
-                o.step(&step);
-            }
+    drive_workers(world, policy, policy_id, rng, overhead, 1, observers)
+}
+
+/// A finished piece of work waiting for its completion time: what the policy will observe, and
+/// what its view will then show of the arm.
+#[derive(Default)]
+struct InFlight {
+    worker: usize,
+    arm: usize,
+    kind: ActionKind,
+    start: f64,
+    finish: f64,
+    reward: Option<f64>,
+    revealed: Vec<Revealed>,
+    arm_clock: f64,
+    exhausted: bool,
+    /// The arm's best reward, and in the pool world its last score and whether its curve ended,
+    /// as the world holds them once this work is done.
+    best: f64,
+    last: f64,
+    done: bool,
+}
+
+/// What the policy has seen: the arms' values from finished work only.
+#[derive(Default)]
+struct Seen {
+    best: Vec<f64>,
+    last: Vec<f64>,
+    done: Vec<bool>,
+    pending: Vec<Pending>,
+    /// Per arm: its place in `pending` while it runs.
+    at: Vec<usize>,
+    busy: Vec<bool>,
+    incumbent: Option<f64>,
+}
+
+impl Seen {
+    fn grow(&mut self, n: usize) {
+        while self.best.len() < n {
+            self.best.push(f64::NEG_INFINITY);
+            self.last.push(f64::NEG_INFINITY);
+            self.done.push(false);
+            self.busy.push(false);
+            self.at.push(0);
         }
     }
+}
+
+/// The event queue's key: completion time, then worker, then the order work was started.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Event {
+    finish: f64,
+    worker: usize,
+    seq: u64,
+}
+
+impl Eq for Event {}
+
+impl Ord for Event {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        self.finish
+            .total_cmp(&o.finish)
+            .then(self.worker.cmp(&o.worker))
+            .then(self.seq.cmp(&o.seq))
+    }
+}
+
+impl PartialOrd for Event {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+
+/// The replay loop of every world, with `workers` simulated workers on an event clock.
+///
+/// A free worker asks the policy for a decision; the world applies it at once (the outcome of a
+/// piece of work is fixed when it starts, as in Syne Tune's simulator), and the work occupies the
+/// worker until it finishes: in a budget of seconds, at the world's own charge (the slice, the
+/// unit's recorded cost), cut at the budget by the world's rules; in a budget of pulls or units,
+/// after the work's recorded seconds (`World::work_time`). The policy observes the work when it
+/// finishes, and until then its view shows the arm as pending, without its result. Completions
+/// are taken in the order (finish time, worker, start order); every completion at the same time
+/// is delivered before any worker decides, and free workers decide in index order. An arm runs
+/// on one worker at a time. A worker may wait for the next completion; a wait holds for the rest
+/// of the instant, so the other free workers wait with it (nothing new can arrive before then).
+///
+/// Charging order per decision: a `fixed` overhead before the decision (a worker whose start
+/// would pass the budget retires), a `per_fit` charge and the `measured` decision time after it,
+/// all delaying this worker's start; the `measured` time of an observation delays the next start
+/// of the worker whose result it was. Overhead is time only in a budget of seconds.
+///
+/// With one worker this is the sequential loop: decide, act, observe, until the world is done or
+/// the policy stops. An action the world cannot take is an error naming the policy.
+pub fn drive_workers<W: World + ?Sized>(
+    world: &mut W,
+    policy: &mut dyn Policy,
+    policy_id: &str,
+    rng: &mut Rng,
+    overhead: Overhead,
+    workers: usize,
+    observers: &mut [&mut dyn Observer],
+) -> Result<()> {
+    let k = workers.max(1);
+    let sign = world.sign();
+    let timed = world.ledger().clock.is_timed();
+    let mut now = world.ledger().clock.used;
+    // When each worker can next start (later than `now` after a measured observation).
+    let mut ready = vec![now; k];
+    // Idle workers (free, or waiting for the next completion), lowest index first.
+    let mut free: BinaryHeap<Reverse<usize>> = (0..k).map(Reverse).collect();
+    let mut stopped = false;
+    let mut queue: BinaryHeap<Reverse<(Event, usize)>> = BinaryHeap::new();
+    // Work in flight, in reused slots.
+    let mut slots: Vec<InFlight> = Vec::new();
+    let mut open_slots: Vec<usize> = Vec::new();
+    let mut seen = Seen::default();
+    let mut seq = 0u64;
+    let mut busy_s = 0.0;
+    loop {
+        // Start work on every free worker, in index order. A worker that cannot start before
+        // the budget ends retires (it is not put back).
+        while !stopped {
+            let Some(Reverse(w)) = free.pop() else {
+                break;
+            };
+            let decided_at = ready[w].max(now);
+            let mut start = decided_at;
+            let at_start = |world: &mut W, start: f64| {
+                if timed {
+                    world.ledger_mut().clock.used = start;
+                }
+                world.done()
+            };
+            if at_start(world, start) {
+                continue;
+            }
+            if let Overhead::Fixed(s) = overhead {
+                start += world.ledger_mut().clock.add_overhead(s);
+                if at_start(world, start) {
+                    continue;
+                }
+            }
+            let t0 = (overhead == Overhead::Measured).then(Instant::now);
+            let action = {
+                let v = world.view();
+                if k == 1 {
+                    policy.try_decide(&v, rng)?
+                } else {
+                    seen.grow(v.n_arms);
+                    let view = View {
+                        arm_best: &seen.best[..v.n_arms],
+                        pool: v.pool.map(|p| PoolView {
+                            last: &seen.last[..v.n_arms],
+                            done: &seen.done[..v.n_arms],
+                            ..p
+                        }),
+                        workers: k,
+                        worker: w,
+                        now,
+                        pending: &seen.pending,
+                        busy: &seen.busy[..v.n_arms],
+                        ..v
+                    };
+                    policy.try_decide(&view, rng)?
+                }
+            };
+            if let Overhead::PerFit(s) = overhead {
+                let fits = policy.take_fits();
+                if fits > 0 {
+                    start += world.ledger_mut().clock.add_overhead(s * fits as f64);
+                }
+            }
+            if let Some(t) = t0 {
+                start += world
+                    .ledger_mut()
+                    .clock
+                    .add_overhead(t.elapsed().as_secs_f64());
+            }
+            let kind = match action {
+                Action::Stop => {
+                    stopped = true;
+                    world.ledger_mut().clock.stop();
+                    break;
+                }
+                Action::Wait => {
+                    if k == 1 || seen.pending.is_empty() {
+                        bail!(
+                            "policy {policy_id} waited with no work in flight: a policy waits only for a running piece of work to finish (with {k} worker{})",
+                            if k == 1 { "" } else { "s" }
+                        );
+                    }
+                    // Nothing new can arrive before the next completion: every free worker
+                    // waits for it (a wait holds for the rest of this instant).
+                    free.push(Reverse(w));
+                    break;
+                }
+                Action::Pull(a) => {
+                    if seen.busy.get(a).is_some_and(|&b| b) {
+                        let p = seen.pending[seen.at[a]];
+                        bail!(
+                            "policy {policy_id} pulled arm {a}, which is still running on worker {} (since {:.6} s): an arm runs on one worker at a time; pull another arm, draw, or wait",
+                            p.worker,
+                            p.since
+                        );
+                    }
+                    ActionKind::Pull
+                }
+                Action::Draw => ActionKind::Draw,
+                Action::Mutate(_) => ActionKind::Mutate,
+                Action::Choose(_) => ActionKind::Choose,
+            };
+            // The arm's recorded seconds before the work (a new arm has none).
+            let time_before = match action {
+                Action::Pull(a) if a < world.n_arms() => world.ledger().arm_time_s[a],
+                _ => 0.0,
+            };
+            if timed {
+                world.ledger_mut().clock.used = start;
+            }
+            let (arm, reward, mut flight, observe_s) = {
+                let obs = world
+                    .apply(action)
+                    .map_err(|e| anyhow!("policy {policy_id} {e}"))?;
+                let (arm, reward) = (obs.arm, obs.reward);
+                if k == 1 {
+                    let t1 = (overhead == Overhead::Measured).then(Instant::now);
+                    policy.observe(&obs);
+                    (arm, reward, None, t1.map(|t| t.elapsed().as_secs_f64()))
+                } else {
+                    // A slot's buffer of revealed evaluations is reused.
+                    let slot = open_slots.pop().unwrap_or_else(|| {
+                        slots.push(InFlight::default());
+                        slots.len() - 1
+                    });
+                    let f = &mut slots[slot];
+                    f.revealed.clear();
+                    f.revealed.extend_from_slice(obs.revealed);
+                    (f.worker, f.arm, f.kind, f.start) = (w, arm, kind, start);
+                    (f.reward, f.arm_clock, f.exhausted) = (reward, obs.arm_clock, obs.exhausted);
+                    (arm, reward, Some(slot), None)
+                }
+            };
+            let finish = if timed {
+                world.ledger().clock.used
+            } else {
+                start + world.work_time(arm, time_before)
+            };
+            busy_s += finish - decided_at;
+            if k == 1 {
+                // Deliver at once: the sequential loop.
+                let charged = observe_s.map_or(0.0, |s| world.ledger_mut().clock.add_overhead(s));
+                busy_s += charged;
+                now = finish + charged;
+                ready[w] = now;
+                if timed {
+                    world.ledger_mut().clock.used = now;
+                }
+                let reward = reward.map_or(f64::NAN, |r| sign * r);
+                emit(
+                    world, observers, sign, kind, arm, reward, 0, start, finish, None,
+                );
+                free.push(Reverse(w));
+                continue;
+            }
+            let slot = flight.take().expect("in flight");
+            {
+                let f = &mut slots[slot];
+                f.finish = finish;
+                let v = world.view();
+                f.best = v.arm_best[arm];
+                if let Some(p) = v.pool {
+                    f.last = p.last[arm];
+                    f.done = p.done[arm];
+                }
+            }
+            if timed {
+                world.ledger_mut().clock.used = now;
+            }
+            seen.grow(arm + 1);
+            seen.at[arm] = seen.pending.len();
+            seen.pending.push(Pending {
+                arm,
+                worker: w,
+                since: start,
+            });
+            seen.busy[arm] = true;
+            queue.push(Reverse((
+                Event {
+                    finish,
+                    worker: w,
+                    seq,
+                },
+                slot,
+            )));
+            seq += 1;
+        }
+        // Deliver every completion at the earliest finish time.
+        let Some(&Reverse((first, _))) = queue.peek() else {
+            break;
+        };
+        now = now.max(first.finish);
+        while let Some(&Reverse((e, slot))) = queue.peek() {
+            if e.finish > first.finish {
+                break;
+            }
+            queue.pop();
+            open_slots.push(slot);
+            let f = &slots[slot];
+            seen.grow(f.arm + 1);
+            seen.best[f.arm] = f.best;
+            seen.last[f.arm] = f.last;
+            seen.done[f.arm] = f.done;
+            let i = seen.at[f.arm];
+            seen.pending.swap_remove(i);
+            if let Some(moved) = seen.pending.get(i) {
+                seen.at[moved.arm] = i;
+            }
+            seen.busy[f.arm] = false;
+            for r in f.revealed.iter().filter(|r| r.ok) {
+                if seen.incumbent.is_none_or(|b| r.reward > b) {
+                    seen.incumbent = Some(r.reward);
+                }
+            }
+            let t1 = (overhead == Overhead::Measured).then(Instant::now);
+            policy.observe(&Observation {
+                arm: f.arm,
+                reward: f.reward,
+                revealed: &f.revealed,
+                arm_clock: f.arm_clock,
+                exhausted: f.exhausted,
+            });
+            free.push(Reverse(f.worker));
+            ready[f.worker] = now;
+            if let Some(t) = t1 {
+                let s = world
+                    .ledger_mut()
+                    .clock
+                    .add_overhead(t.elapsed().as_secs_f64());
+                ready[f.worker] += s;
+                busy_s += s;
+            }
+            if timed {
+                world.ledger_mut().clock.used = now;
+            }
+            let reward = f.reward.map_or(f64::NAN, |r| sign * r);
+            emit(
+                world,
+                observers,
+                sign,
+                f.kind,
+                f.arm,
+                reward,
+                f.worker,
+                f.start,
+                f.finish,
+                Some(seen.incumbent),
+            );
+        }
+    }
+    let c = &mut world.ledger_mut().clock;
+    c.workers = k;
+    c.wall = now;
+    c.busy = busy_s;
     Ok(())
+}
+
+/// Hand one step to the observers; `incumbent` is the best finished work's reward with several
+/// workers (`None`: the world's incumbent).
+#[allow(clippy::too_many_arguments)]
+fn emit<W: World + ?Sized>(
+    world: &W,
+    observers: &mut [&mut dyn Observer],
+    sign: f64,
+    kind: ActionKind,
+    arm: usize,
+    reward: f64,
+    worker: usize,
+    start: f64,
+    finish: f64,
+    incumbent: Option<Option<f64>>,
+) {
+    if observers.is_empty() {
+        return;
+    }
+    let l = world.ledger();
+    let inc = match incumbent {
+        Some(best) => best,
+        None => l.incumbent.map(|i| i.reward),
+    };
+    let step = Step {
+        action: kind,
+        arm: arm as u32,
+        config: world.config_of(arm),
+        fidelity: l.pulls[arm] as u32,
+        reward,
+        time: l.clock.used,
+        incumbent: inc.map_or(f64::NAN, |i| sign * i),
+        worker: worker as u32,
+        start,
+        finish,
+    };
+    for o in observers.iter_mut() {
+        o.step(&step);
+    }
 }
 
 #[cfg(test)]
@@ -141,7 +500,9 @@ mod tests {
     use super::*;
     use crate::protocol::{Observation, View};
     use crate::replay::fixtures::{arm, task};
-    use crate::replay::{Exhausted, Order, PullCount, PullCountConfig};
+    use crate::replay::{
+        Exhausted, Order, PullCount, PullCountConfig, TimeSliced, TimeSlicedConfig,
+    };
 
     /// Pulls arm 1 twice, then stops.
     struct TwoThenStop;
@@ -189,5 +550,262 @@ mod tests {
             a.iter()
                 .all(|s| s.action == ActionKind::Pull && s.config == 1)
         );
+    }
+
+    /// Pulls the lowest-index arm that is not running and has evaluations left, else waits;
+    /// records what it saw at each decision: (worker, now, pending arms, arm_best).
+    struct Lowest {
+        left: Vec<usize>,
+        seen: Vec<(usize, f64, Vec<usize>, Vec<f64>)>,
+    }
+
+    impl Policy for Lowest {
+        fn decide(&mut self, view: &View<'_>, _rng: &mut Rng) -> Action {
+            self.seen.push((
+                view.worker,
+                view.now,
+                view.pending.iter().map(|p| p.arm).collect(),
+                view.arm_best.to_vec(),
+            ));
+            match (0..view.n_arms).find(|&a| self.left[a] > 0 && !view.is_busy(a)) {
+                Some(a) => {
+                    self.left[a] -= 1;
+                    Action::Pull(a)
+                }
+                None => Action::Wait,
+            }
+        }
+        fn observe(&mut self, _obs: &Observation<'_>) {}
+    }
+
+    fn schedule(steps: &[Step]) -> Vec<(u32, u32, f64, f64)> {
+        steps
+            .iter()
+            .map(|s| (s.arm, s.worker, s.start, s.finish))
+            .collect()
+    }
+
+    #[test]
+    fn three_workers_replay_recorded_evaluation_times_in_completion_order_with_ties_by_worker() {
+        // Evaluation costs: a 2, 2; b 1, 3; c 3 (seconds). Budget 5 pulls, 3 workers.
+        // t = 0: w0 a (to 2), w1 b (to 1), w2 c (to 3). t = 1: b done; w1 b again (to 4).
+        // t = 2: a done; w0 a again (to 4): 5 pulls, the budget is spent. t = 3: c done; w2
+        // retires. t = 4: a (w0) and b (w1) tie: worker 0 first.
+        let t = task(vec![
+            arm("a", &[(2.0, 0.5), (4.0, 0.9)]),
+            arm("b", &[(1.0, 0.6), (4.0, 0.7)]),
+            arm("c", &[(3.0, 0.8)]),
+        ]);
+        let cfg = PullCountConfig {
+            budget_pulls: 5,
+            order: Order::Recorded,
+            failures_consume_budget: false,
+            exhausted: Exhausted::Empty,
+        };
+        let mut w = PullCount::new(&t, cfg, 1.0, 1);
+        let mut p = Lowest {
+            left: vec![2, 2, 1],
+            seen: Vec::new(),
+        };
+        let mut steps = Vec::new();
+        drive_workers(
+            &mut w,
+            &mut p,
+            "lowest",
+            &mut Rng::new(1),
+            Overhead::None,
+            3,
+            &mut [&mut steps],
+        )
+        .unwrap();
+        assert_eq!(
+            schedule(&steps),
+            vec![
+                (1, 1, 0.0, 1.0),
+                (0, 0, 0.0, 2.0),
+                (2, 2, 0.0, 3.0),
+                (0, 0, 2.0, 4.0),
+                (1, 1, 1.0, 4.0),
+            ]
+        );
+        // The anytime incumbent counts finished work only: 0.6, 0.6, 0.8, 0.9, 0.9.
+        let inc: Vec<f64> = steps.iter().map(|s| s.incumbent).collect();
+        assert_eq!(inc, vec![0.6, 0.6, 0.8, 0.9, 0.9]);
+        // At t = 1, worker 1 sees b's result but not a's or c's, which are still running.
+        let (worker, now, pending, best) = &p.seen[3];
+        assert_eq!((*worker, *now), (1, 1.0));
+        assert_eq!(pending, &vec![0, 2]);
+        assert_eq!(best, &vec![f64::NEG_INFINITY, 0.6, f64::NEG_INFINITY]);
+        let c = &w.ledger().clock;
+        assert_eq!((c.workers, c.wall, c.busy), (3, 4.0, 11.0));
+        assert_eq!(c.idle(), 1.0);
+        assert_eq!(w.ledger().clock.used, 5.0);
+    }
+
+    #[test]
+    fn two_workers_share_a_budget_of_seconds_and_the_last_slices_are_cut_at_it() {
+        let t = task(vec![
+            arm("a", &[(0.5, 0.5), (2.2, 0.9)]),
+            arm("b", &[(1.5, 0.6), (2.4, 0.95)]),
+        ]);
+        let mut w = TimeSliced::new(
+            &t,
+            TimeSlicedConfig {
+                budget_s: 2.5,
+                slice_s: 1.0,
+            },
+            1.0,
+        );
+        let mut p = Lowest {
+            left: vec![9, 9],
+            seen: Vec::new(),
+        };
+        let mut steps = Vec::new();
+        drive_workers(
+            &mut w,
+            &mut p,
+            "lowest",
+            &mut Rng::new(1),
+            Overhead::None,
+            2,
+            &mut [&mut steps],
+        )
+        .unwrap();
+        // Slices of 1 s on each worker at 0 and 1; at 2 both slices are cut to the 0.5 s left.
+        assert_eq!(
+            schedule(&steps),
+            vec![
+                (0, 0, 0.0, 1.0),
+                (1, 1, 0.0, 1.0),
+                (0, 0, 1.0, 2.0),
+                (1, 1, 1.0, 2.0),
+                (0, 0, 2.0, 2.5),
+                (1, 1, 2.0, 2.5),
+            ]
+        );
+        // Each arm ran 2.5 s of its own trace: both second evaluations are revealed, and the
+        // best (b's 0.95, at 2.4 s of its trace) is found at the end.
+        let inc: Vec<f64> = steps.iter().map(|s| s.incumbent).collect();
+        assert_eq!(inc, vec![0.5, 0.5, 0.5, 0.6, 0.9, 0.95]);
+        let c = &w.ledger().clock;
+        assert_eq!((c.wall, c.busy, c.idle()), (2.5, 5.0, 0.0));
+    }
+
+    #[test]
+    fn two_workers_on_synthetic_arms_take_the_named_work_time_per_pull() {
+        use crate::replay::{ArmDist, Synthetic};
+        // Budget 5 pulls of 0.5 s on 2 workers: pulls at 0, 0, 0.5, 0.5 and 1.0 (worker 0);
+        // worker 1 retires at 1.0 with the budget spent. Makespan 1.5, busy 2.5, idle 0.5.
+        let arms = vec![ArmDist::Bernoulli { p: 0.5 }; 3];
+        let mut w = Synthetic::new(arms, 5, 3).with_work_seconds(0.5);
+        let mut p = Lowest {
+            left: vec![9, 9, 9],
+            seen: Vec::new(),
+        };
+        let mut steps = Vec::new();
+        drive_workers(
+            &mut w,
+            &mut p,
+            "lowest",
+            &mut Rng::new(1),
+            Overhead::None,
+            2,
+            &mut [&mut steps],
+        )
+        .unwrap();
+        assert_eq!(
+            schedule(&steps),
+            vec![
+                (0, 0, 0.0, 0.5),
+                (1, 1, 0.0, 0.5),
+                (0, 0, 0.5, 1.0),
+                (1, 1, 0.5, 1.0),
+                (0, 0, 1.0, 1.5),
+            ]
+        );
+        let c = &w.ledger().clock;
+        assert_eq!((c.wall, c.busy, c.idle(), c.used), (1.5, 2.5, 0.5, 5.0));
+    }
+
+    #[test]
+    fn waiting_with_nothing_in_flight_and_pulling_a_running_arm_are_errors_naming_the_policy() {
+        struct Always(Action);
+        impl Policy for Always {
+            fn decide(&mut self, _view: &View<'_>, _rng: &mut Rng) -> Action {
+                self.0
+            }
+            fn observe(&mut self, _obs: &Observation<'_>) {}
+        }
+        let t = task(vec![arm("a", &[(1.0, 0.5), (2.0, 0.6)])]);
+        let cfg = PullCountConfig {
+            budget_pulls: 5,
+            order: Order::Recorded,
+            failures_consume_budget: false,
+            exhausted: Exhausted::Empty,
+        };
+        let run = |action: Action, workers: usize| {
+            let mut w = PullCount::new(&t, cfg, 1.0, 1);
+            drive_workers(
+                &mut w,
+                &mut Always(action),
+                "always",
+                &mut Rng::new(1),
+                Overhead::None,
+                workers,
+                &mut [],
+            )
+            .unwrap_err()
+            .to_string()
+        };
+        let e = run(Action::Wait, 2);
+        assert!(
+            e.contains("policy always waited with no work in flight"),
+            "{e}"
+        );
+        let e = run(Action::Pull(0), 2);
+        assert!(
+            e.contains("policy always pulled arm 0, which is still running on worker 0"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_fixed_overhead_delays_the_deciding_workers_start() {
+        let t = task(vec![arm("a", &[(5.0, 0.5)]), arm("b", &[(5.0, 0.6)])]);
+        let mut w = TimeSliced::new(
+            &t,
+            TimeSlicedConfig {
+                budget_s: 2.0,
+                slice_s: 1.0,
+            },
+            1.0,
+        );
+        let mut p = Lowest {
+            left: vec![9, 9],
+            seen: Vec::new(),
+        };
+        let mut steps = Vec::new();
+        drive_workers(
+            &mut w,
+            &mut p,
+            "lowest",
+            &mut Rng::new(1),
+            Overhead::Fixed(0.25),
+            2,
+            &mut [&mut steps],
+        )
+        .unwrap();
+        // Each decision costs its worker 0.25 s: slices run 0.25-1.25 and 1.5-2 (cut).
+        assert_eq!(
+            schedule(&steps),
+            vec![
+                (0, 0, 0.25, 1.25),
+                (1, 1, 0.25, 1.25),
+                (0, 0, 1.5, 2.0),
+                (1, 1, 1.5, 2.0),
+            ]
+        );
+        let c = &w.ledger().clock;
+        assert_eq!((c.overhead, c.wall, c.busy), (1.0, 2.0, 4.0));
     }
 }

@@ -23,12 +23,14 @@ mod synthetic;
 mod time_sliced;
 
 pub use clock::{Clock, Overhead};
-pub use drive::{ActionKind, Observer, Step, drive};
+pub use drive::{ActionKind, Observer, Step, drive, drive_workers};
 pub use pull_count::{Exhausted, Order, PullCount, PullCountConfig};
 pub use synthetic::{ArmDist, Synthetic};
 pub use time_sliced::{TimeSliced, TimeSlicedConfig};
 
-pub use crate::protocol::{Action, BudgetUnit, Observation, PoolView, Revealed, View, WorldKind};
+pub use crate::protocol::{
+    Action, BudgetUnit, Observation, Pending, PoolView, Revealed, View, WorldKind,
+};
 use crate::trace::{Status, Task};
 
 /// The absolute budget and slice of a learner-level cell on `task`: `budget` and `slice` are in
@@ -114,6 +116,11 @@ impl Ledger {
             slice,
             kind,
             pool,
+            workers: 1,
+            worker: 0,
+            now: self.clock.used,
+            pending: &[],
+            busy: &[],
         }
     }
 
@@ -185,6 +192,12 @@ pub trait World {
     /// left to train.
     fn done(&self) -> bool {
         self.ledger().clock.done()
+    }
+
+    /// Simulated seconds a piece of work on `arm` took, for workers in a budget of pulls or units:
+    /// the recorded seconds it added to the arm (`time_before` is the arm's before the work).
+    fn work_time(&self, arm: usize, time_before: f64) -> f64 {
+        self.ledger().arm_time_s[arm] - time_before
     }
 
     /// What `arm` is, for the trajectory: its configuration in the pool world, else the arm

@@ -35,6 +35,9 @@ pub struct Synthetic {
     arms: Vec<ArmDist>,
     rng: Rng,
     ledger: Ledger,
+    /// Simulated seconds one pull takes on a worker (`[world] work_s`; draws take no recorded
+    /// time).
+    work_s: f64,
 }
 
 impl Synthetic {
@@ -44,7 +47,14 @@ impl Synthetic {
             ledger: Ledger::new(arms.len(), Clock::counting(budget_pulls as f64)),
             arms,
             rng: Rng::new(seed),
+            work_s: 1.0,
         }
+    }
+
+    /// Each pull takes `seconds` on a worker (default 1).
+    pub fn with_work_seconds(mut self, seconds: f64) -> Self {
+        self.work_s = seconds;
+        self
     }
 }
 
@@ -67,6 +77,10 @@ impl World for Synthetic {
 
     fn sign(&self) -> f64 {
         1.0
+    }
+
+    fn work_time(&self, _arm: usize, _time_before: f64) -> f64 {
+        self.work_s
     }
 
     fn apply(&mut self, action: Action) -> Result<Observation<'_>, String> {

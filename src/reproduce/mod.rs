@@ -1,5 +1,6 @@
 //! `banditbench reproduce PAPER`: run a paper's experiments and write its tables and figures.
 
+pub mod asha;
 pub mod auto_weka;
 pub mod claims;
 pub mod erucb;
@@ -44,6 +45,11 @@ pub const PAPERS: &[Paper] = &[
         name: "mutant-ucb",
         about: "Brégère & Keisler 2024: Mutant-UCB's Tables 1 and 2 in shape on sklearn-grid, beside the paper's numbers",
         run: mutant_ucb::reproduce,
+    },
+    Paper {
+        name: "asha",
+        about: "Li et al. 2020: ASHA against synchronous SH and Hyperband on 1, 4, 16 and 64 simulated workers (incumbent at equal wall-clock time, throughput)",
+        run: asha::reproduce,
     },
     Paper {
         name: "auto-weka",
@@ -169,7 +175,7 @@ mod tests {
         assert_eq!(paper("shang").unwrap().name, "shang");
         let e = paper("nope").err().unwrap().to_string();
         assert!(
-            e.contains("no reproduction 'nope'") && e.contains("mutant-ucb, auto-weka"),
+            e.contains("no reproduction 'nope'") && e.contains("mutant-ucb, asha, auto-weka"),
             "{e}"
         );
     }

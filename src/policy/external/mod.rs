@@ -258,6 +258,10 @@ impl Policy for ExternalPolicy {
         push_f64(o, c.budget_abs);
         o.extend_from_slice(b",\"slice\":");
         push_f64(o, c.slice_abs);
+        if c.workers > 1 {
+            o.extend_from_slice(b",\"workers\":");
+            push_u64(o, c.workers as u64);
+        }
         o.extend_from_slice(b",\"arms\":[");
         for (i, a) in c.arms.iter().enumerate() {
             if i > 0 {
@@ -303,7 +307,8 @@ impl Policy for ExternalPolicy {
 
     fn try_decide(&mut self, v: &View<'_>, _rng: &mut Rng) -> Result<Action> {
         let mark = self.out.len();
-        let full = self.proc.as_ref().is_some_and(|p| p.full_view);
+        // With several workers several arms change between decisions: the whole view travels.
+        let full = v.workers > 1 || self.proc.as_ref().is_some_and(|p| p.full_view);
         let o = &mut self.out;
         o.extend_from_slice(b"{\"type\":\"decide\",\"step\":");
         push_u64(o, v.step);
@@ -331,6 +336,26 @@ impl Policy for ExternalPolicy {
         if let Some(p) = &v.pool {
             o.extend_from_slice(b",\"undrawn\":");
             push_u64(o, p.undrawn as u64);
+        }
+        if v.workers > 1 {
+            o.extend_from_slice(b",\"worker\":");
+            push_u64(o, v.worker as u64);
+            o.extend_from_slice(b",\"now\":");
+            push_f64(o, v.now);
+            o.extend_from_slice(b",\"pending\":[");
+            for (i, p) in v.pending.iter().enumerate() {
+                if i > 0 {
+                    o.push(b',');
+                }
+                o.push(b'[');
+                push_u64(o, p.arm as u64);
+                o.push(b',');
+                push_u64(o, p.worker as u64);
+                o.push(b',');
+                push_f64(o, p.since);
+                o.push(b']');
+            }
+            o.push(b']');
         }
         if full {
             push_list(o, "pulls", v.pulls, push_u64);
@@ -371,9 +396,10 @@ impl Policy for ExternalPolicy {
                     Action::Choose(c as u32)
                 }
                 (Some("stop"), None, None) => Action::Stop,
+                (Some("wait"), None, None) => Action::Wait,
                 _ => {
                     return Err(self.fail(format!(
-                        "it answered `{}`, which is not an action: expected an arm index such as `3`, or {{\"action\": \"pull\", \"arm\": 3}}, {{\"action\": \"draw\"}}, {{\"action\": \"mutate\", \"arm\": 3}}, {{\"action\": \"choose\", \"config\": 12}} or {{\"action\": \"stop\"}} (docs/protocol.md)",
+                        "it answered `{}`, which is not an action: expected an arm index such as `3`, or {{\"action\": \"pull\", \"arm\": 3}}, {{\"action\": \"draw\"}}, {{\"action\": \"mutate\", \"arm\": 3}}, {{\"action\": \"choose\", \"config\": 12}}, {{\"action\": \"stop\"}} or, with several workers, {{\"action\": \"wait\"}} (docs/protocol.md)",
                         excerpt(&line, 200)
                     )));
                 }

@@ -196,9 +196,9 @@ impl<'a> PoolWorld<'a> {
                 }
                 a
             }
-            Action::Stop => {
+            Action::Stop | Action::Wait => {
                 return Err(
-                    "asked to stop, which ends the cell (the replay loop handles it)".into(),
+                    "asked to stop or wait, which the replay loop handles, not the world".into(),
                 );
             }
             Action::Choose(c) => {

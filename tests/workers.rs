@@ -1,0 +1,376 @@
+//! Simulated workers end to end: `[world] workers = K` on the bundled `sklearn-grid` pool and the
+//! tiny trace set, the columns they add to both results files, determinism at any thread count,
+//! and the keys refused with what to do.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::{bin, fixture, scratch};
+use polars::prelude::*;
+
+fn grid() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("traces/sklearn-grid")
+}
+
+/// An experiment on two datasets' MLP grids of `sklearn-grid` (run 0), 60 units, with `world`
+/// added to `[world]`.
+fn pool_experiment(dir: &Path, world: &str) -> PathBuf {
+    let e = dir.join("workers.toml");
+    std::fs::write(
+        &e,
+        format!(
+            r#"name = "workers"
+traces = "{}"
+seed = 7
+repetitions = 3
+
+[tasks]
+datasets = ["car", "phoneme"]
+runs = [0]
+learners = ["mlp"]
+
+[world]
+kind = "pool"
+per_learner = true
+budget_unit = "units"
+budgets = [60]
+{world}
+
+[[policies]]
+family = "asha"
+
+[[policies]]
+family = "successive-halving"
+n = 9
+
+[[policies]]
+family = "random-search"
+"#,
+            grid().display()
+        ),
+    )
+    .unwrap();
+    e
+}
+
+fn run(e: &Path, out: &Path, threads: &str) -> std::process::Output {
+    bin()
+        .args([
+            "run",
+            e.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--threads",
+            threads,
+            "--quiet",
+        ])
+        .output()
+        .unwrap()
+}
+
+fn read(path: &Path) -> DataFrame {
+    ParquetReader::new(std::fs::File::open(path).unwrap())
+        .finish()
+        .unwrap()
+}
+
+fn err(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stderr).to_string()
+}
+
+#[test]
+fn four_workers_record_makespan_idle_time_and_each_steps_worker_start_and_finish() {
+    let dir = scratch("workers-pool");
+    let e = pool_experiment(&dir, "workers = 4");
+    let (one, two) = (dir.join("one"), dir.join("two"));
+    let o = run(&e, &one, "1");
+    assert!(o.status.success(), "{}", err(&o));
+    let o = run(&e, &two, "2");
+    assert!(o.status.success(), "{}", err(&o));
+    // Identical at any thread count.
+    for f in ["runs.parquet", "trajectories.parquet"] {
+        assert_eq!(
+            std::fs::read(one.join(f)).unwrap(),
+            std::fs::read(two.join(f)).unwrap(),
+            "{f}"
+        );
+    }
+    let runs = read(&one.join("runs.parquet"));
+    assert_eq!(runs.height(), 2 * 3 * 3);
+    let workers = runs.column("workers").unwrap().u32().unwrap();
+    assert!(workers.into_no_null_iter().all(|k| k == 4));
+    let makespan = runs.column("makespan_s").unwrap().f64().unwrap();
+    let idle = runs.column("idle_s").unwrap().f64().unwrap();
+    let family = runs.column("policy_family").unwrap().str().unwrap();
+    let (mut sh, mut asha) = (0.0, 0.0);
+    for i in 0..runs.height() {
+        let (m, d) = (makespan.get(i).unwrap(), idle.get(i).unwrap());
+        assert!(m > 0.0 && d >= 0.0 && d < 4.0 * m, "{m} {d}");
+        match family.get(i).unwrap() {
+            "successive-halving" => sh += d,
+            "asha" => asha += d,
+            _ => {}
+        }
+    }
+    // Synchronous successive halving waits at its rungs; ASHA does not.
+    assert!(sh > asha, "idle: successive halving {sh}, ASHA {asha}");
+    let t = read(&one.join("trajectories.parquet"));
+    let cell = t.column("cell").unwrap().u64().unwrap();
+    let worker = t.column("worker").unwrap().u32().unwrap();
+    let start = t.column("start").unwrap().f64().unwrap();
+    let finish = t.column("finish").unwrap().f64().unwrap();
+    let mut seen = [false; 4];
+    for i in 0..t.height() {
+        let w = worker.get(i).unwrap() as usize;
+        assert!(w < 4);
+        seen[w] = true;
+        assert!(finish.get(i).unwrap() >= start.get(i).unwrap());
+        // Steps arrive in the order their work finishes.
+        if i > 0 && cell.get(i) == cell.get(i - 1) {
+            assert!(finish.get(i).unwrap() >= finish.get(i - 1).unwrap());
+        }
+    }
+    assert_eq!(seen, [true; 4]);
+}
+
+#[test]
+fn one_worker_is_the_default_and_keeps_the_fingerprint_and_results() {
+    let dir = scratch("workers-one");
+    let (a, b) = (dir.join("a"), dir.join("b"));
+    let e1 = pool_experiment(&dir, "");
+    let o = run(&e1, &a, "2");
+    assert!(o.status.success(), "{}", err(&o));
+    let e2 = pool_experiment(&dir, "workers = 1");
+    let o = run(&e2, &b, "2");
+    assert!(o.status.success(), "{}", err(&o));
+    for f in ["runs.parquet", "trajectories.parquet"] {
+        assert_eq!(
+            std::fs::read(a.join(f)).unwrap(),
+            std::fs::read(b.join(f)).unwrap(),
+            "{f}"
+        );
+    }
+    let lock = |d: &Path| std::fs::read_to_string(d.join("experiment.lock.toml")).unwrap();
+    let fp = |t: String| {
+        t.lines()
+            .find(|l| l.starts_with("fingerprint"))
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(fp(lock(&a)), fp(lock(&b)));
+    // One worker: no idle time, and each step starts where the last one finished.
+    let runs = read(&a.join("runs.parquet"));
+    let idle = runs.column("idle_s").unwrap().f64().unwrap();
+    assert!(idle.into_no_null_iter().all(|d| d == 0.0));
+    let t = read(&a.join("trajectories.parquet"));
+    let cell = t.column("cell").unwrap().u64().unwrap();
+    let start = t.column("start").unwrap().f64().unwrap();
+    let finish = t.column("finish").unwrap().f64().unwrap();
+    for i in 1..t.height() {
+        if cell.get(i) == cell.get(i - 1) {
+            assert_eq!(start.get(i), finish.get(i - 1));
+        }
+    }
+}
+
+#[test]
+fn learner_level_worlds_take_workers_too() {
+    let dir = scratch("workers-learner");
+    let e = dir.join("e.toml");
+    std::fs::write(
+        &e,
+        format!(
+            r#"name = "tiny-workers"
+traces = "{}"
+seed = 1
+repetitions = 2
+
+[world]
+kind = "time-sliced"
+budgets = [40.0]
+slice = 2.0
+workers = 3
+
+[[policies]]
+family = "round-robin"
+"#,
+            fixture().display()
+        ),
+    )
+    .unwrap();
+    let out = dir.join("out");
+    let o = run(&e, &out, "1");
+    assert!(o.status.success(), "{}", err(&o));
+    // Slices of equal length keep three workers busy to the end of the 40 s: three times the
+    // sequential work in the same wall-clock budget, no idle time.
+    let runs = read(&out.join("runs.parquet"));
+    let decisions = runs.column("decisions").unwrap().u64().unwrap();
+    assert!(decisions.into_no_null_iter().all(|d| d == 60), "{runs}");
+    let makespan = runs.column("makespan_s").unwrap().f64().unwrap();
+    assert!(
+        makespan
+            .into_no_null_iter()
+            .all(|m| (m - 40.0).abs() < 1e-9)
+    );
+    let idle = runs.column("idle_s").unwrap().f64().unwrap();
+    assert!(idle.into_no_null_iter().all(|d| d.abs() < 1e-9));
+    // Pull-count: evaluations take their recorded times, so UCB1 must skip running arms; both
+    // ways of indexing running pulls run the whole budget, and differ in what they pull.
+    let e = dir.join("pc.toml");
+    std::fs::write(
+        &e,
+        format!(
+            r#"name = "tiny-ucb-workers"
+traces = "{}"
+seed = 1
+repetitions = 2
+
+[world]
+kind = "pull-count"
+budgets = [12]
+order = "recorded"
+exhausted = "resample"
+workers = 2
+
+[[policies]]
+family = "ucb1"
+pending = ["count", "ignore"]
+"#,
+            fixture().display()
+        ),
+    )
+    .unwrap();
+    let out = dir.join("pc");
+    let o = run(&e, &out, "2");
+    assert!(o.status.success(), "{}", err(&o));
+    let runs = read(&out.join("runs.parquet"));
+    let decisions = runs.column("decisions").unwrap().u64().unwrap();
+    assert!(decisions.into_no_null_iter().all(|d| d == 12), "{runs}");
+    let policy = runs.column("policy").unwrap().str().unwrap();
+    let ids: std::collections::BTreeSet<&str> =
+        (0..policy.len()).filter_map(|i| policy.get(i)).collect();
+    // The default is left out of the id (results from before the parameter keep theirs).
+    assert_eq!(
+        ids.into_iter().collect::<Vec<_>>(),
+        vec![
+            "ucb1(tie_break=first, log_t=pulls)",
+            "ucb1(tie_break=first, log_t=pulls, pending=ignore)"
+        ]
+    );
+}
+
+fn python_ok() -> bool {
+    let ok = std::process::Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        assert!(
+            std::env::var("BANDITBENCH_REQUIRE_PYTHON").is_err(),
+            "BANDITBENCH_REQUIRE_PYTHON is set but python3 cannot be run"
+        );
+        eprintln!("skipped: python3 is not installed");
+    }
+    ok
+}
+
+/// A Python policy through the protocol with 3 workers (tests/fixtures/policies/pool_workers.py):
+/// synchronous rounds of one configuration per worker, 3 units each, waiting for the round's
+/// stragglers. It checks the view's running work itself; here: the run is deterministic, every
+/// round starts after the last one finished, and the waits show as idle time.
+#[test]
+fn a_python_policy_sees_running_work_and_waits_for_it_through_the_protocol() {
+    if !python_ok() {
+        return;
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = scratch("workers-external");
+    let e = pool_experiment(&dir, "workers = 3");
+    let text = std::fs::read_to_string(&e).unwrap();
+    let head = &text[..text.find("[[policies]]").unwrap()];
+    std::fs::write(
+        &e,
+        format!(
+            "{head}[[policies]]\nfamily = \"external\"\nname = \"py-rounds\"\ncommand = [\"python3\", \"{}\"]\nenv = {{ PYTHONPATH = \"{}\" }}\n",
+            root.join("tests/fixtures/policies/pool_workers.py").display(),
+            root.join("python").display()
+        ),
+    )
+    .unwrap();
+    let (a, b) = (dir.join("a"), dir.join("b"));
+    for (out, threads) in [(&a, "1"), (&b, "2")] {
+        let o = run(&e, out, threads);
+        assert!(o.status.success(), "{}", err(&o));
+    }
+    for f in ["runs.parquet", "trajectories.parquet"] {
+        assert_eq!(
+            std::fs::read(a.join(f)).unwrap(),
+            std::fs::read(b.join(f)).unwrap(),
+            "{f}"
+        );
+    }
+    let t = read(&a.join("trajectories.parquet"));
+    let cell = t.column("cell").unwrap().u64().unwrap();
+    let action = t.column("action").unwrap().str().unwrap();
+    let start = t.column("start").unwrap().f64().unwrap();
+    let finish = t.column("finish").unwrap().f64().unwrap();
+    // Rounds of 3 draws and 6 more units: 9 steps, the next round's draws after all of them.
+    let (mut last_cell, mut in_round, mut round_end, mut next_end) = (None, 0, 0.0f64, 0.0f64);
+    for i in 0..t.height() {
+        if cell.get(i) != last_cell {
+            (last_cell, in_round, round_end, next_end) = (cell.get(i), 0, 0.0, 0.0);
+        }
+        if action.get(i) == Some("draw") && in_round % 9 == 0 {
+            round_end = next_end;
+        }
+        if action.get(i) == Some("draw") {
+            assert!(
+                start.get(i).unwrap() >= round_end,
+                "row {i}: a draw before its round"
+            );
+        }
+        next_end = next_end.max(finish.get(i).unwrap());
+        in_round += 1;
+    }
+    let runs = read(&a.join("runs.parquet"));
+    let idle = runs.column("idle_s").unwrap().f64().unwrap();
+    assert!(idle.into_no_null_iter().all(|d| d > 0.0), "{runs}");
+}
+
+#[test]
+fn bad_worker_keys_are_refused_with_the_key_and_what_to_do() {
+    let dir = scratch("workers-bad");
+    for (world, want) in [
+        (
+            "workers = 0",
+            "key 'world.workers' is 0; give the number of simulated workers, 1 to 4096",
+        ),
+        ("workers = 5000", "key 'world.workers' is 5000"),
+        (
+            "workers = 2\nwork_s = 1.0",
+            "key 'world.work_s' applies only to the synthetic world",
+        ),
+    ] {
+        let e = pool_experiment(&dir, world);
+        let o = run(&e, &dir.join("out"), "1");
+        assert!(
+            !o.status.success() && err(&o).contains(want),
+            "{world}: {}",
+            err(&o)
+        );
+    }
+    let e = pool_experiment(&dir, "workers = 2");
+    let text = std::fs::read_to_string(&e)
+        .unwrap()
+        .replace("budgets = [60]", "budgets = [60]\nincumbent = \"last\"");
+    std::fs::write(&e, text).unwrap();
+    let o = run(&e, &dir.join("out"), "1");
+    assert!(
+        !o.status.success()
+            && err(&o).contains("key 'world.incumbent' is \"last\"")
+            && err(&o).contains("use incumbent = \"best-seen\""),
+        "{}",
+        err(&o)
+    );
+}
