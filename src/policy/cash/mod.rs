@@ -56,19 +56,24 @@ pub trait Proposer: Send {
 }
 
 /// Runs a proposer in the pool world: choose (or draw) a configuration, train it to the end of its
-/// curve, tell the proposer its last unit's score, repeat.
+/// curve, tell the proposer its last unit's score, repeat. With several workers each free worker
+/// continues a configuration whose last unit is in, else asks the proposer for a new one; the
+/// configurations still running are not open, so the proposer never proposes them again (it
+/// ranks the open ones on the finished evaluations only).
 pub struct Evaluator<P> {
     pub inner: P,
-    current: Option<usize>,
-    finished: Option<(usize, Option<f64>)>,
+    /// Arms whose curve goes on and that are not running, in the order their units finished.
+    ready: std::collections::VecDeque<usize>,
+    /// Evaluations finished since the proposer was last asked: (arm, final score).
+    finished: std::collections::VecDeque<(usize, Option<f64>)>,
 }
 
 impl<P: Proposer> Evaluator<P> {
     pub fn new(inner: P) -> Self {
         Evaluator {
             inner,
-            current: None,
-            finished: None,
+            ready: std::collections::VecDeque::new(),
+            finished: std::collections::VecDeque::new(),
         }
     }
 }
@@ -82,14 +87,13 @@ impl<P: Proposer> Policy for Evaluator<P> {
         let Some(p) = view.pool else {
             bail!("a CASH optimiser needs the pool world");
         };
-        if let Some((arm, score)) = self.finished.take() {
+        while let Some((arm, score)) = self.finished.pop_front() {
             self.inner.tell(p.config[arm], score);
         }
-        if let Some(a) = self.current {
+        while let Some(a) = self.ready.pop_front() {
             if !p.done[a] {
                 return Ok(Action::Pull(a));
             }
-            self.current = None;
         }
         Ok(match self.inner.propose(&p, rng)? {
             Proposal::Choose(c) => Action::Choose(c),
@@ -100,10 +104,9 @@ impl<P: Proposer> Policy for Evaluator<P> {
 
     fn observe(&mut self, obs: &Observation<'_>) {
         if obs.exhausted {
-            self.finished = Some((obs.arm, obs.reward));
-            self.current = None;
+            self.finished.push_back((obs.arm, obs.reward));
         } else {
-            self.current = Some(obs.arm);
+            self.ready.push_back(obs.arm);
         }
     }
 }
@@ -324,6 +327,46 @@ mod tests {
         )
         .unwrap();
         steps
+    }
+
+    #[test]
+    fn the_optimisers_run_on_several_workers_and_never_pull_a_running_configuration() {
+        // 30 configurations of 4 units; config i scores 0.01 i at every unit.
+        let pool = hand_pool(30, 4, |i| vec![0.01 * i as f32; 4]);
+        for family in ["tpe", "smac", "grid-search", "random-search"] {
+            let mut w = PoolWorld::new(
+                &pool,
+                &pool.tasks[0],
+                PoolWorldConfig::default(),
+                60.0,
+                1.0,
+                5,
+            );
+            let mut p = testing::build(family, &[], 0);
+            let mut steps = Vec::new();
+            crate::replay::drive_workers(
+                &mut w,
+                p.as_mut(),
+                family,
+                &mut Rng::new(3),
+                crate::replay::Overhead::None,
+                3,
+                &mut [&mut steps],
+            )
+            .unwrap_or_else(|e| panic!("{family}: {e:#}"));
+            // 60 units, every configuration trained to the end of its 4-unit curve but the
+            // ones still in progress when the budget ran out (at most one per worker).
+            assert_eq!(steps.len(), 60, "{family}");
+            let units = &w.ledger().pulls;
+            assert_eq!(units.iter().sum::<u64>(), 60, "{family}");
+            assert!(units.iter().all(|&u| u <= 4), "{family}: {units:?}");
+            assert!(
+                units.iter().filter(|&&u| u < 4).count() <= 3,
+                "{family}: {units:?}"
+            );
+            let workers: std::collections::BTreeSet<u32> = steps.iter().map(|s| s.worker).collect();
+            assert_eq!(workers.len(), 3, "{family}");
+        }
     }
 
     /// The kinds of action `family` takes on `pool` (see `run`).
