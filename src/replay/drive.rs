@@ -357,12 +357,7 @@ pub fn drive_workers<W: World + ?Sized>(
             {
                 let f = &mut slots[slot];
                 f.finish = finish;
-                let v = world.view();
-                f.best = v.arm_best[arm];
-                if let Some(p) = v.pool {
-                    f.last = p.last[arm];
-                    f.done = p.done[arm];
-                }
+                (f.best, f.last, f.done) = world.arm_state(arm);
             }
             if timed {
                 world.ledger_mut().clock.used = now;

@@ -200,6 +200,12 @@ pub trait World {
         self.ledger().arm_time_s[arm] - time_before
     }
 
+    /// What a view shows of `arm` now: its best reward and, in the pool world, its last score and
+    /// whether its curve has ended (the loop keeps it for the policy until the work finishes).
+    fn arm_state(&self, arm: usize) -> (f64, f64, bool) {
+        (self.ledger().arm_best[arm], f64::NEG_INFINITY, false)
+    }
+
     /// What `arm` is, for the trajectory: its configuration in the pool world, else the arm
     /// (learner) index itself.
     fn config_of(&self, arm: usize) -> u32 {

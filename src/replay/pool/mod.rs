@@ -473,6 +473,10 @@ impl World for PoolWorld<'_> {
         self.ledger.clock.done() || (self.undrawn == 0 && self.done.iter().all(|&d| d))
     }
 
+    fn arm_state(&self, arm: usize) -> (f64, f64, bool) {
+        (self.ledger.arm_best[arm], self.last[arm], self.done[arm])
+    }
+
     fn view(&self) -> View<'_> {
         self.ledger.view(
             self.config.len(),
