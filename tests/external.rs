@@ -10,23 +10,8 @@ mod common;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use common::{bin, experiment, run_ok, scratch};
+use common::{bin, experiment, python_ok, run_ok, scratch};
 use polars::prelude::*;
-
-fn python_ok() -> bool {
-    let ok = std::process::Command::new("python3")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        assert!(
-            std::env::var("BANDITBENCH_REQUIRE_PYTHON").is_err(),
-            "BANDITBENCH_REQUIRE_PYTHON is set but python3 cannot be run"
-        );
-        eprintln!("skipped: python3 is not installed");
-    }
-    ok
-}
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

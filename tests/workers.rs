@@ -6,7 +6,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::{bin, fixture, scratch};
+use common::{bin, fixture, python_ok, scratch};
 use polars::prelude::*;
 
 fn grid() -> PathBuf {
@@ -258,21 +258,6 @@ pending = ["count", "ignore"]
             "ucb1(tie_break=first, log_t=pulls, pending=ignore)"
         ]
     );
-}
-
-fn python_ok() -> bool {
-    let ok = std::process::Command::new("python3")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        assert!(
-            std::env::var("BANDITBENCH_REQUIRE_PYTHON").is_err(),
-            "BANDITBENCH_REQUIRE_PYTHON is set but python3 cannot be run"
-        );
-        eprintln!("skipped: python3 is not installed");
-    }
-    ok
 }
 
 /// A Python policy through the protocol with 3 workers (tests/fixtures/policies/pool_workers.py):

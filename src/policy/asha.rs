@@ -27,33 +27,11 @@ use crate::rng::Rng;
 
 const WORLDS: &[WorldKind] = &[WorldKind::Pool];
 
+/// η, R and r_min as Hyperband's (`hyperband.rs`), the same names and defaults.
 fn common_params() -> Vec<ParamDef> {
-    vec![
-        ParamDef {
-            name: "eta",
-            kind: Kind::Int { min: 2, max: 100 },
-            default: Value::Int(3),
-            doc: "the reduction factor: promote the best 1/eta of a rung (3: Hyperband's default, Li et al. 2018, and Syne Tune's reduction_factor)",
-        },
-        ParamDef {
-            name: "r_min",
-            kind: Kind::Int {
-                min: 1,
-                max: 100_000,
-            },
-            default: Value::Int(1),
-            doc: "r, the minimum resource: units at the bottom rung of the most aggressive bracket",
-        },
-        ParamDef {
-            name: "r_max",
-            kind: Kind::Int {
-                min: 0,
-                max: 100_000,
-            },
-            default: Value::Int(0),
-            doc: "R, the most units one configuration is trained (0: the pool's full curve)",
-        },
-    ]
+    let mut p = vec![super::hyperband::eta_param()];
+    p.extend(super::hyperband::r_params());
+    p
 }
 
 pub fn family_asha() -> Family {

@@ -39,7 +39,7 @@ pub fn family_random_search() -> Family {
     }
 }
 
-fn eta_param() -> ParamDef {
+pub(super) fn eta_param() -> ParamDef {
     ParamDef {
         name: "eta",
         kind: Kind::Int { min: 2, max: 100 },
@@ -48,7 +48,7 @@ fn eta_param() -> ParamDef {
     }
 }
 
-fn r_params() -> Vec<ParamDef> {
+pub(super) fn r_params() -> Vec<ParamDef> {
     vec![
         ParamDef {
             name: "r_max",

@@ -20,8 +20,7 @@ use anyhow::{Context, Result, bail};
 
 use super::ReproduceOptions;
 use crate::analysis::{FamilyTest, UnitKind, focus_versus_rest};
-use crate::experiment::{RunOptions, prepare, run_experiment};
-use crate::report::{ReportOptions, read_results, report_loaded};
+use crate::experiment::prepare;
 use crate::results::{RUNS, Run, anytime_curves, read_parquet, read_pool_counts};
 
 /// The experiments, with the unit each tests at: sklearn-grid's 6 datasets are too few for a
@@ -78,27 +77,7 @@ fn run_with_workers(
             1,
         )
         .replacen("[world]\n", &format!("[world]\nworkers = {k}\n"), 1);
-    let dir = opts.results.join(&exp.name);
-    run_experiment(
-        &exp,
-        &data,
-        &RunOptions {
-            out: Some(dir.clone()),
-            threads: opts.threads,
-            ..Default::default()
-        },
-        opts.progress.as_ref(),
-    )?;
-    let results = read_results(&dir)?;
-    files.extend(
-        report_loaded(
-            &dir,
-            &results,
-            &out.join(&exp.name),
-            &ReportOptions::default(),
-        )?
-        .files,
-    );
+    let (dir, results) = super::run_and_report(opts, &exp, &data, out, files)?;
     let curves = anytime_curves(&dir, &results.runs, 4)?;
     let counts = read_pool_counts(&dir)?;
     let df = read_parquet(&dir.join(RUNS))?;

@@ -81,27 +81,19 @@ pub fn write_listed(files: &mut Vec<PathBuf>, path: PathBuf, text: &str) -> Resu
     Ok(())
 }
 
-/// A pool experiment run for a reproduction: its name, data and results.
-pub struct PoolRun {
-    pub name: String,
-    pub data: PoolData,
-    pub results: Results,
-    pub dir: PathBuf,
-}
-
-/// Run the pool experiment `file` of `opts.experiments` into `opts.results/<name>` (resuming
-/// finished cells), write its report to `out/<name>/`, and add the report's files to `files`.
-pub fn run_pool_and_report(
+/// Run `exp` into `opts.results/<name>` (resuming finished cells), write its report to
+/// `out/<name>/` and add the report's files to `files`; returns the results folder and results.
+pub fn run_and_report(
     opts: &ReproduceOptions,
-    file: &str,
+    exp: &crate::experiment::Experiment,
+    data: &Data,
     out: &Path,
     files: &mut Vec<PathBuf>,
-) -> Result<PoolRun> {
-    let (exp, data) = prepare(&opts.experiments.join(file))?;
+) -> Result<(PathBuf, Results)> {
     let dir = opts.results.join(&exp.name);
     run_experiment(
-        &exp,
-        &data,
+        exp,
+        data,
         &RunOptions {
             out: Some(dir.clone()),
             threads: opts.threads,
@@ -119,6 +111,27 @@ pub fn run_pool_and_report(
         )?
         .files,
     );
+    Ok((dir, results))
+}
+
+/// A pool experiment run for a reproduction: its name, data and results.
+pub struct PoolRun {
+    pub name: String,
+    pub data: PoolData,
+    pub results: Results,
+    pub dir: PathBuf,
+}
+
+/// Run the pool experiment `file` of `opts.experiments` into `opts.results/<name>` (resuming
+/// finished cells), write its report to `out/<name>/`, and add the report's files to `files`.
+pub fn run_pool_and_report(
+    opts: &ReproduceOptions,
+    file: &str,
+    out: &Path,
+    files: &mut Vec<PathBuf>,
+) -> Result<PoolRun> {
+    let (exp, data) = prepare(&opts.experiments.join(file))?;
+    let (dir, results) = run_and_report(opts, &exp, &data, out, files)?;
     let Data::Pool(data) = data else {
         anyhow::bail!(
             "{file}: not a pool experiment (world.kind is {})",

@@ -132,3 +132,20 @@ pub fn trimmed_reproduction(
     opts.experiments = exps;
     opts
 }
+
+/// Whether `python3` runs; without it a test is skipped, unless `BANDITBENCH_REQUIRE_PYTHON` is
+/// set (`.ci/run` sets it), when that is a failure.
+pub fn python_ok() -> bool {
+    let ok = std::process::Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        assert!(
+            std::env::var("BANDITBENCH_REQUIRE_PYTHON").is_err(),
+            "BANDITBENCH_REQUIRE_PYTHON is set but python3 cannot be run"
+        );
+        eprintln!("skipped: python3 is not installed");
+    }
+    ok
+}
