@@ -119,6 +119,17 @@ pub struct UnitTable {
     pub cells_per_score: (usize, usize),
 }
 
+/// The same cells scored on their test scores (the test score of the same recommended unit), for
+/// a unit table or family test on test rather than validation scores.
+pub fn on_test_scores(runs: &[Run]) -> Vec<Run> {
+    runs.iter()
+        .map(|r| Run {
+            best_score: r.best_test_score,
+            ..r.clone()
+        })
+        .collect()
+}
+
 /// The mean of `xs` summed in sorted order (NaN if empty): independent of the order of `xs`.
 pub fn ordered_mean(xs: &mut [f64]) -> f64 {
     if xs.is_empty() {

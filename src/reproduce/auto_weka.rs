@@ -67,13 +67,7 @@ fn unit_means(runs: &[Run], higher: bool) -> Means {
                 ..r.clone()
             })
             .collect();
-        let on_test: Vec<Run> = at
-            .iter()
-            .map(|r| Run {
-                best_score: r.best_test_score,
-                ..r.clone()
-            })
-            .collect();
+        let on_test = crate::analysis::units::on_test_scores(&at);
         let val = unit_table(&at, UnitKind::Dataset, FoundNothing::Worst, higher);
         let test = unit_table(&on_test, UnitKind::Dataset, FoundNothing::Worst, higher);
         for ((d, f, v), (_, _, t)) in val.rows.into_iter().zip(test.rows) {

@@ -43,13 +43,7 @@ pub fn families_on_validation_and_test(
         family_markdown(&t, &format!("validation {metric}"), name)
     );
     if runs.iter().any(|r| r.best_test_score.is_finite()) {
-        let on_test: Vec<Run> = runs
-            .iter()
-            .map(|r| Run {
-                best_score: r.best_test_score,
-                ..r.clone()
-            })
-            .collect();
+        let on_test = crate::analysis::units::on_test_scores(runs);
         let tt = family_test(&on_test, higher, focus)?;
         let _ = writeln!(
             md,

@@ -105,13 +105,7 @@ fn summarise(
     for e in m.values_mut() {
         e.models /= e.n.max(1) as f64;
     }
-    let on_test: Vec<Run> = runs
-        .iter()
-        .map(|r| Run {
-            best_score: r.best_test_score,
-            ..r.clone()
-        })
-        .collect();
+    let on_test = crate::analysis::units::on_test_scores(runs);
     let val = unit_table(runs, UnitKind::Dataset, FoundNothing::Worst, higher);
     let test = unit_table(&on_test, UnitKind::Dataset, FoundNothing::Worst, higher);
     let mut overall: BTreeMap<String, (Vec<f64>, Vec<f64>)> = BTreeMap::new();
