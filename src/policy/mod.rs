@@ -66,7 +66,11 @@ impl PartialEq for PolicyConfig {
 /// Parameters a family gained after results existed, each with its default: at that default they
 /// are left out of the policy's id and `params`, so the ids, seeds and results of earlier runs
 /// stay what they were; set to anything else they appear.
-const LATER_PARAMS: &[(&str, &str, &str)] = &[("ucb1", "pending", "count")];
+const LATER_PARAMS: &[(&str, &str, &str)] = &[
+    ("ucb1", "pending", "count"),
+    ("tpe", "liar", "none"),
+    ("smac", "liar", "none"),
+];
 
 /// `name` of `family` is a later parameter at its default.
 fn quiet(family: &str, name: &str, v: &Value) -> bool {

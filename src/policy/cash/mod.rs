@@ -53,6 +53,9 @@ pub trait Proposer: Send {
     /// The final score of configuration `config` (reward orientation: higher is better), `None`
     /// when its evaluation failed.
     fn tell(&mut self, config: u32, score: Option<f64>);
+    /// The configurations running on other workers when the proposer is next asked (empty with
+    /// one worker). A proposer that ignores them simply never proposes them (they are not open).
+    fn pending(&mut self, _configs: &[u32]) {}
 }
 
 /// Runs a proposer in the pool world: choose (or draw) a configuration, train it to the end of its
@@ -95,6 +98,8 @@ impl<P: Proposer> Policy for Evaluator<P> {
                 return Ok(Action::Pull(a));
             }
         }
+        let running: Vec<u32> = view.pending.iter().map(|w| p.config[w.arm]).collect();
+        self.inner.pending(&running);
         Ok(match self.inner.propose(&p, rng)? {
             Proposal::Choose(c) => Action::Choose(c),
             Proposal::Draw if p.n_open > 0 => Action::Draw,
@@ -178,6 +183,41 @@ fn candidates_param() -> ParamDef {
     )
 }
 
+/// What a model assumes of the configurations still running on other workers: the constant liar
+/// of Ginsbourger, Le Riche & Carraro 2010 ("Kriging is well-suited to parallelize optimization",
+/// Computational Intelligence in Expensive Optimization Problems, §3.2: CL-min, CL-mean and CL-max
+/// of a minimised loss), each running configuration added to the model's observations with one
+/// made-up score before the open ones are ranked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Liar {
+    /// Running configurations are not in the model (the proposer only cannot choose them).
+    None,
+    /// The worst score seen so far (CL-max of a loss; Optuna's TPE `constant_liar`).
+    Worst,
+    /// The mean of the scores seen so far (CL-mean).
+    Mean,
+    /// The best score seen so far (CL-min of a loss).
+    Best,
+}
+
+fn liar_param() -> ParamDef {
+    choice(
+        "liar",
+        &["none", "worst", "mean", "best"],
+        "none",
+        "with several workers, the score the model assumes for each configuration still running (Ginsbourger et al. 2010's constant liar): none leaves them out; worst, mean or best of the scores seen (CL-max, CL-mean, CL-min of a loss; Optuna's constant_liar is worst)",
+    )
+}
+
+fn liar(p: &Params) -> Liar {
+    match p.text("liar") {
+        "worst" => Liar::Worst,
+        "mean" => Liar::Mean,
+        "best" => Liar::Best,
+        _ => Liar::None,
+    }
+}
+
 /// The observations a model learns from, with failures handled by the named rule.
 #[derive(Clone, Debug, Default)]
 struct History {
@@ -203,6 +243,27 @@ impl History {
             }
             None => {}
         }
+    }
+
+    /// This history with each of `running` added at the score `liar` makes up, after the real
+    /// observations (in the order given); `None` when there is nothing to add.
+    fn with_lies(&self, running: &[u32], liar: Liar) -> Option<History> {
+        if running.is_empty() || self.obs.is_empty() {
+            return None;
+        }
+        let scores = self.obs.iter().map(|o| o.1);
+        let lie = match liar {
+            Liar::None => return None,
+            Liar::Worst => scores.fold(f64::INFINITY, f64::min),
+            Liar::Best => scores.fold(f64::NEG_INFINITY, f64::max),
+            // Summed in evaluation order, as recorded.
+            Liar::Mean => scores.sum::<f64>() / self.obs.len() as f64,
+        };
+        let mut h = self.clone();
+        for (j, &c) in running.iter().enumerate() {
+            h.obs.push((c, lie, self.evaluated + j));
+        }
+        Some(h)
     }
 }
 
@@ -286,7 +347,9 @@ mod tests {
             forgetting: 25,
             candidates: 0,
             on_failure: OnFailure::Skip,
+            liar: Liar::None,
             hist: History::default(),
+            running: Vec::new(),
             cache: TpeCache::default(),
         };
         assert_eq!(t(false).n_below(200), 30);
@@ -333,7 +396,15 @@ mod tests {
     fn the_optimisers_run_on_several_workers_and_never_pull_a_running_configuration() {
         // 30 configurations of 4 units; config i scores 0.01 i at every unit.
         let pool = hand_pool(30, 4, |i| vec![0.01 * i as f32; 4]);
-        for family in ["tpe", "smac", "grid-search", "random-search"] {
+        let liar = |l: &str| vec![("liar", toml::Value::from(l))];
+        for (family, params) in [
+            ("tpe", vec![]),
+            ("tpe", liar("worst")),
+            ("smac", vec![]),
+            ("smac", liar("mean")),
+            ("grid-search", vec![]),
+            ("random-search", vec![]),
+        ] {
             let mut w = PoolWorld::new(
                 &pool,
                 &pool.tasks[0],
@@ -342,7 +413,7 @@ mod tests {
                 1.0,
                 5,
             );
-            let mut p = testing::build(family, &[], 0);
+            let mut p = testing::build(family, &params, 0);
             let mut steps = Vec::new();
             crate::replay::drive_workers(
                 &mut w,
@@ -414,7 +485,9 @@ mod tests {
             forgetting: 25,
             candidates: 0,
             on_failure: OnFailure::Skip,
+            liar: Liar::None,
             hist: History::default(),
+            running: Vec::new(),
             cache: TpeCache::default(),
         }
     }
@@ -459,6 +532,84 @@ mod tests {
             tpe(3).propose(&p, &mut Rng::new(1)).unwrap(),
             Proposal::Draw
         );
+    }
+
+    #[test]
+    fn the_constant_liar_adds_each_running_configuration_at_its_made_up_score() {
+        let mut h = History::default();
+        for (c, s) in [(4, Some(0.3)), (7, None), (9, Some(0.9)), (2, Some(0.6))] {
+            h.add(c, s, OnFailure::Skip);
+        }
+        assert!(h.with_lies(&[], Liar::Worst).is_none());
+        assert!(h.with_lies(&[5], Liar::None).is_none());
+        for (liar, lie) in [(Liar::Worst, 0.3), (Liar::Mean, 0.6), (Liar::Best, 0.9)] {
+            let l = h.with_lies(&[5, 1], liar).unwrap();
+            // The real observations first, then the lies in the order given; the failed
+            // evaluation (skipped) is counted, so the lies' order starts at 4.
+            assert_eq!(&l.obs[..3], &h.obs[..], "{liar:?}");
+            let lies: Vec<(u32, f64, usize)> = l.obs[3..].to_vec();
+            assert_eq!(lies.len(), 2);
+            assert_eq!((lies[0].0, lies[0].2, lies[1].0, lies[1].2), (5, 4, 1, 5));
+            assert!(
+                (lies[0].1 - lie).abs() < 1e-12 && lies[1].1 == lies[0].1,
+                "{liar:?}"
+            );
+            assert_eq!(l.evaluated, h.evaluated, "lies are not evaluations");
+        }
+    }
+
+    #[test]
+    fn tpe_with_a_constant_liar_ranks_on_the_history_with_the_lies() {
+        // One ordinal dimension of 11 levels (configuration i at x = i / 10); evaluated: x = 0.2
+        // scored 0.9, x = 0.8 scored 0.1; x = 0.1 is running. γ = 0.5: 2 of 3 observations are
+        // good. Worst liar (0.1): good {0.2, 0.8} (ties: the earlier first), bad {0.1}. Best liar
+        // (0.9): good {0.2, 0.1}, bad {0.8}. Without a liar: good {0.2}, bad {0.8} (⌈0.5 × 2⌉ = 1).
+        let pool = hand_pool(11, 1, |i| vec![i as f32 / 10.0]);
+        let mut w = PoolWorld::new(
+            &pool,
+            &pool.tasks[0],
+            PoolWorldConfig::default(),
+            100.0,
+            1.0,
+            1,
+        );
+        for c in [2, 8, 1] {
+            w.apply(Action::Choose(c)).unwrap();
+        }
+        let v = w.view();
+        let p = v.pool.unwrap();
+        let pick = |liar| {
+            let mut t = tpe(2);
+            t.gamma = 0.5;
+            t.liar = liar;
+            t.tell(2, Some(0.9));
+            t.tell(8, Some(0.1));
+            t.pending(&[1]);
+            t.propose(&p, &mut Rng::new(1)).unwrap()
+        };
+        // The argmax of l/g over the open configurations, from the densities themselves.
+        let best_ratio = |good: &[f64], bad: &[f64]| {
+            let pts = |xs: &[f64]| xs.iter().map(|&x| (x, 1.0)).collect::<Vec<_>>();
+            let (l, g) = (Parzen::new(&pts(good), 1.0), Parzen::new(&pts(bad), 1.0));
+            let open = [0u32, 3, 4, 5, 6, 7, 9, 10];
+            let r = |c: u32| l.density(f64::from(c) / 10.0) / g.density(f64::from(c) / 10.0);
+            let top = open
+                .iter()
+                .copied()
+                .fold(0, |b, c| if r(c) > r(b) { c } else { b });
+            Proposal::Choose(top)
+        };
+        let (none, worst, best) = (
+            best_ratio(&[0.2], &[0.8]),
+            best_ratio(&[0.2, 0.8], &[0.1]),
+            best_ratio(&[0.2, 0.1], &[0.8]),
+        );
+        assert_eq!(pick(Liar::None), none);
+        assert_eq!(pick(Liar::Worst), worst);
+        assert_eq!(pick(Liar::Best), best);
+        // The worst liar pushes the search away from the running x = 0.1; the others do not.
+        assert_eq!((none, best), (Proposal::Choose(0), Proposal::Choose(0)));
+        assert_ne!(worst, Proposal::Choose(0));
     }
 
     #[test]

@@ -3,8 +3,8 @@
 
 use super::forest::{Forest, ForestParams};
 use super::{
-    Evaluator, History, OnFailure, Proposal, Proposer, WORLDS, candidate_list, candidates_param,
-    choice, float, int, on_failure, on_failure_param,
+    Evaluator, History, Liar, OnFailure, Proposal, Proposer, WORLDS, candidate_list,
+    candidates_param, choice, float, int, liar, liar_param, on_failure, on_failure_param,
 };
 use crate::normal::{norm_cdf, norm_pdf};
 use crate::policy::{Family, Params};
@@ -100,6 +100,7 @@ pub fn family_smac() -> Family {
             ),
             candidates_param(),
             on_failure_param("worst-seen"),
+            liar_param(),
         ],
         build: |p: &Params, _| {
             Box::new(Evaluator::new(Smac {
@@ -121,7 +122,9 @@ pub fn family_smac() -> Family {
                 },
                 candidates: p.int("candidates") as usize,
                 on_failure: on_failure(p),
+                liar: liar(p),
                 hist: History::default(),
+                running: Vec::new(),
                 proposed: 0,
                 next_default: 0,
             }))
@@ -144,7 +147,10 @@ pub struct Smac {
     pub(super) root: Root,
     pub(super) candidates: usize,
     pub(super) on_failure: OnFailure,
+    pub(super) liar: Liar,
     pub(super) hist: History,
+    /// Configurations running on other workers at the next proposal.
+    pub(super) running: Vec<u32>,
     pub(super) proposed: usize,
     pub(super) next_default: usize,
 }
@@ -194,6 +200,9 @@ impl Proposer for Smac {
         if (r > 0 && (k - self.n_init) % r == r - 1) || self.hist.obs.len() < 2 {
             return Ok(Proposal::Draw);
         }
+        // The constant liar: fit the forest with the running configurations added.
+        let lied = self.hist.with_lies(&self.running, self.liar);
+        let hist = lied.as_ref().unwrap_or(&self.hist);
         let s = p.space;
         let root = self.root;
         let width = s.flat_width(root);
@@ -207,8 +216,7 @@ impl Proposer for Smac {
                 col += 1;
             }
         }
-        let x: Vec<Vec<f32>> = self
-            .hist
+        let x: Vec<Vec<f32>> = hist
             .obs
             .iter()
             .map(|&(c, _, _)| {
@@ -217,7 +225,7 @@ impl Proposer for Smac {
                 row
             })
             .collect();
-        let y: Vec<f64> = self.hist.obs.iter().map(|o| o.1).collect();
+        let y: Vec<f64> = hist.obs.iter().map(|o| o.1).collect();
         let best = y.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         let forest = Forest::fit(&x, &y, &self.params(width), rng);
         let cands = candidate_list(p, self.candidates, rng);
@@ -255,5 +263,10 @@ impl Proposer for Smac {
 
     fn tell(&mut self, config: u32, score: Option<f64>) {
         self.hist.add(config, score, self.on_failure);
+    }
+
+    fn pending(&mut self, configs: &[u32]) {
+        self.running.clear();
+        self.running.extend_from_slice(configs);
     }
 }

@@ -1,8 +1,8 @@
 //! TPE (Bergstra, Bardenet, Bengio & Kégl 2011), as hyperopt 0.3 codes it and Auto-WEKA ran it.
 
 use super::{
-    Evaluator, History, OnFailure, Proposal, Proposer, WORLDS, candidate_list, candidates_param,
-    choice, float, int, on_failure, on_failure_param,
+    Evaluator, History, Liar, OnFailure, Proposal, Proposer, WORLDS, candidate_list,
+    candidates_param, choice, float, int, liar, liar_param, on_failure, on_failure_param,
 };
 use crate::normal::norm_cdf;
 use crate::policy::{Family, Params};
@@ -56,6 +56,7 @@ pub fn family_tpe() -> Family {
             ),
             candidates_param(),
             on_failure_param("skip"),
+            liar_param(),
         ],
         build: |p: &Params, _| {
             Box::new(Evaluator::new(Tpe {
@@ -66,19 +67,22 @@ pub fn family_tpe() -> Family {
                 forgetting: p.int("forgetting") as usize,
                 candidates: p.int("candidates") as usize,
                 on_failure: on_failure(p),
+                liar: liar(p),
                 hist: History::default(),
+                running: Vec::new(),
                 cache: TpeCache::default(),
             }))
         },
     }
 }
 
-/// Per learner, the observations (indices into the history) below and above the split at the
-/// last decision, and per configuration its cached Σ_d log l_d − log g_d over its learner's
+/// Per learner, the configurations of the observations below and above the split at the last
+/// decision (each configuration is evaluated once, so they name the observations, made-up ones
+/// of the constant liar included), and per configuration its cached Σ_d log l_d − log g_d over its learner's
 /// dimensions: a learner's candidates are re-scored only when its groups change.
 #[derive(Clone, Debug, Default)]
 pub(super) struct TpeCache {
-    pub(super) groups: Vec<Option<(Vec<usize>, Vec<usize>)>>,
+    pub(super) groups: Vec<Option<(Vec<u32>, Vec<u32>)>>,
     pub(super) score: Vec<f64>,
 }
 
@@ -90,7 +94,10 @@ pub struct Tpe {
     pub(super) forgetting: usize,
     pub(super) candidates: usize,
     pub(super) on_failure: OnFailure,
+    pub(super) liar: Liar,
     pub(super) hist: History,
+    /// Configurations running on other workers at the next proposal.
+    pub(super) running: Vec<u32>,
     pub(super) cache: TpeCache,
 }
 
@@ -305,6 +312,29 @@ impl Proposer for Tpe {
         if self.hist.evaluated < self.n_startup || self.hist.obs.is_empty() {
             return Ok(Proposal::Draw);
         }
+        // The constant liar: rank on the history with the running configurations added.
+        let Some(lied) = self.hist.with_lies(&self.running, self.liar) else {
+            return self.rank(p, rng);
+        };
+        let real = std::mem::replace(&mut self.hist, lied);
+        let out = self.rank(p, rng);
+        self.hist = real;
+        out
+    }
+
+    fn tell(&mut self, config: u32, score: Option<f64>) {
+        self.hist.add(config, score, self.on_failure);
+    }
+
+    fn pending(&mut self, configs: &[u32]) {
+        self.running.clear();
+        self.running.extend_from_slice(configs);
+    }
+}
+
+impl Tpe {
+    /// The open configuration of the largest l(x)/g(x) on the current history.
+    fn rank(&mut self, p: &PoolView<'_>, rng: &mut Rng) -> Result<Proposal> {
         let (below, above) = self.split();
         let nl = p.space.learners.len();
         // The root: which learner.
@@ -326,7 +356,10 @@ impl Proposer for Tpe {
         let keep = self.candidates == 0;
         for l in 0..nl {
             let groups = (self.of_learner(p, &below, l), self.of_learner(p, &above, l));
-            if keep && self.cache.groups[l].as_ref() == Some(&groups) {
+            let configs =
+                |g: &[usize]| -> Vec<u32> { g.iter().map(|&i| self.hist.obs[i].0).collect() };
+            let key = (configs(&groups.0), configs(&groups.1));
+            if keep && self.cache.groups[l].as_ref() == Some(&key) {
                 continue;
             }
             let mine: Vec<u32> = cands
@@ -339,7 +372,7 @@ impl Proposer for Tpe {
             for (&c, v) in mine.iter().zip(s) {
                 self.cache.score[c as usize] = v;
             }
-            self.cache.groups[l] = keep.then_some(groups);
+            self.cache.groups[l] = keep.then_some(key);
         }
         // The best total; ties go to the lowest index (`cands` is sorted).
         let mut best: Option<(f64, u32)> = None;
@@ -350,9 +383,5 @@ impl Proposer for Tpe {
             }
         }
         Ok(best.map_or(Proposal::Stop, |(_, c)| Proposal::Choose(c)))
-    }
-
-    fn tell(&mut self, config: u32, score: Option<f64>) {
-        self.hist.add(config, score, self.on_failure);
     }
 }
