@@ -18,6 +18,7 @@
 //! "resume" variant; no unit is paid for twice). `R = 0` means the pool's full curve length.
 //! Ranking ties go to the earlier-drawn arm.
 
+use super::bohb::Bohb;
 use super::{Action, Family, Kind, ParamDef, Params, Policy, Value};
 use crate::protocol::{Observation, View, WorldKind};
 use crate::rng::Rng;
@@ -153,7 +154,7 @@ impl Policy for RandomSearch {
 }
 
 #[derive(Clone, Copy, Debug)]
-enum Plan {
+pub(super) enum Plan {
     Single { n: usize },
     Hyperband,
 }
@@ -168,7 +169,7 @@ struct Bracket {
     members: Vec<usize>,
 }
 
-pub struct Halving {
+pub(super) struct Halving {
     plan: Plan,
     eta: u32,
     r_max: u32,
@@ -177,6 +178,8 @@ pub struct Halving {
     brackets: Vec<Vec<(usize, u32)>>,
     next_bracket: usize,
     current: Option<Bracket>,
+    /// BOHB's model choosing the configurations a bracket starts (`None`: random draws).
+    model: Option<Box<Bohb>>,
 }
 
 impl Halving {
@@ -189,6 +192,15 @@ impl Halving {
             brackets: Vec::new(),
             next_bracket: 0,
             current: None,
+            model: None,
+        }
+    }
+
+    /// Successive halving or Hyperband whose new configurations `model` chooses (BOHB).
+    pub(super) fn with_model(plan: Plan, eta: u32, r_max: u32, r_min: u32, model: Bohb) -> Self {
+        Halving {
+            model: Some(Box::new(model)),
+            ..Halving::new(plan, eta, r_max, r_min)
         }
     }
 
@@ -250,7 +262,7 @@ impl Halving {
 }
 
 impl Policy for Halving {
-    fn decide(&mut self, view: &View<'_>, _rng: &mut Rng) -> Action {
+    fn decide(&mut self, view: &View<'_>, rng: &mut Rng) -> Action {
         let Some(pool) = view.pool else {
             return Action::Draw;
         };
@@ -269,7 +281,14 @@ impl Policy for Halving {
                     // The new arm's id is the number of arms before it.
                     b.members.push(view.n_arms);
                     b.to_draw -= 1;
-                    return Action::Draw;
+                    let Some(m) = self.model.as_mut() else {
+                        return Action::Draw;
+                    };
+                    m.assign(view.n_arms, b.rungs.iter().map(|r| r.1));
+                    return match m.propose(view, rng) {
+                        Some(c) => Action::Choose(c),
+                        None => Action::Draw,
+                    };
                 }
                 b.to_draw = 0;
             }
@@ -317,7 +336,11 @@ impl Policy for Halving {
         }
     }
 
-    fn observe(&mut self, _obs: &Observation<'_>) {}
+    fn observe(&mut self, obs: &Observation<'_>) {
+        if let Some(m) = self.model.as_mut() {
+            m.observe(obs.arm, obs.reward);
+        }
+    }
 }
 
 #[cfg(test)]

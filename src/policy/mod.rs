@@ -8,6 +8,7 @@
 
 mod asha;
 mod bestk;
+mod bohb;
 pub mod cash;
 mod epsilon_greedy;
 mod erucb;
@@ -224,6 +225,7 @@ static REGISTRY: LazyLock<Vec<Family>> = LazyLock::new(|| {
         hyperband::family_hyperband(),
         asha::family_asha(),
         asha::family_async_hyperband(),
+        bohb::family_bohb(),
         cash::family_ex_def(),
         cash::family_grid_search(),
         cash::family_tpe(),

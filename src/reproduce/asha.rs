@@ -298,14 +298,20 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<Vec<PathBuf>> {
             "### 2. Throughput\n\nBusy workers: worker-seconds spent training (or deciding) per \
              simulated second, the mean over cells (K when no worker ever waits); ASHA's units \
              trained per simulated second and configurations drawn per cell:\n\n\
-             | workers | ASHA: busy workers | units/s | configurations drawn | synchronous SH: busy workers | Hyperband: busy workers | random search: busy workers |\n|---|---|---|---|---|---|---|"
+             | workers | ASHA: busy workers | units/s | configurations drawn | synchronous SH: busy workers | Hyperband: busy workers | BOHB: busy workers | random search: busy workers |\n|---|---|---|---|---|---|---|---|"
         );
         let mut linear = true;
         for r in &by_k {
             let (busy, rate, drawn) = throughput(r, "asha");
             linear &= busy >= 0.9 * r.workers as f64;
             let mut row = format!("| {} | {busy:.1} | {rate:.3} | {drawn:.0} |", r.workers);
-            for f in ["asha", "successive-halving", "hyperband", "random-search"] {
+            for f in [
+                "asha",
+                "successive-halving",
+                "hyperband",
+                "bohb",
+                "random-search",
+            ] {
                 let (b, u, d) = throughput(r, f);
                 let _ = writeln!(tp_csv, "{name},{},{f},{b},{u},{d}", r.workers);
                 if f != "asha" {

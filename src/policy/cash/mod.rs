@@ -268,7 +268,7 @@ impl History {
 }
 
 /// The open configurations to score: all, or a uniform subset of `k`.
-fn candidate_list(p: &PoolView<'_>, k: usize, rng: &mut Rng) -> Vec<u32> {
+pub(crate) fn candidate_list(p: &PoolView<'_>, k: usize, rng: &mut Rng) -> Vec<u32> {
     let mut all: Vec<u32> = (0..p.open.len() as u32)
         .filter(|&c| p.open[c as usize])
         .collect();
