@@ -359,3 +359,97 @@ fn bad_worker_keys_are_refused_with_the_key_and_what_to_do() {
         err(&o)
     );
 }
+
+/// The synthetic world's work times: fixed (`work_s`), or drawn from a named distribution with
+/// mean `work_s` (UCB1 on 5 arms, 4 workers: it never pulls a running arm).
+#[test]
+fn synthetic_work_times_follow_the_named_distribution() {
+    let dir = scratch("workers-synthetic-work");
+    let exp = |work: &str| {
+        let e = dir.join(format!("{}.toml", work.len()));
+        std::fs::write(
+            &e,
+            format!(
+                r#"name = "synthetic-work"
+seed = 4
+repetitions = 1
+trajectories = "every-decision"
+
+[world]
+kind = "synthetic"
+budgets = [4000]
+workers = 4
+work_s = 2.0
+{work}
+arms = [
+  {{ name = "a", distribution = "gaussian", mean = 0.5, sd = 0.1 }},
+  {{ name = "b", distribution = "gaussian", mean = 0.6, sd = 0.1 }},
+  {{ name = "c", distribution = "gaussian", mean = 0.4, sd = 0.1 }},
+  {{ name = "d", distribution = "gaussian", mean = 0.55, sd = 0.1 }},
+  {{ name = "e", distribution = "gaussian", mean = 0.45, sd = 0.1 }},
+]
+
+[[policies]]
+family = "ucb1"
+"#
+            ),
+        )
+        .unwrap();
+        e
+    };
+    let durations = |work: &str| {
+        let out = dir.join(format!("out-{}", work.len()));
+        let o = run(&exp(work), &out, "1");
+        assert!(o.status.success(), "{work}: {}", err(&o));
+        let t = read(&out.join("trajectories.parquet"));
+        let start = t.column("start").unwrap().f64().unwrap();
+        let finish = t.column("finish").unwrap().f64().unwrap();
+        let d: Vec<f64> = start
+            .into_no_null_iter()
+            .zip(finish.into_no_null_iter())
+            .map(|(s, f)| f - s)
+            .collect();
+        d
+    };
+    let fixed = durations("");
+    assert_eq!(fixed.len(), 4000);
+    assert!(fixed.iter().all(|&d| (d - 2.0).abs() < 1e-12));
+    let expo = durations("work = \"exponential\"");
+    assert_eq!(expo.len(), 4000);
+    // Mean 2 (standard error 2/sqrt(4000) = 0.032); about e^-1 of the pulls take over 2 s.
+    let mean = expo.iter().sum::<f64>() / 4000.0;
+    assert!((mean - 2.0).abs() < 0.15, "{mean}");
+    let over = expo.iter().filter(|&&d| d > 2.0).count() as f64 / 4000.0;
+    assert!((over - 0.368).abs() < 0.03, "{over}");
+    let logn = durations("work = \"lognormal\"\nwork_sigma = 0.5");
+    let below = logn
+        .iter()
+        .filter(|&&d| d < 2.0 * (-0.125f64).exp())
+        .count() as f64
+        / 4000.0;
+    assert!(
+        (below - 0.5).abs() < 0.03,
+        "median 2 e^(-sigma^2/2): {below}"
+    );
+    for (work, want) in [
+        (
+            "work = \"gamma\"",
+            "key 'world.work' is 'gamma'; allowed: fixed, exponential, lognormal",
+        ),
+        (
+            "work = \"exponential\"\nwork_sigma = 1.0",
+            "key 'world.work_sigma' applies only to work = \"lognormal\"",
+        ),
+        (
+            "work = \"lognormal\"\nwork_sigma = -1.0",
+            "key 'world.work_sigma' is -1",
+        ),
+    ] {
+        let o = run(&exp(work), &dir.join("bad"), "1");
+        assert!(
+            !o.status.success() && err(&o).contains(want),
+            "{work}: {}",
+            err(&o)
+        );
+    }
+}

@@ -12,7 +12,7 @@ pub use crate::replay::BudgetUnit;
 use crate::replay::pool::{IncumbentRule, LastUnit, PoolOptions, Recommendation, Ties};
 use crate::replay::{
     ArmDist, Exhausted, Ledger, Order, Overhead, PullCount, PullCountConfig, Synthetic, TimeSliced,
-    TimeSlicedConfig, World, WorldKind, drive_workers,
+    TimeSlicedConfig, WorkTime, World, WorldKind, drive_workers,
 };
 use crate::trace::Task;
 
@@ -37,6 +37,8 @@ pub(super) struct WorldSpec {
     ties: Option<String>,
     workers: Option<i64>,
     work_s: Option<f64>,
+    work: Option<String>,
+    work_sigma: Option<f64>,
 }
 
 #[derive(Deserialize)]
@@ -67,9 +69,13 @@ pub enum WorldOptions {
     Synthetic {
         /// The arms and their distributions.
         arms: Vec<(String, ArmDist)>,
-        /// Simulated seconds a pull takes on a worker (`work_s`; 1 when not given).
+        /// Simulated seconds a pull takes on a worker (`work_s`; 1 when not given): exactly, or
+        /// the mean of `work`.
         #[serde(skip_serializing_if = "Option::is_none")]
         work_s: Option<f64>,
+        /// How pulls' work times are distributed (`work`; fixed when not given).
+        #[serde(skip_serializing_if = "WorkTime::is_fixed")]
+        work: WorkTime,
     },
     Pool(PoolOptions),
 }
@@ -144,10 +150,11 @@ impl WorldOptions {
                 drive_workers(&mut w, r.policy, r.id, r.rng, none, workers, r.observers)?;
                 Ok((w.ledger().clone(), f64::NAN))
             }
-            WorldOptions::Synthetic { arms, work_s } => {
+            WorldOptions::Synthetic { arms, work_s, work } => {
                 let dists = arms.iter().map(|(_, d)| *d).collect();
                 let mut w = Synthetic::new(dists, budget_abs as u64, world_seed)
-                    .with_work_seconds(work_s.unwrap_or(1.0));
+                    .with_work_seconds(work_s.unwrap_or(1.0))
+                    .with_work_time(*work);
                 let none = Overhead::None;
                 drive_workers(&mut w, r.policy, r.id, r.rng, none, workers, r.observers)?;
                 Ok((w.ledger().clone(), f64::NAN))
@@ -236,14 +243,18 @@ impl WorldSetup {
                     String::new()
                 }
             ),
-            WorldOptions::Synthetic { arms, work_s } => format!(
+            WorldOptions::Synthetic { arms, work_s, work } => format!(
                 "synthetic, budgets {:?} pulls, arms {}{}",
                 self.budgets,
                 arms.iter()
                     .map(|(n, d)| format!("{n} ~ {}", d.describe()))
                     .collect::<Vec<_>>()
                     .join(", "),
-                work_s.map_or(String::new(), |s| format!(", {s} s per pull"))
+                if work_s.is_none() && work.is_fixed() {
+                    String::new()
+                } else {
+                    format!(", {}", work.describe(work_s.unwrap_or(1.0)))
+                }
             ),
         };
         if self.workers > 1 {
@@ -276,6 +287,33 @@ fn choice<T: Copy>(
             ),
         },
     }
+}
+
+/// The synthetic world's `work` and `work_sigma`.
+fn work_time(file: &Path, w: &WorldSpec) -> Result<WorkTime> {
+    let at = file.display();
+    let work = match w.work.as_deref() {
+        None | Some("fixed") => WorkTime::Fixed,
+        Some("exponential") => WorkTime::Exponential,
+        Some("lognormal") => WorkTime::Lognormal {
+            sigma: match w.work_sigma {
+                None => 1.0,
+                Some(s) if s.is_finite() && s > 0.0 => s,
+                Some(s) => bail!(
+                    "{at}: key 'world.work_sigma' is {s}; give the standard deviation of the log work time, a positive number"
+                ),
+            },
+        },
+        Some(other) => bail!(
+            "{at}: key 'world.work' is '{other}'; allowed: fixed, exponential, lognormal (each with mean work_s)"
+        ),
+    };
+    if w.work_sigma.is_some() && !matches!(work, WorkTime::Lognormal { .. }) {
+        bail!(
+            "{at}: key 'world.work_sigma' applies only to work = \"lognormal\"; remove it or set work = \"lognormal\""
+        );
+    }
+    Ok(work)
 }
 
 pub(super) fn resolve_world(file: &Path, w: &WorldSpec) -> Result<WorldSetup> {
@@ -338,8 +376,14 @@ fn resolve_options(file: &Path, w: &WorldSpec) -> Result<WorldSetup> {
         }
     }
     // Every key belongs to one world; naming it for another is an error, not silently ignored.
-    let owners: [(&str, bool, &[WorldKind]); 14] = [
+    let owners: [(&str, bool, &[WorldKind]); 16] = [
         ("work_s", w.work_s.is_some(), &[WorldKind::Synthetic]),
+        ("work", w.work.is_some(), &[WorldKind::Synthetic]),
+        (
+            "work_sigma",
+            w.work_sigma.is_some(),
+            &[WorldKind::Synthetic],
+        ),
         ("arms", w.arms.is_some(), &[WorldKind::Synthetic]),
         ("slice", w.slice.is_some(), &[WorldKind::TimeSliced]),
         (
@@ -582,6 +626,7 @@ fn resolve_options(file: &Path, w: &WorldSpec) -> Result<WorldSetup> {
                 options: WorldOptions::Synthetic {
                     arms,
                     work_s: w.work_s,
+                    work: work_time(file, w)?,
                 },
             })
         }

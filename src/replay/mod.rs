@@ -25,7 +25,7 @@ mod time_sliced;
 pub use clock::{Clock, Overhead};
 pub use drive::{ActionKind, Observer, Step, drive, drive_workers};
 pub use pull_count::{Exhausted, Order, PullCount, PullCountConfig};
-pub use synthetic::{ArmDist, Synthetic};
+pub use synthetic::{ArmDist, Synthetic, WorkTime};
 pub use time_sliced::{TimeSliced, TimeSlicedConfig};
 
 pub use crate::protocol::{

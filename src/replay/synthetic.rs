@@ -31,13 +31,59 @@ impl ArmDist {
     }
 }
 
+/// How long one pull takes on a simulated worker (`[world] work`), with mean `work_s` seconds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
+#[serde(rename_all = "kebab-case", tag = "dist")]
+pub enum WorkTime {
+    /// Every pull takes exactly `work_s`.
+    #[default]
+    Fixed,
+    /// Exponential with mean `work_s` (memoryless stragglers).
+    Exponential,
+    /// Log-normal with mean `work_s` and `sigma` the standard deviation of the log time
+    /// (heavy-tailed stragglers): ln t ~ N(ln work_s − σ²/2, σ²).
+    Lognormal { sigma: f64 },
+}
+
+impl WorkTime {
+    pub fn is_fixed(&self) -> bool {
+        *self == WorkTime::Fixed
+    }
+
+    pub fn describe(&self, mean: f64) -> String {
+        match self {
+            WorkTime::Fixed => format!("{mean} s per pull"),
+            WorkTime::Exponential => format!("pulls take exponential(mean {mean} s)"),
+            WorkTime::Lognormal { sigma } => {
+                format!("pulls take lognormal(mean {mean} s, sigma {sigma})")
+            }
+        }
+    }
+
+    fn draw(&self, mean: f64, rng: &mut Rng) -> f64 {
+        match *self {
+            WorkTime::Fixed => mean,
+            // 1 − U is in (0, 1]: the log is finite.
+            WorkTime::Exponential => -mean * (1.0 - rng.f64()).ln(),
+            WorkTime::Lognormal { sigma } => {
+                mean * (sigma * rng.normal() - 0.5 * sigma * sigma).exp()
+            }
+        }
+    }
+}
+
 pub struct Synthetic {
     arms: Vec<ArmDist>,
     rng: Rng,
     ledger: Ledger,
-    /// Simulated seconds one pull takes on a worker (`[world] work_s`; draws take no recorded
-    /// time).
+    /// Mean simulated seconds one pull takes on a worker (`[world] work_s`; draws take no
+    /// recorded time).
     work_s: f64,
+    work: WorkTime,
+    /// The work times' own stream, so that the rewards drawn do not depend on `work`.
+    work_rng: Rng,
+    /// The last pull's work time.
+    last_work: f64,
 }
 
 impl Synthetic {
@@ -48,12 +94,21 @@ impl Synthetic {
             arms,
             rng: Rng::new(seed),
             work_s: 1.0,
+            work: WorkTime::Fixed,
+            work_rng: Rng::new(crate::rng::derive_seed(seed, "work time")),
+            last_work: 1.0,
         }
     }
 
     /// Each pull takes `seconds` on a worker (default 1).
     pub fn with_work_seconds(mut self, seconds: f64) -> Self {
         self.work_s = seconds;
+        self
+    }
+
+    /// Pulls take times drawn from `work` with mean `work_s` (default: exactly `work_s`).
+    pub fn with_work_time(mut self, work: WorkTime) -> Self {
+        self.work = work;
         self
     }
 }
@@ -80,7 +135,7 @@ impl World for Synthetic {
     }
 
     fn work_time(&self, _arm: usize, _time_before: f64) -> f64 {
-        self.work_s
+        self.last_work
     }
 
     fn apply(&mut self, action: Action) -> Result<Observation<'_>, String> {
@@ -95,6 +150,7 @@ impl Synthetic {
         let l = &mut self.ledger;
         l.begin_counted_pull(arm);
         let x = self.arms[arm].draw(&mut self.rng);
+        self.last_work = self.work.draw(self.work_s, &mut self.work_rng);
         let eval = l.decisions as usize - 1;
         let t = l.clock.used;
         l.reveal(arm, eval, t, t, Status::Ok, x);
@@ -132,6 +188,40 @@ mod tests {
         // P(X > 1.0) = 1 - Phi(0.16/0.07) = 0.011135.
         let tail = xs.iter().filter(|x| **x > 1.0).count() as f64 / n;
         assert!((tail - 0.011135).abs() < 0.0012, "{tail}");
+    }
+
+    #[test]
+    fn work_times_have_the_named_distribution_and_leave_the_rewards_alone() {
+        let arm = vec![ArmDist::Gaussian { mean: 0.0, sd: 1.0 }];
+        let n = 200_000;
+        let sample = |work| {
+            let mut w = Synthetic::new(arm.clone(), n, 9)
+                .with_work_seconds(2.0)
+                .with_work_time(work);
+            (0..n)
+                .map(|_| {
+                    let r = w.pull(0).reward.unwrap();
+                    (r, w.work_time(0, 0.0))
+                })
+                .collect::<Vec<(f64, f64)>>()
+        };
+        let fixed = sample(WorkTime::Fixed);
+        assert!(fixed.iter().all(|x| x.1 == 2.0));
+        let expo = sample(WorkTime::Exponential);
+        let logn = sample(WorkTime::Lognormal { sigma: 1.0 });
+        // The rewards are the same draws whatever the work times.
+        assert!(fixed.iter().zip(&expo).all(|(a, b)| a.0 == b.0));
+        assert!(fixed.iter().zip(&logn).all(|(a, b)| a.0 == b.0));
+        let mean = |v: &[(f64, f64)]| v.iter().map(|x| x.1).sum::<f64>() / v.len() as f64;
+        // Exponential, mean 2: sd 2, standard error 2/sqrt(2e5) = 0.0045; P(t > 2) = e^-1.
+        assert!((mean(&expo) - 2.0).abs() < 0.02, "{}", mean(&expo));
+        let over = expo.iter().filter(|x| x.1 > 2.0).count() as f64 / n as f64;
+        assert!((over - (-1.0f64).exp()).abs() < 0.005, "{over}");
+        // Log-normal, mean 2, σ = 1: sd 2 sqrt(e − 1) = 2.62, standard error 0.0059; the median
+        // is 2 e^(−1/2) = 1.2131.
+        assert!((mean(&logn) - 2.0).abs() < 0.03, "{}", mean(&logn));
+        let below = logn.iter().filter(|x| x.1 < 2.0 * (-0.5f64).exp()).count() as f64 / n as f64;
+        assert!((below - 0.5).abs() < 0.005, "{below}");
     }
 
     #[test]
