@@ -219,19 +219,44 @@ fn run_bench(
     }
     if want(Section::Workers) {
         let pool = pool::load_pool(pool_dir, true)?;
+        // Rounds of 1, 16 and 256 workers interleaved, so that a change in the machine's load
+        // falls on all three alike; each ratio is within its round, the median is reported.
+        const ROUNDS: usize = 5;
+        const WORKERS: [usize; 3] = [1, 16, 256];
+        let median = |v: &mut Vec<f64>| {
+            v.sort_by(f64::total_cmp);
+            v[v.len() / 2]
+        };
         for policy in ["asha", "random-search"] {
-            let mut base = None;
-            for workers in [1usize, 16, 256] {
-                // 4 000 units: about 150 full curves of 27 units, 15 per worker at 256.
-                let t = bench::measure_pool_workers(&pool, 0, policy, 4000.0, seconds, workers)?;
-                let per = 1.0 / t.decisions_per_second().max(1e-12);
-                let b = *base.get_or_insert(per);
+            // Per number of workers: (seconds per decision, cells) per round.
+            let mut per: Vec<Vec<(f64, u64)>> = vec![Vec::new(); WORKERS.len()];
+            for _ in 0..ROUNDS {
+                for (i, &workers) in WORKERS.iter().enumerate() {
+                    // 4 000 units: about 150 full curves of 27 units, 15 per worker at 256.
+                    let t = bench::measure_pool_workers(
+                        &pool,
+                        0,
+                        policy,
+                        4000.0,
+                        seconds / ROUNDS as f64,
+                        workers,
+                    )?;
+                    per[i].push((1.0 / t.decisions_per_second().max(1e-12), t.cells));
+                }
+            }
+            for (i, &workers) in WORKERS.iter().enumerate() {
+                let mut ratios: Vec<f64> = (0..ROUNDS).map(|r| per[i][r].0 / per[0][r].0).collect();
+                let mut rates: Vec<f64> = per[i].iter().map(|x| 1.0 / x.0).collect();
+                let cells: u64 = per[i].iter().map(|x| x.1).sum();
+                let (lo, hi) = (
+                    ratios.iter().copied().fold(f64::INFINITY, f64::min),
+                    ratios.iter().copied().fold(0.0, f64::max),
+                );
                 println!(
-                    "{policy} with {workers} workers on one learner's grid of {} (budget 4000 units): {:.0} decisions/s, {:.2}x the time per decision of 1 worker ({} cells, one thread)",
+                    "{policy} with {workers} workers on one learner's grid of {} (budget 4000 units): {:.0} decisions/s, {:.2}x the time per decision of 1 worker (median of {ROUNDS} interleaved rounds, range {lo:.2}-{hi:.2}; {cells} cells, one thread)",
                     pool_dir.display(),
-                    t.decisions_per_second(),
-                    per / b,
-                    t.cells
+                    median(&mut rates),
+                    median(&mut ratios),
                 );
             }
         }

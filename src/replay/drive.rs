@@ -137,29 +137,21 @@ impl Seen {
     }
 }
 
-/// The event queue's key: completion time, then worker, then the order work was started.
-#[derive(Clone, Copy, Debug, PartialEq)]
-struct Event {
-    finish: f64,
-    worker: usize,
-    seq: u64,
+/// The event queue's key: completion time, then worker. A worker runs one piece of work at a
+/// time, so (finish, worker) is unique and also orders by start within a worker; both pack into
+/// one integer (a finish time is never negative, and the bits of non-negative floats order as
+/// the floats do).
+fn event_key(finish: f64, worker: usize) -> u128 {
+    // `+ 0.0` turns −0.0 into +0.0.
+    (u128::from((finish + 0.0).to_bits()) << 64) | worker as u128
 }
 
-impl Eq for Event {}
-
-impl Ord for Event {
-    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
-        self.finish
-            .total_cmp(&o.finish)
-            .then(self.worker.cmp(&o.worker))
-            .then(self.seq.cmp(&o.seq))
-    }
+fn event_finish(key: u128) -> f64 {
+    f64::from_bits((key >> 64) as u64)
 }
 
-impl PartialOrd for Event {
-    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(o))
-    }
+fn event_worker(key: u128) -> usize {
+    key as u64 as usize
 }
 
 /// The replay loop of every world, with `workers` simulated workers on an event clock.
@@ -200,12 +192,14 @@ pub fn drive_workers<W: World + ?Sized>(
     // Idle workers (free, or waiting for the next completion), lowest index first.
     let mut free: BinaryHeap<Reverse<usize>> = (0..k).map(Reverse).collect();
     let mut stopped = false;
-    let mut queue: BinaryHeap<Reverse<(Event, usize)>> = BinaryHeap::new();
-    // Work in flight, in reused slots.
-    let mut slots: Vec<InFlight> = Vec::new();
-    let mut open_slots: Vec<usize> = Vec::new();
+    let mut queue: BinaryHeap<Reverse<u128>> = BinaryHeap::new();
+    // Work in flight, per worker (a worker runs one piece at a time; its buffers are reused).
+    let mut slots: Vec<InFlight> = if k == 1 {
+        Vec::new()
+    } else {
+        (0..k).map(|_| InFlight::default()).collect()
+    };
     let mut seen = Seen::default();
-    let mut seq = 0u64;
     let mut busy_s = 0.0;
     loop {
         // Start work on every free worker, in index order. A worker that cannot start before
@@ -318,11 +312,7 @@ pub fn drive_workers<W: World + ?Sized>(
                     policy.observe(&obs);
                     (arm, reward, None, t1.map(|t| t.elapsed().as_secs_f64()))
                 } else {
-                    // A slot's buffer of revealed evaluations is reused.
-                    let slot = open_slots.pop().unwrap_or_else(|| {
-                        slots.push(InFlight::default());
-                        slots.len() - 1
-                    });
+                    let slot = w;
                     let f = &mut slots[slot];
                     f.revealed.clear();
                     f.revealed.extend_from_slice(obs.revealed);
@@ -370,28 +360,20 @@ pub fn drive_workers<W: World + ?Sized>(
                 since: start,
             });
             seen.busy[arm] = true;
-            queue.push(Reverse((
-                Event {
-                    finish,
-                    worker: w,
-                    seq,
-                },
-                slot,
-            )));
-            seq += 1;
+            queue.push(Reverse(event_key(finish, w)));
         }
         // Deliver every completion at the earliest finish time.
-        let Some(&Reverse((first, _))) = queue.peek() else {
+        let Some(&Reverse(first)) = queue.peek() else {
             break;
         };
-        now = now.max(first.finish);
-        while let Some(&Reverse((e, slot))) = queue.peek() {
-            if e.finish > first.finish {
+        let first = event_finish(first);
+        now = now.max(first);
+        while let Some(&Reverse(e)) = queue.peek() {
+            if event_finish(e) > first {
                 break;
             }
             queue.pop();
-            open_slots.push(slot);
-            let f = &slots[slot];
+            let f = &slots[event_worker(e)];
             seen.grow(f.arm + 1);
             seen.best[f.arm] = f.best;
             seen.last[f.arm] = f.last;
