@@ -195,6 +195,8 @@ pub struct Results {
     pub higher_is_better: bool,
     pub metric_note: String,
     pub budget_unit: String,
+    /// The most simulated workers of any cell (1 before results format 4).
+    pub workers: u64,
 }
 
 /// Refuse a results folder whose lock file declares a results format newer than this build
@@ -342,6 +344,12 @@ pub fn read_results(dir: &Path) -> Result<Results> {
     } else {
         (vec![0; df.height()], vec![0.0; df.height()])
     };
+    // Written since results format 4.
+    let workers = if df.column("workers").is_ok() {
+        u("workers")?.into_iter().max().unwrap_or(1)
+    } else {
+        1
+    };
     let mut runs = Vec::with_capacity(df.height());
     for i in 0..df.height() {
         let pulls: Vec<(String, f64)> = match serde_json::from_str::<serde_json::Value>(&pulls[i]) {
@@ -374,6 +382,7 @@ pub fn read_results(dir: &Path) -> Result<Results> {
         higher_is_better: direction.first().is_none_or(|d| d == "maximize"),
         metric_note: "best validation score found".to_string(),
         budget_unit: unit.first().cloned().unwrap_or_default(),
+        workers,
     })
 }
 

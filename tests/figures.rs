@@ -261,6 +261,7 @@ fn anytime_curves_fit() {
                 rank: series(k, k as f64 - 1.0),
                 regret: series(k, 0.0),
                 k,
+                x_desc: "fraction of the simulated wall-clock budget".into(),
             },
         );
     }

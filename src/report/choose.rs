@@ -487,6 +487,7 @@ pub(crate) fn anytime(
     out: &Path,
     page: &Page,
     regret: super::Regret,
+    x_desc: &str,
 ) -> Result<()> {
     let k = curves.rank.len();
     let relabel = |v: Vec<(String, Vec<f64>, Vec<f64>)>| {
@@ -500,12 +501,13 @@ pub(crate) fn anytime(
         rank: relabel(curves.rank),
         regret: relabel(curves.regret),
         k,
+        x_desc: x_desc.to_string(),
     };
     w.add(
         save(&fig, out, "anytime", page)?,
         "anytime",
         format!(
-            "Anytime performance: mean rank and mean normalised regret against the fraction of the budget used; ranks and regrets are computed per (task, budget), averaged per dataset, with ±95 % t bands over the {} datasets. Regret is (b − v)/(b − w) with {}.",
+            "Anytime performance: mean rank and mean normalised regret against the {x_desc}; ranks and regrets are computed per (task, budget), averaged per dataset, with ±95 % t bands over the {} datasets. Regret is (b − v)/(b − w) with {}.",
             curves.units,
             match regret {
                 super::Regret::Compared => "b and w the best and worst of the compared policies' mean scores in the unit, so adding or removing a policy changes every curve (--regret trace normalises by the traces instead)",

@@ -448,7 +448,14 @@ fn report_runs(
             tol,
             bounds.as_ref(),
         );
-        choose::anytime(&mut w, a, &names, out, &opts.page, opts.regret)?;
+        // With several workers a budget of seconds is simulated wall-clock time, and a budget
+        // of pulls or units is total work (charged when it starts).
+        let x_desc = match (res.workers > 1, res.budget_unit.as_str()) {
+            (true, "seconds") => "fraction of the simulated wall-clock budget".to_string(),
+            (true, unit) => format!("fraction of the budget ({unit} of work started)"),
+            (false, _) => "fraction of the budget used".to_string(),
+        };
+        choose::anytime(&mut w, a, &names, out, &opts.page, opts.regret, &x_desc)?;
     }
     files.append(&mut w.files);
 

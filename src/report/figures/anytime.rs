@@ -21,6 +21,8 @@ pub struct Anytime {
     pub rank: Vec<(String, Vec<f64>, Vec<f64>)>,
     pub regret: Vec<(String, Vec<f64>, Vec<f64>)>,
     pub k: usize,
+    /// The x axis: what the budget is a fraction of.
+    pub x_desc: String,
 }
 
 const PANEL_PT: f64 = 150.0;
@@ -82,7 +84,7 @@ impl Figure for Anytime {
                 .build_cartesian_2d(0f64..1f64, *y0..*y1)
                 .map_err(de)?;
             super::style::paper_mesh(&mut chart.configure_mesh())
-                .x_desc("fraction of the budget used")
+                .x_desc(self.x_desc.as_str())
                 .y_desc(*desc)
                 .x_labels(ticks_that_fit(w.saturating_sub(upt(34.0)), 0.0, 1.0).min(6))
                 .y_labels(6)
