@@ -6,7 +6,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::{bin, fixture, python_ok, scratch};
+use common::{bin, fixture, python_ok, scratch, tiny_variant};
 use polars::prelude::*;
 
 fn grid() -> PathBuf {
@@ -452,4 +452,67 @@ family = "ucb1"
             err(&o)
         );
     }
+}
+
+/// Several workers in the pull-count world take each evaluation's recorded time; a trace set
+/// that records none is refused, naming the key and the trace set.
+#[test]
+fn workers_in_the_pull_count_world_need_recorded_evaluation_times() {
+    // The tiny fixture with every elapsed_s set to 0.
+    let ts = tiny_variant(
+        "workers-untimed",
+        |csv| {
+            csv.lines()
+                .enumerate()
+                .map(|(i, l)| {
+                    if i == 0 {
+                        return l.to_string();
+                    }
+                    let mut f: Vec<&str> = l.split(',').collect();
+                    f[4] = "0";
+                    f.join(",")
+                })
+                .collect::<Vec<_>>()
+                .join("\n")
+                + "\n"
+        },
+        |m| m.to_string(),
+    );
+    let dir = scratch("workers-untimed-run");
+    let exp = |workers: usize| {
+        let e = dir.join(format!("e{workers}.toml"));
+        std::fs::write(
+            &e,
+            format!(
+                r#"name = "untimed"
+traces = "{}"
+seed = 1
+repetitions = 1
+
+[world]
+kind = "pull-count"
+budgets = [6]
+workers = {workers}
+
+[[policies]]
+family = "ucb1"
+"#,
+                ts.display()
+            ),
+        )
+        .unwrap();
+        e
+    };
+    let o = run(&exp(2), &dir.join("out2"), "1");
+    let e = err(&o);
+    assert!(
+        !o.status.success()
+            && e.contains("key 'world.workers' is 2")
+            && e.contains("records no evaluation time")
+            && e.contains(&ts.display().to_string()),
+        "{e}"
+    );
+    // One worker needs no times.
+    let o = run(&exp(1), &dir.join("out1"), "1");
+    assert!(o.status.success(), "{}", err(&o));
 }

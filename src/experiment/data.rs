@@ -176,6 +176,7 @@ impl Data {
         match self {
             Data::Traces(ts) => {
                 check_trace_work(exp, ts)?;
+                check_work_times(exp, ts)?;
                 check_budgets(exp, ts)
             }
             Data::Pool(p) => check_pool_work(exp, p),
@@ -460,6 +461,29 @@ fn budget_warnings(exp: &Experiment, ts: &TraceSet) -> Vec<String> {
         }
     }
     out
+}
+
+/// Several workers in the pull-count world take each evaluation's recorded time: a trace set
+/// that records none (every evaluation's cost 0) is refused, as its work would all finish at
+/// once.
+fn check_work_times(exp: &Experiment, ts: &TraceSet) -> Result<()> {
+    if exp.world.kind() != WorldKind::PullCount || exp.world.workers <= 1 {
+        return Ok(());
+    }
+    let timed = ts
+        .tasks
+        .iter()
+        .flat_map(|t| &t.arms)
+        .any(|a| a.cost_s.iter().any(|&c| c > 0.0));
+    if !timed {
+        bail!(
+            "{}: key 'world.workers' is {}, but the trace set {} records no evaluation time (every evaluation's cost_s, or difference of elapsed_s, is 0), and workers in the pull-count world take each evaluation's recorded time; record elapsed_s (or cost_s), or use one worker",
+            exp.file.display(),
+            exp.world.workers,
+            ts.dir.display()
+        );
+    }
+    Ok(())
 }
 
 /// A time-sliced budget shorter than its slice is refused: its cells would make one partial pull
