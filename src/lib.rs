@@ -1,27 +1,44 @@
 //! banditbench: replay recorded AutoML tuning traces under algorithm-selection and
 //! hyper-parameter bandit policies, in parallel and deterministically, and score the policies.
 //!
-//! The flow is one-way: [`trace`] loads and validates trace sets, [`replay`] holds the worlds
-//! (every replay rule), [`policy`] the decision rules, [`experiment`] expands experiment files into
-//! cells and runs them, [`analysis`] ranks the results. The binary in `main.rs` only parses
-//! arguments, calls this library and prints.
+//! The flow is one-way: `trace` loads and validates trace sets and pools, `replay` holds the
+//! worlds (every replay rule) and the one loop, `policy` the decision rules, [`experiment`]
+//! expands experiment files into cells and runs them, [`results`] owns the results folder's
+//! contract, `analysis` ranks and tests, `report` writes tables and figures, [`reproduce`] runs
+//! the papers' reproductions, and [`cli`] is the command line (`main.rs` only calls
+//! [`cli::main`]).
+//!
+//! The public surface is a small documented facade (`missing_docs` is on); everything else is
+//! crate-private, so the dead-code lint sees it:
+//! - run an experiment file: [`experiment::prepare`], [`experiment::run_experiment`] with
+//!   [`experiment::RunOptions`] and a [`experiment::Progress`] (or [`experiment::Silent`]);
+//! - read its results: [`results::read_results`], [`results::read_pool_counts`],
+//!   [`experiment::read_parquet`];
+//! - load data: [`trace::load_trace_set`], [`trace::pool::load_pool`];
+//! - the statistics, checked against SciPy, scikit-posthocs and baycomp:
+//!   [`analysis::stats`], [`analysis::bayes`], [`analysis::average_ranks`];
+//! - the figures: [`report::figures`]; HAMLET's learning curves: [`curve::fit_arctan`];
+//! - the reproductions: [`reproduce::PAPERS`].
+
+#![warn(missing_docs)]
 
 pub mod analysis;
-pub mod bench;
-pub mod build;
+pub(crate) mod bench;
+pub(crate) mod build;
+pub mod cli;
 pub mod curve;
 pub mod experiment;
-pub mod names;
-pub mod normal;
-pub mod policy;
-pub mod protocol;
-pub mod replay;
+pub(crate) mod names;
+pub(crate) mod normal;
+pub(crate) mod policy;
+pub(crate) mod protocol;
+pub(crate) mod replay;
 pub mod report;
 pub mod reproduce;
 pub mod results;
-pub mod rng;
-pub mod slurm;
-pub mod space;
+pub(crate) mod rng;
+pub(crate) mod slurm;
+pub(crate) mod space;
 pub mod trace;
 
 /// Tune glibc's allocator for a run's pattern: a chunk of cells' trajectories (tens of MB) is

@@ -1,19 +1,5 @@
-//! The `banditbench` binary: parse the command line and hand it to `cli`.
+//! The `banditbench` binary: everything is in the library's `cli` module.
 
-mod cli;
-
-use std::process::ExitCode;
-
-use clap::Parser;
-
-fn main() -> ExitCode {
-    banditbench::tune_allocator();
-    let args = cli::Cli::parse();
-    match cli::dispatch(args) {
-        Ok(code) => code,
-        Err(e) => {
-            eprintln!("error: {e:#}");
-            ExitCode::from(1)
-        }
-    }
+fn main() -> std::process::ExitCode {
+    banditbench::cli::main()
 }

@@ -15,6 +15,7 @@ pub fn norm_sf(x: f64) -> f64 {
     0.5 * erfc(x / SQRT_2)
 }
 
+/// The standard normal density.
 pub fn norm_pdf(x: f64) -> f64 {
     (-0.5 * x * x).exp() / (2.0 * std::f64::consts::PI).sqrt()
 }

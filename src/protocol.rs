@@ -57,6 +57,7 @@ pub enum BudgetUnit {
 }
 
 impl BudgetUnit {
+    /// The name in experiment files and results.
     pub fn as_str(self) -> &'static str {
         match self {
             BudgetUnit::Seconds => "seconds",

@@ -8,9 +8,9 @@ use anyhow::{Context, Result, bail};
 use polars::prelude::*;
 
 /// The results files of a folder (the contract `report`, `merge` and other tools read).
-pub const RUNS: &str = "runs.parquet";
-pub const TRAJECTORIES: &str = "trajectories.parquet";
-pub const LOCK: &str = "experiment.lock.toml";
+pub(crate) const RUNS: &str = "runs.parquet";
+pub(crate) const TRAJECTORIES: &str = "trajectories.parquet";
+pub(crate) const LOCK: &str = "experiment.lock.toml";
 
 /// The version of the results contract written by this build (the columns of `runs.parquet` and
 /// `trajectories.parquet` and the keys of `experiment.lock.toml`; see README, "Results format").
@@ -18,8 +18,9 @@ pub const LOCK: &str = "experiment.lock.toml";
 /// world and a fingerprint of prose; version 3 had one schema for every world and a canonical
 /// fingerprint; version 4 adds the simulated workers (`workers`, `makespan_s`, `idle_s` in runs;
 /// `worker`, `start`, `finish` in trajectories).
-pub const RESULTS_FORMAT: i64 = 4;
+pub(crate) const RESULTS_FORMAT: i64 = 4;
 
+/// Read a parquet file, naming it in the error.
 pub fn read_parquet(path: &Path) -> Result<DataFrame> {
     let file =
         std::fs::File::open(path).with_context(|| format!("{}: cannot open", path.display()))?;
@@ -32,7 +33,7 @@ pub fn read_parquet(path: &Path) -> Result<DataFrame> {
 /// The lock file (`experiment.lock.toml`), typed: what a run resolved and the experiment file as
 /// it was written. The one reader and writer of the file's keys.
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
-pub struct LockFile {
+pub(crate) struct LockFile {
     #[serde(default)]
     pub resolved: Resolved,
     /// The experiment file's own text, parsed.
@@ -44,7 +45,7 @@ pub struct LockFile {
 /// (format 1 had no `results_format`).
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(default)]
-pub struct Resolved {
+pub(crate) struct Resolved {
     pub results_format: i64,
     /// The hash of what decides the cells (`Experiment::fingerprint`).
     pub fingerprint: String,
@@ -110,7 +111,7 @@ impl LockFile {
 /// A lock file, if it exists. A symbolic link is refused without reading what it points to
 /// (banditbench writes a regular file); a damaged file or a key of the wrong type is an error
 /// naming the file and the key.
-pub fn read_lock_file(lock: &Path) -> Result<Option<LockFile>> {
+pub(crate) fn read_lock_file(lock: &Path) -> Result<Option<LockFile>> {
     match std::fs::symlink_metadata(lock) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(e).with_context(|| format!("{}: cannot read", lock.display())),
@@ -139,15 +140,25 @@ pub fn read_lock_file(lock: &Path) -> Result<Option<LockFile>> {
 /// One row of runs.parquet, as much as the report needs.
 #[derive(Clone, Debug)]
 pub struct Run {
+    /// The cell's index.
     pub cell: u64,
+    /// The task's dataset.
     pub dataset: String,
+    /// The task's run.
     pub run: i64,
+    /// The budget as the experiment gives it.
     pub budget: f64,
+    /// The budget in absolute terms.
     pub budget_abs: f64,
+    /// The policy's family.
     pub family: String,
+    /// The policy's id (family and parameters).
     pub policy: String,
+    /// The parameters as JSON.
     pub params: String,
+    /// The repetition.
     pub repetition: u32,
+    /// Best validation score found (pool world: of the recommended configuration), recorded orientation.
     pub best_score: f64,
     /// The test score of the best evaluation (NaN if none).
     pub best_test_score: f64,
@@ -157,6 +168,7 @@ pub struct Run {
     pub pulls: Vec<(String, f64)>,
     /// Pulls of arms whose traces had ended, and the budget they took.
     pub exhausted_pulls: u64,
+    /// The budget those pulls took.
     pub exhausted_budget: f64,
 }
 
@@ -190,10 +202,15 @@ impl Run {
     }
 }
 
+/// A results folder's runs, read back.
 pub struct Results {
+    /// One entry per cell.
     pub runs: Vec<Run>,
+    /// The metric is maximised.
     pub higher_is_better: bool,
+    /// What the score is, for reports.
     pub metric_note: String,
+    /// What the budgets count.
     pub budget_unit: String,
     /// The most simulated workers of any cell (1 before results format 4).
     pub workers: u64,
@@ -222,8 +239,11 @@ fn check_format(dir: &Path) -> Result<()> {
 /// mutations), mutations, and units trained. Keyed by cell id.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct PoolCounts {
+    /// Configurations drawn, chosen or mutated into.
     pub configs_drawn: u64,
+    /// Of which by mutation.
     pub mutations: u64,
+    /// Fidelity units trained.
     pub units_trained: u64,
 }
 
@@ -269,6 +289,7 @@ pub fn read_pool_counts(dir: &Path) -> Result<std::collections::BTreeMap<u64, Po
         .collect())
 }
 
+/// Read `runs.parquet` of a results folder, checking its results format.
 pub fn read_results(dir: &Path) -> Result<Results> {
     let path = dir.join(RUNS);
     if !path.is_file() {
@@ -387,7 +408,7 @@ pub fn read_results(dir: &Path) -> Result<Results> {
 }
 
 /// Cells that pulled arms past their traces' ends: (such cells, all cells, mean budget share).
-pub fn exhausted_summary(runs: &[Run]) -> (usize, usize, f64) {
+pub(crate) fn exhausted_summary(runs: &[Run]) -> (usize, usize, f64) {
     let hit: Vec<&Run> = runs
         .iter()
         .filter(|r| r.exhausted_budget > 0.0 || r.exhausted_pulls > 0)
@@ -402,7 +423,7 @@ pub fn exhausted_summary(runs: &[Run]) -> (usize, usize, f64) {
 
 /// One row of trajectories.parquet, as much as the report and the reproductions need.
 #[derive(Clone, Copy, Debug)]
-pub struct Decision {
+pub(crate) struct Decision {
     pub cell: u64,
     pub step: u32,
     /// Budget used after the decision.
@@ -414,7 +435,7 @@ pub struct Decision {
 }
 
 /// Every stored decision of a results folder, in (cell, step) order.
-pub fn read_decisions(dir: &Path) -> Result<Vec<Decision>> {
+pub(crate) fn read_decisions(dir: &Path) -> Result<Vec<Decision>> {
     let path = dir.join(TRAJECTORIES);
     let df = read_parquet(&path)?;
     let col = |name: &str| {
@@ -449,7 +470,11 @@ pub fn read_decisions(dir: &Path) -> Result<Vec<Decision>> {
 
 /// Per cell, the incumbent at `points` + 1 evenly spaced fractions of the cell's budget
 /// (0, 1/points, ..., 1): the last decision with time <= t (NaN before the first incumbent).
-pub fn anytime_curves(dir: &Path, runs: &[Run], points: usize) -> Result<BTreeMap<u64, Vec<f64>>> {
+pub(crate) fn anytime_curves(
+    dir: &Path,
+    runs: &[Run],
+    points: usize,
+) -> Result<BTreeMap<u64, Vec<f64>>> {
     let decisions = read_decisions(dir)?;
     let budget: BTreeMap<u64, f64> = runs.iter().map(|r| (r.cell, r.budget_abs)).collect();
     let mut out: BTreeMap<u64, Vec<f64>> = BTreeMap::new();

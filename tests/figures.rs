@@ -2,11 +2,10 @@
 //! no text leaves the figure, no font is smaller than 7 pt. Text boxes are measured with the font
 //! that renders them (rustybuzz on DejaVu Sans), from the SVG plotters draws.
 
-use banditbench::report::figures::layout::{outside, overlapping, text_boxes};
-use banditbench::report::figures::style::{COLUMN_IN, PAGE_IN, UNITS_PER_PT};
 use banditbench::report::figures::{
-    Allocation, Anytime, BayesBars, BoxPanels, CdDiagram, Figure, HeatMaps, Lines, MeanRankFigure,
-    Page, Panel, Series, render,
+    Allocation, Anytime, BayesBars, BoxPanels, COLUMN_IN, CdDiagram, Figure, HeatMaps, Lines,
+    MeanRankFigure, PAGE_IN, Page, Panel, Series, UNITS_PER_PT, outside, overlapping, render,
+    text_boxes,
 };
 
 fn pages() -> Vec<Page> {

@@ -168,7 +168,7 @@ family = "hamlet-ucb"
     let span = ts.trace_set().unwrap().tasks[0].mean_arm_span_s();
     e2.world.options = banditbench::experiment::WorldOptions::TimeSliced {
         slice: e.world.slice(),
-        overhead: banditbench::replay::Overhead::PerFit(0.001 * span),
+        overhead: banditbench::experiment::Overhead::PerFit(0.001 * span),
     };
     let charged = ts.run_cell(&cells[0], &e2, false).unwrap();
     assert!(charged.overhead_s > 0.0);

@@ -23,8 +23,11 @@ use crate::rng::Rng;
 /// The posterior probabilities of one comparison.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SignedRank {
+    /// Share of posterior samples in which θ_left (x better by more than the rope) is the largest.
     pub p_left: f64,
+    /// Share of posterior samples in which θ_rope (practically equivalent) is the largest.
     pub p_rope: f64,
+    /// Share of posterior samples in which θ_right (y better by more than the rope) is the largest.
     pub p_right: f64,
     /// Posterior means of θ_left, θ_rope, θ_right.
     pub mean: [f64; 3],

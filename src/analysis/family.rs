@@ -27,7 +27,6 @@ pub struct Against {
 /// The family test of one focus policy.
 #[derive(Clone, Debug)]
 pub struct FamilyTest {
-    pub unit: UnitKind,
     pub n_units: usize,
     pub n_datasets: usize,
     /// The focus's mean rank with its 95 % t interval.
@@ -103,7 +102,6 @@ pub fn focus_versus_rest(
     let n = c.table.units.len();
     let min_p = (rest.len() as f64 * 2.0 / 2f64.powi(n.min(1000) as i32)).min(1.0);
     Ok(FamilyTest {
-        unit,
         n_units: n,
         n_datasets: units.n_datasets,
         focus_rank: (sd.mean_rank, sd.ci_low, sd.ci_high),

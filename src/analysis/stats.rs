@@ -42,8 +42,11 @@ pub fn t_quantile(p: f64, df: f64) -> f64 {
 /// Friedman's test with SciPy's tie correction (`scipy.stats.friedmanchisquare`).
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
 pub struct Friedman {
+    /// Friedman's χ² statistic, tie-corrected.
     pub statistic: f64,
+    /// Its p-value (χ² with k − 1 degrees of freedom).
     pub p_value: f64,
+    /// Degrees of freedom, k − 1.
     pub df: usize,
 }
 
@@ -99,12 +102,17 @@ fn tie_term(row: &[f64]) -> f64 {
 /// Iman & Davenport's F form of Friedman's statistic.
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
 pub struct ImanDavenport {
+    /// The F statistic (N − 1) χ² / (N (k − 1) − χ²).
     pub statistic: f64,
+    /// Its p-value (F with `df1`, `df2` degrees of freedom).
     pub p_value: f64,
+    /// k − 1.
     pub df1: usize,
+    /// (k − 1)(N − 1).
     pub df2: usize,
 }
 
+/// Iman & Davenport's F from Friedman's `chi2` on `n` units and `k` policies (Demšar 2006).
 pub fn iman_davenport(chi2: f64, n: usize, k: usize) -> ImanDavenport {
     let (nf, kf) = (n as f64, k as f64);
     let df1 = k.saturating_sub(1);
@@ -237,14 +245,17 @@ pub fn studentized_range_quantile(p: f64, k: usize) -> f64 {
 /// scikit-posthocs' `posthoc_nemenyi_friedman` computes them.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Nemenyi {
+    /// The family-wise level the critical difference is for.
     pub alpha: f64,
     /// Upper-α quantile of the studentized range (k, ∞) divided by √2 (Demšar's q_α).
     pub q_alpha: f64,
+    /// The critical difference q_α √(k (k + 1) / (6 n)).
     pub cd: f64,
     /// `pairwise_p[a][b]`; 1 on the diagonal.
     pub pairwise_p: Vec<Vec<f64>>,
 }
 
+/// Nemenyi's critical difference and pairwise p-values from the mean ranks of `k` policies on `n` units.
 pub fn nemenyi(mean_ranks: &[f64], n: usize, alpha: f64) -> Nemenyi {
     let k = mean_ranks.len();
     let scale = (k as f64 * (k as f64 + 1.0) / (6.0 * n as f64)).sqrt();
@@ -281,6 +292,7 @@ pub enum ZeroMethod {
 }
 
 impl ZeroMethod {
+    /// The name used in reports and `tests.json`.
     pub fn as_str(self) -> &'static str {
         match self {
             ZeroMethod::Pratt => "pratt",
@@ -303,6 +315,7 @@ pub enum WilcoxonMethod {
 }
 
 impl WilcoxonMethod {
+    /// The name used in reports and `tests.json`.
     pub fn as_str(self) -> &'static str {
         match self {
             WilcoxonMethod::Exact => "exact",
@@ -313,11 +326,14 @@ impl WilcoxonMethod {
     }
 }
 
+/// Wilcoxon's signed-rank test of one pair (as `scipy.stats.wilcoxon`, two-sided).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Wilcoxon {
     /// min(W⁺, W⁻).
     pub statistic: f64,
+    /// Two-sided p-value.
     pub p_value: f64,
+    /// Which null distribution gave it.
     pub method: WilcoxonMethod,
 }
 
@@ -511,6 +527,7 @@ pub enum CiKind {
 }
 
 impl CiKind {
+    /// The name used in reports and `tests.json`.
     pub fn as_str(self) -> &'static str {
         match self {
             CiKind::T95 => "t95",

@@ -1,10 +1,10 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use crate::bench;
+use crate::replay::WorldKind;
+use crate::trace::pool;
 use anyhow::Result;
-use banditbench::bench;
-use banditbench::replay::WorldKind;
-use banditbench::trace::pool;
 use clap::ValueEnum;
 
 #[derive(clap::Args)]
@@ -90,7 +90,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         );
     }
     if want(Section::Protocol) {
-        let ts = banditbench::trace::load_trace_set(&traces, &Default::default())?;
+        let ts = crate::trace::load_trace_set(&traces, &Default::default())?;
         let t = bench::measure_protocol(&ts, &python, seconds)?;
         for pair in t.chunks(2) {
             let (b, e) = (&pair[0], &pair[1]);
@@ -263,7 +263,7 @@ fn run_bench(
     }
     if want(Section::Cash) {
         let dir = std::path::Path::new("traces/sklearn-random");
-        let pool = banditbench::trace::joint::pool_from_trace_set(dir)?;
+        let pool = crate::trace::joint::pool_from_trace_set(dir)?;
         for (family, given) in [
             ("tpe", vec![]),
             ("tpe", vec![("split", "hyperopt")]),

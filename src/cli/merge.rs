@@ -1,8 +1,8 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use crate::experiment::{self};
 use anyhow::Result;
-use banditbench::experiment::{self};
 
 #[derive(clap::Args)]
 pub struct Args {

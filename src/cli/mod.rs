@@ -1,21 +1,34 @@
 //! The command line: one file per command, each with its arguments (clap) and what it does.
 //! The library does the work and never prints; these files print what it returns.
 
-pub mod bench;
-pub mod merge;
-pub mod policies;
-pub mod progress;
-pub mod report;
-pub mod reproduce;
-pub mod run;
-pub mod show;
-pub mod slurm;
-pub mod traces;
+mod bench;
+mod merge;
+mod policies;
+mod progress;
+mod report;
+mod reproduce;
+mod run;
+mod show;
+mod slurm;
+mod traces;
 
 use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};
+
+/// The `banditbench` command: parse the command line, run the command, print its error.
+pub fn main() -> ExitCode {
+    crate::tune_allocator();
+    let args = Cli::parse();
+    match dispatch(args) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}
 
 #[derive(Parser)]
 #[command(
@@ -26,13 +39,13 @@ use clap::{Parser, Subcommand};
 algorithm-selection and hyper-parameter bandit policies, in parallel and deterministically, \
 and rank the policies.\n\nStart with: banditbench run experiments/quickstart.toml"
 )]
-pub struct Cli {
+pub(crate) struct Cli {
     #[command(subcommand)]
     pub command: Command,
 }
 
 #[derive(Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Run an experiment file: expand its cells, replay them in parallel, write results/<name>/
     /// and print the mean rank of every policy. Rerunning skips finished cells.
     Run(run::Args),
@@ -61,7 +74,7 @@ pub enum Command {
 }
 
 /// Run the command the user gave.
-pub fn dispatch(cli: Cli) -> Result<ExitCode> {
+pub(crate) fn dispatch(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         Command::Run(a) => run::run(a),
         Command::Merge(a) => merge::run(a),

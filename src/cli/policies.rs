@@ -1,7 +1,7 @@
 use std::process::ExitCode;
 
+use crate::replay::WorldKind;
 use anyhow::Result;
-use banditbench::replay::WorldKind;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -22,7 +22,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     });
     print!(
         "{}",
-        banditbench::policy::describe_registry(name.as_deref(), world)?
+        crate::policy::describe_registry(name.as_deref(), world)?
     );
     Ok(ExitCode::SUCCESS)
 }

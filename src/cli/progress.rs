@@ -3,7 +3,7 @@
 
 use std::sync::Mutex;
 
-use banditbench::experiment::{Level, Progress, RunSummary};
+use crate::experiment::{Level, Progress, RunSummary};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 pub struct Terminal {

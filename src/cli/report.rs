@@ -1,10 +1,10 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use crate::analysis::compare::Options;
+use crate::analysis::stats::{CiKind, ZeroMethod};
+use crate::report::{self, ReportOptions, UnitKind};
 use anyhow::Result;
-use banditbench::analysis::compare::Options;
-use banditbench::analysis::stats::{CiKind, ZeroMethod};
-use banditbench::report::{self, ReportOptions, UnitKind};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -62,14 +62,14 @@ pub struct Args {
     seed: u64,
     /// Scores within this relative distance of a better one tie with it:
     /// |a - b| <= tol * max(|a|, |b|) (0: exact ties only; the default absorbs float noise)
-    #[arg(long, default_value_t = banditbench::analysis::compare::DEFAULT_TIE_TOLERANCE)]
+    #[arg(long, default_value_t = crate::analysis::compare::DEFAULT_TIE_TOLERANCE)]
     tie_tolerance: f64,
     /// Zero differences in Wilcoxon's test: ranked then dropped (pratt) or dropped (wilcox)
     #[arg(long, value_enum, default_value_t = ZeroMethod::Pratt)]
     zero_method: ZeroMethod,
     /// A (unit, policy) without a score: fail listing them, drop the unit, or give it the unit's worst score
-    #[arg(long, value_enum, default_value_t = banditbench::analysis::compare::Missing::Error)]
-    missing: banditbench::analysis::compare::Missing,
+    #[arg(long, value_enum, default_value_t = crate::analysis::compare::Missing::Error)]
+    missing: crate::analysis::compare::Missing,
     /// Results folders: the unit the tests treat as independent. auto: the dataset when there
     /// are two or more, else the task, else every cell. dataset: scores averaged over runs,
     /// budgets and repetitions; task: over budgets and repetitions; task-budget: over
@@ -78,8 +78,8 @@ pub struct Args {
     unit: UnitArg,
     /// Results folders: what a cell that found nothing (no best score) counts as: the worst
     /// score of its unit, or left out of its mean (the counts are reported either way)
-    #[arg(long, value_enum, default_value_t = banditbench::analysis::FoundNothing::Worst)]
-    found_nothing: banditbench::analysis::FoundNothing,
+    #[arg(long, value_enum, default_value_t = crate::analysis::FoundNothing::Worst)]
+    found_nothing: crate::analysis::FoundNothing,
     /// Results folders: also one report per budget (in budget-<b>/)
     #[arg(long)]
     per_budget: bool,

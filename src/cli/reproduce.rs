@@ -6,7 +6,7 @@ use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser as _};
 /// The reproductions' names, with what each reproduces, for clap (from the registry).
 fn papers() -> PossibleValuesParser {
     PossibleValuesParser::new(
-        banditbench::reproduce::PAPERS
+        crate::reproduce::PAPERS
             .iter()
             .map(|p| PossibleValue::new(p.name).help(p.about)),
     )
@@ -31,8 +31,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
         threads,
         quiet,
     } = args;
-    let paper = banditbench::reproduce::paper(&paper)?;
-    let opts = banditbench::reproduce::ReproduceOptions {
+    let paper = crate::reproduce::paper(&paper)?;
+    let opts = crate::reproduce::ReproduceOptions {
         threads,
         progress: std::sync::Arc::new(super::progress::Terminal::new(quiet)),
         ..Default::default()

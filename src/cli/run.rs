@@ -1,9 +1,9 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use crate::experiment::{self, RunOptions};
+use crate::report::{self};
 use anyhow::Result;
-use banditbench::experiment::{self, RunOptions};
-use banditbench::report::{self};
 use clap::builder::TypedValueParser as _;
 
 #[derive(clap::Args)]

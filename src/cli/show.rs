@@ -1,8 +1,8 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use crate::report::{self};
 use anyhow::{Context, Result};
-use banditbench::report::{self};
 
 #[derive(clap::Args)]
 pub struct Args {

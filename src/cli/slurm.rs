@@ -1,8 +1,8 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use crate::experiment::{self};
 use anyhow::{Context, Result};
-use banditbench::experiment::{self};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -69,7 +69,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         Some(b) => b,
         None => std::env::current_exe().context("cannot find this binary's path")?,
     };
-    let opts = banditbench::slurm::SlurmOptions {
+    let opts = crate::slurm::SlurmOptions {
         shards,
         out,
         shards_dir,
@@ -83,7 +83,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         binary,
         extra,
     };
-    let s = banditbench::slurm::write_scripts(&exp, &opts)?;
+    let s = crate::slurm::write_scripts(&exp, &opts)?;
     println!("wrote {}", s.array.display());
     println!("wrote {}", s.merge.display());
     println!(
@@ -93,7 +93,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         s.logs.display()
     );
     if submit {
-        let (a, m) = banditbench::slurm::submit(&s)?;
+        let (a, m) = crate::slurm::submit(&s)?;
         println!("submitted array job {a} ({shards} tasks) and merge job {m} (afterok:{a})");
         println!("watch with: squeue -j {a},{m}");
     } else {

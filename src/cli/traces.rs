@@ -1,8 +1,8 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use crate::trace::{LoadOptions, load_trace_set, pool};
 use anyhow::Result;
-use banditbench::trace::{LoadOptions, load_trace_set, pool};
 use clap::Subcommand;
 
 #[derive(clap::Args)]
@@ -20,7 +20,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             allow_incomplete,
         } => validate(&dirs, allow_missing_arms, allow_incomplete),
         TracesCommand::List { dir } => {
-            print!("{}", banditbench::trace::inspect::list(&dir)?);
+            print!("{}", crate::trace::inspect::list(&dir)?);
             Ok(ExitCode::SUCCESS)
         }
         TracesCommand::Inspect {
@@ -47,7 +47,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
                         ..LoadOptions::default()
                     },
                 )?;
-                print!("{}", banditbench::trace::inspect::summary(&ts));
+                print!("{}", crate::trace::inspect::summary(&ts));
             }
             Ok(ExitCode::SUCCESS)
         }

@@ -22,21 +22,28 @@
 //! bandit an arm gains a point or two between fits, so its last parameters are a near-optimal
 //! start; it falls back to the cold fit when there is no previous fit or the warm one fails.
 
+/// The fewest points a curve is fitted to.
 pub const MIN_POINTS: usize = 4;
 
 /// A fitted arctan curve, in the original x units.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ArctanFit {
+    /// Amplitude a of a · atan(b (x + c)) + d.
     pub a: f64,
+    /// Rate b of a · atan(b (x + c)) + d.
     pub b: f64,
+    /// Shift c of a · atan(b (x + c)) + d.
     pub c: f64,
+    /// Offset d of a · atan(b (x + c)) + d.
     pub d: f64,
     /// Residual sum of squares on the fitted points.
     pub rss: f64,
+    /// Levenberg–Marquardt iterations taken.
     pub iterations: u32,
 }
 
 impl ArctanFit {
+    /// The fitted curve at `x`: a · atan(b (x + c)) + d.
     pub fn predict(&self, x: f64) -> f64 {
         self.a * (self.b * (x + self.c)).atan() + self.d
     }

@@ -70,35 +70,48 @@ pub fn expand_with(
 /// What one cell produced, in any world.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CellResult {
+    /// The cell's position in the experiment's expansion order.
     pub index: u64,
+    /// The cell's seed (from its identity, never from the order it ran in).
     pub seed: u64,
+    /// The budget in absolute terms (seconds, pulls or units).
     pub budget_abs: f64,
     /// The slice in absolute terms (time-sliced), NaN in other worlds.
     pub slice_abs: f64,
     /// Best validation score found (pool world: of the recommended configuration), in the
     /// recorded orientation (NaN if none).
     pub best_score: f64,
+    /// Test score of the best evaluation (pool world: of the recommended configuration), NaN if none.
     pub best_test_score: f64,
     /// The learner of the best evaluation (pool world: of the recommended configuration), as an
     /// index into the trace set's or pool's learners.
     pub best_arm: Option<usize>,
+    /// Budget used when the best evaluation was found.
     pub best_found_at: f64,
     /// Per learner: pulls (learner-level worlds) or units trained (pool world).
     pub pulls: Vec<u64>,
     /// Per learner: seconds of recorded evaluation time consumed.
     pub time_s: Vec<f64>,
+    /// Decisions the policy took.
     pub decisions: u64,
+    /// Budget used.
     pub used: f64,
+    /// Seconds of the policy's own computation charged by the overhead model.
     pub overhead_s: f64,
+    /// Evaluations revealed that failed or timed out.
     pub failures: u64,
     /// Pulls of arms whose traces had ended, and the budget they took.
     pub exhausted_pulls: u64,
+    /// The budget those pulls took.
     pub exhausted_budget: f64,
+    /// Every step, for trajectories.parquet (empty when trajectories are not kept).
     pub steps: Vec<Step>,
     /// Simulated workers, the makespan (simulated wall-clock seconds when the last work
     /// finished) and the workers' idle seconds up to it.
     pub workers: u32,
+    /// Simulated wall-clock seconds when the last work finished.
     pub makespan_s: f64,
+    /// Worker-seconds neither deciding nor working, up to the makespan.
     pub idle_s: f64,
     /// What only the pool world has.
     pub pool: Option<PoolPart>,

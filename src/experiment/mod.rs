@@ -6,23 +6,24 @@ mod data;
 mod frames;
 mod lock;
 mod merge;
-pub mod parquet;
-pub mod pool;
+pub(crate) mod parquet;
+pub(crate) mod pool;
 mod progress;
 mod spec;
 mod store;
 mod worlds;
 
-pub use crate::replay::{Step, drive};
+pub use crate::replay::Overhead;
+pub(crate) use cell::Cell;
+pub use cell::CellResult;
 pub(crate) use cell::run_trace_cell;
-pub use cell::{Cell, CellResult, PoolPart, absolute};
-pub use data::{
-    Data, DataInfo, MAX_CELLS, MAX_DECISIONS, MAX_DECISIONS_PER_CELL, estimate_work, prepare,
-    synthetic_trace_set,
-};
+pub use data::prepare;
+pub(crate) use data::{Data, DataInfo};
 pub use progress::{Level, Progress, Silent};
-pub use spec::{BudgetUnit, Experiment, TrajectoryMode, WorldOptions, WorldSetup, load_experiment};
-pub use store::{LOCK, RESULTS_FORMAT, RUNS, Store, TRAJECTORIES, program, read_parquet};
+pub(crate) use spec::{BudgetUnit, TrajectoryMode, load_experiment};
+pub use spec::{Experiment, WorldOptions, WorldSetup};
+pub use store::read_parquet;
+pub(crate) use store::{LOCK, RUNS, Store, TRAJECTORIES};
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -31,9 +32,10 @@ use anyhow::{Context, Result, bail};
 use polars::prelude::Column;
 use rayon::prelude::*;
 
-pub use crate::results::{LockFile, Resolved, read_lock_file};
+pub(crate) use crate::results::{LockFile, Resolved, read_lock_file};
 use lock::{check_lock, lock_text, read_lock};
 
+/// How `run_experiment` runs: where to, on how many threads, which cells.
 #[derive(Clone, Debug, Default)]
 pub struct RunOptions {
     /// Results folder; default `results/<name>`.
@@ -52,7 +54,9 @@ pub struct RunOptions {
 /// `count` (round robin, so every shard gets a similar mix of tasks, budgets and policies).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Shard {
+    /// This shard's number, 0 ≤ index < count.
     pub index: u32,
+    /// The number of shards.
     pub count: u32,
 }
 
@@ -73,6 +77,7 @@ impl Shard {
         Ok(Shard { index, count })
     }
 
+    /// `cell` belongs to this shard.
     pub fn contains(&self, cell: u64) -> bool {
         cell % u64::from(self.count) == u64::from(self.index)
     }
@@ -87,13 +92,14 @@ impl Shard {
         }
     }
 
+    /// `I-of-N`, the shard's folder name.
     pub fn label(&self) -> String {
         format!("{}/{}", self.index, self.count)
     }
 }
 
 /// Where a run writes by default: `results/<name>`, or `results/<name>-shards/<i>-of-<n>`.
-pub fn default_out(exp: &Experiment, shard: Option<Shard>) -> PathBuf {
+pub(crate) fn default_out(exp: &Experiment, shard: Option<Shard>) -> PathBuf {
     match shard {
         None => PathBuf::from("results").join(&exp.name),
         Some(s) => PathBuf::from("results")
@@ -102,12 +108,18 @@ pub fn default_out(exp: &Experiment, shard: Option<Shard>) -> PathBuf {
     }
 }
 
+/// What `run_experiment` did.
 #[derive(Clone, Debug)]
 pub struct RunSummary {
+    /// The results folder.
     pub out: PathBuf,
+    /// Cells of the experiment (of the shard).
     pub total_cells: usize,
+    /// Cells finished before this run (skipped).
     pub already_done: usize,
+    /// Cells this run replayed.
     pub ran: usize,
+    /// Wall seconds this run took.
     pub seconds: f64,
 }
 
@@ -348,7 +360,7 @@ fn keeps_going(e: &anyhow::Error) -> bool {
 }
 
 /// What `merge` did.
-pub struct MergeSummary {
+pub(crate) struct MergeSummary {
     pub out: PathBuf,
     pub cells: usize,
     pub folders: usize,
@@ -357,7 +369,7 @@ pub struct MergeSummary {
 /// Combine finished results folders of one experiment (usually the shards of `run --shard`)
 /// into `out`: exactly what one unsharded run writes. Refuses folders from another experiment
 /// or trace set, unfinished folders, duplicated cells and missing cells (listed).
-pub fn merge_results(dirs: &[PathBuf], out: &Path) -> Result<MergeSummary> {
+pub(crate) fn merge_results(dirs: &[PathBuf], out: &Path) -> Result<MergeSummary> {
     if dirs.is_empty() {
         bail!("merge: give the results folders to merge (e.g. results/NAME-shards/*)");
     }

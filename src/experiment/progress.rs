@@ -7,12 +7,16 @@ use super::RunSummary;
 /// How much a note matters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Level {
+    /// Worth knowing.
     Note,
+    /// The results may not be what was meant.
     Warning,
+    /// The run could not go on.
     Error,
 }
 
 impl Level {
+    /// The word printed before the message.
     pub fn as_str(self) -> &'static str {
         match self {
             Level::Note => "note",

@@ -73,15 +73,23 @@ struct PolicySpec {
 /// A resolved experiment.
 #[derive(Clone, Debug)]
 pub struct Experiment {
+    /// The experiment file.
     pub file: PathBuf,
+    /// Its name (the results folder's, `results/<name>`).
     pub name: String,
+    /// What it is for, in a sentence.
     pub description: String,
     /// The trace set; `None` for the synthetic world.
     pub traces_dir: Option<PathBuf>,
+    /// The root of every cell's seed.
     pub seed: u64,
+    /// Repetitions of each (task, budget, policy).
     pub repetitions: u32,
+    /// How the trace set is loaded (the `[tasks]` filters).
     pub load: LoadOptions,
+    /// The world, its budgets and workers.
     pub world: WorldSetup,
+    /// The policies, each a family with its parameters.
     pub policies: Vec<PolicyConfig>,
     /// Which decisions trajectories.parquet keeps.
     pub trajectories: TrajectoryMode,
@@ -103,12 +111,14 @@ pub enum TrajectoryMode {
 }
 
 impl TrajectoryMode {
+    /// Every mode with its name in experiment files.
     pub const ALL: [(&'static str, TrajectoryMode); 3] = [
         ("every-decision", TrajectoryMode::EveryDecision),
         ("incumbent-changes", TrajectoryMode::IncumbentChanges),
         ("none", TrajectoryMode::None),
     ];
 
+    /// The name in experiment files.
     pub fn as_str(&self) -> &'static str {
         Self::ALL
             .iter()

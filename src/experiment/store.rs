@@ -17,7 +17,8 @@ use super::merge::merge_files;
 pub use super::parquet::Names;
 use super::parquet::ParquetFile;
 
-pub use crate::results::{LOCK, RESULTS_FORMAT, RUNS, TRAJECTORIES, read_parquet};
+pub use crate::results::read_parquet;
+pub(crate) use crate::results::{LOCK, RESULTS_FORMAT, RUNS, TRAJECTORIES};
 const PARTS: &str = "parts";
 
 /// Rows per row group of trajectory files, and the rows the merge reads at a time from each.
@@ -381,6 +382,7 @@ impl Store {
     }
 
     /// An empty segment of this store (see `Segment`).
+    #[cfg(test)]
     pub fn segment(&self) -> Segment {
         self.segment_coded(Vec::new())
     }

@@ -56,16 +56,23 @@ pub(super) struct ArmSpec {
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum WorldOptions {
+    /// The time-sliced world: arms pulled for a slice of time each.
     TimeSliced {
         /// The slice, in the budget unit.
         slice: f64,
+        /// What a policy's own computation costs.
         overhead: Overhead,
     },
+    /// The pull-count world: each pull reveals the arm's next evaluation.
     PullCount {
+        /// The order evaluations are revealed in.
         order: Order,
+        /// Whether failed evaluations count against the budget.
         failures_consume_budget: bool,
+        /// What a pull past an arm's trace does.
         exhausted: Exhausted,
     },
+    /// The synthetic world: arms drawn from stated distributions (nothing recorded).
     Synthetic {
         /// The arms and their distributions.
         arms: Vec<(String, ArmDist)>,
@@ -77,14 +84,18 @@ pub enum WorldOptions {
         #[serde(skip_serializing_if = "WorkTime::is_fixed")]
         work: WorkTime,
     },
+    /// The pool world: configurations of a pool trained unit by unit.
     Pool(PoolOptions),
 }
 
 /// A resolved world: budgets, their unit, and the world's own options.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct WorldSetup {
+    /// The budgets, each a cell of its own, in `unit`.
     pub budgets: Vec<f64>,
+    /// What a budget counts.
     pub unit: BudgetUnit,
+    /// The world's own options.
     pub options: WorldOptions,
     /// Simulated workers (`[world] workers`, default 1; one worker leaves the fingerprint as it
     /// was before workers existed).
@@ -167,6 +178,7 @@ impl WorldOptions {
 }
 
 impl WorldSetup {
+    /// Which world this is.
     pub fn kind(&self) -> WorldKind {
         match self.options {
             WorldOptions::TimeSliced { .. } => WorldKind::TimeSliced,
@@ -201,6 +213,7 @@ impl WorldSetup {
         }
     }
 
+    /// One line for the run's header.
     pub fn describe(&self) -> String {
         let text = match &self.options {
             WorldOptions::TimeSliced { slice, overhead } => format!(

@@ -25,6 +25,7 @@ pub enum Overhead {
 }
 
 impl Overhead {
+    /// The model as experiment files and results name it.
     pub fn describe(&self) -> String {
         match self {
             Overhead::None => "none".to_string(),
@@ -103,14 +104,6 @@ impl Clock {
         self.used += amount;
     }
 
-    /// Charge a policy's own computation (seconds); nothing when the budget does not count time.
-    pub fn charge_overhead(&mut self, seconds: f64) {
-        if self.timed {
-            self.used += seconds;
-            self.overhead += seconds;
-        }
-    }
-
     /// Count `seconds` of a policy's own computation as overhead without moving `used` (the
     /// replay loop moves each worker's start instead); returns what is charged: nothing when the
     /// budget does not count time.
@@ -141,10 +134,12 @@ mod tests {
     #[test]
     fn overhead_is_charged_only_to_a_budget_of_time() {
         let mut pulls = Clock::counting(10.0);
-        pulls.charge_overhead(3.0);
+        assert_eq!(pulls.add_overhead(3.0), 0.0);
         assert_eq!((pulls.used, pulls.overhead), (0.0, 0.0));
         let mut secs = Clock::timed(10.0, 0.0);
-        secs.charge_overhead(3.0);
+        // The loop moves the worker's start by what is charged; `used` stays.
+        assert_eq!(secs.add_overhead(3.0), 3.0);
+        secs.spend(3.0);
         assert_eq!((secs.used, secs.overhead), (3.0, 3.0));
         assert!(!secs.done());
         secs.spend(7.0);

@@ -28,9 +28,7 @@ pub use pull_count::{Exhausted, Order, PullCount, PullCountConfig};
 pub use synthetic::{ArmDist, Synthetic, WorkTime};
 pub use time_sliced::{TimeSliced, TimeSlicedConfig};
 
-pub use crate::protocol::{
-    Action, BudgetUnit, Observation, Pending, PoolView, Revealed, View, WorldKind,
-};
+pub use crate::protocol::{Action, BudgetUnit, Observation, PoolView, Revealed, View, WorldKind};
 use crate::trace::{Status, Task};
 
 /// The absolute budget and slice of a learner-level cell on `task`: `budget` and `slice` are in

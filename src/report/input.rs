@@ -272,8 +272,3 @@ pub fn read_scores(path: &Path, fmt: &ScoresFormat) -> Result<(ScoreRows, Vec<St
     }
     Ok((rows, notes))
 }
-
-/// Read a long CSV with columns unit, policy, score (one row per unit and policy).
-pub fn read_scores_csv(path: &Path) -> Result<Vec<(String, String, f64)>> {
-    Ok(read_scores(path, &ScoresFormat::default())?.0)
-}

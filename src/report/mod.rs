@@ -9,15 +9,15 @@
 mod choose;
 pub mod figures;
 mod input;
-pub mod labels;
-pub mod show;
+pub(crate) mod labels;
+pub(crate) mod show;
 mod writers;
 
-pub use crate::analysis::budgets::{best_per_family, mean_ranks_by_budget};
-pub use crate::analysis::{FoundNothing, UnitKind};
-pub use crate::results::{Results, Run, anytime_curves, read_results};
-pub use input::{ScoresFormat, read_scores, read_scores_csv};
-pub use writers::{ranking_in_words, tests_in_words, tex_text};
+pub(crate) use crate::analysis::budgets::{best_per_family, mean_ranks_by_budget};
+pub(crate) use crate::analysis::{FoundNothing, UnitKind};
+pub(crate) use crate::results::{Results, Run, anytime_curves, read_results};
+pub(crate) use input::{ScoresFormat, read_scores};
+pub(crate) use writers::{ranking_in_words, tests_in_words};
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -34,7 +34,7 @@ use labels::PolicyName;
 use writers::{options_json, write_documents, write_tables};
 
 #[derive(Clone, Debug)]
-pub struct ReportOptions {
+pub(crate) struct ReportOptions {
     pub stats: Options,
     /// `None`: the most independent unit the results allow (the dataset when there are two).
     pub unit: Option<UnitKind>,
@@ -55,7 +55,7 @@ pub struct ReportOptions {
 
 /// What the anytime regret `(b − v) / (b − w)` of a unit is normalised against.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
-pub enum Regret {
+pub(crate) enum Regret {
     /// b and w: the best and worst of the compared policies' mean scores in the unit over the
     /// whole curve. Adding or removing a policy changes every curve.
     #[default]
@@ -79,7 +79,7 @@ impl Regret {
 /// folder was run on, oriented so that best >= worst means better (scores negated when lower
 /// is better). The traces are those of the lock file (`trace_dir`, or `traces` when given) and
 /// must have its `trace_hash`.
-pub fn trace_bounds(
+pub(crate) fn trace_bounds(
     dir: &Path,
     traces: Option<&Path>,
     higher: bool,
@@ -188,7 +188,7 @@ impl Default for ReportOptions {
 
 /// What a report wrote, and the comparison it wrote it from.
 #[derive(Clone, Debug)]
-pub struct ReportSummary {
+pub(crate) struct ReportSummary {
     pub out: PathBuf,
     pub files: Vec<PathBuf>,
     pub text: String,
@@ -196,7 +196,7 @@ pub struct ReportSummary {
 }
 
 /// Report on any long table of scores (unit, policy, score).
-pub fn report_scores(
+pub(crate) fn report_scores(
     csv: &Path,
     format: &ScoresFormat,
     minimize: bool,
@@ -269,12 +269,16 @@ pub fn report_scores(
 }
 
 /// Report on a results folder written by `banditbench run`.
-pub fn report_results(dir: &Path, out: &Path, opts: &ReportOptions) -> Result<ReportSummary> {
+pub(crate) fn report_results(
+    dir: &Path,
+    out: &Path,
+    opts: &ReportOptions,
+) -> Result<ReportSummary> {
     report_loaded(dir, &read_results(dir)?, out, opts)
 }
 
 /// `report_results` on results already read from `dir`.
-pub fn report_loaded(
+pub(crate) fn report_loaded(
     dir: &Path,
     res: &Results,
     out: &Path,
@@ -315,7 +319,7 @@ pub fn report_loaded(
 }
 
 /// Report on a results folder restricted to some policies (e.g. each family's best setting).
-pub fn report_policies(
+pub(crate) fn report_policies(
     dir: &Path,
     res: &Results,
     policies: &[String],
@@ -484,7 +488,7 @@ fn report_runs(
 }
 
 /// The ranking `run` prints, and what it rests on.
-pub struct Ranking {
+pub(crate) struct Ranking {
     pub table: crate::analysis::UnitTable,
     /// A warning when cells pulled arms past the end of their traces.
     pub exhausted: Option<String>,
@@ -492,7 +496,7 @@ pub struct Ranking {
 
 /// Mean rank of each policy over the most independent units the results allow (see
 /// `analysis::units`), from a results folder. Returns the ranking and what it rests on.
-pub fn ranking(results_dir: &Path) -> Result<(Vec<crate::analysis::MeanRank>, Ranking)> {
+pub(crate) fn ranking(results_dir: &Path) -> Result<(Vec<crate::analysis::MeanRank>, Ranking)> {
     use crate::analysis::{FoundNothing, UnitKind, compare::DEFAULT_TIE_TOLERANCE, unit_table};
     let res = crate::results::read_results(results_dir)?;
     let kind = UnitKind::most_independent(&res.runs);

@@ -16,20 +16,9 @@ pub fn family_test(runs: &[Run], higher: bool, focus: &str) -> Result<FamilyTest
 
 /// The family test twice, as Markdown: on the validation score the methods select on, then on
 /// the test score of the same recommended unit (selection on validation scores may not carry
-/// over: the winner's curse grows with the configurations tried). `metric` names the score
+/// over: the winner's curse grows with the configurations tried), with the two family tests
+/// themselves (the test one when the pool records test scores). `metric` names the score
 /// ("accuracy"), `name` the focus policy in words.
-pub fn family_on_validation_and_test(
-    runs: &[Run],
-    higher: bool,
-    focus: &str,
-    metric: &str,
-    name: &str,
-) -> Result<String> {
-    Ok(families_on_validation_and_test(runs, higher, focus, metric, name)?.0)
-}
-
-/// As `family_on_validation_and_test`, with the two family tests themselves (the test one when
-/// the pool records test scores).
 pub fn families_on_validation_and_test(
     runs: &[Run],
     higher: bool,

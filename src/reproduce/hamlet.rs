@@ -31,7 +31,8 @@ use crate::report::{
 
 const EXPERIMENTS: [&str; 2] = ["hamlet.toml", "hamlet-lcdb.toml"];
 /// The claim's baselines: every non-HAMLET family of the paper's Table II.
-pub const NON_HAMLET: [&str; 4] = ["round-robin", "ucb1-btb", "bestk-rewards", "bestk-velocity"];
+pub(crate) const NON_HAMLET: [&str; 4] =
+    ["round-robin", "ucb1-btb", "bestk-rewards", "bestk-velocity"];
 const VARIANT3: &str = "hamlet-ucb";
 /// The baselines' start phase: BTB's (none) and every arm once.
 const STARTS: [&str; 2] = ["none", "each-arm-once"];
@@ -148,10 +149,10 @@ fn chosen_paper(runs: &[Run], baselines: &Chosen) -> Result<Chosen> {
 
 /// One baseline's line of a claim test: (family, policy, its mean rank, p (Holm over the four),
 /// Variant 3 better and significant, mean score difference V3 − baseline with its 95 % interval).
-pub type Against = (String, String, f64, f64, bool, (f64, f64, f64));
+pub(crate) type Against = (String, String, f64, f64, bool, (f64, f64, f64));
 
 /// One test of the claim: the comparison of Variant 3 with the four baselines at one unit.
-pub struct ClaimTest {
+pub(crate) struct ClaimTest {
     pub unit: UnitKind,
     pub n_units: usize,
     pub n_datasets: usize,
@@ -167,7 +168,7 @@ pub struct ClaimTest {
 
 /// Test the claim on `runs` for the `chosen` settings at `unit`. An absent Variant 3 or baseline
 /// is an error: a claim that compares against nothing never holds.
-pub fn claim_test(
+pub(crate) fn claim_test(
     runs: &[Run],
     chosen: &Chosen,
     higher: bool,

@@ -1,8 +1,8 @@
 //! `banditbench reproduce PAPER`: run a paper's experiments and write its tables and figures.
 
-pub mod asha;
+pub(crate) mod asha;
 pub mod auto_weka;
-pub mod claims;
+pub(crate) mod claims;
 pub mod erucb;
 pub mod hamlet;
 pub mod mutant_ucb;
@@ -19,8 +19,11 @@ use crate::report::{ReportOptions, Results, read_results, report_loaded};
 /// A reproduction: its name on the command line, what it reproduces, and what runs it (its
 /// experiments, tables and figures; it returns the files it wrote).
 pub struct Paper {
+    /// Its name on the command line (`banditbench reproduce <name>`).
     pub name: &'static str,
+    /// What it reproduces, in a line.
     pub about: &'static str,
+    /// What runs it; returns the files it wrote.
     pub run: fn(&ReproduceOptions) -> Result<Vec<PathBuf>>,
 }
 
@@ -59,7 +62,7 @@ pub const PAPERS: &[Paper] = &[
 ];
 
 /// The reproduction named `name`, or an error listing them.
-pub fn paper(name: &str) -> Result<&'static Paper> {
+pub(crate) fn paper(name: &str) -> Result<&'static Paper> {
     PAPERS.iter().find(|p| p.name == name).ok_or_else(|| {
         let names: Vec<&str> = PAPERS.iter().map(|p| p.name).collect();
         anyhow::anyhow!("no reproduction '{name}'; there are: {}", names.join(", "))
@@ -74,7 +77,7 @@ pub(crate) fn paper_numbers<T: serde::de::DeserializeOwned>(file: &str, text: &s
 }
 
 /// Write `text` to `path` and list it among the reproduction's `files`.
-pub fn write_listed(files: &mut Vec<PathBuf>, path: PathBuf, text: &str) -> Result<()> {
+pub(crate) fn write_listed(files: &mut Vec<PathBuf>, path: PathBuf, text: &str) -> Result<()> {
     std::fs::write(&path, text)
         .map_err(|e| anyhow::anyhow!("{}: cannot write: {e}", path.display()))?;
     files.push(path);
@@ -83,7 +86,7 @@ pub fn write_listed(files: &mut Vec<PathBuf>, path: PathBuf, text: &str) -> Resu
 
 /// Run `exp` into `opts.results/<name>` (resuming finished cells), write its report to
 /// `out/<name>/` and add the report's files to `files`; returns the results folder and results.
-pub fn run_and_report(
+pub(crate) fn run_and_report(
     opts: &ReproduceOptions,
     exp: &crate::experiment::Experiment,
     data: &Data,
@@ -115,7 +118,7 @@ pub fn run_and_report(
 }
 
 /// A pool experiment run for a reproduction: its name, data and results.
-pub struct PoolRun {
+pub(crate) struct PoolRun {
     pub name: String,
     pub data: PoolData,
     pub results: Results,
@@ -124,7 +127,7 @@ pub struct PoolRun {
 
 /// Run the pool experiment `file` of `opts.experiments` into `opts.results/<name>` (resuming
 /// finished cells), write its report to `out/<name>/`, and add the report's files to `files`.
-pub fn run_pool_and_report(
+pub(crate) fn run_pool_and_report(
     opts: &ReproduceOptions,
     file: &str,
     out: &Path,
@@ -155,6 +158,7 @@ pub struct ReproduceOptions {
     pub traces: PathBuf,
     /// Folder of results (`results/`).
     pub results: PathBuf,
+    /// Worker threads; default: all cores.
     pub threads: Option<usize>,
     /// Hears each experiment's progress and notes (the library never prints).
     pub progress: std::sync::Arc<dyn crate::experiment::Progress>,

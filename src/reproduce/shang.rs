@@ -44,7 +44,7 @@ fn paper_numbers() -> Result<PaperNumbers> {
 
 /// The time per sampling step of T3C, TTTS and uniform sampling (K = 100) on the first learner's
 /// grid of the sklearn-grid pool: (policy, seconds per step, slides' seconds).
-pub fn timing(pool_dir: &Path, seconds: f64) -> Result<Vec<(String, f64, f64)>> {
+pub(crate) fn timing(pool_dir: &Path, seconds: f64) -> Result<Vec<(String, f64, f64)>> {
     let pool = crate::trace::pool::load_pool(pool_dir, true)?;
     let mut out = Vec::new();
     for Timing {

@@ -6,9 +6,12 @@ use anyhow::{Context, Result, bail};
 
 pub const FORMAT_V1: &str = "banditbench-traces/1";
 
+/// Whether higher scores are better.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Direction {
+    /// Higher is better.
     Maximize,
+    /// Lower is better.
     Minimize,
 }
 
@@ -21,6 +24,7 @@ impl Direction {
         }
     }
 
+    /// The name in manifests and results.
     pub fn as_str(self) -> &'static str {
         match self {
             Direction::Maximize => "maximize",
@@ -29,14 +33,19 @@ impl Direction {
     }
 }
 
+/// Where a trace set's evaluations come from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Source {
+    /// Recorded by banditbench's recorder.
     Recorded,
+    /// Imported from another tool's files.
     Imported,
+    /// Drawn from stated distributions: not recorded data.
     Synthetic,
 }
 
 impl Source {
+    /// The name in manifests and results.
     pub fn as_str(self) -> &'static str {
         match self {
             Source::Recorded => "recorded",
@@ -46,12 +55,18 @@ impl Source {
     }
 }
 
+/// A trace set's `traceset.toml`.
 #[derive(Clone, Debug)]
 pub struct Manifest {
+    /// The trace set's name.
     pub name: String,
+    /// What it holds, in a sentence.
     pub description: String,
+    /// The score's metric.
     pub metric: String,
+    /// Whether higher scores are better.
     pub direction: Direction,
+    /// Where the evaluations come from.
     pub source: Source,
     /// The whole `[provenance]` table as written.
     pub provenance: toml::Table,

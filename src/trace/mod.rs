@@ -5,15 +5,16 @@
 //! and converts the rows into compact per-task, per-arm arrays that all replay threads share
 //! read-only.
 
-pub mod inspect;
-pub mod joint;
+pub(crate) mod inspect;
+pub(crate) mod joint;
 mod load;
 mod manifest;
 pub mod pool;
-pub use crate::space;
+pub(crate) use crate::space;
 
+pub(crate) use load::check_csv_shape;
 pub(crate) use load::csv_error;
-pub use load::{LoadOptions, TaskFilter, check_csv_shape, load_trace_set};
+pub use load::{LoadOptions, TaskFilter, load_trace_set};
 pub use manifest::{Direction, Manifest, Source};
 
 use std::path::PathBuf;
@@ -21,12 +22,16 @@ use std::path::PathBuf;
 /// The outcome of one evaluation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Status {
+    /// The evaluation finished and has a score.
     Ok,
+    /// The evaluation failed.
     Failed,
+    /// The evaluation ran out of time.
     Timeout,
 }
 
 impl Status {
+    /// The status named `s` in a trace (`ok`, `failed`, `timeout`).
     pub fn parse(s: &str) -> Option<Status> {
         match s {
             "ok" => Some(Status::Ok),
@@ -40,6 +45,7 @@ impl Status {
 /// One arm of one task: the evaluations a learner's tuner produced, in `seq` order.
 #[derive(Clone, Debug, Default)]
 pub struct Arm {
+    /// The learner whose tuner this is.
     pub learner: String,
     /// Seconds from the tuner's start to the end of each evaluation (non-decreasing).
     pub elapsed_s: Vec<f64>,
@@ -49,14 +55,17 @@ pub struct Arm {
     pub score: Vec<f64>,
     /// Test score as recorded; NaN where absent.
     pub test_score: Vec<f64>,
+    /// Each evaluation's outcome.
     pub status: Vec<Status>,
 }
 
 impl Arm {
+    /// Evaluations in the trace.
     pub fn len(&self) -> usize {
         self.elapsed_s.len()
     }
 
+    /// The trace has no evaluation.
     pub fn is_empty(&self) -> bool {
         self.elapsed_s.is_empty()
     }
@@ -70,8 +79,11 @@ impl Arm {
 /// One replay unit: a (dataset, run) pair with one arm per learner, in the trace set's learner order.
 #[derive(Clone, Debug)]
 pub struct Task {
+    /// The dataset.
     pub dataset: String,
+    /// The run (a repetition of the recording).
     pub run: i64,
+    /// One arm per learner.
     pub arms: Vec<Arm>,
 }
 
@@ -98,22 +110,30 @@ impl Task {
 /// A task left out because it lacks learners (only with `allow_missing_arms`).
 #[derive(Clone, Debug)]
 pub struct DroppedTask {
+    /// The dataset.
     pub dataset: String,
+    /// The run.
     pub run: i64,
+    /// The learners it lacks.
     pub missing: Vec<String>,
 }
 
 /// A loaded, validated trace set.
 #[derive(Clone, Debug)]
 pub struct TraceSet {
+    /// The trace set's folder.
     pub dir: PathBuf,
+    /// Its evaluations file (parquet or CSV).
     pub evaluations_file: PathBuf,
+    /// Its manifest.
     pub manifest: Manifest,
     /// Learner names, sorted; every task's arms follow this order.
     pub learners: Vec<String>,
+    /// The tasks kept.
     pub tasks: Vec<Task>,
     /// Every dataset of the file, sorted, before the `[tasks]` filters.
     pub datasets: Vec<String>,
+    /// Tasks left out for missing learners.
     pub dropped: Vec<DroppedTask>,
     /// Columns present in the file beyond the format's (kept in the file, ignored here).
     pub extra_columns: Vec<String>,
@@ -124,6 +144,7 @@ pub struct TraceSet {
 }
 
 impl TraceSet {
+    /// Evaluations over all tasks and arms.
     pub fn n_evaluations(&self) -> usize {
         self.tasks.iter().map(Task::n_evaluations).sum()
     }

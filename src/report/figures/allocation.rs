@@ -12,10 +12,13 @@ use super::legend::Entry;
 use super::style::{OKABE_ITO, Page};
 use super::{Figure, csv_field};
 
+/// Which share of its budget each policy gave each learner (a stacked bar per policy).
 pub struct Allocation {
+    /// The figure's title.
     pub title: String,
     /// Policy labels, top to bottom.
     pub policies: Vec<String>,
+    /// Learner labels, in the bars' order.
     pub learners: Vec<String>,
     /// `shares[p][l]`, each row summing to 1.
     pub shares: Vec<Vec<f64>>,

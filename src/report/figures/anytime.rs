@@ -14,12 +14,17 @@ use super::style::{
 };
 use super::{Figure, csv_field, de};
 
+/// Anytime curves: mean rank and mean normalised regret against the fraction of the budget.
 pub struct Anytime {
+    /// The figure's title.
     pub title: String,
+    /// The fractions of the budget the curves are drawn at.
     pub grid: Vec<f64>,
     /// (policy label, mean rank per grid point, half-width), best final rank first.
     pub rank: Vec<(String, Vec<f64>, Vec<f64>)>,
+    /// (policy label, mean normalised regret per grid point, half-width), as `rank`.
     pub regret: Vec<(String, Vec<f64>, Vec<f64>)>,
+    /// Policies compared (the rank axis runs from 1 to `k`).
     pub k: usize,
     /// The x axis: what the budget is a fraction of.
     pub x_desc: String,

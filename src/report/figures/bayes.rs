@@ -12,8 +12,11 @@ use super::legend::Entry;
 use super::style::Page;
 use super::{Figure, csv_field};
 
+/// Posterior probabilities of Bayesian comparisons as stacked horizontal bars.
 pub struct BayesBars {
+    /// The figure's title.
     pub title: String,
+    /// The x axis' label.
     pub x_desc: String,
     /// The names of the three parts (left, middle, right), for the legend and the CSV header.
     pub parts: [String; 3],

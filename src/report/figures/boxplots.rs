@@ -13,13 +13,17 @@ use super::style::{
 };
 use super::{Figure, csv_field, de, quantile_sorted};
 
+/// Box plots of values per row, in one or more panels.
 pub struct BoxPanels {
+    /// The figure's title.
     pub title: String,
+    /// The x axis' label.
     pub x_desc: String,
     /// Row labels, top to bottom.
     pub labels: Vec<String>,
     /// (panel caption, values per row).
     pub panels: Vec<(String, Vec<Vec<f64>>)>,
+    /// The x axis' range, shared by the panels.
     pub x_range: (f64, f64),
 }
 

@@ -19,10 +19,13 @@ use plotters::style::text_anchor::{HPos, VPos};
 /// setting (and says so).
 pub const MAX_POLICIES: usize = 20;
 
+/// A critical-difference diagram (Demšar 2006): mean ranks with groups that do not differ.
 pub struct CdDiagram {
+    /// The figure's title.
     pub title: String,
     /// (policy label, mean rank), best first.
     pub rows: Vec<(String, f64)>,
+    /// Policies compared (the axis runs from 1 to `k`).
     pub k: usize,
     /// Groups as index ranges into `rows`.
     pub groups: Vec<(usize, usize)>,

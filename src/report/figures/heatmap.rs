@@ -12,11 +12,17 @@ use super::style::{
 };
 use super::{Figure, csv_field, de};
 
+/// Mean ranks over a grid of two parameters, one heat map per panel.
 pub struct HeatMaps {
+    /// The figure's title.
     pub title: String,
+    /// The parameter on the x axis.
     pub x_name: String,
+    /// The parameter on the y axis.
     pub y_name: String,
+    /// Its values, left to right.
     pub x_values: Vec<String>,
+    /// Its values, bottom to top.
     pub y_values: Vec<String>,
     /// (panel caption, mean rank `[y][x]`; NaN where no setting was run).
     pub panels: Vec<(String, Vec<Vec<f64>>)>,

@@ -13,28 +13,43 @@ use super::style::{
 };
 use super::{Figure, csv_field, de};
 
+/// One line of a panel.
 pub struct Series {
+    /// Its legend label.
     pub name: String,
+    /// Its (x, y) points.
     pub points: Vec<(f64, f64)>,
     /// (low, high) per point, drawn as a translucent band.
     pub band: Option<Vec<(f64, f64)>>,
     /// Index into the palette (colour and marker).
     pub color: usize,
+    /// Drawn dashed.
     pub dashed: bool,
 }
 
+/// One panel of line plots.
 pub struct Panel {
+    /// The panel's caption.
     pub caption: String,
+    /// The x axis' label.
     pub x_desc: String,
+    /// The y axis' label.
     pub y_desc: String,
+    /// The x axis' range.
     pub x_range: (f64, f64),
+    /// The y axis' range.
     pub y_range: (f64, f64),
+    /// A logarithmic x axis.
     pub log_x: bool,
+    /// Its lines.
     pub series: Vec<Series>,
 }
 
+/// Line plots in panels side by side.
 pub struct Lines {
+    /// The figure's title.
     pub title: String,
+    /// Its panels.
     pub panels: Vec<Panel>,
 }
 

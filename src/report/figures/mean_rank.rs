@@ -13,10 +13,13 @@ use super::style::{
 };
 use super::{Figure, csv_field, de};
 
+/// Mean ranks with their intervals, one row per policy.
 pub struct MeanRankFigure {
+    /// The figure's title.
     pub title: String,
     /// (policy label, mean rank, ci low, ci high), best first.
     pub rows: Vec<(String, f64, f64, f64)>,
+    /// The x axis' label.
     pub x_desc: String,
 }
 

@@ -4,18 +4,18 @@
 //! `dejavu` crate), so figures look the same on any machine. `style` holds sizes, palette and
 //! text metrics; `layout` checks that no two labels overlap.
 
-pub mod allocation;
+pub(crate) mod allocation;
 mod anytime;
 mod bayes;
 mod boxplots;
-pub mod cd;
+pub(crate) mod cd;
 mod hbars;
 mod heatmap;
-pub mod layout;
+pub(crate) mod layout;
 mod legend;
 mod lines;
 mod mean_rank;
-pub mod style;
+pub(crate) mod style;
 
 pub use allocation::Allocation;
 pub use anytime::Anytime;
@@ -23,9 +23,10 @@ pub use bayes::BayesBars;
 pub use boxplots::BoxPanels;
 pub use cd::CdDiagram;
 pub use heatmap::HeatMaps;
+pub use layout::{outside, overlapping, text_boxes};
 pub use lines::{Lines, Panel, Series};
 pub use mean_rank::MeanRankFigure;
-pub use style::Page;
+pub use style::{COLUMN_IN, PAGE_IN, Page, UNITS_PER_PT};
 
 use std::path::{Path, PathBuf};
 use std::sync::{LazyLock, Once};
@@ -34,7 +35,7 @@ use anyhow::{Result, anyhow};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use style::{FONT, UNITS_PER_PT};
+use style::FONT;
 
 static FONTS: Once = Once::new();
 
@@ -55,8 +56,11 @@ pub(crate) fn de<E: std::fmt::Debug>(e: E) -> anyhow::Error {
 /// A figure: its height at a page width, how to draw it on any backend, and the CSV of what it
 /// draws. Sizes are in drawing units (`style::UNITS_PER_PT` to a point).
 pub trait Figure {
+    /// Its height in drawing units at the page's width.
     fn height(&self, page: &Page) -> u32;
+    /// Draw it on `root`.
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>, page: &Page) -> Result<()>;
+    /// What it draws, as CSV.
     fn csv(&self) -> String;
 }
 

@@ -37,7 +37,9 @@ pub const PAGE_IN: f64 = 6.9;
 /// usually replaces it).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Page {
+    /// Page (or column) width in inches.
     pub width_in: f64,
+    /// Draw the figure's own title.
     pub titles: bool,
 }
 
@@ -357,8 +359,6 @@ pub fn ticks_that_fit(len: u32, lo: f64, hi: f64) -> usize {
     ((len as f64 / (w as f64 + 1.2 * TICK_PT * UNITS_PER_PT)).floor() as usize).clamp(2, 11)
 }
 
-/// A caption at the text size if it fits in `w` units, else at the tick size, else shortened:
-/// (text, size in points).
 /// Panel captions of one figure at one size: the text size when every caption fits, else the
 /// tick size for all of them (each shortened with an ellipsis if it still does not fit).
 pub fn fit_captions<'a>(captions: impl IntoIterator<Item = &'a str>, w: u32) -> (Vec<String>, f64) {
@@ -369,14 +369,6 @@ pub fn fit_captions<'a>(captions: impl IntoIterator<Item = &'a str>, w: u32) -> 
         TICK_PT
     };
     (captions.iter().map(|c| fit(c, size, w)).collect(), size)
-}
-
-pub fn fit_caption(s: &str, w: u32) -> (String, f64) {
-    if text_width(s, TEXT_PT) <= w {
-        (s.to_string(), TEXT_PT)
-    } else {
-        (fit(s, TICK_PT, w), TICK_PT)
-    }
 }
 
 /// A figure title across the page: bold at the title size if it fits, else at the text size,

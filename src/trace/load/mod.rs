@@ -34,17 +34,22 @@ const OPTIONAL: [&str; 6] = [
 /// Which tasks and arms to keep (all when a list is `None`).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct TaskFilter {
+    /// Keep only these datasets (all when `None`).
     pub datasets: Option<Vec<String>>,
+    /// Keep only these runs.
     pub runs: Option<Vec<i64>>,
+    /// Keep only these learners.
     pub learners: Option<Vec<String>>,
     /// Keep only the first N tasks in (dataset, run) order.
     pub max_tasks: Option<usize>,
 }
 
+/// How a trace set is loaded.
 #[derive(Clone, Debug, Default)]
 pub struct LoadOptions {
     /// Drop tasks that lack some learners (listed in `TraceSet::dropped`) instead of failing.
     pub allow_missing_arms: bool,
+    /// Which tasks and learners to keep.
     pub filter: TaskFilter,
 }
 

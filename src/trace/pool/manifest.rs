@@ -13,6 +13,7 @@ pub(super) fn str_key(t: &toml::Table, key: &str, at: &str) -> Result<String> {
     }
 }
 
+/// Read and check a pool's `pool.toml`.
 pub fn read_pool_manifest(path: &Path) -> Result<PoolManifest> {
     let at = path.display().to_string();
     let text = std::fs::read_to_string(path)

@@ -28,6 +28,7 @@ pub use load::*;
 mod grid;
 pub use grid::*;
 
+/// The pool format this build reads.
 pub const POOL_FORMAT_V1: &str = "banditbench-pool/1";
 
 /// How a dimension's levels relate.
@@ -39,18 +40,25 @@ pub enum DimKind {
     Categorical,
 }
 
+/// One hyper-parameter of a learner's grid.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PoolDim {
+    /// Its name.
     pub name: String,
+    /// Whether its levels are ordered.
     pub kind: DimKind,
+    /// Its levels, as text.
     pub values: Vec<String>,
 }
 
+/// One learner of a pool.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PoolLearner {
+    /// Its name.
     pub name: String,
     /// What one fidelity unit is ("8 boosting iterations").
     pub unit: String,
+    /// Its hyper-parameters.
     pub dims: Vec<PoolDim>,
 }
 
@@ -63,25 +71,37 @@ pub enum Neighbours {
     Table,
 }
 
+/// A pool's `pool.toml`.
 #[derive(Clone, Debug)]
 pub struct PoolManifest {
+    /// The pool's name.
     pub name: String,
+    /// What it holds, in a sentence.
     pub description: String,
+    /// The score's metric.
     pub metric: String,
+    /// Whether higher scores are better.
     pub direction: Direction,
+    /// Fidelity units in a full curve.
     pub units: u32,
+    /// How neighbours are found.
     pub neighbours: Neighbours,
+    /// Every configuration has a curve on every task.
     pub complete: bool,
+    /// The learners.
     pub learners: Vec<PoolLearner>,
+    /// Where the pool comes from (free-form).
     pub provenance: toml::Table,
 }
 
 /// One configuration of the pool.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PoolConfig {
+    /// The configuration's id in the pool's files.
     pub id: u32,
     /// Index into the manifest's learners.
     pub learner: usize,
+    /// Its level index per dimension of its learner.
     pub levels: Vec<u16>,
     /// The hyper-parameters as JSON.
     pub config: String,
@@ -91,17 +111,23 @@ pub struct PoolConfig {
 /// `units` when a unit failed (the last entry) or the pool is incomplete.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Curve {
+    /// Validation score per unit.
     pub score: Vec<f32>,
+    /// Test score per unit (NaN where not recorded).
     pub test_score: Vec<f32>,
+    /// Recorded seconds per unit.
     pub cost_s: Vec<f32>,
+    /// Outcome per unit.
     pub status: Vec<Status>,
 }
 
 impl Curve {
+    /// Units recorded.
     pub fn len(&self) -> usize {
         self.score.len()
     }
 
+    /// No unit recorded.
     pub fn is_empty(&self) -> bool {
         self.score.is_empty()
     }
@@ -118,14 +144,20 @@ impl Curve {
 /// One (dataset, run) of the pool: a curve per configuration, in `Pool::configs` order.
 #[derive(Clone, Debug)]
 pub struct PoolTask {
+    /// The dataset.
     pub dataset: String,
+    /// The run.
     pub run: i64,
+    /// One curve per configuration.
     pub curves: Vec<Curve>,
 }
 
+/// A loaded, validated pool: configurations and their learning curves on every task.
 #[derive(Clone, Debug)]
 pub struct Pool {
+    /// The pool's folder.
     pub dir: PathBuf,
+    /// Its manifest.
     pub manifest: PoolManifest,
     /// Sorted by config_id.
     pub configs: Vec<PoolConfig>,
@@ -135,6 +167,7 @@ pub struct Pool {
     pub neighbours: Vec<Vec<u32>>,
     /// Configurations missing from some task (0 for a complete pool).
     pub missing_curves: usize,
+    /// FNV-1a 64 of the pool's files, hex.
     pub content_hash: String,
     /// Every configuration encoded for model-based optimisers (TPE, SMAC-style).
     pub space: crate::space::Space,
@@ -162,6 +195,7 @@ impl Pool {
         }
     }
 
+    /// Units recorded over all tasks and configurations.
     pub fn n_units_recorded(&self) -> usize {
         self.tasks
             .iter()
