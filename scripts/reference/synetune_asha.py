@@ -196,7 +196,7 @@ family = "asha"
 family = "async-hyperband"
 """
     with tempfile.TemporaryDirectory() as tmp:
-        f = Path(tmp) / "x.toml"  # the experiment, kept in the .md for the record
+        f = Path(tmp) / "x.toml"
         f.write_text(exp)
         r = subprocess.run(
             [binary, "run", str(f), "--out", f"{tmp}/out", "--quiet", "--threads", "1"],

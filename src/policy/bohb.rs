@@ -32,7 +32,7 @@
 //!   rung budget with the worst score (hpbandster's loss = ∞).
 
 use super::hyperband::{Halving, Plan, eta_param, r_params};
-use super::{Family, Kind, ParamDef, Params, Value};
+use super::{Family, ParamDef, Params};
 use crate::protocol::{PoolView, View, WorldKind};
 use crate::rng::Rng;
 use crate::space::Scale;
@@ -40,57 +40,39 @@ use std::collections::BTreeMap;
 
 const WORLDS: &[WorldKind] = &[WorldKind::Pool];
 
-fn float(name: &'static str, min: f64, max: f64, default: f64, doc: &'static str) -> ParamDef {
-    ParamDef {
-        name,
-        kind: Kind::Float { min, max },
-        default: Value::Float(default),
-        doc,
-    }
-}
-
-fn int(name: &'static str, min: i64, max: i64, default: i64, doc: &'static str) -> ParamDef {
-    ParamDef {
-        name,
-        kind: Kind::Int { min, max },
-        default: Value::Int(default),
-        doc,
-    }
-}
-
 pub fn family_bohb() -> Family {
     let mut params = vec![eta_param()];
     params.extend(r_params());
     params.extend([
-        float(
+        ParamDef::float(
             "random_fraction",
             0.0,
             1.0,
             1.0 / 3.0,
             "ρ: the fraction of new configurations drawn at random even when a model exists (BOHB: 1/3)",
         ),
-        float(
+        ParamDef::float(
             "top_n_percent",
             1.0,
             99.0,
             15.0,
             "the percentage of a budget's observations whose density is l(x) (BOHB: 15)",
         ),
-        int(
+        ParamDef::int(
             "min_points_in_model",
             0,
             1_000_000,
             0,
             "the least observations in each group (0: the space's dimensions + 1, BOHB's default)",
         ),
-        float(
+        ParamDef::float(
             "min_bandwidth",
             0.0,
             1.0,
             1e-3,
             "the smallest kernel bandwidth, keeping diversity (BOHB: 1e-3)",
         ),
-        int(
+        ParamDef::int(
             "candidates",
             0,
             10_000_000,

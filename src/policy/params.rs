@@ -74,6 +74,55 @@ pub struct ParamDef {
     pub doc: &'static str,
 }
 
+impl ParamDef {
+    /// An integer parameter in `min..=max`.
+    pub(crate) fn int(
+        name: &'static str,
+        min: i64,
+        max: i64,
+        default: i64,
+        doc: &'static str,
+    ) -> ParamDef {
+        ParamDef {
+            name,
+            kind: Kind::Int { min, max },
+            default: Value::Int(default),
+            doc,
+        }
+    }
+
+    /// A real parameter in `min..=max`.
+    pub(crate) fn float(
+        name: &'static str,
+        min: f64,
+        max: f64,
+        default: f64,
+        doc: &'static str,
+    ) -> ParamDef {
+        ParamDef {
+            name,
+            kind: Kind::Float { min, max },
+            default: Value::Float(default),
+            doc,
+        }
+    }
+
+    /// A parameter that takes one of `options`.
+    pub(crate) fn choice(
+        name: &'static str,
+        options: &'static [&'static str],
+        default: &'static str,
+        doc: &'static str,
+    ) -> ParamDef {
+        ParamDef {
+            name,
+            kind: Kind::Choice(options),
+            default: Value::Text(default.into()),
+            doc,
+        }
+    }
+}
+
 /// A policy family: one decision rule and its parameters.
 pub struct Family {
     pub name: &'static str,

@@ -1,7 +1,7 @@
 //! Grid search over the pool's grid in a fixed order (Auto-WEKA's grid search).
 
 use super::ex_def::walk;
-use super::{Evaluator, Proposal, Proposer, WORLDS, choice};
+use super::{Evaluator, ParamDef, Proposal, Proposer, WORLDS};
 use crate::policy::{Family, Params};
 use crate::protocol::PoolView;
 use crate::rng::Rng;
@@ -17,7 +17,7 @@ pub fn family_grid_search() -> Family {
         summary: "evaluate the pool's grid configuration by configuration in a fixed order (then stop)",
         source: "Thornton, Hutter, Hoos & Leyton-Brown 2013, 'Auto-WEKA', KDD, §5 (grid search over every learner's grid)",
         worlds: WORLDS,
-        params: vec![choice(
+        params: vec![ParamDef::choice(
             "order",
             &["interleaved", "sequential"],
             "interleaved",

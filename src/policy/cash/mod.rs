@@ -32,7 +32,7 @@ pub use grid_search::*;
 pub use smac::*;
 pub use tpe::*;
 
-use super::{Action, Kind, ParamDef, Params, Policy, Value};
+use super::{Action, ParamDef, Params, Policy};
 use crate::protocol::{Observation, PoolView, View, WorldKind};
 use crate::rng::Rng;
 use anyhow::{Result, bail};
@@ -116,38 +116,6 @@ impl<P: Proposer> Policy for Evaluator<P> {
     }
 }
 
-fn int(name: &'static str, min: i64, max: i64, default: i64, doc: &'static str) -> ParamDef {
-    ParamDef {
-        name,
-        kind: Kind::Int { min, max },
-        default: Value::Int(default),
-        doc,
-    }
-}
-
-fn float(name: &'static str, min: f64, max: f64, default: f64, doc: &'static str) -> ParamDef {
-    ParamDef {
-        name,
-        kind: Kind::Float { min, max },
-        default: Value::Float(default),
-        doc,
-    }
-}
-
-fn choice(
-    name: &'static str,
-    options: &'static [&'static str],
-    default: &'static str,
-    doc: &'static str,
-) -> ParamDef {
-    ParamDef {
-        name,
-        kind: Kind::Choice(options),
-        default: Value::Text(default.into()),
-        doc,
-    }
-}
-
 /// What a failed evaluation tells a model.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum OnFailure {
@@ -158,7 +126,7 @@ enum OnFailure {
 }
 
 fn on_failure_param(default: &'static str) -> ParamDef {
-    choice(
+    ParamDef::choice(
         "on_failure",
         &["skip", "worst-seen"],
         default,
@@ -174,7 +142,7 @@ fn on_failure(p: &Params) -> OnFailure {
 }
 
 fn candidates_param() -> ParamDef {
-    int(
+    ParamDef::int(
         "candidates",
         0,
         10_000_000,
@@ -201,7 +169,7 @@ pub(crate) enum Liar {
 }
 
 fn liar_param() -> ParamDef {
-    choice(
+    ParamDef::choice(
         "liar",
         &["none", "worst", "mean", "best"],
         "none",

@@ -3,8 +3,8 @@
 
 use super::forest::{Forest, ForestParams};
 use super::{
-    Evaluator, History, Liar, OnFailure, Proposal, Proposer, WORLDS, candidate_list,
-    candidates_param, choice, float, int, liar, liar_param, on_failure, on_failure_param,
+    Evaluator, History, Liar, OnFailure, ParamDef, Proposal, Proposer, WORLDS, candidate_list,
+    candidates_param, liar, liar_param, on_failure, on_failure_param,
 };
 use crate::normal::{norm_cdf, norm_pdf};
 use crate::policy::{Family, Params};
@@ -23,75 +23,75 @@ pub fn family_smac() -> Family {
         source: "Hutter, Hoos & Leyton-Brown 2011, 'Sequential Model-Based Optimization for General Algorithm Configuration', LION 5, §4.1 (EI), §4.2 (interleaved random configurations), §4.3 (random forest, mean and variance over trees); as Auto-WEKA ran it (Thornton et al. 2013)",
         worlds: WORLDS,
         params: vec![
-            int("n_trees", 1, 10_000, 10, "trees in the forest (SMAC: 10)"),
-            int(
+            ParamDef::int("n_trees", 1, 10_000, 10, "trees in the forest (SMAC: 10)"),
+            ParamDef::int(
                 "min_samples_split",
                 2,
                 100_000,
                 3,
                 "a node with fewer points is a leaf (SMAC: 3)",
             ),
-            int(
+            ParamDef::int(
                 "min_samples_leaf",
                 1,
                 100_000,
                 3,
                 "points each side of a split at least (SMAC3: 3)",
             ),
-            float(
+            ParamDef::float(
                 "max_features",
                 0.0,
                 1.0,
                 5.0 / 6.0,
                 "fraction of the features each split considers (SMAC: 5/6)",
             ),
-            int(
+            ParamDef::int(
                 "max_depth",
                 1,
                 1_000,
                 64,
                 "deepest split (SMAC3: unbounded in effect; 64 is never reached at these sizes)",
             ),
-            choice(
+            ParamDef::choice(
                 "variance",
                 &["across-trees", "total"],
                 "across-trees",
                 "predictive variance: across the trees' predictions (the paper), or that plus the mean of the leaves' own variances (SMAC3/pyrfr)",
             ),
-            float(
+            ParamDef::float(
                 "xi",
                 0.0,
                 1.0,
                 0.0,
                 "ξ of EI = E[max(f − f* − ξ, 0)] (SMAC3: 0)",
             ),
-            int(
+            ParamDef::int(
                 "random_every",
                 0,
                 1_000_000,
                 2,
                 "after the initial design, every k-th configuration is drawn at random (2: every second, as Auto-WEKA's SMAC; 0: never)",
             ),
-            choice(
+            ParamDef::choice(
                 "initial",
                 &["random", "defaults"],
                 "random",
                 "initial design: n_init random configurations, or the learners' defaults first (Auto-WEKA's initialIncumbent=DEFAULT), then random ones to n_init",
             ),
-            int(
+            ParamDef::int(
                 "n_init",
                 1,
                 1_000_000,
                 10,
                 "configurations in the initial design",
             ),
-            choice(
+            ParamDef::choice(
                 "learner_encoding",
                 &["index", "one-hot"],
                 "index",
                 "the learner (the CASH root) in the forest's flat encoding: its index in one column (split as a number), or one column per learner (SMAC's pyrfr splits categoricals into subsets natively; neither is exactly that)",
             ),
-            float(
+            ParamDef::float(
                 "inactive",
                 -1e6,
                 1e6,

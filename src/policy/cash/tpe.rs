@@ -1,8 +1,8 @@
 //! TPE (Bergstra, Bardenet, Bengio & Kégl 2011), as hyperopt 0.3 codes it and Auto-WEKA ran it.
 
 use super::{
-    Evaluator, History, Liar, OnFailure, Proposal, Proposer, WORLDS, candidate_list,
-    candidates_param, choice, float, int, liar, liar_param, on_failure, on_failure_param,
+    Evaluator, History, Liar, OnFailure, ParamDef, Proposal, Proposer, WORLDS, candidate_list,
+    candidates_param, liar, liar_param, on_failure, on_failure_param,
 };
 use crate::normal::norm_cdf;
 use crate::policy::{Family, Params};
@@ -20,34 +20,34 @@ pub fn family_tpe() -> Family {
         source: "Bergstra, Bardenet, Bengio & Kégl 2011, 'Algorithms for Hyper-Parameter Optimization', NeurIPS, §4 (Eq. 2-3, §4.1); γ = 0.15 as in Thornton et al. 2013 (Auto-WEKA); bandwidths, priors, forgetting and the sqrt split as hyperopt 0.3 codes them (tpe.py: adaptive_parzen_normal, ap_split_trials)",
         worlds: WORLDS,
         params: vec![
-            float(
+            ParamDef::float(
                 "gamma",
                 1e-6,
                 1.0,
                 0.15,
                 "γ: the fraction of observations whose density is l(x) (Auto-WEKA: 0.15)",
             ),
-            choice(
+            ParamDef::choice(
                 "split",
                 &["quantile", "hyperopt"],
                 "quantile",
                 "how many observations are 'good': quantile, ⌈γ n⌉ (the paper's y* at quantile γ); hyperopt, min(⌈γ √n⌉, 25) (the code Auto-WEKA ran)",
             ),
-            int(
+            ParamDef::int(
                 "n_startup",
                 0,
                 1_000_000,
                 20,
                 "random configurations before the model is used (hyperopt's n_startup_jobs, 20)",
             ),
-            float(
+            ParamDef::float(
                 "prior_weight",
                 0.0,
                 1e6,
                 1.0,
                 "weight of the prior kernel (numeric: centred on the range, σ = the range) and of the uniform prior (categorical), as hyperopt",
             ),
-            int(
+            ParamDef::int(
                 "forgetting",
                 0,
                 1_000_000,
