@@ -102,7 +102,7 @@ pub fn load_pool(dir: &Path, allow_incomplete: bool) -> Result<Pool> {
     let mut configs = Vec::with_capacity(df.height());
     let mut seen_levels: HashMap<(usize, Vec<u16>), u32> = HashMap::new();
     for i in 0..df.height() {
-        let at = format!("{}: row {}", cfg_path.display(), i + 1);
+        let at = RowAt(&cfg_path, i + 1);
         let Some(id) = ids
             .i64()?
             .get(i)
@@ -170,7 +170,11 @@ pub fn load_pool(dir: &Path, allow_incomplete: bool) -> Result<Pool> {
     let files = curve_files(dir)?;
     // (unit, score, test score, cost, status) rows of each configuration of each task.
     type Units = Vec<(u32, f32, f32, f32, Status)>;
-    let mut by_task: BTreeMap<(String, i64), Vec<Option<Units>>> = BTreeMap::new();
+    // Per task (dataset, run): its index into `task_slots`, which holds its rows per
+    // configuration.
+    let mut task_index: BTreeMap<(String, i64), usize> = BTreeMap::new();
+    let mut task_slots: Vec<Vec<Option<Units>>> = Vec::new();
+    let mut last_task: Option<(String, i64, usize)> = None;
     let mut hash = fnv1a64(&std::fs::read(&manifest_path)?);
     hash = fnv1a64(&[hash.to_le_bytes().as_slice(), &std::fs::read(&cfg_path)?].concat());
     for f in &files {
@@ -187,7 +191,7 @@ pub fn load_pool(dir: &Path, allow_incomplete: bool) -> Result<Pool> {
         let (ds, run, cid, unit) = (ds.str()?, run.i64()?, cid.i64()?, unit.i64()?);
         let (score, test, cost, status) = (score.f32()?, test.f32()?, cost.f32()?, status.str()?);
         for i in 0..df.height() {
-            let at = format!("{}: row {}", f.display(), i + 1);
+            let at = RowAt(f, i + 1);
             let (Some(d), Some(r), Some(c), Some(u)) =
                 (ds.get(i), run.get(i), cid.get(i), unit.get(i))
             else {
@@ -214,9 +218,20 @@ pub fn load_pool(dir: &Path, allow_incomplete: bool) -> Result<Pool> {
             if !(cs.is_finite() && cs >= 0.0) {
                 bail!("{at}: cost_s must be a number >= 0, found {cs}");
             }
-            let slots = by_task
-                .entry((d.to_string(), r))
-                .or_insert_with(|| vec![None; configs.len()]);
+            // Rows come grouped by task: look the task up only when it changes (no String per
+            // row).
+            let t = match &last_task {
+                Some((ld, lr, t)) if ld == d && *lr == r => *t,
+                _ => {
+                    let t = *task_index.entry((d.to_string(), r)).or_insert_with(|| {
+                        task_slots.push(vec![None; configs.len()]);
+                        task_slots.len() - 1
+                    });
+                    last_task = Some((d.to_string(), r, t));
+                    t
+                }
+            };
+            let slots = &mut task_slots[t];
             slots[ci].get_or_insert_with(Vec::new).push((
                 u as u32,
                 sc,
@@ -228,7 +243,8 @@ pub fn load_pool(dir: &Path, allow_incomplete: bool) -> Result<Pool> {
     }
     let mut tasks = Vec::new();
     let mut missing = 0usize;
-    for ((dataset, run), slots) in by_task {
+    for ((dataset, run), t) in task_index {
+        let slots = std::mem::take(&mut task_slots[t]);
         let mut curves = Vec::with_capacity(slots.len());
         for (ci, slot) in slots.into_iter().enumerate() {
             let Some(mut units) = slot else {
@@ -314,7 +330,10 @@ pub fn load_pool(dir: &Path, allow_incomplete: bool) -> Result<Pool> {
 }
 /// A curve from its (unit, score, test score, cost, status) rows: units 1, 2, … without gaps, and
 /// nothing after a failed or timed-out unit. `at` names the curve in errors.
-pub(super) fn build_curve(units: &mut [(u32, f32, f32, f32, Status)], at: &str) -> Result<Curve> {
+pub(super) fn build_curve(
+    units: &mut [(u32, f32, f32, f32, Status)],
+    at: &dyn std::fmt::Display,
+) -> Result<Curve> {
     units.sort_by_key(|u| u.0);
     let mut curve = Curve::default();
     for (k, &(u, s, t, c, st)) in units.iter().enumerate() {
@@ -391,7 +410,7 @@ pub(super) fn load_defaults(
     let mut rows: BTreeMap<(usize, usize), Units> = BTreeMap::new();
     let mut texts: Vec<Option<String>> = vec![None; manifest.learners.len()];
     for i in 0..df.height() {
-        let at = format!("{}: row {}", path.display(), i + 1);
+        let at = RowAt(&path, i + 1);
         let (Some(d), Some(r), Some(l), Some(c), Some(u)) = (
             ds.get(i),
             run.get(i),
@@ -494,4 +513,14 @@ pub(super) fn table_neighbours(dir: &Path, index: &HashMap<u32, usize>) -> Resul
         out[x].insert(y as u32);
     }
     Ok(out.into_iter().map(|s| s.into_iter().collect()).collect())
+}
+
+/// "FILE: row N" for messages, formatted only when a message is made (a pool has millions of
+/// rows).
+struct RowAt<'a>(&'a Path, usize);
+
+impl std::fmt::Display for RowAt<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: row {}", self.0.display(), self.1)
+    }
 }
