@@ -336,16 +336,22 @@ mod tests {
     use crate::replay::{ActionKind, Step, World, drive};
     use crate::trace::pool::Pool;
 
-    /// Drive `family` with `params` on `pool` (task 0) with a budget of `budget` units.
-    fn run(pool: &Pool, family: &str, params: &[(&str, toml::Value)], budget: f64) -> Vec<Step> {
-        let mut w = PoolWorld::new(
+    /// The pool world on `pool`'s first task: default options, a budget of `budget` units,
+    /// rewards as recorded, world seed `seed`.
+    fn on_task0(pool: &Pool, budget: f64, seed: u64) -> PoolWorld<'_> {
+        PoolWorld::new(
             pool,
             &pool.tasks[0],
             PoolWorldConfig::default(),
             budget,
             1.0,
-            5,
-        );
+            seed,
+        )
+    }
+
+    /// Drive `family` with `params` on `pool` (task 0) with a budget of `budget` units.
+    fn run(pool: &Pool, family: &str, params: &[(&str, toml::Value)], budget: f64) -> Vec<Step> {
+        let mut w = on_task0(pool, budget, 5);
         let mut p = testing::build(family, params, 0);
         let mut steps = Vec::new();
         drive(
@@ -373,14 +379,7 @@ mod tests {
             ("grid-search", vec![]),
             ("random-search", vec![]),
         ] {
-            let mut w = PoolWorld::new(
-                &pool,
-                &pool.tasks[0],
-                PoolWorldConfig::default(),
-                60.0,
-                1.0,
-                5,
-            );
+            let mut w = on_task0(&pool, 60.0, 5);
             let mut p = testing::build(family, &params, 0);
             let mut steps = Vec::new();
             crate::replay::drive_workers(
@@ -423,14 +422,7 @@ mod tests {
 
     /// The error `family` stops with on `pool` (task 0).
     fn run_err(pool: &Pool, family: &str) -> String {
-        let mut w = PoolWorld::new(
-            pool,
-            &pool.tasks[0],
-            PoolWorldConfig::default(),
-            5.0,
-            1.0,
-            1,
-        );
+        let mut w = on_task0(pool, 5.0, 1);
         let mut p = testing::build(family, &[], 0);
         let e = drive(
             &mut w,
@@ -467,14 +459,7 @@ mod tests {
         // l = Parzen{0.2 (σ 0.5), prior} and g = Parzen{prior, 0.8 (σ 0.5)}, mirror images about
         // 0.5: l/g falls with x, and the best open configuration is x = 0, configuration 0.
         let pool = hand_pool(11, 1, |i| vec![i as f32 / 10.0]);
-        let mut w = PoolWorld::new(
-            &pool,
-            &pool.tasks[0],
-            PoolWorldConfig::default(),
-            100.0,
-            1.0,
-            1,
-        );
+        let mut w = on_task0(&pool, 100.0, 1);
         w.apply(Action::Choose(2)).unwrap();
         w.apply(Action::Choose(8)).unwrap();
         let mut t = tpe(2);
@@ -533,14 +518,7 @@ mod tests {
         // good. Worst liar (0.1): good {0.2, 0.8} (ties: the earlier first), bad {0.1}. Best liar
         // (0.9): good {0.2, 0.1}, bad {0.8}. Without a liar: good {0.2}, bad {0.8} (⌈0.5 × 2⌉ = 1).
         let pool = hand_pool(11, 1, |i| vec![i as f32 / 10.0]);
-        let mut w = PoolWorld::new(
-            &pool,
-            &pool.tasks[0],
-            PoolWorldConfig::default(),
-            100.0,
-            1.0,
-            1,
-        );
+        let mut w = on_task0(&pool, 100.0, 1);
         for c in [2, 8, 1] {
             w.apply(Action::Choose(c)).unwrap();
         }
@@ -650,14 +628,7 @@ mod tests {
         assert_eq!((steps[0].action, steps[0].config), (ActionKind::Choose, 4));
         // A random draw never gives the default.
         for seed in 0..20 {
-            let mut w = PoolWorld::new(
-                &pool,
-                &pool.tasks[0],
-                PoolWorldConfig::default(),
-                20.0,
-                1.0,
-                seed,
-            );
+            let mut w = on_task0(&pool, 20.0, seed);
             let mut drawn = Vec::new();
             while w.view().pool.unwrap().n_open > 0 {
                 let a = w.apply(Action::Draw).unwrap().arm;
