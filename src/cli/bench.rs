@@ -192,13 +192,14 @@ fn run_bench(
         let dir = pool_dir;
         // Loading the pool: three loads, the median and the fastest.
         let mut load_s = Vec::new();
+        let mut loaded = None;
         for _ in 0..3 {
             let t = std::time::Instant::now();
-            drop(pool::load_pool(dir, true)?);
+            loaded = Some(pool::load_pool(dir, true)?);
             load_s.push(t.elapsed().as_secs_f64());
         }
         load_s.sort_by(f64::total_cmp);
-        let pool = pool::load_pool(dir, true)?;
+        let pool = loaded.expect("loaded three times");
         println!(
             "loading {} ({} units recorded, every task): {:.3} s (median of 3 loads; fastest {:.3} s)",
             dir.display(),

@@ -135,13 +135,18 @@ enum Var {
 struct Kde {
     data: Vec<Vec<f64>>,
     bw: Vec<f64>,
+    /// Per dimension, the kernel's log terms that do not depend on the point, computed once:
+    /// continuous, ln h (and `other` unused); categorical, ln(1 − h) at the same level and
+    /// ln(h / (levels − 1)) at another.
+    same: Vec<f64>,
+    other: Vec<f64>,
 }
 
 impl Kde {
     fn fit(data: Vec<Vec<f64>>, vars: &[Var], min_bw: f64) -> Kde {
         let n = data.len() as f64;
         let d = vars.len();
-        let bw = (0..d)
+        let bw: Vec<f64> = (0..d)
             .map(|k| {
                 let mean = data.iter().map(|r| r[k]).sum::<f64>() / n;
                 let var = data.iter().map(|r| (r[k] - mean).powi(2)).sum::<f64>() / n;
@@ -155,7 +160,22 @@ impl Kde {
                 }
             })
             .collect();
-        Kde { data, bw }
+        let (same, other) = bw
+            .iter()
+            .zip(vars)
+            .map(|(&h, v)| match *v {
+                Var::Continuous => (h.ln(), 0.0),
+                Var::Unordered(levels) => {
+                    ((1.0 - h).ln(), (h / (levels as f64 - 1.0).max(1.0)).ln())
+                }
+            })
+            .unzip();
+        Kde {
+            data,
+            bw,
+            same,
+            other,
+        }
     }
 
     /// The log density at `x`; a NaN coordinate is marginalised out. Summed in log space, so
@@ -171,19 +191,13 @@ impl Kde {
                 if v.is_nan() {
                     continue;
                 }
-                let h = self.bw[j];
                 k += match vars[j] {
                     Var::Continuous => {
-                        let z = (row[j] - v) / h;
-                        -0.5 * z * z - ln_sqrt_2pi - h.ln()
+                        let z = (row[j] - v) / self.bw[j];
+                        -0.5 * z * z - ln_sqrt_2pi - self.same[j]
                     }
-                    Var::Unordered(levels) => {
-                        if row[j] == v {
-                            (1.0 - h).ln()
-                        } else {
-                            (h / (levels as f64 - 1.0).max(1.0)).ln()
-                        }
-                    }
+                    Var::Unordered(_) if row[j] == v => self.same[j],
+                    Var::Unordered(_) => self.other[j],
                 };
             }
             if k > top {
