@@ -300,21 +300,7 @@ pub fn read_results(dir: &Path) -> Result<Results> {
     }
     check_format(dir)?;
     let df = read_parquet(&path)?;
-    let column = |name: &str, want: &DataType| -> Result<Series> {
-        let c = df.column(name).map_err(|_| {
-            anyhow::anyhow!(
-                "{}: no column '{name}'; this is not a runs.parquet written by `banditbench run` (rerun the experiment to rewrite it)",
-                path.display()
-            )
-        })?;
-        c.as_materialized_series().cast(want).map_err(|_| {
-            anyhow::anyhow!(
-                "{}: column '{name}' has type {}, expected {want}; rerun the experiment to rewrite it",
-                path.display(),
-                c.dtype()
-            )
-        })
-    };
+    let column = |name: &str, want: &DataType| typed_column(&df, &path, name, want);
     let s = |name: &str| -> Result<Vec<String>> {
         Ok(column(name, &DataType::String)?
             .str()?
@@ -405,6 +391,113 @@ pub fn read_results(dir: &Path) -> Result<Results> {
         budget_unit: unit.first().cloned().unwrap_or_default(),
         workers,
     })
+}
+
+/// Column `name` of `df` (read from `runs.parquet` at `path`) cast to `want`, or an error naming
+/// the file and the column.
+fn typed_column(df: &DataFrame, path: &Path, name: &str, want: &DataType) -> Result<Series> {
+    let c = df.column(name).map_err(|_| {
+        anyhow::anyhow!(
+            "{}: no column '{name}'; this is not a runs.parquet written by `banditbench run` (rerun the experiment to rewrite it)",
+            path.display()
+        )
+    })?;
+    c.as_materialized_series().cast(want).map_err(|_| {
+        anyhow::anyhow!(
+            "{}: column '{name}' has type {}, expected {want}; rerun the experiment to rewrite it",
+            path.display(),
+            c.dtype()
+        )
+    })
+}
+
+/// Rows of `runs.parquet` that a scan reads at a time by default.
+pub(crate) const SCAN_ROWS: usize = 1 << 16;
+
+/// A chunk of `runs.parquet`'s rows, as [`scan_runs_by`] hands it over: typed columns with the
+/// checks and messages of [`read_results`].
+pub(crate) struct RunsChunk<'a> {
+    df: DataFrame,
+    path: &'a Path,
+}
+
+impl RunsChunk<'_> {
+    pub fn height(&self) -> usize {
+        self.df.height()
+    }
+
+    /// Whether the file has the column (older results formats lack some).
+    pub fn has(&self, name: &str) -> bool {
+        self.df.column(name).is_ok()
+    }
+
+    pub fn strs(&self, name: &str) -> Result<StringChunked> {
+        Ok(typed_column(&self.df, self.path, name, &DataType::String)?
+            .str()?
+            .clone())
+    }
+
+    pub fn f64s(&self, name: &str) -> Result<Float64Chunked> {
+        Ok(typed_column(&self.df, self.path, name, &DataType::Float64)?
+            .f64()?
+            .clone())
+    }
+
+    pub fn u64s(&self, name: &str) -> Result<UInt64Chunked> {
+        Ok(typed_column(&self.df, self.path, name, &DataType::UInt64)?
+            .u64()?
+            .clone())
+    }
+
+    pub fn i64s(&self, name: &str) -> Result<Int64Chunked> {
+        Ok(typed_column(&self.df, self.path, name, &DataType::Int64)?
+            .i64()?
+            .clone())
+    }
+}
+
+/// Read the columns `names` of a results folder's `runs.parquet` `rows` rows at a time, in file
+/// order, handing each chunk to `f`: memory holds one chunk, whatever the number of cells.
+/// Columns the file lacks (older results formats) are left out of the chunks; a chunk says which
+/// it has ([`RunsChunk::has`]).
+pub(crate) fn scan_runs_by(
+    dir: &Path,
+    names: &[&str],
+    rows: usize,
+    mut f: impl FnMut(&RunsChunk) -> Result<()>,
+) -> Result<()> {
+    let path = dir.join(RUNS);
+    if !path.is_file() {
+        bail!(
+            "{}: no runs.parquet here; give a results folder written by `banditbench run` (or use --scores FILE.csv)",
+            dir.display()
+        );
+    }
+    check_format(dir)?;
+    let open =
+        || std::fs::File::open(&path).with_context(|| format!("{}: cannot open", path.display()));
+    let cannot = |e: PolarsError| {
+        anyhow::Error::from(e).context(format!("{}: cannot read as parquet", path.display()))
+    };
+    let mut reader = ParquetReader::new(open()?);
+    let total = reader.num_rows().map_err(cannot)?;
+    let schema = reader.schema().map_err(cannot)?;
+    let present: Vec<String> = names
+        .iter()
+        .filter(|n| schema.contains(n))
+        .map(|n| n.to_string())
+        .collect();
+    let mut next = 0;
+    while next < total {
+        let df = ParquetReader::new(open()?)
+            .with_columns(Some(present.clone()))
+            .with_slice(Some((next, rows.max(1))))
+            .finish()
+            .map_err(cannot)?;
+        next += df.height().max(1);
+        f(&RunsChunk { df, path: &path })?;
+    }
+    Ok(())
 }
 
 /// Cells that pulled arms past their traces' ends: (such cells, all cells, mean budget share).

@@ -444,6 +444,16 @@ fn every_bench_section_runs() {
         ("protocol", "through the protocol", vec![]),
         ("cash", "one model decision at 30 +- 5 observations", vec![]),
         ("workers", "with 256 workers on one learner's grid", vec![]),
+        (
+            "memory",
+            "x the peak of 1 repetition(s) at 2 repetitions",
+            vec![
+                "--memory-experiment".into(),
+                exp.display().to_string(),
+                "--memory-repetitions".into(),
+                "1,2".into(),
+            ],
+        ),
     ];
     let names: Vec<String> = sections.iter().map(|s| s.0.to_string()).collect();
     assert_eq!(listed, names, "bench --help lists other sections:\n{help}");

@@ -5,7 +5,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use banditbench::trace::pool::{DimKind, load_pool};
+use banditbench::trace::pool::{DimKind, load_pool, load_pool_selecting};
 use common::{bin, scratch};
 use polars::prelude::*;
 
@@ -145,6 +145,40 @@ fn a_valid_pool_loads_with_its_curves_and_grid_neighbours() {
         String::from_utf8_lossy(&out.stdout)
             .contains("configuration pool, 2 tasks, 4 configurations, 23 units")
     );
+}
+
+#[test]
+fn a_pool_loaded_for_some_tasks_decodes_only_theirs_and_matches_the_full_load() {
+    // The bundled sklearn-grid pool (real recorded curves, with learners' defaults): loaded for
+    // two of its tasks, each kept task's curves, the configurations, the defaults and the
+    // content hash equal the full load's, and every task is still listed.
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("traces/sklearn-grid");
+    let full = load_pool(&dir, false).unwrap();
+    assert!(full.tasks.len() > 10);
+    let want = [
+        (full.tasks[3].dataset.clone(), full.tasks[3].run),
+        (full.tasks[7].dataset.clone(), full.tasks[7].run),
+    ];
+    let listed = std::cell::Cell::new(0);
+    let select = |all: &[(String, i64)]| {
+        listed.set(all.len());
+        all.iter().filter(|t| want.contains(t)).cloned().collect()
+    };
+    let part = load_pool_selecting(&dir, false, Some(&select)).unwrap();
+    assert_eq!(listed.get(), full.tasks.len());
+    assert_eq!(part.all_tasks, full.all_tasks);
+    assert_eq!(part.tasks.len(), 2);
+    for (t, i) in part.tasks.iter().zip([3, 7]) {
+        assert_eq!(
+            (&t.dataset, t.run),
+            (&full.tasks[i].dataset, full.tasks[i].run)
+        );
+        assert!(t.curves == full.tasks[i].curves, "task {i}'s curves differ");
+    }
+    assert_eq!(part.configs, full.configs);
+    assert_eq!(part.defaults, full.defaults);
+    assert_eq!(part.content_hash, full.content_hash);
+    assert_eq!(part.missing_curves, 0);
 }
 
 fn refused(

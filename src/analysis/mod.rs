@@ -11,4 +11,4 @@ pub(crate) mod units;
 pub(crate) use family::{FamilyTest, focus_versus_rest};
 pub use ranks::average_ranks;
 pub(crate) use ranks::{MeanRank, average_ranks_tol, mean_ranks, within_tolerance};
-pub(crate) use units::{FoundNothing, UnitKind, UnitTable, unit_table};
+pub(crate) use units::{FoundNothing, UnitGrouper, UnitKind, UnitTable, unit_table};

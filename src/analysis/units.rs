@@ -47,9 +47,14 @@ impl UnitKind {
         let datasets: BTreeSet<&str> = runs.iter().map(|r| r.dataset.as_str()).collect();
         let tasks: BTreeSet<(&str, i64)> =
             runs.iter().map(|r| (r.dataset.as_str(), r.run)).collect();
-        if datasets.len() >= 2 {
+        UnitKind::most_independent_of(datasets.len(), tasks.len())
+    }
+
+    /// [`UnitKind::most_independent`] from the numbers of distinct datasets and tasks.
+    pub fn most_independent_of(datasets: usize, tasks: usize) -> UnitKind {
+        if datasets >= 2 {
             UnitKind::Dataset
-        } else if tasks.len() >= 2 {
+        } else if tasks >= 2 {
             UnitKind::Task
         } else {
             UnitKind::TaskBudgetRepetition
@@ -58,14 +63,31 @@ impl UnitKind {
 
     /// The unit a cell belongs to.
     pub fn key(self, r: &Run) -> String {
-        match self {
-            UnitKind::Dataset => r.dataset.clone(),
-            UnitKind::Task => format!("{}/{}", r.dataset, r.run),
-            UnitKind::TaskBudget => format!("{}/{}@{}", r.dataset, r.run, r.budget),
+        let mut k = String::new();
+        self.write_key(&mut k, &r.dataset, r.run, r.budget, r.repetition);
+        k
+    }
+
+    /// Write the unit of the cell (dataset, run, budget, repetition) into `out` (cleared first).
+    pub fn write_key(
+        self,
+        out: &mut String,
+        dataset: &str,
+        run: i64,
+        budget: f64,
+        repetition: u32,
+    ) {
+        use std::fmt::Write;
+        out.clear();
+        // Writing to a String cannot fail.
+        let _ = match self {
+            UnitKind::Dataset => write!(out, "{dataset}"),
+            UnitKind::Task => write!(out, "{dataset}/{run}"),
+            UnitKind::TaskBudget => write!(out, "{dataset}/{run}@{budget}"),
             UnitKind::TaskBudgetRepetition => {
-                format!("{}/{}@{}#{}", r.dataset, r.run, r.budget, r.repetition)
+                write!(out, "{dataset}/{run}@{budget}#{repetition}")
             }
-        }
+        };
     }
 
     /// What is averaged into one unit's score, in words.
@@ -146,54 +168,123 @@ pub fn unit_table(
     rule: FoundNothing,
     higher_is_better: bool,
 ) -> UnitTable {
-    let mut by_unit: BTreeMap<String, BTreeMap<&str, Vec<f64>>> = BTreeMap::new();
-    let mut found: BTreeMap<String, FoundCount> = BTreeMap::new();
-    let datasets: BTreeSet<&str> = runs.iter().map(|r| r.dataset.as_str()).collect();
+    let mut g = UnitGrouper::new(kind);
     for r in runs {
-        by_unit
-            .entry(kind.key(r))
-            .or_default()
-            .entry(r.policy.as_str())
-            .or_default()
-            .push(r.best_score);
-        let f = found.entry(r.policy.clone()).or_default();
-        f.cells += 1;
-        f.found_nothing += usize::from(r.best_score.is_nan());
+        g.add(
+            &r.dataset,
+            r.run,
+            r.budget,
+            r.repetition,
+            &r.policy,
+            r.best_score,
+        );
     }
-    let mut rows = Vec::new();
-    let mut cells_per_score = (usize::MAX, 0);
-    for (unit, policies) in &by_unit {
-        let finite = policies.values().flatten().filter(|x| !x.is_nan());
-        let worst = if higher_is_better {
-            finite.fold(f64::NAN, |a, &b| if a.is_nan() { b } else { a.min(b) })
-        } else {
-            finite.fold(f64::NAN, |a, &b| if a.is_nan() { b } else { a.max(b) })
-        };
-        for (p, scores) in policies {
-            cells_per_score.0 = cells_per_score.0.min(scores.len());
-            cells_per_score.1 = cells_per_score.1.max(scores.len());
-            let mut xs: Vec<f64> = match rule {
-                FoundNothing::Worst => scores
-                    .iter()
-                    .map(|&s| if s.is_nan() { worst } else { s })
-                    .filter(|s| !s.is_nan())
-                    .collect(),
-                FoundNothing::Drop => scores.iter().copied().filter(|s| !s.is_nan()).collect(),
-            };
-            rows.push((unit.clone(), p.to_string(), ordered_mean(&mut xs)));
+    g.finish(rule, higher_is_better)
+}
+
+/// Groups cells' scores by (unit, policy) one cell at a time, so that a caller can stream the
+/// cells from a file: it holds one score per cell and one entry per (unit, policy), never a cell.
+pub struct UnitGrouper {
+    kind: UnitKind,
+    by_unit: BTreeMap<String, BTreeMap<String, Vec<f64>>>,
+    found: BTreeMap<String, FoundCount>,
+    datasets: BTreeSet<String>,
+    key: String,
+}
+
+impl UnitGrouper {
+    pub fn new(kind: UnitKind) -> UnitGrouper {
+        UnitGrouper {
+            kind,
+            by_unit: BTreeMap::new(),
+            found: BTreeMap::new(),
+            datasets: BTreeSet::new(),
+            key: String::new(),
         }
     }
-    if cells_per_score.0 == usize::MAX {
-        cells_per_score.0 = 0;
+
+    /// One cell: its place, its policy and its best score (NaN: found nothing).
+    pub fn add(
+        &mut self,
+        dataset: &str,
+        run: i64,
+        budget: f64,
+        repetition: u32,
+        policy: &str,
+        score: f64,
+    ) {
+        if !self.datasets.contains(dataset) {
+            self.datasets.insert(dataset.to_string());
+        }
+        self.kind
+            .write_key(&mut self.key, dataset, run, budget, repetition);
+        if !self.by_unit.contains_key(self.key.as_str()) {
+            self.by_unit.insert(self.key.clone(), BTreeMap::new());
+        }
+        let policies = self
+            .by_unit
+            .get_mut(self.key.as_str())
+            .expect("inserted above");
+        match policies.get_mut(policy) {
+            Some(v) => v.push(score),
+            None => {
+                policies.insert(policy.to_string(), vec![score]);
+            }
+        }
+        match self.found.get_mut(policy) {
+            Some(f) => {
+                f.cells += 1;
+                f.found_nothing += usize::from(score.is_nan());
+            }
+            None => {
+                self.found.insert(
+                    policy.to_string(),
+                    FoundCount {
+                        cells: 1,
+                        found_nothing: usize::from(score.is_nan()),
+                    },
+                );
+            }
+        }
     }
-    UnitTable {
-        kind,
-        rule,
-        rows,
-        found,
-        n_units: by_unit.len(),
-        n_datasets: datasets.len(),
-        cells_per_score,
+
+    /// The unit table of the cells given. `higher_is_better` says which score is the worst.
+    pub fn finish(self, rule: FoundNothing, higher_is_better: bool) -> UnitTable {
+        let mut rows = Vec::new();
+        let mut cells_per_score = (usize::MAX, 0);
+        for (unit, policies) in &self.by_unit {
+            let finite = policies.values().flatten().filter(|x| !x.is_nan());
+            let worst = if higher_is_better {
+                finite.fold(f64::NAN, |a, &b| if a.is_nan() { b } else { a.min(b) })
+            } else {
+                finite.fold(f64::NAN, |a, &b| if a.is_nan() { b } else { a.max(b) })
+            };
+            for (p, scores) in policies {
+                cells_per_score.0 = cells_per_score.0.min(scores.len());
+                cells_per_score.1 = cells_per_score.1.max(scores.len());
+                let mut xs: Vec<f64> = match rule {
+                    FoundNothing::Worst => scores
+                        .iter()
+                        .map(|&s| if s.is_nan() { worst } else { s })
+                        .filter(|s| !s.is_nan())
+                        .collect(),
+                    FoundNothing::Drop => scores.iter().copied().filter(|s| !s.is_nan()).collect(),
+                };
+                rows.push((unit.clone(), p.clone(), ordered_mean(&mut xs)));
+            }
+        }
+        if cells_per_score.0 == usize::MAX {
+            cells_per_score.0 = 0;
+        }
+        UnitTable {
+            kind: self.kind,
+            rule,
+            rows,
+            found: self.found,
+            n_units: self.by_unit.len(),
+            n_datasets: self.datasets.len(),
+            cells_per_score,
+        }
     }
 }
 

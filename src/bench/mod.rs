@@ -310,3 +310,107 @@ pub fn measure_write_cost(file: &Path, dir: &Path, threads: Option<usize>) -> Re
         run_cpu_s: cpu_seconds() - c0,
     })
 }
+
+/// Peak memory of one `banditbench run` process.
+pub struct MemoryPoint {
+    pub repetitions: u32,
+    pub cells: usize,
+    pub peak_rss_mib: f64,
+    pub seconds: f64,
+}
+
+/// Run `file` with each number of `repetitions` (its other keys unchanged), each in a fresh
+/// `banditbench run` process writing to a folder under `dir`, and measure each process's peak
+/// resident memory (the kernel's `ru_maxrss` of that child alone, from `wait4`).
+pub fn measure_memory(
+    file: &Path,
+    repetitions: &[u32],
+    dir: &Path,
+    threads: Option<usize>,
+) -> Result<Vec<MemoryPoint>> {
+    use anyhow::{Context, bail};
+    let text = std::fs::read_to_string(file)
+        .with_context(|| format!("{}: cannot read the experiment file", file.display()))?;
+    let table: toml::Table = toml::from_str(&text)
+        .with_context(|| format!("{}: not a valid experiment file", file.display()))?;
+    let base = file.parent().unwrap_or(Path::new("."));
+    let (exp, ts) = crate::experiment::prepare(file)?;
+    let per_repetition = ts.expand_cells(&exp).len() / exp.repetitions.max(1) as usize;
+    drop(ts);
+    let exe = std::env::current_exe().context("cannot find this program's path")?;
+    let _ = std::fs::remove_dir_all(dir);
+    std::fs::create_dir_all(dir)?;
+    let mut points = Vec::new();
+    for &r in repetitions {
+        let mut t = table.clone();
+        t.insert("name".into(), format!("memory-bench-{r}").into());
+        t.insert("repetitions".into(), i64::from(r).into());
+        if let Some(toml::Value::String(traces)) = t.get("traces") {
+            let abs = std::path::absolute(base.join(traces))?;
+            t.insert("traces".into(), abs.display().to_string().into());
+        }
+        let variant = dir.join(format!("memory-bench-{r}.toml"));
+        std::fs::write(&variant, toml::to_string(&t)?)?;
+        let out = dir.join(format!("results-{r}"));
+        let mut cmd = std::process::Command::new(&exe);
+        cmd.arg("run")
+            .arg(&variant)
+            .arg("--out")
+            .arg(&out)
+            .arg("--quiet")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped());
+        if let Some(n) = threads {
+            cmd.arg("--threads").arg(n.to_string());
+        }
+        let t0 = Instant::now();
+        let mut child = cmd
+            .spawn()
+            .with_context(|| format!("cannot start {}", exe.display()))?;
+        // Its messages (warnings about the traces) are read while it runs and shown only if it
+        // fails: the pipe must not fill up and stall it.
+        let mut stderr = child.stderr.take().context("no stderr pipe")?;
+        let reader = std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = std::io::Read::read_to_string(&mut stderr, &mut s);
+            s
+        });
+        let (status, maxrss_kib) = wait_with_rusage(child.id())?;
+        let seconds = t0.elapsed().as_secs_f64();
+        let messages = reader.join().unwrap_or_default();
+        if status != 0 {
+            bail!(
+                "banditbench run {} exited with status {status}:\n{messages}",
+                variant.display()
+            );
+        }
+        let _ = std::fs::remove_dir_all(&out);
+        points.push(MemoryPoint {
+            repetitions: r,
+            cells: per_repetition * r as usize,
+            peak_rss_mib: maxrss_kib as f64 / 1024.0,
+            seconds,
+        });
+    }
+    let _ = std::fs::remove_dir_all(dir);
+    Ok(points)
+}
+
+/// Wait for child `pid` and return its exit status (128 + signal if killed) and its own peak
+/// resident memory in KiB (`ru_maxrss`; unlike `getrusage(RUSAGE_CHILDREN)`, not a maximum over
+/// every child waited for so far).
+fn wait_with_rusage(pid: u32) -> Result<(i32, i64)> {
+    let mut status: libc::c_int = 0;
+    // SAFETY: `rusage` is plain data that wait4 fills; `pid` is our own child, not yet waited for.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let r = unsafe { libc::wait4(pid as libc::pid_t, &mut status, 0, &mut usage) };
+    if r < 0 {
+        return Err(anyhow::Error::from(std::io::Error::last_os_error()).context("wait4 failed"));
+    }
+    let code = if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else {
+        128 + libc::WTERMSIG(status)
+    };
+    Ok((code, usage.ru_maxrss))
+}

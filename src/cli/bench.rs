@@ -43,6 +43,12 @@ pub struct Args {
     /// The Python interpreter of the protocol measurement
     #[arg(long, default_value = "python3")]
     python: String,
+    /// The experiment the memory measurement runs
+    #[arg(long, default_value = "experiments/quickstart.toml")]
+    memory_experiment: PathBuf,
+    /// Repetitions of --memory-experiment the memory measurement runs it with, one process each
+    #[arg(long, value_delimiter = ',', default_value = "1,2,4,8")]
+    memory_repetitions: Vec<u32>,
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
@@ -58,6 +64,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
         threads,
         write_cost_experiment,
         python,
+        memory_experiment,
+        memory_repetitions,
     } = args;
     if let Some(t) = threads {
         // As in `run`: bound polars' own pool too, before polars is first used.
@@ -107,6 +115,44 @@ pub fn run(args: Args) -> Result<ExitCode> {
             );
         }
     }
+    if want(Section::Memory) {
+        let points = bench::measure_memory(
+            &memory_experiment,
+            &memory_repetitions,
+            &scratch.join("memory"),
+            threads,
+        )?;
+        for p in &points {
+            println!(
+                "memory: {} with {} repetitions ({} cells): peak RSS {:.0} MiB ({:.1} s)",
+                memory_experiment.display(),
+                p.repetitions,
+                p.cells,
+                p.peak_rss_mib,
+                p.seconds
+            );
+        }
+        if let (Some(first), Some(last)) = (points.first(), points.last())
+            && points.len() >= 2
+        {
+            // The growth between the two largest runs: what one more cell costs once a run has
+            // reached its working size (a straight line through every run would charge the
+            // first seconds' growth to every cell).
+            let before = &points[points.len() - 2];
+            let more = last.cells.saturating_sub(before.cells).max(1) as f64;
+            println!(
+                "memory: {:.2}x the peak of {} repetition(s) at {} repetitions; from {} to {} repetitions {:+.0} MiB for {} more cells ({:.0} bytes per cell)",
+                last.peak_rss_mib / first.peak_rss_mib.max(1e-9),
+                first.repetitions,
+                last.repetitions,
+                before.repetitions,
+                last.repetitions,
+                last.peak_rss_mib - before.peak_rss_mib,
+                last.cells.saturating_sub(before.cells),
+                (last.peak_rss_mib - before.peak_rss_mib) * 1024.0 * 1024.0 / more
+            );
+        }
+    }
     if want(Section::Store) {
         let m = bench::measure_store(store_decisions, &scratch, threads)?;
         println!(
@@ -150,6 +196,9 @@ enum Section {
     /// ASHA's and random search's decisions per second at 1, 16 and 256 simulated workers on one
     /// learner's grid of --pool
     Workers,
+    /// Peak RSS of `run` against its number of cells: --memory-experiment at each of
+    /// --memory-repetitions, one process each (only when named)
+    Memory,
 }
 
 impl Section {
@@ -157,7 +206,7 @@ impl Section {
     fn only_when_named(self) -> bool {
         matches!(
             self,
-            Section::Store | Section::WriteCost | Section::Protocol
+            Section::Store | Section::WriteCost | Section::Protocol | Section::Memory
         )
     }
 }
@@ -206,6 +255,29 @@ fn run_bench(
             pool.n_units_recorded(),
             load_s[1],
             load_s[0]
+        );
+        // Loading it for one task, as an experiment whose [tasks] keeps one does.
+        let first = pool.tasks.first().map(|t| (t.dataset.clone(), t.run));
+        let one = |all: &[(String, i64)]| -> std::collections::BTreeSet<(String, i64)> {
+            all.iter()
+                .filter(|t| Some(*t) == first.as_ref())
+                .cloned()
+                .collect()
+        };
+        let mut one_s = Vec::new();
+        for _ in 0..3 {
+            let t = std::time::Instant::now();
+            std::hint::black_box(pool::load_pool_selecting(dir, true, Some(&one))?);
+            one_s.push(t.elapsed().as_secs_f64());
+        }
+        one_s.sort_by(f64::total_cmp);
+        println!(
+            "loading {} for 1 of its {} tasks: {:.3} s (median of 3 loads; fastest {:.3} s), {:.2}x the time of every task",
+            dir.display(),
+            pool.tasks.len(),
+            one_s[1],
+            one_s[0],
+            one_s[1] / load_s[1].max(1e-9)
         );
         for policy in [
             "random-search",

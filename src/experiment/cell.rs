@@ -37,34 +37,78 @@ pub fn expand_with(
     n_tasks: usize,
     task_identity: impl Fn(usize) -> Vec<String>,
 ) -> Vec<Cell> {
-    let mut cells = Vec::new();
-    let mut index = 0;
-    for ti in 0..n_tasks {
-        let task = task_identity(ti);
-        for (bi, budget) in exp.world.budgets.iter().enumerate() {
-            for (pi, policy) in exp.policies.iter().enumerate() {
-                for rep in 0..exp.repetitions {
-                    let mut fields = task.clone();
-                    fields.extend([
-                        budget.to_string(),
-                        exp.world.unit.as_str().to_string(),
-                        policy.id(),
-                        rep.to_string(),
-                    ]);
-                    cells.push(Cell {
-                        index,
-                        task: ti,
-                        budget: bi,
-                        policy: pi,
-                        repetition: rep,
-                        seed: derive_seed(exp.seed, &fields.join("\u{1f}")),
-                    });
-                    index += 1;
-                }
-            }
+    let grid = CellGrid::new(exp, n_tasks, task_identity);
+    (0..grid.len() as u64).map(|i| grid.cell(i)).collect()
+}
+
+/// An experiment's cells, each made from its index when it is needed, so that a run holds only
+/// the cells it is replaying (a list of every cell took 48 bytes per cell for the whole run).
+/// Expansion order (task, budget, policy, repetition): the index is
+/// `((task · budgets + budget) · policies + policy) · repetitions + repetition`.
+pub struct CellGrid {
+    seed: u64,
+    /// Per task: the fields of its identity, joined with the separator.
+    tasks: Vec<String>,
+    /// Per budget: its number and the budget unit, joined.
+    budgets: Vec<String>,
+    policies: Vec<String>,
+    repetitions: u32,
+}
+
+impl CellGrid {
+    /// The grid of `n_tasks` tasks; `task_identity(task)` gives the fields that a cell's seed
+    /// hashes first.
+    pub fn new(
+        exp: &Experiment,
+        n_tasks: usize,
+        task_identity: impl Fn(usize) -> Vec<String>,
+    ) -> CellGrid {
+        CellGrid {
+            seed: exp.seed,
+            tasks: (0..n_tasks)
+                .map(|ti| task_identity(ti).join("\u{1f}"))
+                .collect(),
+            budgets: exp
+                .world
+                .budgets
+                .iter()
+                .map(|b| format!("{b}\u{1f}{}", exp.world.unit.as_str()))
+                .collect(),
+            policies: exp.policies.iter().map(|p| p.id()).collect(),
+            repetitions: exp.repetitions,
         }
     }
-    cells
+
+    /// How many cells.
+    pub fn len(&self) -> usize {
+        self.tasks.len() * self.budgets.len() * self.policies.len() * self.repetitions as usize
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Cell `index` (< `len()`), with its seed.
+    pub fn cell(&self, index: u64) -> Cell {
+        let reps = u64::from(self.repetitions);
+        let (np, nb) = (self.policies.len() as u64, self.budgets.len() as u64);
+        let repetition = (index % reps) as u32;
+        let policy = ((index / reps) % np) as usize;
+        let budget = ((index / reps / np) % nb) as usize;
+        let task = (index / reps / np / nb) as usize;
+        let identity = format!(
+            "{}\u{1f}{}\u{1f}{}\u{1f}{repetition}",
+            self.tasks[task], self.budgets[budget], self.policies[policy]
+        );
+        Cell {
+            index,
+            task,
+            budget,
+            policy,
+            repetition,
+            seed: derive_seed(self.seed, &identity),
+        }
+    }
 }
 
 /// What one cell produced, in any world.

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use polars::prelude::DataFrame;
 
-use super::cell::{Cell, CellResult, absolute, expand_cells, run_trace_cell};
+use super::cell::{Cell, CellGrid, CellResult, absolute, expand_cells, run_trace_cell};
 use super::pool::{self, PoolData};
 use super::spec::{Experiment, load_experiment};
 use super::store::Names;
@@ -191,6 +191,17 @@ impl Data {
         }
     }
 
+    /// The experiment's cells, made on demand (the same cells as `expand_cells`).
+    pub fn cell_grid(&self, exp: &Experiment) -> CellGrid {
+        match self {
+            Data::Traces(ts) => CellGrid::new(exp, ts.tasks.len(), |ti| {
+                let t = &ts.tasks[ti];
+                vec![t.dataset.clone(), t.run.to_string()]
+            }),
+            Data::Pool(p) => pool::pool_cell_grid(exp, p),
+        }
+    }
+
     /// Replay one cell; `record_steps` keeps its trajectory.
     pub fn run_cell(
         &self,
@@ -208,11 +219,13 @@ impl Data {
     pub fn frames(
         &self,
         results: &[CellResult],
-        cells: &[Cell],
+        grid: &CellGrid,
         exp: &Experiment,
     ) -> Result<(DataFrame, DataFrame)> {
+        let mut cells: Vec<Cell> = results.iter().map(|r| grid.cell(r.index)).collect();
+        cells.sort_by_key(|c| c.index);
         Ok((
-            super::frames::runs_frame(results, cells, exp, self)?,
+            super::frames::runs_frame(results, &cells, exp, self)?,
             super::frames::trajectories_frame(results, self)?,
         ))
     }

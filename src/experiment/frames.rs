@@ -311,7 +311,11 @@ pub(crate) fn runs_frame(
     data: &Data,
 ) -> Result<DataFrame> {
     let h = results.len();
-    let cell = |r: &CellResult| &cells[r.index as usize];
+    // `cells` holds every result's cell, sorted by index.
+    let cell = |r: &CellResult| {
+        let i = cells.partition_point(|c| c.index < r.index);
+        &cells[i]
+    };
     let rows: Vec<Identity<'_>> = results
         .iter()
         .map(|r| {

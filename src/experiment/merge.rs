@@ -20,6 +20,11 @@ struct Cursor {
     cells: Vec<u64>,
     pos: usize,
     last_cell: Option<u64>,
+    /// The file's first cell (`None`: no rows), known without loading a chunk.
+    first: Option<u64>,
+    /// Whether chunks are loaded: an input is started when its first cell is reached, so that
+    /// inputs that do not overlap (the parts of one run) hold one chunk at a time between them.
+    started: bool,
 }
 
 impl Cursor {
@@ -35,6 +40,23 @@ impl Cursor {
             .finish()
             .map_err(anyhow::Error::from)
             .with_context(|| format!("{}: cannot read as parquet", path.display()))?;
+        let first = if total == 0 {
+            None
+        } else {
+            let file =
+                File::open(path).with_context(|| format!("{}: cannot open", path.display()))?;
+            let df = ParquetReader::new(file)
+                .with_columns(Some(vec!["cell".into()]))
+                .with_slice(Some((0, 1)))
+                .finish()
+                .map_err(anyhow::Error::from)
+                .with_context(|| format!("{}: no u64 column 'cell'", path.display()))?;
+            df.column("cell")
+                .and_then(|c| c.u64().cloned())
+                .map_err(anyhow::Error::from)
+                .with_context(|| format!("{}: no u64 column 'cell'", path.display()))?
+                .get(0)
+        };
         Ok((
             Cursor {
                 path: path.to_path_buf(),
@@ -45,13 +67,22 @@ impl Cursor {
                 cells: Vec::new(),
                 pos: 0,
                 last_cell: None,
+                first,
+                started: false,
             },
             empty,
         ))
     }
 
-    /// Make sure the current chunk has a row unless the file is used up.
+    /// Make sure the current chunk has a row unless the file is used up (then hold none). Starts
+    /// the input.
     fn fill(&mut self) -> Result<()> {
+        self.started = true;
+        if self.pos >= self.cells.len() && self.next >= self.total && !self.cells.is_empty() {
+            self.chunk = DataFrame::empty();
+            self.cells = Vec::new();
+            self.pos = 0;
+        }
         while self.pos >= self.cells.len() && self.next < self.total {
             let file = File::open(&self.path)
                 .with_context(|| format!("{}: cannot open", self.path.display()))?;
@@ -89,7 +120,11 @@ impl Cursor {
     }
 
     fn head(&self) -> Option<u64> {
-        self.cells.get(self.pos).copied()
+        if self.started {
+            self.cells.get(self.pos).copied()
+        } else {
+            self.first
+        }
     }
 
     /// Rows of the current chunk with cell < `bound`, consumed.
@@ -103,6 +138,9 @@ impl Cursor {
 
     /// Skip rows with cell <= `cell` (copies of cells another input already gave).
     fn skip_through(&mut self, cell: u64) -> Result<()> {
+        if !self.started && self.first.is_none_or(|f| f > cell) {
+            return Ok(());
+        }
         loop {
             self.fill()?;
             match self.head() {
@@ -117,10 +155,22 @@ impl Cursor {
 
 /// Merge results files, each sorted by cell, into one file sorted by cell at `out` (written to
 /// a temporary file, flushed, not yet published: the caller renames it). A cell found in several
-/// inputs is taken from the first. Memory: one chunk of `rows` rows per input plus one row group,
-/// whatever the files' sizes. The output's row groups hold exactly `rows` rows (the last fewer),
-/// so it does not depend on how the rows were split among the inputs.
+/// inputs is taken from the first. Memory: one chunk of `rows` rows per input whose cells
+/// interleave with another's, plus one row group, whatever the files' sizes: inputs that do not
+/// interleave (the parts of one run, published in cell order) are read one after another and
+/// hold one chunk between them. The output's row groups hold exactly `rows` rows (the last
+/// fewer), so it does not depend on how the rows were split among the inputs.
 pub(super) fn merge_files(inputs: &[PathBuf], out: &Path, rows: usize) -> Result<PathBuf> {
+    merge_counted(inputs, out, rows).map(|(p, _)| p)
+}
+
+/// [`merge_files`], also returning the most inputs that held a chunk at once.
+pub(super) fn merge_counted(
+    inputs: &[PathBuf],
+    out: &Path,
+    rows: usize,
+) -> Result<(PathBuf, usize)> {
+    let mut most_loaded = 0;
     let mut cursors = Vec::with_capacity(inputs.len());
     let mut schema: Option<(DataFrame, &Path)> = None;
     let mut opened: Vec<(Cursor, DataFrame, &Path)> = Vec::new();
@@ -153,7 +203,9 @@ pub(super) fn merge_files(inputs: &[PathBuf], out: &Path, rows: usize) -> Result
         for (j, c) in cursors.iter_mut().enumerate() {
             match last {
                 Some((cell, owner)) if owner != j => c.skip_through(cell)?,
-                _ => c.fill()?,
+                // An input not yet reached stays unloaded: its head is its first cell.
+                _ if c.started => c.fill()?,
+                _ => {}
             }
         }
         let mut best: Option<(u64, usize)> = None;
@@ -165,6 +217,8 @@ pub(super) fn merge_files(inputs: &[PathBuf], out: &Path, rows: usize) -> Result
             }
         }
         let Some((head, b)) = best else { break };
+        cursors[b].fill()?;
+        most_loaded = most_loaded.max(cursors.iter().filter(|c| !c.cells.is_empty()).count());
         let next = cursors
             .iter()
             .enumerate()
@@ -184,7 +238,8 @@ pub(super) fn merge_files(inputs: &[PathBuf], out: &Path, rows: usize) -> Result
             .map_err(|e| merge_write_error(e, out, &inputs[b]))?;
         last = Some((last_cell, b));
     }
-    writer
+    let path = writer
         .close()
-        .map_err(|e| merge_write_error(e, out, &inputs[0]))
+        .map_err(|e| merge_write_error(e, out, &inputs[0]))?;
+    Ok((path, most_loaded))
 }

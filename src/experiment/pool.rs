@@ -14,7 +14,7 @@ use crate::policy::{CellStart, PoolStart};
 use crate::replay::pool::{PoolOptions, PoolWorld};
 use crate::replay::{Observer, World, WorldKind, drive_workers};
 use crate::rng::{Rng, derive_seed};
-use crate::trace::pool::{Pool, load_pool};
+use crate::trace::pool::{Pool, load_pool_selecting};
 
 /// One task of a pool experiment.
 #[derive(Clone, Debug)]
@@ -80,8 +80,20 @@ pub fn prepare_pool(exp: &Experiment) -> Result<PoolData> {
         .traces_dir
         .as_ref()
         .with_context(|| format!("{at}: missing key 'traces' (the pool folder)"))?;
+    let f = &exp.load.filter;
+    // The tasks [tasks] keeps, in the pool's order: the only ones loaded.
+    let select = |all: &[(String, i64)]| -> std::collections::BTreeSet<(String, i64)> {
+        all.iter()
+            .filter(|(d, r)| {
+                f.datasets.as_ref().is_none_or(|ds| ds.contains(d))
+                    && f.runs.as_ref().is_none_or(|rs| rs.contains(r))
+            })
+            .take(f.max_tasks.unwrap_or(usize::MAX))
+            .cloned()
+            .collect()
+    };
     let pool = if crate::trace::pool::is_pool(dir) {
-        load_pool(dir, exp.load.allow_missing_arms).with_context(|| {
+        load_pool_selecting(dir, exp.load.allow_missing_arms, Some(&select)).with_context(|| {
             format!("{at}: loading the pool named by 'traces' (allow_missing_arms = true accepts an incomplete pool)")
         })?
     } else if crate::trace::joint::is_trace_set(dir) {
@@ -96,7 +108,6 @@ pub fn prepare_pool(exp: &Experiment) -> Result<PoolData> {
             dir.display()
         );
     };
-    let f = &exp.load.filter;
     let names: Vec<&str> = pool
         .manifest
         .learners
@@ -124,9 +135,9 @@ pub fn prepare_pool(exp: &Experiment) -> Result<PoolData> {
         (
             "tasks.datasets",
             f.datasets.clone().unwrap_or_default(),
-            pool.tasks
+            pool.all_tasks
                 .iter()
-                .map(|t| t.dataset.clone())
+                .map(|t| t.0.clone())
                 .collect::<Vec<_>>(),
         ),
         (
@@ -136,7 +147,7 @@ pub fn prepare_pool(exp: &Experiment) -> Result<PoolData> {
                 .flatten()
                 .map(|r| r.to_string())
                 .collect::<Vec<_>>(),
-            pool.tasks.iter().map(|t| t.run.to_string()).collect(),
+            pool.all_tasks.iter().map(|t| t.1.to_string()).collect(),
         ),
     ] {
         for w in &wanted {
@@ -210,7 +221,7 @@ pub fn prepare_pool(exp: &Experiment) -> Result<PoolData> {
     for (i, p) in exp.policies.iter().enumerate() {
         p.check_datasets(
             tasks.iter().map(|t| pool.tasks[t.task].dataset.as_str()),
-            pool.tasks.iter().map(|t| t.dataset.as_str()),
+            pool.all_tasks.iter().map(|t| t.0.as_str()),
         )
         .with_context(|| format!("{at}: [[policies]] policy {}", i + 1))?;
     }
@@ -231,7 +242,13 @@ pub fn prepare_pool(exp: &Experiment) -> Result<PoolData> {
 /// Expand a pool experiment into its cells: task, budget, policy, repetition. A cell's seed
 /// depends on its identity only.
 pub fn expand_pool_cells(exp: &Experiment, data: &PoolData) -> Vec<Cell> {
-    super::cell::expand_with(exp, data.tasks.len(), |ti| {
+    let grid = pool_cell_grid(exp, data);
+    (0..grid.len() as u64).map(|i| grid.cell(i)).collect()
+}
+
+/// The pool experiment's cells, made on demand; a task's identity is its dataset, run and scope.
+pub fn pool_cell_grid(exp: &Experiment, data: &PoolData) -> super::cell::CellGrid {
+    super::cell::CellGrid::new(exp, data.tasks.len(), |ti| {
         let t = &data.tasks[ti];
         let pt = &data.pool.tasks[t.task];
         vec![pt.dataset.clone(), pt.run.to_string(), t.scope.clone()]

@@ -581,6 +581,44 @@ mod tests {
     }
 
     #[test]
+    fn parts_in_cell_order_are_merged_one_at_a_time_and_interleaved_ones_together() {
+        // Six parts of one run, published in cell order: the merge holds one chunk at a time,
+        // so its memory does not grow with the number of parts (a long run publishes one a
+        // second). Three shards interleave cell by cell: all three are read together.
+        let dir = scratch("lazy");
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut files = Vec::new();
+        for p in 0..6u64 {
+            let cells: Vec<u64> = (p * 10..p * 10 + 10).collect();
+            let (r, _) = frames(&cells);
+            let f = dir.join(format!("in-{p}.parquet"));
+            let mut g = Grouped::create(f.clone(), r.schema(), RUNS_ROWS, &[]).unwrap();
+            g.push(r).unwrap();
+            publish(&g.close().unwrap(), &f).unwrap();
+            files.push(f);
+        }
+        let (out, most) =
+            super::super::merge::merge_counted(&files, &dir.join("out.parquet"), 4).unwrap();
+        assert_eq!(most, 1);
+        assert_eq!(read_cells(&out).unwrap(), (0..60).collect::<Vec<u64>>());
+        let mut shards = Vec::new();
+        for i in 0..3u64 {
+            let cells: Vec<u64> = (0..20).filter(|c| c % 3 == i).collect();
+            let (r, _) = frames(&cells);
+            let f = dir.join(format!("shard-{i}.parquet"));
+            let mut g = Grouped::create(f.clone(), r.schema(), RUNS_ROWS, &[]).unwrap();
+            g.push(r).unwrap();
+            publish(&g.close().unwrap(), &f).unwrap();
+            shards.push(f);
+        }
+        let (out, most) =
+            super::super::merge::merge_counted(&shards, &dir.join("out2.parquet"), 4).unwrap();
+        assert_eq!(most, 3);
+        assert_eq!(read_cells(&out).unwrap(), (0..20).collect::<Vec<u64>>());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
     fn interleaved_parts_merge_in_cell_order_and_unsorted_ones_are_refused() {
         let dir = scratch("interleave");
         let store = Store::open(&dir).unwrap();

@@ -496,14 +496,99 @@ pub(crate) struct Ranking {
 
 /// Mean rank of each policy over the most independent units the results allow (see
 /// `analysis::units`), from a results folder. Returns the ranking and what it rests on.
+///
+/// `runs.parquet` is streamed twice (the datasets and tasks, then the scores), so memory holds
+/// one score per cell and never a cell: the same table as `unit_table` over `read_results`.
 pub(crate) fn ranking(results_dir: &Path) -> Result<(Vec<crate::analysis::MeanRank>, Ranking)> {
-    use crate::analysis::{FoundNothing, UnitKind, compare::DEFAULT_TIE_TOLERANCE, unit_table};
-    let res = crate::results::read_results(results_dir)?;
-    let kind = UnitKind::most_independent(&res.runs);
-    let table = unit_table(&res.runs, kind, FoundNothing::Worst, res.higher_is_better);
+    ranking_by(results_dir, crate::results::SCAN_ROWS)
+}
+
+/// [`ranking`], reading `rows` rows of `runs.parquet` at a time.
+fn ranking_by(
+    results_dir: &Path,
+    rows: usize,
+) -> Result<(Vec<crate::analysis::MeanRank>, Ranking)> {
+    use crate::analysis::{FoundNothing, UnitGrouper, UnitKind, compare::DEFAULT_TIE_TOLERANCE};
+    use std::collections::BTreeSet;
+    let mut datasets: BTreeSet<String> = BTreeSet::new();
+    let mut tasks: BTreeSet<(String, i64)> = BTreeSet::new();
+    let mut direction: Option<String> = None;
+    crate::results::scan_runs_by(results_dir, &["dataset", "run", "direction"], rows, |c| {
+        let (ds, run) = (c.strs("dataset")?, c.i64s("run")?);
+        if direction.is_none() {
+            direction = c.strs("direction")?.get(0).map(str::to_string);
+        }
+        for (d, r) in ds.iter().zip(run.iter()) {
+            let (d, r) = (d.unwrap_or(""), r.unwrap_or(0));
+            if !tasks.contains(&(d.to_string(), r)) {
+                datasets.insert(d.to_string());
+                tasks.insert((d.to_string(), r));
+            }
+        }
+        Ok(())
+    })?;
+    let higher_is_better = direction.is_none_or(|d| d == "maximize");
+    let kind = UnitKind::most_independent_of(datasets.len(), tasks.len());
+    let mut g = UnitGrouper::new(kind);
+    // Cells that pulled arms past their traces' ends: count, and their shares summed in file
+    // order (as `exhausted_summary` sums them).
+    let (mut hit, mut all, mut share_sum) = (0usize, 0usize, 0.0);
+    crate::results::scan_runs_by(
+        results_dir,
+        &[
+            "dataset",
+            "run",
+            "budget",
+            "repetition",
+            "policy",
+            "best_score",
+            "budget_abs",
+            "exhausted_pulls",
+            "exhausted_budget",
+        ],
+        rows,
+        |c| {
+            let (ds, run, budget, rep, policy, best) = (
+                c.strs("dataset")?,
+                c.i64s("run")?,
+                c.f64s("budget")?,
+                c.u64s("repetition")?,
+                c.strs("policy")?,
+                c.f64s("best_score")?,
+            );
+            for i in 0..c.height() {
+                g.add(
+                    ds.get(i).unwrap_or(""),
+                    run.get(i).unwrap_or(0),
+                    budget.get(i).unwrap_or(f64::NAN),
+                    rep.get(i).unwrap_or(0) as u32,
+                    policy.get(i).unwrap_or(""),
+                    best.get(i).unwrap_or(f64::NAN),
+                );
+            }
+            all += c.height();
+            // Written since results format 2; older folders read as zeros.
+            if c.has("exhausted_pulls") {
+                let (pulls, spent, abs) = (
+                    c.u64s("exhausted_pulls")?,
+                    c.f64s("exhausted_budget")?,
+                    c.f64s("budget_abs")?,
+                );
+                for i in 0..c.height() {
+                    let (p, b) = (pulls.get(i).unwrap_or(0), spent.get(i).unwrap_or(0.0));
+                    if b > 0.0 || p > 0 {
+                        hit += 1;
+                        share_sum += b / abs.get(i).unwrap_or(f64::NAN).max(f64::MIN_POSITIVE);
+                    }
+                }
+            }
+            Ok(())
+        },
+    )?;
+    let table = g.finish(FoundNothing::Worst, higher_is_better);
     let (ranks, _) =
-        crate::analysis::mean_ranks(&table.rows, res.higher_is_better, DEFAULT_TIE_TOLERANCE);
-    let (hit, all, share) = crate::results::exhausted_summary(&res.runs);
+        crate::analysis::mean_ranks(&table.rows, higher_is_better, DEFAULT_TIE_TOLERANCE);
+    let share = share_sum / hit.max(1) as f64;
     let exhausted = (hit > 0).then(|| {
         format!(
             "{hit} of {all} cells pulled arms past the end of their traces, spending on average {:.1} % of their budget there (a budget longer than the traces; see the columns exhausted_pulls and exhausted_budget of runs.parquet)",
@@ -531,6 +616,81 @@ mod tests {
         assert_eq!(budget_caption("50", "pulls"), "budget 50 pulls");
         assert_eq!(short_number(1234.5678), "1235");
         assert_eq!(short_number(0.125), "0.125");
+    }
+
+    /// `ranking` as it was before it streamed: every cell read into memory.
+    fn ranking_in_memory(dir: &Path) -> (Vec<crate::analysis::MeanRank>, Ranking) {
+        use crate::analysis::{FoundNothing, UnitKind, compare::DEFAULT_TIE_TOLERANCE, unit_table};
+        let res = read_results(dir).unwrap();
+        let kind = UnitKind::most_independent(&res.runs);
+        let table = unit_table(&res.runs, kind, FoundNothing::Worst, res.higher_is_better);
+        let (ranks, _) =
+            crate::analysis::mean_ranks(&table.rows, res.higher_is_better, DEFAULT_TIE_TOLERANCE);
+        let (hit, all, share) = crate::results::exhausted_summary(&res.runs);
+        let exhausted = (hit > 0).then(|| format!("{hit} {all} {:.1}", 100.0 * share));
+        (ranks, Ranking { table, exhausted })
+    }
+
+    #[test]
+    fn the_streamed_ranking_equals_the_ranking_of_every_cell_read_into_memory() {
+        // Two budgets, one beyond the tiny traces' length (cells pull past their ends), and
+        // three repetitions, on the tiny fixture's tasks; chunks of 2 rows for the stream.
+        let dir = std::env::temp_dir().join(format!("banditbench-ranking-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tiny");
+        let file = dir.join("e.toml");
+        std::fs::write(
+            &file,
+            format!(
+                "name = \"e\"\nseed = 7\ntraces = \"{}\"\nrepetitions = 3\n[world]\nkind = \"pull-count\"\nbudgets = [3, 40]\n[[policies]]\nfamily = \"ucb1\"\n[[policies]]\nfamily = \"random\"\n[[policies]]\nfamily = \"epsilon-greedy\"\nepsilon = [0.1, 0.5]\n",
+                fixture.display()
+            ),
+        )
+        .unwrap();
+        let (exp, data) = crate::experiment::prepare(&file).unwrap();
+        let out = dir.join("results");
+        let opts = crate::experiment::RunOptions {
+            out: Some(out.clone()),
+            threads: Some(1),
+            ..Default::default()
+        };
+        crate::experiment::run_experiment(&exp, &data, &opts, &crate::experiment::Silent).unwrap();
+        let (want, w) = ranking_in_memory(&out);
+        let (got, g) = ranking_by(&out, 2).unwrap();
+        assert_eq!(
+            format!("{:?}", ranking(&out).unwrap().0),
+            format!("{got:?}")
+        );
+        assert!(want.len() == 4 && w.table.n_units >= 2);
+        assert_eq!(format!("{got:?}"), format!("{want:?}"));
+        assert_eq!(g.table.rows, w.table.rows);
+        assert_eq!(
+            (
+                g.table.kind,
+                g.table.n_units,
+                g.table.n_datasets,
+                g.table.cells_per_score
+            ),
+            (
+                w.table.kind,
+                w.table.n_units,
+                w.table.n_datasets,
+                w.table.cells_per_score
+            )
+        );
+        assert_eq!(g.table.found, w.table.found);
+        let (ge, we) = (g.exhausted.unwrap(), w.exhausted.unwrap());
+        // "hit of all cells ... share %" against "hit all share".
+        let nums = |s: &str| -> Vec<String> {
+            s.split(|c: char| !(c.is_ascii_digit() || c == '.'))
+                .filter(|t| !t.is_empty() && t.chars().any(|c| c.is_ascii_digit()))
+                .map(String::from)
+                .take(3)
+                .collect()
+        };
+        assert_eq!(nums(&ge), nums(&we));
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     fn run(dataset: &str, budget: f64, policy: &str, score: f64) -> Run {

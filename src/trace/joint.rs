@@ -280,6 +280,7 @@ pub fn pool_from_trace_set(dir: &Path) -> Result<Pool> {
         manifest,
         neighbours: vec![Vec::new(); n],
         configs,
+        all_tasks: tasks.iter().map(|t| (t.dataset.clone(), t.run)).collect(),
         tasks,
         missing_curves: 0,
         content_hash: format!("{hash:016x}"),

@@ -653,6 +653,7 @@ pub(crate) mod tests {
             }],
             neighbours,
             missing_curves: 0,
+            all_tasks: vec![("hand".into(), 0)],
             content_hash: String::new(),
         }
     }

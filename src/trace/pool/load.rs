@@ -18,6 +18,23 @@ pub(super) fn read_parquet_file(path: &Path) -> Result<DataFrame> {
         .with_context(|| format!("{}: cannot read as parquet", path.display()))
 }
 
+/// Only the columns `names` of a parquet file (an error names the file).
+fn read_parquet_columns(path: &Path, names: &[&str]) -> Result<DataFrame> {
+    let file =
+        std::fs::File::open(path).with_context(|| format!("{}: cannot open", path.display()))?;
+    ParquetReader::new(file)
+        .with_columns(Some(names.iter().map(|n| n.to_string()).collect()))
+        .finish()
+        .map_err(anyhow::Error::from)
+        .with_context(|| {
+            format!(
+                "{}: cannot read its columns {} as parquet",
+                path.display(),
+                names.join(", ")
+            )
+        })
+}
+
 /// A column cast to `want`, with an error naming the file and column.
 pub(super) fn col(df: &DataFrame, path: &Path, name: &str, want: &DataType) -> Result<Series> {
     let c = df.column(name).map_err(|_| {
@@ -85,6 +102,21 @@ pub(super) fn curve_files(dir: &Path) -> Result<Vec<PathBuf>> {
 /// `complete = false` (a recording in progress); a pool that claims to be complete and is not is
 /// always an error.
 pub fn load_pool(dir: &Path, allow_incomplete: bool) -> Result<Pool> {
+    load_pool_selecting(dir, allow_incomplete, None)
+}
+
+/// Chooses, from every task of a pool (sorted by dataset, then run), the tasks to load.
+pub type SelectTasks<'a> = &'a dyn Fn(&[(String, i64)]) -> BTreeSet<(String, i64)>;
+
+/// [`load_pool`], loading only the tasks `select` keeps (all when `None`): the curve files are
+/// first read for their `dataset` and `run` columns alone, and only files holding a kept task
+/// are decoded, so the time grows with the tasks kept. Every file still enters the content hash,
+/// and `Pool::all_tasks` lists every task. Rows of tasks not kept are not checked.
+pub fn load_pool_selecting(
+    dir: &Path,
+    allow_incomplete: bool,
+    select: Option<SelectTasks<'_>>,
+) -> Result<Pool> {
     let manifest_path = dir.join("pool.toml");
     let manifest = read_pool_manifest(&manifest_path)?;
     let cfg_path = dir.join("configs.parquet");
@@ -168,6 +200,35 @@ pub fn load_pool(dir: &Path, allow_incomplete: bool) -> Result<Pool> {
 
     // Curves.
     let files = curve_files(dir)?;
+    // With a selection: every task, the kept ones, and which files hold a kept task.
+    let mut all_tasks: BTreeSet<(String, i64)> = BTreeSet::new();
+    let mut kept: Option<BTreeSet<(String, i64)>> = None;
+    let mut needed = vec![true; files.len()];
+    if let Some(select) = select {
+        let mut per_file = Vec::with_capacity(files.len());
+        for f in &files {
+            let df = read_parquet_columns(f, &["dataset", "run"])?;
+            let ds = col(&df, f, "dataset", &DataType::String)?;
+            let run = col(&df, f, "run", &DataType::Int64)?;
+            let mut here: BTreeSet<(String, i64)> = BTreeSet::new();
+            let mut last: Option<(&str, i64)> = None;
+            for (d, r) in ds.str()?.iter().zip(run.i64()?.iter()) {
+                let (Some(d), Some(r)) = (d, r) else { continue };
+                if last != Some((d, r)) {
+                    here.insert((d.to_string(), r));
+                    last = Some((d, r));
+                }
+            }
+            all_tasks.extend(here.iter().cloned());
+            per_file.push(here);
+        }
+        let list: Vec<(String, i64)> = all_tasks.iter().cloned().collect();
+        let k = select(&list);
+        for (n, here) in needed.iter_mut().zip(&per_file) {
+            *n = here.iter().any(|t| k.contains(t));
+        }
+        kept = Some(k);
+    }
     // (unit, score, test score, cost, status) rows of each configuration of each task.
     type Units = Vec<(u32, f32, f32, f32, Status)>;
     // Per task (dataset, run): its index into `task_slots`, which holds its rows per
@@ -175,10 +236,14 @@ pub fn load_pool(dir: &Path, allow_incomplete: bool) -> Result<Pool> {
     let mut task_index: BTreeMap<(String, i64), usize> = BTreeMap::new();
     let mut task_slots: Vec<Vec<Option<Units>>> = Vec::new();
     let mut last_task: Option<(String, i64, usize)> = None;
+    let mut last_skipped: Option<(String, i64)> = None;
     let mut hash = fnv1a64(&std::fs::read(&manifest_path)?);
     hash = fnv1a64(&[hash.to_le_bytes().as_slice(), &std::fs::read(&cfg_path)?].concat());
-    for f in &files {
+    for (f, &needed) in files.iter().zip(&needed) {
         hash = fnv1a64(&[hash.to_le_bytes().as_slice(), &std::fs::read(f)?].concat());
+        if !needed {
+            continue;
+        }
         let df = read_parquet_file(f)?;
         let ds = col(&df, f, "dataset", &DataType::String)?;
         let run = col(&df, f, "run", &DataType::Int64)?;
@@ -197,6 +262,18 @@ pub fn load_pool(dir: &Path, allow_incomplete: bool) -> Result<Pool> {
             else {
                 bail!("{at}: dataset, run, config_id and unit are required");
             };
+            if let Some(k) = &kept {
+                // Rows come grouped by task: decide once per run of rows of a task.
+                if matches!(&last_skipped, Some((ld, lr)) if ld == d && *lr == r) {
+                    continue;
+                }
+                if !matches!(&last_task, Some((ld, lr, _)) if ld == d && *lr == r)
+                    && !k.contains(&(d.to_string(), r))
+                {
+                    last_skipped = Some((d.to_string(), r));
+                    continue;
+                }
+            }
             let Some(&ci) = u32::try_from(c).ok().and_then(|c| index.get(&c)) else {
                 bail!("{at}: config_id {c} is not in configs.parquet");
             };
@@ -240,6 +317,9 @@ pub fn load_pool(dir: &Path, allow_incomplete: bool) -> Result<Pool> {
                 st,
             ));
         }
+    }
+    if kept.is_none() {
+        all_tasks = task_index.keys().cloned().collect();
     }
     let mut tasks = Vec::new();
     let mut missing = 0usize;
@@ -312,6 +392,7 @@ pub fn load_pool(dir: &Path, allow_incomplete: bool) -> Result<Pool> {
         &manifest,
         &mut configs,
         &mut tasks,
+        &all_tasks,
         &mut space,
         &mut hash,
     )?;
@@ -323,6 +404,7 @@ pub fn load_pool(dir: &Path, allow_incomplete: bool) -> Result<Pool> {
         tasks,
         neighbours,
         missing_curves: missing,
+        all_tasks: all_tasks.into_iter().collect(),
         content_hash: format!("{hash:016x}"),
         space,
         defaults,
@@ -374,6 +456,7 @@ pub(super) fn load_defaults(
     manifest: &PoolManifest,
     configs: &mut Vec<PoolConfig>,
     tasks: &mut [PoolTask],
+    all_tasks: &BTreeSet<(String, i64)>,
     space: &mut crate::space::Space,
     hash: &mut u64,
 ) -> Result<Vec<Option<u32>>> {
@@ -424,6 +507,10 @@ pub(super) fn load_defaults(
             bail!("{at}: learner '{l}' is not among the manifest's [[learners]]");
         };
         let Some(&t) = task_of.get(&(d, r)) else {
+            if all_tasks.contains(&(d.to_string(), r)) {
+                // A task the selection did not keep.
+                continue;
+            }
             bail!("{at}: dataset {d}, run {r} is not a task of the pool's curves");
         };
         match &texts[li] {

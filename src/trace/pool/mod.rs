@@ -167,6 +167,9 @@ pub struct Pool {
     pub neighbours: Vec<Vec<u32>>,
     /// Configurations missing from some task (0 for a complete pool).
     pub missing_curves: usize,
+    /// Every task of the pool's curves, sorted: `tasks` holds those loaded (all of them, unless
+    /// the pool was loaded for some tasks only).
+    pub all_tasks: Vec<(String, i64)>,
     /// FNV-1a 64 of the pool's files, hex.
     pub content_hash: String,
     /// Every configuration encoded for model-based optimisers (TPE, SMAC-style).
