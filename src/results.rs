@@ -289,8 +289,9 @@ pub fn read_pool_counts(dir: &Path) -> Result<std::collections::BTreeMap<u64, Po
         .collect())
 }
 
-/// Read `runs.parquet` of a results folder, checking its results format.
-pub fn read_results(dir: &Path) -> Result<Results> {
+/// The `runs.parquet` of a results folder, after checking that it exists and that this build
+/// reads its results format.
+fn runs_path(dir: &Path) -> Result<std::path::PathBuf> {
     let path = dir.join(RUNS);
     if !path.is_file() {
         bail!(
@@ -299,6 +300,12 @@ pub fn read_results(dir: &Path) -> Result<Results> {
         );
     }
     check_format(dir)?;
+    Ok(path)
+}
+
+/// Read `runs.parquet` of a results folder, checking its results format.
+pub fn read_results(dir: &Path) -> Result<Results> {
+    let path = runs_path(dir)?;
     let df = read_parquet(&path)?;
     let column = |name: &str, want: &DataType| typed_column(&df, &path, name, want);
     let s = |name: &str| -> Result<Vec<String>> {
@@ -431,28 +438,27 @@ impl RunsChunk<'_> {
         self.df.column(name).is_ok()
     }
 
-    pub fn strs(&self, name: &str) -> Result<StringChunked> {
-        Ok(typed_column(&self.df, self.path, name, &DataType::String)?
-            .str()?
+    /// Column `name` cast to `want`, as a typed array.
+    fn typed<T: PolarsPhysicalType>(&self, name: &str, want: DataType) -> Result<ChunkedArray<T>> {
+        Ok(typed_column(&self.df, self.path, name, &want)?
+            .unpack::<T>()?
             .clone())
+    }
+
+    pub fn strs(&self, name: &str) -> Result<StringChunked> {
+        self.typed::<StringType>(name, DataType::String)
     }
 
     pub fn f64s(&self, name: &str) -> Result<Float64Chunked> {
-        Ok(typed_column(&self.df, self.path, name, &DataType::Float64)?
-            .f64()?
-            .clone())
+        self.typed::<Float64Type>(name, DataType::Float64)
     }
 
     pub fn u64s(&self, name: &str) -> Result<UInt64Chunked> {
-        Ok(typed_column(&self.df, self.path, name, &DataType::UInt64)?
-            .u64()?
-            .clone())
+        self.typed::<UInt64Type>(name, DataType::UInt64)
     }
 
     pub fn i64s(&self, name: &str) -> Result<Int64Chunked> {
-        Ok(typed_column(&self.df, self.path, name, &DataType::Int64)?
-            .i64()?
-            .clone())
+        self.typed::<Int64Type>(name, DataType::Int64)
     }
 }
 
@@ -466,14 +472,7 @@ pub(crate) fn scan_runs_by(
     rows: usize,
     mut f: impl FnMut(&RunsChunk) -> Result<()>,
 ) -> Result<()> {
-    let path = dir.join(RUNS);
-    if !path.is_file() {
-        bail!(
-            "{}: no runs.parquet here; give a results folder written by `banditbench run` (or use --scores FILE.csv)",
-            dir.display()
-        );
-    }
-    check_format(dir)?;
+    let path = runs_path(dir)?;
     let open =
         || std::fs::File::open(&path).with_context(|| format!("{}: cannot open", path.display()));
     let cannot = |e: PolarsError| {

@@ -587,30 +587,27 @@ mod tests {
         // second). Three shards interleave cell by cell: all three are read together.
         let dir = scratch("lazy");
         std::fs::create_dir_all(&dir).unwrap();
-        let mut files = Vec::new();
-        for p in 0..6u64 {
-            let cells: Vec<u64> = (p * 10..p * 10 + 10).collect();
+        let write = |name: String, cells: Vec<u64>| -> PathBuf {
             let (r, _) = frames(&cells);
-            let f = dir.join(format!("in-{p}.parquet"));
+            let f = dir.join(name);
             let mut g = Grouped::create(f.clone(), r.schema(), RUNS_ROWS, &[]).unwrap();
             g.push(r).unwrap();
             publish(&g.close().unwrap(), &f).unwrap();
-            files.push(f);
-        }
+            f
+        };
+        let files: Vec<PathBuf> = (0..6u64)
+            .map(|p| write(format!("in-{p}.parquet"), (p * 10..p * 10 + 10).collect()))
+            .collect();
         let (out, most) =
             super::super::merge::merge_counted(&files, &dir.join("out.parquet"), 4).unwrap();
         assert_eq!(most, 1);
         assert_eq!(read_cells(&out).unwrap(), (0..60).collect::<Vec<u64>>());
-        let mut shards = Vec::new();
-        for i in 0..3u64 {
-            let cells: Vec<u64> = (0..20).filter(|c| c % 3 == i).collect();
-            let (r, _) = frames(&cells);
-            let f = dir.join(format!("shard-{i}.parquet"));
-            let mut g = Grouped::create(f.clone(), r.schema(), RUNS_ROWS, &[]).unwrap();
-            g.push(r).unwrap();
-            publish(&g.close().unwrap(), &f).unwrap();
-            shards.push(f);
-        }
+        let shards: Vec<PathBuf> = (0..3u64)
+            .map(|i| {
+                let cells = (0..20).filter(|c| c % 3 == i).collect();
+                write(format!("shard-{i}.parquet"), cells)
+            })
+            .collect();
         let (out, most) =
             super::super::merge::merge_counted(&shards, &dir.join("out2.parquet"), 4).unwrap();
         assert_eq!(most, 3);
