@@ -170,11 +170,14 @@ pub fn run_experiment(
     summary
 }
 
-/// Cells are run in chunks sized to take about this long (seconds). A chunk's results (every
-/// decision of its cells) are held until it is encoded, so this bounds a run's working memory:
-/// at 0.1 s the quickstart's peak resident memory was 1.25 times that at 0.05 s, for no
-/// measurable gain in time (`bench --only memory`).
-const CHUNK_S: f64 = 0.05;
+/// Cells are run in chunks sized so that replaying them takes about this long (seconds; the
+/// encoding after it is not counted). A chunk's results (every decision of its cells) are held
+/// until it is encoded, so this bounds a run's working memory: chunks of about 0.1 s in all
+/// (replay and encoding) gave the quickstart at 8 repetitions a peak of 191-203 MiB, chunks of
+/// 0.025 s of replay 155 MiB, for no measurable change in time (`bench --only memory`). Sizing
+/// on the replay alone matters on slow (debug) builds, whose fixed cost per chunk otherwise
+/// shrank chunks to a cell or two.
+const CHUNK_S: f64 = 0.025;
 
 /// With `--batch-size`, parts are published at most this often (seconds), after the first.
 const MIN_PART_S: f64 = 0.1;
@@ -284,6 +287,9 @@ fn run_cells(
                 })
                 .collect()
         });
+        // The replay's time alone sizes the next chunk: encoding and publishing have a fixed
+        // part that, counted in, would shrink chunks towards a cell or two on a slow build.
+        let replay_s = tb.elapsed().as_secs_f64().max(1e-4);
         let mut stop = None;
         let mut finished: Vec<CellResult> = Vec::with_capacity(outcomes.len());
         for (c, r) in now.iter().zip(outcomes) {
@@ -326,8 +332,7 @@ fn run_cells(
             last_publish = Some(std::time::Instant::now());
         }
         if opts.batch_size.is_none() {
-            let secs = tb.elapsed().as_secs_f64().max(1e-4);
-            let aim = (chunk as f64 * CHUNK_S / secs) as usize;
+            let aim = (chunk as f64 * CHUNK_S / replay_s) as usize;
             chunk = aim.clamp(threads, (chunk * 4).max(threads)).min(100_000);
         }
     }
