@@ -93,7 +93,11 @@ pub fn prepare_pool(exp: &Experiment) -> Result<PoolData> {
             .collect()
     };
     let pool = if crate::trace::pool::is_pool(dir) {
-        load_pool_selecting(dir, exp.load.allow_missing_arms, Some(&select)).with_context(|| {
+        // Without a task filter every file is needed: no first pass over their task columns.
+        let filtered = f.datasets.is_some() || f.runs.is_some() || f.max_tasks.is_some();
+        let select: Option<crate::trace::pool::SelectTasks<'_>> =
+            filtered.then_some(&select as crate::trace::pool::SelectTasks<'_>);
+        load_pool_selecting(dir, exp.load.allow_missing_arms, select).with_context(|| {
             format!("{at}: loading the pool named by 'traces' (allow_missing_arms = true accepts an incomplete pool)")
         })?
     } else if crate::trace::joint::is_trace_set(dir) {
