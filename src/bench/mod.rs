@@ -201,8 +201,14 @@ pub struct StoreMeasure {
 }
 
 /// Run a synthetic experiment of about `decisions` decisions (UCB1 on two Gaussian arms, 10 000
-/// pulls per cell) through `run` with its results store, parts, merge and all, in `dir`.
-pub fn measure_store(decisions: u64, dir: &Path, threads: Option<usize>) -> Result<StoreMeasure> {
+/// pulls per cell) through `run` with its results store, parts, merge and all, in `dir`,
+/// writing the decisions `trajectories` names (`every-decision` or `none`).
+pub fn measure_store(
+    decisions: u64,
+    trajectories: &str,
+    dir: &Path,
+    threads: Option<usize>,
+) -> Result<StoreMeasure> {
     let per_cell = 10_000u64;
     let reps = decisions.div_ceil(per_cell).max(1);
     let _ = std::fs::remove_dir_all(dir);
@@ -211,7 +217,7 @@ pub fn measure_store(decisions: u64, dir: &Path, threads: Option<usize>) -> Resu
     std::fs::write(
         &file,
         format!(
-            "name = \"store-bench\"\nseed = 1\nrepetitions = {reps}\n[world]\nkind = \"synthetic\"\nbudgets = [{per_cell}]\n[[world.arms]]\nname = \"a\"\ndistribution = \"gaussian\"\nmean = 0.5\nsd = 0.1\n[[world.arms]]\nname = \"b\"\ndistribution = \"gaussian\"\nmean = 0.6\nsd = 0.1\n[[policies]]\nfamily = \"ucb1\"\n"
+            "name = \"store-bench\"\nseed = 1\nrepetitions = {reps}\ntrajectories = \"{trajectories}\"\n[world]\nkind = \"synthetic\"\nbudgets = [{per_cell}]\n[[world.arms]]\nname = \"a\"\ndistribution = \"gaussian\"\nmean = 0.5\nsd = 0.1\n[[world.arms]]\nname = \"b\"\ndistribution = \"gaussian\"\nmean = 0.6\nsd = 0.1\n[[policies]]\nfamily = \"ucb1\"\n"
         ),
     )?;
     let (exp, ts) = crate::experiment::prepare(&file)?;

@@ -267,8 +267,11 @@ fn run_cells(
     // published as a part, the first at once and later ones at most every MIN_PART_S seconds
     // (a floor: a part per cell of a fast experiment would cost more than the cells).
     let mut chunk = opts.batch_size.unwrap_or(threads).max(1);
-    let new_segment = || store.segment_coded(coded.to_vec());
-    let mut segment = new_segment();
+    // Each segment's rows are grouped for where they will land in the final files, so that the
+    // merge copies its row groups instead of encoding them again: runs go on from the rows
+    // already on disk (true of a fresh run, and of a resumed one that continues in cell order).
+    let new_segment = |offsets| store.segment_coded(coded.to_vec(), offsets);
+    let mut segment = new_segment(store.rows_on_disk()?);
     let mut last_publish: Option<std::time::Instant> = match opts.batch_size {
         Some(_) => None,
         None => Some(std::time::Instant::now()),
@@ -328,7 +331,8 @@ fn run_cells(
         let due = last_publish.is_none_or(|t| t.elapsed().as_secs_f64() >= floor);
         // The last segment may become the final files (see `Store::finish`).
         if due && todo.peek().is_some() {
-            store.publish_part(std::mem::replace(&mut segment, new_segment()))?;
+            let offsets = segment.end_offsets();
+            store.publish_part(std::mem::replace(&mut segment, new_segment(offsets)))?;
             last_publish = Some(std::time::Instant::now());
         }
         if opts.batch_size.is_none() {

@@ -15,7 +15,7 @@ use polars::prelude::*;
 
 use super::merge::merge_files;
 pub use super::parquet::Names;
-use super::parquet::ParquetFile;
+use super::parquet::{ParquetFile, RawGroup};
 
 pub use crate::results::read_parquet;
 pub(crate) use crate::results::{LOCK, RESULTS_FORMAT, RUNS, TRAJECTORIES};
@@ -57,13 +57,20 @@ pub(super) fn tmp_of(path: &Path) -> PathBuf {
     path.with_extension("parquet.tmp")
 }
 
-/// A results file written as rows arrive, in row groups of exactly `rows` rows (the last one
-/// fewer), so that its layout depends only on its rows, not on how they arrived.
+/// A results file written as rows arrive, in row groups of exactly `rows` rows counted from
+/// row `offset` of the final file it will be merged into (the first group holds the rows up to
+/// the next multiple of `rows`, the last one fewer), so that its layout depends only on its rows
+/// and where they land, not on how they arrived; the merge then copies its whole groups as they
+/// are.
 pub(super) struct Grouped {
     file: ParquetFile,
     path: PathBuf,
     rows: usize,
-    /// Rows not yet written: fewer than `rows`.
+    /// Where the next row written lands in the final file.
+    at: u64,
+    /// Rows given so far.
+    given: u64,
+    /// Rows not yet written: fewer than the next group's.
     acc: DataFrame,
 }
 
@@ -73,16 +80,25 @@ impl Grouped {
         schema: &Schema,
         rows: usize,
         coded: &[(String, Names)],
+        offset: u64,
     ) -> Result<Grouped> {
         Ok(Grouped {
             file: ParquetFile::create(&path, schema, coded)?,
             path,
             rows,
+            at: offset,
+            given: 0,
             acc: DataFrame::empty(),
         })
     }
 
+    /// Rows of the next group to write.
+    fn next_group(&self) -> usize {
+        self.rows - (self.at % self.rows as u64) as usize
+    }
+
     pub(super) fn push(&mut self, df: DataFrame) -> Result<()> {
+        self.given += df.height() as u64;
         if self.acc.height() == 0 {
             // Taken as it is: stacked on an empty frame, it would be copied when written.
             self.acc = df;
@@ -97,15 +113,48 @@ impl Grouped {
                     )
                 })?;
         }
-        while self.acc.height() >= self.rows {
+        loop {
+            let n = self.next_group();
+            if self.acc.height() < n {
+                break;
+            }
             self.file
-                .write_group(&self.acc.slice(0, self.rows))
+                .write_group(&self.acc.slice(0, n))
                 .with_context(|| format!("{}: cannot write parquet", self.path.display()))?;
-            self.acc = self
-                .acc
-                .slice(self.rows as i64, self.acc.height() - self.rows);
+            self.acc = self.acc.slice(n as i64, self.acc.height() - n);
+            self.at += n as u64;
         }
         Ok(())
+    }
+
+    /// Whether a whole row group read from another file can be copied here as it is: no rows
+    /// are pending and the next group starts on a multiple of `rows`.
+    pub(super) fn copies(&self, group_rows: usize) -> bool {
+        self.acc.height() == 0 && self.next_group() == self.rows && group_rows == self.rows
+    }
+
+    /// Copy a whole row group (see `copies`), unchanged.
+    pub(super) fn copy(&mut self, group: RawGroup) -> Result<()> {
+        let rows = group.rows();
+        if !self.copies(rows) {
+            bail!(
+                "{}: a row group of {rows} rows copied at row {} with {} pending (a bug)",
+                self.path.display(),
+                self.at,
+                self.acc.height()
+            );
+        }
+        self.file
+            .write_raw(group)
+            .with_context(|| format!("{}: cannot write parquet", self.path.display()))?;
+        self.at += rows as u64;
+        self.given += rows as u64;
+        Ok(())
+    }
+
+    /// Rows given so far.
+    pub(super) fn rows_given(&self) -> u64 {
+        self.given
     }
 
     /// Write the last rows and the footer, check the size and flush to disk; the file is not
@@ -137,6 +186,9 @@ pub struct Segment {
     files: Option<(Grouped, Grouped)>,
     /// Trajectory columns that hold codes for strings (see `ParquetFile::create`).
     coded: Vec<(String, Names)>,
+    /// Where its first trajectory row and its first runs row will land in the final files (see
+    /// `Grouped`).
+    offsets: (u64, u64),
 }
 
 impl Segment {
@@ -149,8 +201,15 @@ impl Segment {
                     traj.schema(),
                     TRAJ_ROWS,
                     &self.coded,
+                    self.offsets.0,
                 )?,
-                Grouped::create(self.parts.join(SEGMENT_RUNS), runs.schema(), RUNS_ROWS, &[])?,
+                Grouped::create(
+                    self.parts.join(SEGMENT_RUNS),
+                    runs.schema(),
+                    RUNS_ROWS,
+                    &[],
+                    self.offsets.1,
+                )?,
             ));
         }
         if let Some((t, r)) = self.files.as_mut() {
@@ -162,6 +221,17 @@ impl Segment {
 
     pub fn is_empty(&self) -> bool {
         self.files.is_none()
+    }
+
+    /// Where the rows after this segment's will land in the final files: (trajectories, runs).
+    pub fn end_offsets(&self) -> (u64, u64) {
+        match &self.files {
+            None => self.offsets,
+            Some((t, r)) => (
+                self.offsets.0 + t.rows_given(),
+                self.offsets.1 + r.rows_given(),
+            ),
+        }
     }
 
     /// Close both files: (trajectories, runs), flushed, unpublished.
@@ -384,17 +454,73 @@ impl Store {
     /// An empty segment of this store (see `Segment`).
     #[cfg(test)]
     pub fn segment(&self) -> Segment {
-        self.segment_coded(Vec::new())
+        self.segment_coded(Vec::new(), (0, 0))
     }
 
     /// An empty segment whose trajectory frames hold u32 codes for strings in the columns named
-    /// in `coded` (written as the strings).
-    pub fn segment_coded(&self, coded: Vec<(String, Names)>) -> Segment {
+    /// in `coded` (written as the strings), and whose rows will land at `offsets` (trajectories,
+    /// runs) of the final files: a guess that only decides the part's row groups (see
+    /// `Grouped`), so that the merge can copy them; the merge checks where they really land.
+    pub fn segment_coded(&self, coded: Vec<(String, Names)>, offsets: (u64, u64)) -> Segment {
         Segment {
             parts: self.dir.join(PARTS),
             files: None,
             coded,
+            offsets,
         }
+    }
+
+    /// The trajectory parts whose runs part is among `run_parts`: one without it was cut off by
+    /// a kill, and is not published.
+    fn published_traj_parts(&self, run_parts: &[PathBuf]) -> Result<Vec<PathBuf>> {
+        let published: BTreeSet<String> = run_parts
+            .iter()
+            .filter_map(|p| {
+                p.file_name()?
+                    .to_str()?
+                    .strip_prefix("runs-")
+                    .map(String::from)
+            })
+            .collect();
+        Ok(self
+            .part_files("traj-")?
+            .into_iter()
+            .filter(|p| {
+                p.file_name()
+                    .and_then(|n| n.to_str())
+                    .and_then(|n| n.strip_prefix("traj-"))
+                    .is_some_and(|n| published.contains(n))
+            })
+            .collect())
+    }
+
+    /// Rows of the results already here, final files and published parts: (trajectories, runs).
+    /// A run that goes on after them in cell order writes its rows from there.
+    pub fn rows_on_disk(&self) -> Result<(u64, u64)> {
+        let rows = |files: Vec<PathBuf>| -> Result<u64> {
+            let mut n = 0;
+            for f in files.iter().filter(|f| f.is_file()) {
+                let mut file =
+                    File::open(f).with_context(|| format!("{}: cannot open", f.display()))?;
+                n += polars_parquet::parquet::read::read_metadata(&mut file)
+                    .map_err(anyhow::Error::from)
+                    .with_context(|| format!("{}: cannot read as parquet", f.display()))?
+                    .num_rows as u64;
+            }
+            Ok(n)
+        };
+        let with_final = |name: &str, mut parts: Vec<PathBuf>| {
+            parts.push(self.dir.join(name));
+            parts
+        };
+        let run_parts = self.part_files("runs-")?;
+        Ok((
+            rows(with_final(
+                TRAJECTORIES,
+                self.published_traj_parts(&run_parts)?,
+            ))?,
+            rows(with_final(RUNS, run_parts))?,
+        ))
     }
 
     /// Publish a segment as a part: trajectories first, then runs (whose presence marks the part
@@ -444,26 +570,7 @@ impl Store {
         if run_parts.is_empty() {
             return Ok(());
         }
-        // A trajectory part without its runs part was cut off by a kill: not published.
-        let published: BTreeSet<String> = run_parts
-            .iter()
-            .filter_map(|p| {
-                p.file_name()?
-                    .to_str()?
-                    .strip_prefix("runs-")
-                    .map(String::from)
-            })
-            .collect();
-        let traj_parts: Vec<PathBuf> = self
-            .part_files("traj-")?
-            .into_iter()
-            .filter(|p| {
-                p.file_name()
-                    .and_then(|n| n.to_str())
-                    .and_then(|n| n.strip_prefix("traj-"))
-                    .is_some_and(|n| published.contains(n))
-            })
-            .collect();
+        let traj_parts = self.published_traj_parts(&run_parts)?;
         let with_final = |name: &str, parts: Vec<PathBuf>| -> Vec<PathBuf> {
             let f = self.dir.join(name);
             f.is_file().then_some(f).into_iter().chain(parts).collect()
@@ -590,7 +697,7 @@ mod tests {
         let write = |name: String, cells: Vec<u64>| -> PathBuf {
             let (r, _) = frames(&cells);
             let f = dir.join(name);
-            let mut g = Grouped::create(f.clone(), r.schema(), RUNS_ROWS, &[]).unwrap();
+            let mut g = Grouped::create(f.clone(), r.schema(), RUNS_ROWS, &[], 0).unwrap();
             g.push(r).unwrap();
             publish(&g.close().unwrap(), &f).unwrap();
             f
@@ -598,9 +705,9 @@ mod tests {
         let files: Vec<PathBuf> = (0..6u64)
             .map(|p| write(format!("in-{p}.parquet"), (p * 10..p * 10 + 10).collect()))
             .collect();
-        let (out, most) =
+        let (out, counts) =
             super::super::merge::merge_counted(&files, &dir.join("out.parquet"), 4).unwrap();
-        assert_eq!(most, 1);
+        assert_eq!(counts.most_loaded, 1);
         assert_eq!(read_cells(&out).unwrap(), (0..60).collect::<Vec<u64>>());
         let shards: Vec<PathBuf> = (0..3u64)
             .map(|i| {
@@ -608,10 +715,58 @@ mod tests {
                 write(format!("shard-{i}.parquet"), cells)
             })
             .collect();
-        let (out, most) =
+        let (out, counts) =
             super::super::merge::merge_counted(&shards, &dir.join("out2.parquet"), 4).unwrap();
-        assert_eq!(most, 3);
+        assert_eq!(counts.most_loaded, 3);
         assert_eq!(read_cells(&out).unwrap(), (0..20).collect::<Vec<u64>>());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn parts_grouped_for_where_they_land_are_copied_by_row_group_into_the_same_bytes() {
+        // Three parts of one run, 10 rows each, merged in row groups of 4 rows. Written for
+        // their place in the final file (offsets 0, 10, 20), their whole groups of 4 fall on the
+        // output's boundaries and are copied undecoded; only the rows around a part boundary
+        // are merged row by row. The bytes equal those of the parts written without offsets
+        // (merged row by row), and those of one file written at once.
+        use super::super::merge::merge_counted;
+        let dir = scratch("copy");
+        std::fs::create_dir_all(&dir).unwrap();
+        let write = |name: &str, cells: Vec<u64>, offset: u64| -> PathBuf {
+            let (_, t) = frames(&cells);
+            let f = dir.join(name);
+            let mut g = Grouped::create(f.clone(), t.schema(), 4, &[], offset).unwrap();
+            // Given in two pieces: groups do not depend on how rows arrive.
+            g.push(t.slice(0, 5)).unwrap();
+            g.push(t.slice(5, t.height())).unwrap();
+            publish(&g.close().unwrap(), &f).unwrap();
+            f
+        };
+        let cells = |p: u64| (p * 3..p * 3 + 3).collect::<Vec<u64>>();
+        // frames() gives 3 trajectory rows a cell: 9 rows a part, 27 in all.
+        let aligned: Vec<PathBuf> = (0..3u64)
+            .map(|p| write(&format!("a-{p}.parquet"), cells(p), p * 9))
+            .collect();
+        let plain: Vec<PathBuf> = (0..3u64)
+            .map(|p| write(&format!("p-{p}.parquet"), cells(p), 0))
+            .collect();
+        let whole = write("whole.parquet", (0..9).collect(), 0);
+        let (a, ca) = merge_counted(&aligned, &dir.join("a.parquet"), 4).unwrap();
+        let (p, cp) = merge_counted(&plain, &dir.join("p.parquet"), 4).unwrap();
+        // Part 0: rows 0-3, 4-7 copied, row 8 merged; part 1 (from row 9): 9-11 merged, 12-15
+        // copied, 16-17 merged; part 2 (from row 18): 18-19 merged, 20-23 copied, 24-26 merged.
+        assert_eq!(ca.copied, 4);
+        // Without offsets only part 0's groups fall on the output's boundaries.
+        assert_eq!(cp.copied, 2);
+        let bytes = |f: &Path| std::fs::read(f).unwrap();
+        assert_eq!(bytes(&a), bytes(&p));
+        assert_eq!(bytes(&a), bytes(&whole));
+        // A final file and parts holding the same cells (a kill after publishing the final
+        // file; cells in two inputs are merged row by row): one copy of each, the same bytes.
+        let mut again = vec![whole.clone()];
+        again.extend(aligned.iter().cloned());
+        let (d, _) = merge_counted(&again, &dir.join("d.parquet"), 4).unwrap();
+        assert_eq!(bytes(&d), bytes(&whole));
         let _ = std::fs::remove_dir_all(&dir);
     }
 
