@@ -292,6 +292,111 @@ fn missing_cells_are_listed_dropped_or_imputed() {
 }
 
 #[test]
+fn pairwise_tests_cover_the_family_asked_for() {
+    // 61 policies on 6 units: past 50, `--pairs auto` runs no pairwise test (the ranking,
+    // Friedman and Nemenyi's critical difference stay); `against:` tests 60 pairs with Holm over
+    // those 60; `all` tests 1 830. Figures with a row per policy draw the best 60.
+    let dir = scratch("report-pairs");
+    let csv = dir.join("s.csv");
+    let mut text = String::from("unit,policy,score\n");
+    for u in 0..6 {
+        for p in 0..61 {
+            let s = 0.5 + 0.01 * p as f64 + 0.003 * ((u * 7 + p * 3) % 5) as f64;
+            text.push_str(&format!("u{u},p{p},{s}\n"));
+        }
+    }
+    std::fs::write(&csv, text).unwrap();
+    let report = |pairs: Option<&str>| -> Value {
+        let out = dir.join(pairs.unwrap_or("default").replace(':', "-"));
+        let mut args = vec![
+            "report",
+            "--scores",
+            csv.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        if let Some(p) = pairs {
+            args.extend(["--pairs", p]);
+        }
+        run_ok(&args);
+        json(&out.join("tests.json"))
+    };
+    let t = report(None);
+    assert_eq!(t["wilcoxon_holm"]["pairs"].as_array().unwrap().len(), 0);
+    assert_eq!(t["nemenyi"]["pairwise_p"].as_object().unwrap().len(), 0);
+    assert!(t["nemenyi"]["cd"].as_f64().unwrap() > 0.0);
+    let family = t["pairs"]["family"].as_str().unwrap();
+    assert!(family.contains("61 policies are more than 50"), "{family}");
+    let drawn = |f: &str| read(&dir.join("default").join(f)).lines().count() - 1;
+    assert_eq!(drawn("mean_rank.csv"), 60);
+    assert_eq!(drawn("rank_boxplots.csv"), 60);
+    assert_eq!(drawn("summary.csv"), 61);
+    let md = read(&dir.join("default/report.md"));
+    assert!(md.contains("The best 60 of the 61 policies by mean rank are drawn"));
+    let t = report(Some("against:p50"));
+    let pairs = t["wilcoxon_holm"]["pairs"].as_array().unwrap();
+    assert_eq!(pairs.len(), 60);
+    assert!(pairs.iter().all(|p| p["a"] == "p50"));
+    // Holm over 60 hypotheses: the smallest p-value is multiplied by 60.
+    let min = pairs
+        .iter()
+        .min_by(|a, b| {
+            a["p_value"]
+                .as_f64()
+                .unwrap()
+                .total_cmp(&b["p_value"].as_f64().unwrap())
+        })
+        .unwrap();
+    let (p, holm) = (
+        min["p_value"].as_f64().unwrap(),
+        min["p_holm"].as_f64().unwrap(),
+    );
+    assert!((holm - (60.0 * p).min(1.0)).abs() < 1e-12, "{p} {holm}");
+    // Nemenyi's pairwise p-values for the same pairs, both ways round.
+    let nem = &t["nemenyi"]["pairwise_p"];
+    assert_eq!(nem["p50"].as_object().unwrap().len(), 61);
+    assert_eq!(nem["p3"]["p50"], nem["p50"]["p3"]);
+    assert!(nem["p3"].get("p4").is_none());
+    let t = report(Some("all"));
+    assert_eq!(
+        t["wilcoxon_holm"]["pairs"].as_array().unwrap().len(),
+        61 * 60 / 2
+    );
+    // An unknown control is refused, naming the policies.
+    let o = bin()
+        .args([
+            "report",
+            "--scores",
+            csv.to_str().unwrap(),
+            "--pairs",
+            "against:ucb9",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("--pairs against:ucb9: no policy 'ucb9' here; the policies are p0, p1"),
+        "{err}"
+    );
+    let o = bin()
+        .args([
+            "report",
+            "--scores",
+            csv.to_str().unwrap(),
+            "--pairs",
+            "some",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("expected auto, all, none or against:POLICY"),
+        "{err}"
+    );
+}
+
+#[test]
 fn bootstrap_intervals_are_seeded_and_named() {
     let dir = scratch("report-boot");
     let run = |seed: &str, out: &str| {

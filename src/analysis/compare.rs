@@ -38,6 +38,90 @@ impl Missing {
     }
 }
 
+/// Policies up to which `--pairs auto` tests every pair (1 225 pairs).
+pub const AUTO_ALL_PAIRS: usize = 50;
+
+/// Which pairs of policies get pairwise tests (Wilcoxon–Holm, Nemenyi's pairwise p-values, the
+/// Bayesian test): the family of hypotheses Holm's correction runs over.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Pairs {
+    /// Every pair up to `AUTO_ALL_PAIRS` policies, none beyond (the ranking, Friedman and
+    /// Nemenyi's critical difference are always given).
+    Auto,
+    /// Every pair: k (k − 1) / 2 hypotheses.
+    All,
+    /// No pairwise test.
+    None,
+    /// Each other policy against this one (a control named before seeing the results): k − 1
+    /// hypotheses.
+    Against(String),
+}
+
+impl Pairs {
+    /// `auto`, `all`, `none` or `against:POLICY`.
+    pub fn parse(s: &str) -> Result<Pairs> {
+        Ok(match s {
+            "auto" => Pairs::Auto,
+            "all" => Pairs::All,
+            "none" => Pairs::None,
+            _ => match s.strip_prefix("against:") {
+                Some(p) if !p.is_empty() => Pairs::Against(p.to_string()),
+                _ => bail!(
+                    "--pairs '{s}': expected auto, all, none or against:POLICY (a policy id as the report's tables name it)"
+                ),
+            },
+        })
+    }
+
+    pub fn as_string(&self) -> String {
+        match self {
+            Pairs::Auto => "auto".into(),
+            Pairs::All => "all".into(),
+            Pairs::None => "none".into(),
+            Pairs::Against(p) => format!("against:{p}"),
+        }
+    }
+
+    /// The pairs (a < b in the table's order, except that a control comes first) for these
+    /// policies; an unknown control is an error naming the policies there are.
+    pub fn family(&self, policies: &[String]) -> Result<Vec<(usize, usize)>> {
+        let k = policies.len();
+        let all = || -> Vec<(usize, usize)> {
+            (0..k)
+                .flat_map(|a| ((a + 1)..k).map(move |b| (a, b)))
+                .collect()
+        };
+        Ok(match self {
+            Pairs::Auto if k <= AUTO_ALL_PAIRS => all(),
+            Pairs::All => all(),
+            Pairs::Auto | Pairs::None => Vec::new(),
+            Pairs::Against(p) => {
+                let Some(c) = policies.iter().position(|x| x == p) else {
+                    let shown: Vec<&str> = policies.iter().take(10).map(String::as_str).collect();
+                    bail!(
+                        "--pairs against:{p}: no policy '{p}' here; the policies are {}{}",
+                        shown.join(", "),
+                        if k > 10 { ", …" } else { "" }
+                    );
+                };
+                (0..k).filter(|&b| b != c).map(|b| (c, b)).collect()
+            }
+        })
+    }
+
+    /// The family in words, for reports: "all 45 pairs", "the 9 pairs with X", or why none.
+    pub fn describe(&self, policies: usize, tested: usize) -> String {
+        match self {
+            Pairs::Against(p) => format!("the {tested} pairs with `{p}` (--pairs against)"),
+            _ if tested > 0 => format!("all {tested} pairs"),
+            Pairs::Auto => format!(
+                "no pairs: {policies} policies are more than {AUTO_ALL_PAIRS}, beyond which pairwise tests are run only when asked (--pairs all, or --pairs against:POLICY)"
+            ),
+            _ => "no pairs (--pairs none)".into(),
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Options {
     pub alpha: f64,
@@ -53,6 +137,8 @@ pub struct Options {
     /// Its posterior samples and prior strength (baycomp's defaults: 50 000, 0.5).
     pub bayes_samples: usize,
     pub bayes_prior: f64,
+    /// Which pairs get pairwise tests.
+    pub pairs: Pairs,
 }
 
 impl Options {
@@ -93,6 +179,11 @@ impl Options {
         }
         Ok(())
     }
+
+    /// Refuse a `--pairs against:` control that is not among `policies`.
+    pub fn check_policies(&self, policies: &[String]) -> anyhow::Result<()> {
+        self.pairs.family(policies).map(|_| ())
+    }
 }
 
 impl Default for Options {
@@ -108,6 +199,7 @@ impl Default for Options {
             bayes_rope: None,
             bayes_samples: 50_000,
             bayes_prior: 0.5,
+            pairs: Pairs::Auto,
         }
     }
 }
@@ -382,12 +474,11 @@ pub fn compare(table: ScoreTable, opts: &Options) -> Comparison {
     let fr = friedman(&ranks);
     let id = iman_davenport(fr.statistic, n, k);
     let means: Vec<f64> = summary.iter().map(|s| s.mean_rank).collect();
-    let nem = nemenyi(&means, n, opts.alpha);
-    let all: Vec<(usize, usize)> = (0..k)
-        .flat_map(|a| ((a + 1)..k).map(move |b| (a, b)))
-        .collect();
-    let pairs = pair_tests(&table, &all, opts);
-    let bayesian = bayes_pairs(&table, &all, opts);
+    // An unknown control was refused before (`Options::check_policies`): no pairs here.
+    let family = opts.pairs.family(&table.policies).unwrap_or_default();
+    let nem = nemenyi(&means, n, opts.alpha, &family);
+    let pairs = pair_tests(&table, &family, opts);
+    let bayesian = bayes_pairs(&table, &family, opts);
     Comparison {
         table,
         ranks,

@@ -71,7 +71,11 @@ pub fn focus_versus_rest(
     };
     let units = unit_table(runs, unit, FoundNothing::Worst, higher_is_better);
     let (table, _) = ScoreTable::from_rows(&units.rows, higher_is_better, Missing::Error, true)?;
-    let opts = Options::default();
+    // Its own family of pairs (below): the comparison's are not needed.
+    let opts = Options {
+        pairs: super::compare::Pairs::None,
+        ..Options::default()
+    };
     let c = compare(table, &opts);
     let idx = |p: &str| c.table.policies.iter().position(|x| x == p);
     let Some(d) = idx(focus) else {

@@ -25,6 +25,22 @@ pub fn norm_quantile(p: f64) -> f64 {
 
 /// Quantile of Student's t with `df` degrees of freedom, polished by Newton steps.
 pub fn t_quantile(p: f64, df: f64) -> f64 {
+    thread_local! {
+        /// (p, df) -> quantile: a report asks for the same few thousands of times (one
+        /// interval per pair of policies).
+        static MEMO: std::cell::RefCell<std::collections::HashMap<(u64, u64), f64>> =
+            std::cell::RefCell::new(std::collections::HashMap::new());
+    }
+    let key = (p.to_bits(), df.to_bits());
+    if let Some(x) = MEMO.with(|m| m.borrow().get(&key).copied()) {
+        return x;
+    }
+    let x = t_quantile_uncached(p, df);
+    MEMO.with(|m| m.borrow_mut().insert(key, x));
+    x
+}
+
+fn t_quantile_uncached(p: f64, df: f64) -> f64 {
     let t = StudentsT::new(0.0, 1.0, df).expect("df > 0");
     let mut x = t.inverse_cdf(p);
     for _ in 0..4 {
@@ -166,9 +182,10 @@ static GAUSS_LEGENDRE: LazyLock<Vec<(f64, f64)>> = LazyLock::new(|| {
 /// Upper tail P(Q > q) of the studentized range of `k` means with infinite degrees of freedom:
 ///     P(Q ≤ q) = k ∫ φ(z) [Φ(z) − Φ(z − q)]^(k−1) dz,
 /// integrated as the tail k ∫ φ(z) (Φ(z)^(k−1) − [Φ(z) − Φ(z − q)]^(k−1)) dz so that small
-/// p-values keep their relative precision (composite 20-point Gauss–Legendre, panels of 0.5 on
+/// p-values keep their relative precision (composite 20-point Gauss–Legendre, panels of 1.0 on
 /// [−12, q + 12]).
 pub fn studentized_range_sf(q: f64, k: usize) -> f64 {
+    const PANEL: f64 = 1.0;
     if k < 2 || q.is_nan() {
         return f64::NAN;
     }
@@ -210,7 +227,7 @@ pub fn studentized_range_sf(q: f64, k: usize) -> f64 {
         kf * norm_pdf(z) * diff
     };
     let (lo, hi) = (-12.0, q + 12.0);
-    let panels = ((hi - lo) / 0.5).ceil() as usize;
+    let panels = ((hi - lo) / PANEL).ceil() as usize;
     let h = (hi - lo) / panels as f64;
     let mut total = 0.0;
     for p in 0..panels {
@@ -251,34 +268,57 @@ pub struct Nemenyi {
     pub q_alpha: f64,
     /// The critical difference q_α √(k (k + 1) / (6 n)).
     pub cd: f64,
-    /// `pairwise_p[a][b]`; 1 on the diagonal.
-    pub pairwise_p: Vec<Vec<f64>>,
+    /// (a, b, p) for the pairs asked for, in their order.
+    pub pairwise: Vec<(usize, usize, f64)>,
 }
 
-/// Nemenyi's critical difference and pairwise p-values from the mean ranks of `k` policies on `n` units.
-pub fn nemenyi(mean_ranks: &[f64], n: usize, alpha: f64) -> Nemenyi {
+impl Nemenyi {
+    /// The p-value of the pair (a, b) in either order (1 when a = b), if it was asked for.
+    pub fn p(&self, a: usize, b: usize) -> Option<f64> {
+        if a == b {
+            return Some(1.0);
+        }
+        self.pairwise
+            .iter()
+            .find(|&&(x, y, _)| (x, y) == (a, b) || (x, y) == (b, a))
+            .map(|&(_, _, p)| p)
+    }
+}
+
+/// Nemenyi's critical difference from the mean ranks of `k` policies on `n` units, and the
+/// pairwise p-values of `pairs`.
+///
+/// Mean ranks over n units are multiples of 1/(2n) (average ranks of ties are multiples of
+/// 1/2), so a pair's difference is an integer d over 2n, d ≤ 2n(k − 1): each p-value is
+/// computed from that integer, once per distinct d (one integral each; they dominated a report
+/// with hundreds of policies). A difference off that grid (which ranks never give) is computed
+/// as it is.
+pub fn nemenyi(mean_ranks: &[f64], n: usize, alpha: f64, pairs: &[(usize, usize)]) -> Nemenyi {
     let k = mean_ranks.len();
     let scale = (k as f64 * (k as f64 + 1.0) / (6.0 * n as f64)).sqrt();
     let q_alpha = studentized_range_quantile(1.0 - alpha, k) / SQRT_2;
-    let mut pairwise_p = vec![vec![1.0; k]; k];
-    // Mean ranks over n units are multiples of 1/(2n), so many pairs share a difference: compute
-    // each distinct one once (the integral dominates a report with hundreds of policies).
+    let two_n = 2.0 * n as f64;
     let mut memo: std::collections::HashMap<u64, f64> = std::collections::HashMap::new();
-    for a in 0..k {
-        for b in (a + 1)..k {
-            let q = (mean_ranks[a] - mean_ranks[b]).abs() / scale * SQRT_2;
-            let p = *memo
-                .entry(q.to_bits())
-                .or_insert_with(|| studentized_range_sf(q, k));
-            pairwise_p[a][b] = p;
-            pairwise_p[b][a] = p;
-        }
-    }
+    let pairwise = pairs
+        .iter()
+        .map(|&(a, b)| {
+            let diff = (mean_ranks[a] - mean_ranks[b]).abs();
+            let steps = (diff * two_n).round();
+            let p = if (diff * two_n - steps).abs() < 1e-6 {
+                *memo
+                    .entry(steps as u64)
+                    .or_insert_with(|| studentized_range_sf(steps / two_n / scale * SQRT_2, k))
+            } else {
+                studentized_range_sf(diff / scale * SQRT_2, k)
+            };
+            (a, b, p)
+        })
+        .collect();
     Nemenyi {
         alpha,
         q_alpha,
         cd: q_alpha * scale,
-        pairwise_p,
+        pairwise,
     }
 }
 

@@ -148,8 +148,30 @@ pub struct ReportMeasure {
     pub units: usize,
     pub policies: usize,
     pub seconds: f64,
+    /// CPU seconds of the whole `report` (reading, analysis, tables, figures, documents).
+    pub cpu_seconds: f64,
+    /// CPU seconds of the analysis alone on the table already read (ranks, Friedman,
+    /// Iman–Davenport, Nemenyi's critical difference, and the pairwise tests of the default
+    /// `--pairs auto` family): what autorank's `autorank()` call does.
+    pub analysis_cpu_seconds: f64,
     pub rss_before_mib: f64,
     pub rss_after_mib: f64,
+    /// The generated table (for a peer to read).
+    pub csv: std::path::PathBuf,
+}
+
+/// CPU time of this process (all threads) in seconds, to the nanosecond clock's resolution.
+pub fn process_cpu_seconds() -> f64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes the timespec it is given.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
+    if rc != 0 {
+        return f64::NAN;
+    }
+    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
 }
 
 /// `report --scores` on a generated long table of `units` x `policies` scores (seeded: a load
@@ -170,23 +192,59 @@ pub fn measure_report(units: usize, policies: usize, dir: &Path) -> Result<Repor
         }
     }
     std::fs::write(&csv, text)?;
+    // The analysis alone, on the table read outside the timing (as the peer pivots its table
+    // before timing autorank).
+    let opts = crate::report::ReportOptions::default();
+    let (rows, _) = crate::report::read_scores(&csv, &Default::default())?;
+    let (table, _) =
+        crate::analysis::compare::ScoreTable::from_rows(&rows, true, opts.stats.missing, false)?;
+    let c0 = process_cpu_seconds();
+    std::hint::black_box(crate::analysis::compare::compare(table, &opts.stats));
+    let analysis_cpu_seconds = process_cpu_seconds() - c0;
     let rss_before_mib = peak_rss_mib();
+    let c0 = process_cpu_seconds();
     let t0 = Instant::now();
-    crate::report::report_scores(
-        &csv,
-        &Default::default(),
-        false,
-        &dir.join("report"),
-        &crate::report::ReportOptions::default(),
-    )?;
+    crate::report::report_scores(&csv, &Default::default(), false, &dir.join("report"), &opts)?;
     Ok(ReportMeasure {
         rows: units * policies,
         units,
         policies,
         seconds: t0.elapsed().as_secs_f64(),
+        cpu_seconds: process_cpu_seconds() - c0,
+        analysis_cpu_seconds,
         rss_before_mib,
         rss_after_mib: peak_rss_mib(),
+        csv,
     })
+}
+
+/// autorank's in-process CPU seconds on the scores table `csv`, from
+/// `scripts/reference/autorank_timing.py` run by `python` (median of 3 calls).
+pub fn autorank_cpu_seconds(python: &str, csv: &Path) -> Result<f64> {
+    use anyhow::Context as _;
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/reference/autorank_timing.py");
+    let out = std::process::Command::new(python)
+        .arg(&script)
+        .arg(csv)
+        .output()
+        .with_context(|| format!("--autorank-python {python}: cannot start it"))?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    if !out.status.success() {
+        anyhow::bail!(
+            "{}: failed under {python} (is autorank 1.3.0 installed? pip install -r scripts/reference/requirements-autorank.txt): {}",
+            script.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    text.split_whitespace()
+        .find_map(|w| w.strip_prefix("autorank_cpu_s="))
+        .and_then(|v| v.parse().ok())
+        .with_context(|| {
+            format!(
+                "{}: no autorank_cpu_s= in its output: {text}",
+                script.display()
+            )
+        })
 }
 
 /// A run through the results store: decisions, seconds, peak RSS and the files' sizes.

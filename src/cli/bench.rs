@@ -43,6 +43,10 @@ pub struct Args {
     /// The Python interpreter of the protocol measurement
     #[arg(long, default_value = "python3")]
     python: String,
+    /// With report-policies: a Python with autorank 1.3.0 (scripts/reference/
+    /// requirements-autorank.txt) that times autorank on the same tables, side by side
+    #[arg(long)]
+    autorank_python: Option<String>,
     /// The experiment the memory measurement runs
     #[arg(long, default_value = "experiments/quickstart.toml")]
     memory_experiment: PathBuf,
@@ -66,6 +70,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         python,
         memory_experiment,
         memory_repetitions,
+        autorank_python,
     } = args;
     if let Some(t) = threads {
         // As in `run`: bound polars' own pool too, before polars is first used.
@@ -76,10 +81,10 @@ pub fn run(args: Args) -> Result<ExitCode> {
         &pool_dir,
         seconds,
         report_rows,
-        &report_policies,
         cash_observations,
         &only,
     )?;
+    report_policies_section(&only, &report_policies, autorank_python.as_deref())?;
     let want = |what: Section| only.contains(&what);
     let scratch =
         std::env::temp_dir().join(format!("banditbench-bench-store-{}", std::process::id()));
@@ -225,7 +230,6 @@ fn run_bench(
     pool_dir: &std::path::Path,
     seconds: f64,
     report_rows: usize,
-    report_policies: &[usize],
     cash_observations: usize,
     only: &[Section],
 ) -> Result<ExitCode> {
@@ -381,21 +385,51 @@ fn run_bench(
             );
         }
     }
-    if want(Section::ReportPolicies) {
-        for &policies in report_policies {
-            let dir = std::env::temp_dir().join(format!(
-                "banditbench-bench-{}-{policies}",
-                std::process::id()
-            ));
-            let m = bench::measure_report(100, policies, &dir)?;
-            println!(
-                "report on {} units x {} policies (every figure and table): {:.2} s",
-                m.units, m.policies, m.seconds
-            );
-            let _ = std::fs::remove_dir_all(&dir);
-        }
-    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `report` on 100 units x each number of policies, beside autorank when asked.
+fn report_policies_section(
+    only: &[Section],
+    report_policies: &[usize],
+    autorank_python: Option<&str>,
+) -> Result<()> {
+    if !(only.is_empty() || only.contains(&Section::ReportPolicies)) {
+        return Ok(());
+    }
+    for &policies in report_policies {
+        let dir = std::env::temp_dir().join(format!(
+            "banditbench-bench-{}-{policies}",
+            std::process::id()
+        ));
+        let m = bench::measure_report(100, policies, &dir)?;
+        println!(
+            "report on {} units x {} policies: analysis {:.3} s CPU (ranks, Friedman, Nemenyi's CD; pairwise tests of --pairs auto: {}); the whole report (every table and figure) {:.2} s wall, {:.2} s CPU",
+            m.units,
+            m.policies,
+            m.analysis_cpu_seconds,
+            if m.policies <= crate::analysis::compare::AUTO_ALL_PAIRS {
+                "all pairs"
+            } else {
+                "none"
+            },
+            m.seconds,
+            m.cpu_seconds
+        );
+        if let Some(py) = autorank_python {
+            let peer = bench::autorank_cpu_seconds(py, &m.csv)?;
+            println!(
+                "report on {} units x {} policies: autorank 1.3.0 (Friedman + Nemenyi, in-process) {:.3} s CPU: banditbench's analysis takes {:.2}x its time, the whole report {:.2}x",
+                m.units,
+                m.policies,
+                peer,
+                m.analysis_cpu_seconds / peer,
+                m.cpu_seconds / peer
+            );
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    Ok(())
 }
 
 fn run_bench_fits() {

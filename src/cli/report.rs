@@ -57,6 +57,13 @@ pub struct Args {
     /// Prior strength of the Bayesian signed-rank test (a pseudo-observation at 0)
     #[arg(long, default_value_t = 0.5)]
     bayes_prior: f64,
+    /// Which pairs of policies get pairwise tests (Wilcoxon–Holm, Nemenyi's pairwise p-values,
+    /// the Bayesian test): the family Holm's correction runs over. auto: every pair up to 50
+    /// policies, none beyond; all; none; against:POLICY (each other policy against this one,
+    /// named before seeing the results). The ranking, Friedman and Nemenyi's critical difference
+    /// are always given
+    #[arg(long, default_value = "auto", value_parser = crate::analysis::compare::Pairs::parse)]
+    pairs: crate::analysis::compare::Pairs,
     /// Seed of the bootstrap
     #[arg(long, default_value_t = 0)]
     seed: u64,
@@ -123,6 +130,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         bayes_rope,
         bayes_samples,
         bayes_prior,
+        pairs,
         seed,
         tie_tolerance,
         zero_method,
@@ -148,6 +156,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             bayes_prior,
             zero_method,
             missing,
+            pairs,
         },
         unit: unit.kind(),
         found_nothing,

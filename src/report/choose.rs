@@ -120,6 +120,8 @@ fn restricted(c: &Comparison, keep: &[usize]) -> Comparison {
     };
     let mut opts = c.options.clone();
     opts.bayes_rope = None;
+    // The diagram's bars need every pair of the few policies it shows.
+    opts.pairs = crate::analysis::compare::Pairs::All;
     compare(table, &opts)
 }
 
@@ -188,6 +190,7 @@ pub(crate) fn comparison_figures(
         ),
         rows: order
             .iter()
+            .take(MAX_ROWS)
             .map(|&i| {
                 let s = &c.summary[i];
                 (names.of(&s.policy), s.mean_rank, s.ci_low, s.ci_high)
@@ -199,8 +202,9 @@ pub(crate) fn comparison_figures(
         save(&mr, out, "mean_rank", page)?,
         "mean_rank",
         format!(
-            "Mean rank per policy over {n} units with its {}.",
-            ci_name(c.options.ci, c.options.alpha)
+            "Mean rank per policy over {n} units with its {}.{}",
+            ci_name(c.options.ci, c.options.alpha),
+            rows_note(order.len())
         ),
     );
     let (keep, note) = cd_selection(c, names);
@@ -252,27 +256,63 @@ pub(crate) fn comparison_figures(
     Ok(w)
 }
 
-/// Rank box plots, one panel per budget.
+/// Policies a figure with a row per policy (mean ranks, rank box plots) shows: past this the
+/// rows are too thin to read (and 1 000 of them made a 46 000-pixel-tall PNG, most of a report's
+/// time); the best `MAX_ROWS` by mean rank are drawn, and the caption says so. The tables list
+/// every policy.
+pub(crate) const MAX_ROWS: usize = 60;
+
+/// A caption's note when `k` rows are cut to `MAX_ROWS`.
+fn rows_note(k: usize) -> String {
+    if k > MAX_ROWS {
+        format!(
+            " The best {MAX_ROWS} of the {k} policies by mean rank are drawn; summary.csv lists all."
+        )
+    } else {
+        String::new()
+    }
+}
+
+/// Rank box plots, one panel per budget; rows in mean-rank order (best first), at most
+/// `MAX_ROWS` of them.
 pub(crate) fn rank_boxplots(
     w: &mut Written,
-    per_budget: Vec<(String, Vec<Vec<f64>>)>,
-    labels: Vec<String>,
+    mut per_budget: Vec<(String, Vec<Vec<f64>>)>,
+    mut labels: Vec<String>,
     unit: &str,
     out: &Path,
     page: &Page,
 ) -> Result<()> {
     let k = labels.len();
+    labels.truncate(MAX_ROWS);
+    for (_, rows) in &mut per_budget {
+        rows.truncate(MAX_ROWS);
+    }
+    // Cut to the best rows, the axis ends at the worst rank they reach.
+    let last = if k > MAX_ROWS {
+        per_budget
+            .iter()
+            .flat_map(|(_, rows)| rows.iter().flatten())
+            .fold(1.0f64, |m, &r| if r.is_finite() { m.max(r) } else { m })
+            .ceil()
+            .min(k as f64)
+    } else {
+        k as f64
+    };
     let bp = BoxPanels {
         title: format!("Ranks per {unit} unit, one panel per budget"),
         x_desc: "rank (1 = best)".into(),
         labels,
         panels: per_budget,
-        x_range: (0.5, k as f64 + 0.5),
+        x_range: (0.5, last + 0.5),
     };
     w.add(
         save(&bp, out, "rank_boxplots", page)?,
         "rank_boxplots",
-        format!("Rank distributions per {unit} unit and budget."),
+        format!(
+            "Rank distributions per {unit} unit and budget.{}",
+            rows_note(k)
+        ),
     );
     Ok(())
 }

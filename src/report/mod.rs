@@ -208,6 +208,7 @@ pub(crate) fn report_scores(
     let (table, more) = ScoreTable::from_rows(&rows, !minimize, opts.stats.missing, false)
         .with_context(|| format!("{}", csv.display()))?;
     notes.extend(more);
+    opts.stats.check_policies(&table.policies)?;
     let c = compare(table, &opts.stats);
     let options = options_json(&c, &[("input", json!(csv.display().to_string()))]);
     let names = Names::new(
@@ -363,6 +364,7 @@ fn report_runs(
         ));
     }
     notes.extend(table_notes);
+    opts.stats.check_policies(&table.policies)?;
     let c = compare(table, &opts.stats);
     let options = options_json(
         &c,

@@ -3,7 +3,7 @@
 //! booktabs tables, LaTeX macros for every symbol, the figures' PDFs) and `ranking.tex` (the
 //! ranking table alone, to `\input` into a paper), and the tests in words.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -59,6 +59,7 @@ pub(crate) fn options_json(
     m.insert("tie_tolerance".into(), json!(o.tie_tolerance));
     m.insert("zero_method".into(), json!(o.zero_method.as_str()));
     m.insert("missing".into(), json!(o.missing.as_str()));
+    m.insert("pairs".into(), json!(o.pairs.as_string()));
     m.insert(
         "direction".into(),
         json!(if c.table.higher_is_better {
@@ -101,23 +102,28 @@ pub(crate) fn tests_json(
     units: serde_json::Value,
 ) -> serde_json::Value {
     let pols = &c.table.policies;
-    let pairwise: serde_json::Map<String, serde_json::Value> = pols
-        .iter()
-        .enumerate()
-        .map(|(a, pa)| {
-            let inner: serde_json::Map<String, serde_json::Value> = pols
-                .iter()
-                .enumerate()
-                .map(|(b, pb)| (pb.clone(), json!(c.nemenyi.pairwise_p[a][b])))
-                .collect();
-            (pa.clone(), serde_json::Value::Object(inner))
-        })
+    // The pairs asked for, both ways round, and each of their policies with itself.
+    let mut pairwise: BTreeMap<&str, serde_json::Map<String, serde_json::Value>> = BTreeMap::new();
+    for &(a, b, p) in &c.nemenyi.pairwise {
+        for (x, y) in [(a, b), (b, a), (a, a), (b, b)] {
+            let p = if x == y { 1.0 } else { p };
+            pairwise
+                .entry(pols[x].as_str())
+                .or_default()
+                .insert(pols[y].clone(), json!(p));
+        }
+    }
+    let pairwise: serde_json::Map<String, serde_json::Value> = pairwise
+        .into_iter()
+        .map(|(a, inner)| (a.to_string(), serde_json::Value::Object(inner)))
         .collect();
+    let family = c.options.pairs.describe(pols.len(), c.wilcoxon.len());
     let num = |x: f64| if x.is_finite() { json!(x) } else { json!(null) };
     json!({
         "friedman": {"statistic": num(c.friedman.statistic), "p_value": num(c.friedman.p_value), "df": c.friedman.df},
         "iman_davenport": {"statistic": num(c.iman_davenport.statistic), "p_value": num(c.iman_davenport.p_value),
                            "df1": c.iman_davenport.df1, "df2": c.iman_davenport.df2},
+        "pairs": {"asked": c.options.pairs.as_string(), "family": family},
         "nemenyi": {"alpha": c.nemenyi.alpha, "q_alpha": c.nemenyi.q_alpha, "cd": c.nemenyi.cd,
                     "pairwise_p": serde_json::Value::Object(pairwise)},
         "wilcoxon_holm": {
@@ -231,14 +237,24 @@ pub fn tests_in_words(c: &Comparison) -> String {
     );
     let rejected = c.wilcoxon.iter().filter(|p| p.reject).count();
     let methods: BTreeSet<&str> = c.wilcoxon.iter().map(|p| p.method).collect();
-    let _ = writeln!(
-        s,
-        "Wilcoxon signed-rank tests (zero method {}, {}) on all {} pairs with Holm's correction: {} pair(s) differ significantly at α = {a}.",
-        c.options.zero_method.as_str(),
-        methods.into_iter().collect::<Vec<_>>().join(" / "),
-        c.wilcoxon.len(),
-        rejected
-    );
+    if c.wilcoxon.is_empty() {
+        let _ = writeln!(
+            s,
+            "Pairwise tests (Wilcoxon–Holm, Nemenyi's pairwise p-values): {}.",
+            c.options.pairs.describe(c.table.policies.len(), 0)
+        );
+    } else {
+        let _ = writeln!(
+            s,
+            "Wilcoxon signed-rank tests (zero method {}, {}) on {} with Holm's correction: {} pair(s) differ significantly at α = {a}.",
+            c.options.zero_method.as_str(),
+            methods.into_iter().collect::<Vec<_>>().join(" / "),
+            c.options
+                .pairs
+                .describe(c.table.policies.len(), c.wilcoxon.len()),
+            rejected
+        );
+    }
     if fr.p_value > a {
         let _ = writeln!(
             s,
@@ -251,10 +267,12 @@ pub fn tests_in_words(c: &Comparison) -> String {
         };
         let _ = writeln!(
             s,
-            "Bayesian signed-rank tests (Benavoli et al. 2017; rope ±{rope}, prior {}, {} posterior samples) on all {} pairs: {} with one policy better and {} practically equivalent with posterior probability ≥ 0.95, {} undecided.",
+            "Bayesian signed-rank tests (Benavoli et al. 2017; rope ±{rope}, prior {}, {} posterior samples) on {}: {} with one policy better and {} practically equivalent with posterior probability ≥ 0.95, {} undecided.",
             c.options.bayes_prior,
             c.options.bayes_samples,
-            c.bayesian.len(),
+            c.options
+                .pairs
+                .describe(c.table.policies.len(), c.bayesian.len()),
             count(&|p| p.result.p_left >= 0.95 || p.result.p_right >= 0.95),
             count(&|p| p.result.p_rope >= 0.95),
             count(&|p| p.decision() == "undecided"),

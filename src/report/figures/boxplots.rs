@@ -13,6 +13,9 @@ use super::style::{
 };
 use super::{Figure, csv_field, de, quantile_sorted};
 
+/// Up to this many whole ranks on the x axis, each gets a tick and a grid line.
+const DENSE_TICKS: usize = 40;
+
 /// Box plots of values per row, in one or more panels.
 pub struct BoxPanels {
     /// The figure's title.
@@ -99,10 +102,24 @@ impl Figure for BoxPanels {
             super::style::paper_mesh(&mut chart.configure_mesh())
                 .disable_y_mesh()
                 .y_labels(0)
-                .x_labels(span + 1)
+                // A tick and grid line per whole rank while they are few; past that plotters'
+                // round steps (a line per rank of 1 000 made a striped panel).
+                .x_labels(if span <= DENSE_TICKS {
+                    span + 1
+                } else {
+                    (span / every + 1).min(DENSE_TICKS / 3)
+                })
                 .x_label_formatter(&|v| {
                     let r = v.round();
-                    if (v - r).abs() < 1e-9 && (r as i64 - x0.ceil() as i64) % every as i64 == 0 {
+                    if span > DENSE_TICKS {
+                        if (v - r).abs() < 1e-9 {
+                            format!("{r}")
+                        } else {
+                            String::new()
+                        }
+                    } else if (v - r).abs() < 1e-9
+                        && (r as i64 - x0.ceil() as i64) % every as i64 == 0
+                    {
                         format!("{r}")
                     } else {
                         String::new()
