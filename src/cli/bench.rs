@@ -26,7 +26,7 @@ pub struct Args {
     #[arg(long, default_value = "traces/sklearn-grid")]
     pool: PathBuf,
     /// Numbers of policies the report-policies measurement ranks (100 units each)
-    #[arg(long, value_delimiter = ',', default_value = "50,100,200")]
+    #[arg(long, value_delimiter = ',', default_value = "50,100,200,400,1000")]
     report_policies: Vec<usize>,
     /// Observations at which the cash measurement times a model decision
     #[arg(long, default_value_t = 200)]
