@@ -19,6 +19,59 @@ pub(super) fn read_parquet_file(path: &Path) -> Result<DataFrame> {
 }
 
 /// Only the columns `names` of a parquet file (an error names the file).
+/// The tasks (dataset, run) of a curve file from its footer alone, when every row group's
+/// statistics show one dataset and one run and no nulls (what pyarrow and polars write for a
+/// file per task); `None` when they do not, or are missing (then the columns must be read).
+fn tasks_from_statistics(path: &Path) -> Result<Option<BTreeSet<(String, i64)>>> {
+    use polars_parquet::parquet::statistics::Statistics as S;
+    let mut file =
+        std::fs::File::open(path).with_context(|| format!("{}: cannot open", path.display()))?;
+    let meta = polars_parquet::parquet::read::read_metadata(&mut file)
+        .map_err(anyhow::Error::from)
+        .with_context(|| format!("{}: cannot read as parquet", path.display()))?;
+    let at = |name: &str| {
+        meta.schema()
+            .columns()
+            .iter()
+            .position(|c| c.path_in_schema.len() == 1 && c.path_in_schema[0].as_str() == name)
+    };
+    let (Some(di), Some(ri)) = (at("dataset"), at("run")) else {
+        return Ok(None);
+    };
+    let mut tasks = BTreeSet::new();
+    for g in &meta.row_groups {
+        let stats = |i: usize| g.parquet_columns()[i].statistics(&meta.footer_buf);
+        let dataset = match stats(di) {
+            Some(Ok(S::Binary(b))) if b.null_count == Some(0) && b.min_value == b.max_value => {
+                match b.min_value.map(String::from_utf8) {
+                    Some(Ok(d)) => d,
+                    _ => return Ok(None),
+                }
+            }
+            _ => return Ok(None),
+        };
+        let run = match stats(ri) {
+            Some(Ok(S::Int32(r))) if r.null_count == Some(0) && r.min_value == r.max_value => {
+                match r.min_value {
+                    Some(v) => i64::from(v),
+                    None => return Ok(None),
+                }
+            }
+            Some(Ok(S::Int64(r))) if r.null_count == Some(0) && r.min_value == r.max_value => {
+                match r.min_value {
+                    Some(v) => v,
+                    None => return Ok(None),
+                }
+            }
+            _ => return Ok(None),
+        };
+        if g.num_rows() > 0 {
+            tasks.insert((dataset, run));
+        }
+    }
+    Ok(Some(tasks))
+}
+
 fn read_parquet_columns(path: &Path, names: &[&str]) -> Result<DataFrame> {
     let file =
         std::fs::File::open(path).with_context(|| format!("{}: cannot open", path.display()))?;
@@ -108,9 +161,9 @@ pub fn load_pool(dir: &Path, allow_incomplete: bool) -> Result<Pool> {
 /// Chooses, from every task of a pool (sorted by dataset, then run), the tasks to load.
 pub type SelectTasks<'a> = &'a dyn Fn(&[(String, i64)]) -> BTreeSet<(String, i64)>;
 
-/// [`load_pool`], loading only the tasks `select` keeps (all when `None`): the curve files are
-/// first read for their `dataset` and `run` columns alone, and only files holding a kept task
-/// are decoded, so the time grows with the tasks kept. Every file still enters the content hash,
+/// [`load_pool`], loading only the tasks `select` keeps (all when `None`): the tasks of each
+/// curve file are first found from its footer's statistics (or its `dataset` and `run` columns
+/// alone when those do not tell), and only files holding a kept task are decoded, so the time grows with the tasks kept. Every file still enters the content hash,
 /// and `Pool::all_tasks` lists every task. Rows of tasks not kept are not checked.
 pub fn load_pool_selecting(
     dir: &Path,
@@ -207,18 +260,26 @@ pub fn load_pool_selecting(
     if let Some(select) = select {
         let mut per_file = Vec::with_capacity(files.len());
         for f in &files {
-            let df = read_parquet_columns(f, &["dataset", "run"])?;
-            let ds = col(&df, f, "dataset", &DataType::String)?;
-            let run = col(&df, f, "run", &DataType::Int64)?;
-            let mut here: BTreeSet<(String, i64)> = BTreeSet::new();
-            let mut last: Option<(&str, i64)> = None;
-            for (d, r) in ds.str()?.iter().zip(run.i64()?.iter()) {
-                let (Some(d), Some(r)) = (d, r) else { continue };
-                if last != Some((d, r)) {
-                    here.insert((d.to_string(), r));
-                    last = Some((d, r));
+            // A file whose row groups each hold one task says so in its statistics; else its
+            // two columns are read.
+            let here = match tasks_from_statistics(f)? {
+                Some(here) => here,
+                None => {
+                    let df = read_parquet_columns(f, &["dataset", "run"])?;
+                    let ds = col(&df, f, "dataset", &DataType::String)?;
+                    let run = col(&df, f, "run", &DataType::Int64)?;
+                    let mut here: BTreeSet<(String, i64)> = BTreeSet::new();
+                    let mut last: Option<(&str, i64)> = None;
+                    for (d, r) in ds.str()?.iter().zip(run.i64()?.iter()) {
+                        let (Some(d), Some(r)) = (d, r) else { continue };
+                        if last != Some((d, r)) {
+                            here.insert((d.to_string(), r));
+                            last = Some((d, r));
+                        }
+                    }
+                    here
                 }
-            }
+            };
             all_tasks.extend(here.iter().cloned());
             per_file.push(here);
         }
@@ -609,5 +670,48 @@ struct RowAt<'a>(&'a Path, usize);
 impl std::fmt::Display for RowAt<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}: row {}", self.0.display(), self.1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Reads a file's (dataset, run) pairs from its columns, as the loader does without
+    /// statistics.
+    fn tasks_from_columns(f: &Path) -> BTreeSet<(String, i64)> {
+        let df = read_parquet_columns(f, &["dataset", "run"]).unwrap();
+        let ds = col(&df, f, "dataset", &DataType::String).unwrap();
+        let run = col(&df, f, "run", &DataType::Int64).unwrap();
+        ds.str()
+            .unwrap()
+            .iter()
+            .zip(run.i64().unwrap().iter())
+            .filter_map(|(d, r)| Some((d?.to_string(), r?)))
+            .collect()
+    }
+
+    #[test]
+    fn a_curve_files_tasks_come_from_its_statistics_as_from_its_columns() {
+        // Every curve file of the bundled pools (written by pyarrow): one task a file, known
+        // from the footer without decoding a row.
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("traces");
+        let mut checked = 0;
+        for pool in ["sklearn-grid", "hpobench-mlp"] {
+            for f in curve_files(&root.join(pool)).unwrap() {
+                let stats = tasks_from_statistics(&f).unwrap();
+                assert_eq!(stats, Some(tasks_from_columns(&f)), "{}", f.display());
+                checked += 1;
+            }
+        }
+        assert!(checked > 72, "{checked} files");
+        // A file whose row group mixes tasks: the statistics cannot tell, the columns are read.
+        let path = std::env::temp_dir().join(format!("bb-mixed-{}.parquet", std::process::id()));
+        let mut df = df!("dataset" => ["a", "b"], "run" => [0i64, 0]).unwrap();
+        ParquetWriter::new(std::fs::File::create(&path).unwrap())
+            .finish(&mut df)
+            .unwrap();
+        assert_eq!(tasks_from_statistics(&path).unwrap(), None);
+        let _ = std::fs::remove_file(&path);
     }
 }
