@@ -362,6 +362,39 @@ fn pairwise_tests_cover_the_family_asked_for() {
         t["wilcoxon_holm"]["pairs"].as_array().unwrap().len(),
         61 * 60 / 2
     );
+    // With fewer pairs asked for, the Wilcoxon–Holm diagram still rests on every pair of the
+    // policies it shows (its groups equal those of `--pairs all` on the same few policies).
+    let few = dir.join("few.csv");
+    let mut text = String::from("unit,policy,score\n");
+    for u in 0..20 {
+        for p in 0..5 {
+            let s = 0.5 + 0.05 * p as f64 + 0.01 * ((u * 3 + p) % 4) as f64;
+            text.push_str(&format!("u{u},q{p},{s}\n"));
+        }
+    }
+    std::fs::write(&few, text).unwrap();
+    let diagram = |pairs: &str| -> String {
+        let out = dir.join(format!("few-{pairs}"));
+        run_ok(&[
+            "report",
+            "--scores",
+            few.to_str().unwrap(),
+            "--pairs",
+            pairs,
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        read(&out.join("cd_wilcoxon_holm.csv"))
+    };
+    let all = diagram("all");
+    // Policies 0.05 apart on 20 units: Wilcoxon–Holm separates them (no bar joins them all, as
+    // one would if no pair were tested).
+    assert!(all.lines().skip(1).any(|l| !l.ends_with(",0")), "{all}");
+    assert_eq!(diagram("none"), all);
+    assert!(
+        read(&dir.join("few-none/report.md"))
+            .contains("not over the pairwise tests of tests.json (--pairs none)")
+    );
     // An unknown control is refused, naming the policies.
     let o = bin()
         .args([

@@ -208,12 +208,25 @@ pub(crate) fn comparison_figures(
         ),
     );
     let (keep, note) = cd_selection(c, names);
+    // The Wilcoxon–Holm diagram needs every pair of the policies it shows: when `--pairs` asked
+    // for fewer, they are tested here (and the caption says the family differs).
+    let k_all = c.table.policies.len();
+    let every_pair = c.wilcoxon.len() == k_all * k_all.saturating_sub(1) / 2;
     let sub;
-    let cc = if note.is_some() {
+    let cc = if note.is_some() || !every_pair {
         sub = restricted(c, &keep);
         &sub
     } else {
         c
+    };
+    let family_note = if every_pair {
+        String::new()
+    } else {
+        format!(
+            " Holm's correction here runs over the {} pairs of the policies shown, not over the pairwise tests of tests.json (--pairs {}).",
+            keep.len() * keep.len().saturating_sub(1) / 2,
+            c.options.pairs.as_string()
+        )
     };
     let rows: Vec<(String, f64)> = cc
         .order()
@@ -251,7 +264,7 @@ pub(crate) fn comparison_figures(
     w.add(
         save(&wh, out, "cd_wilcoxon_holm", page)?,
         "cd_wilcoxon_holm",
-        format!("Bars join policies of which no pair is significantly different by Wilcoxon–Holm.{suffix}"),
+        format!("Bars join policies of which no pair is significantly different by Wilcoxon–Holm.{suffix}{family_note}"),
     );
     Ok(w)
 }
