@@ -5,7 +5,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{bin, experiment, run_ok, scratch};
+use common::{bin, experiment, run_fails, run_ok, scratch};
 use serde_json::Value;
 
 fn golden_csv(name: &str) -> String {
@@ -255,12 +255,7 @@ fn missing_cells_are_listed_dropped_or_imputed() {
         "unit,policy,score\nu1,a,0.9\nu1,b,0.8\nu2,a,0.7\nu3,a,0.5\nu3,b,0.6\nu4,a,0.2\nu4,b,0.1\n",
     )
     .unwrap();
-    let o = bin()
-        .args(["report", "--scores", csv.to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(1));
-    let err = String::from_utf8_lossy(&o.stderr);
+    let err = run_fails(&["report", "--scores", csv.to_str().unwrap()], 1);
     assert!(
         err.contains("1 (unit, policy) cell(s) have no score: (u2, b)"),
         "{err}"
@@ -395,34 +390,18 @@ fn pairwise_tests_cover_the_family_asked_for() {
         read(&dir.join("few-none/report.md"))
             .contains("not over the pairwise tests of tests.json (--pairs none)")
     );
-    // An unknown control is refused, naming the policies.
-    let o = bin()
-        .args([
-            "report",
-            "--scores",
-            csv.to_str().unwrap(),
-            "--pairs",
-            "against:ucb9",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(1));
-    let err = String::from_utf8_lossy(&o.stderr);
+    // An unknown control is refused, naming the policies; a malformed value is refused by the
+    // argument parser (exit code 2).
+    let scores = csv.to_str().unwrap();
+    let err = run_fails(
+        &["report", "--scores", scores, "--pairs", "against:ucb9"],
+        1,
+    );
     assert!(
         err.contains("--pairs against:ucb9: no policy 'ucb9' here; the policies are p0, p1"),
         "{err}"
     );
-    let o = bin()
-        .args([
-            "report",
-            "--scores",
-            csv.to_str().unwrap(),
-            "--pairs",
-            "some",
-        ])
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&o.stderr);
+    let err = run_fails(&["report", "--scores", scores, "--pairs", "some"], 2);
     assert!(
         err.contains("expected auto, all, none or against:POLICY"),
         "{err}"

@@ -500,12 +500,7 @@ impl Store {
         let rows = |files: Vec<PathBuf>| -> Result<u64> {
             let mut n = 0;
             for f in files.iter().filter(|f| f.is_file()) {
-                let mut file =
-                    File::open(f).with_context(|| format!("{}: cannot open", f.display()))?;
-                n += polars_parquet::parquet::read::read_metadata(&mut file)
-                    .map_err(anyhow::Error::from)
-                    .with_context(|| format!("{}: cannot read as parquet", f.display()))?
-                    .num_rows as u64;
+                n += super::parquet::group_index(f, "cell")?.meta.num_rows as u64;
             }
             Ok(n)
         };

@@ -65,6 +65,18 @@ pub fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_banditbench"))
 }
 
+/// Run the binary expecting it to fail with exit code `code`; returns its stderr.
+pub fn run_fails(args: &[&str], code: i32) -> String {
+    let out = bin().args(args).output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "banditbench {args:?}:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
 pub fn run_ok(args: &[&str]) -> Output {
     let out = bin().args(args).output().unwrap();
     assert!(
