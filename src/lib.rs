@@ -32,6 +32,8 @@ pub(crate) mod names;
 pub(crate) mod normal;
 pub(crate) mod policy;
 pub(crate) mod protocol;
+#[cfg(feature = "python")]
+mod python;
 pub(crate) mod replay;
 pub mod report;
 pub mod reproduce;

@@ -263,6 +263,20 @@ pub struct CellStart<'a> {
     pub pool: Option<PoolStart<'a>>,
 }
 
+impl CellStart<'_> {
+    /// The cell in words, for error messages: `cell 3 (task d/0, budget 0.1 task, repetition 1)`.
+    pub fn describe(&self) -> String {
+        format!(
+            "cell {} (task {}, budget {} {}, repetition {})",
+            self.cell,
+            self.task,
+            self.budget,
+            self.unit.as_str(),
+            self.repetition
+        )
+    }
+}
+
 /// The pool world's part of a cell start.
 #[derive(Clone, Debug)]
 pub struct PoolStart<'a> {

@@ -4,11 +4,24 @@
   policy protocol (docs/protocol.md) to the ``banditbench`` binary.
 - :func:`read_runs`, :func:`read_trajectories`: a results folder into pandas or polars.
 - :mod:`banditbench.smpybandits`: SMPyBandits' policies through the protocol.
+- :func:`run`, :class:`Results`, :func:`report`, :class:`Report`, :func:`policies`,
+  :func:`trace_sets`: the engine in this process (the wheel), for notebooks; Python policies
+  passed to :func:`run` execute in-process. Errors are :class:`BanditbenchError`.
 """
 
 from .protocol import (PROTOCOL, Action, Cell, Choose, Draw, Mutate, Observation, Policy, Stop, View,
                        Wait, serve)
 from .results import read_runs, read_trajectories
+from .api import Report, Results, policies, report, run, trace_sets
+
+
+def __getattr__(name):
+    if name == "BanditbenchError":
+        from ._engine import BanditbenchError
+
+        return BanditbenchError
+    raise AttributeError(f"module 'banditbench' has no attribute {name!r}")
+
 
 __all__ = [
     "PROTOCOL",
@@ -25,5 +38,12 @@ __all__ = [
     "serve",
     "read_runs",
     "read_trajectories",
+    "run",
+    "Results",
+    "report",
+    "Report",
+    "policies",
+    "trace_sets",
+    "BanditbenchError",
 ]
 __version__ = "0.1.0"

@@ -13,23 +13,30 @@ class UCB1(Policy):
     def __init__(self, cell, c=2.0):
         super().__init__(cell)
         k = cell.n_arms
-        self.c, self.t = c, 0
+        self.c, self.t, self.untried = c, 0, k
         self.n, self.sum, self.known = [0] * k, [0.0] * k, [0] * k
+        # Kept per arm as observations arrive, so that a decision is one ln, one sqrt and a
+        # multiply-add per arm: the mean (0 before a reward) and 1 / sqrt(pulls).
+        self.mean, self.inv_sqrt = [0.0] * k, [0.0] * k
 
     def decide(self, view):
-        if self.t < len(self.n) and 0 in self.n:
+        if self.untried:
             return self.n.index(0)
         w = math.sqrt(self.c * math.log(self.t))
-        index = [(s / m if m else 0.0) + w * (1.0 / math.sqrt(n))
-                 for s, m, n in zip(self.sum, self.known, self.n)]
+        index = [m + w * r for m, r in zip(self.mean, self.inv_sqrt)]
         return index.index(max(index))
 
     def observe(self, obs):
+        a = obs.arm
         self.t += 1
-        self.n[obs.arm] += 1
+        n = self.n[a] = self.n[a] + 1
+        if n == 1:
+            self.untried -= 1
+        self.inv_sqrt[a] = 1.0 / math.sqrt(n)
         if obs.reward is not None:
-            self.sum[obs.arm] += obs.reward
-            self.known[obs.arm] += 1
+            self.sum[a] += obs.reward
+            self.known[a] += 1
+            self.mean[a] = self.sum[a] / self.known[a]
 
 
 if __name__ == "__main__":

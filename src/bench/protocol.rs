@@ -28,7 +28,8 @@ impl ProtocolTiming {
 /// and run through the policy protocol (`python/examples/`, with `python` as the interpreter):
 /// the quickstart's world (time-sliced, budget 0.25 of a task in slices of 0.002, so 125
 /// decisions a cell) over the trace set's tasks, for at least `min_seconds` per policy. The
-/// Python processes start before the clock does (one cell warms each up).
+/// Python processes start before the clock does (one cell warms each up). Run from the Python
+/// package's `banditbench` command, UCB1 is also measured in-process (`family = "python"`).
 pub fn measure_protocol(
     ts: &TraceSet,
     python: &str,
@@ -57,12 +58,35 @@ pub fn measure_protocol(
         .parse()?;
         Ok(crate::policy::expand_external(&t.into_iter().collect())?.remove(0))
     };
-    let policies = vec![
+    let mut policies = vec![
         default_config("round-robin")?,
         external("python-round-robin", "round_robin.py")?,
         default_config("ucb1")?,
         external("python-ucb1", "ucb1.py")?,
     ];
+    // Inside the Python package (its `banditbench` command), the same rules also run in-process.
+    if crate::policy::hosted::host("in-process").is_ok() {
+        for (builtin, name, file, class) in [
+            (
+                "round-robin",
+                "python-round-robin-in-process",
+                "round_robin.py",
+                "RoundRobin",
+            ),
+            ("ucb1", "python-ucb1-in-process", "ucb1.py", "UCB1"),
+        ] {
+            let t: toml::Table = format!(
+                "name = {name:?}\nclass = {:?}",
+                format!(
+                    "{}:{class}",
+                    root.join("python/examples").join(file).display()
+                )
+            )
+            .parse()?;
+            policies.push(default_config(builtin)?);
+            policies.push(crate::policy::expand_in_process(&t.into_iter().collect())?.remove(0));
+        }
+    }
     let mut exp = bench_experiment(ts, world)?;
     exp.policies = policies;
     let mut out = Vec::new();

@@ -108,11 +108,16 @@ pub fn run(args: Args) -> Result<ExitCode> {
         for pair in t.chunks(2) {
             let (b, e) = (&pair[0], &pair[1]);
             println!(
-                "protocol: {} {:.0} decisions/s ({} cells); {} through the protocol {:.0} decisions/s ({} cells): {:.1} us per decision, {:.0}x the built-in's time",
+                "protocol: {} {:.0} decisions/s ({} cells); {} {} {:.0} decisions/s ({} cells): {:.1} us per decision, {:.0}x the built-in's time",
                 b.policy,
                 b.decisions_per_second(),
                 b.cells,
                 e.policy,
+                if e.policy.ends_with("in-process") {
+                    "in-process"
+                } else {
+                    "through the protocol"
+                },
                 e.decisions_per_second(),
                 e.cells,
                 1e6 / e.decisions_per_second(),

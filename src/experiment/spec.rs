@@ -276,6 +276,8 @@ pub fn load_experiment(path: &Path) -> Result<Experiment> {
     for (i, p) in f.policies.iter().enumerate() {
         let expanded = if p.family == "external" {
             policy::expand_external(&p.params)
+        } else if p.family == "python" {
+            policy::expand_in_process(&p.params)
         } else {
             policy::expand(&p.family, &p.params)
         }

@@ -59,12 +59,7 @@ pub fn describe_registry(name: Option<&str>, world: Option<WorldKind>) -> Result
             let _ = writeln!(s, "    parameters: none");
         }
         for p in &f.params {
-            let kind = match &p.kind {
-                Kind::Float { min, max } => format!("float in [{min}, {max}]"),
-                Kind::Int { min, max } => format!("int in [{min}, {max}]"),
-                Kind::Choice(c) => c.join(" | "),
-                Kind::Any => "any".to_string(),
-            };
+            let kind = kind_text(&p.kind);
             let _ = writeln!(
                 s,
                 "    {} = {}   ({kind})\n        {}",
@@ -85,14 +80,24 @@ pub fn describe_registry(name: Option<&str>, world: Option<WorldKind>) -> Result
         }
         let _ = writeln!(
             s,
-            "    Python: pip install ./python, subclass banditbench.Policy, see python/examples/ and README 'Adding a policy'"
+            "    Python: pip install ., subclass banditbench.Policy, see python/examples/ and README 'Adding a policy'"
         );
+    }
+    if wanted("python", &all_worlds) {
+        shown += 1;
+        let _ = writeln!(
+            s,
+            "python\n    a Python policy run in-process, with no process and no JSON (from the Python package: banditbench.run, or its `banditbench` command)\n    worlds: time-sliced, pull-count, synthetic, pool\n    source: cite the policy's own paper\n    keys:"
+        );
+        for (k, doc) in IN_PROCESS_KEYS {
+            let _ = writeln!(s, "      {k}: {doc}");
+        }
     }
     if shown == 0 {
         let names: Vec<&str> = registry()
             .iter()
             .map(|f| f.name)
-            .chain(["external"])
+            .chain(["external", "python"])
             .collect();
         let what = match (name, world) {
             (Some(n), Some(w)) => format!("named like '{n}' in the {} world", w.as_str()),
@@ -107,4 +112,14 @@ pub fn describe_registry(name: Option<&str>, world: Option<WorldKind>) -> Result
         );
     }
     Ok(s)
+}
+
+/// A parameter's kind in words: `float in [0, 1]`, `int in [1, 10]`, `a | b`, `any`.
+pub(crate) fn kind_text(kind: &Kind) -> String {
+    match kind {
+        Kind::Float { min, max } => format!("float in [{min}, {max}]"),
+        Kind::Int { min, max } => format!("int in [{min}, {max}]"),
+        Kind::Choice(c) => c.join(" | "),
+        Kind::Any => "any".to_string(),
+    }
 }

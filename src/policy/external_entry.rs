@@ -76,28 +76,9 @@ pub const EXTERNAL_KEYS: [(&str, &str); 9] = [
 ///                                                  # encodings at each pool cell's start
 /// ```
 pub fn expand_external(given: &BTreeMap<String, toml::Value>) -> Result<Vec<PolicyConfig>> {
-    use external::{ExternalSpec, OnFailure};
-    for key in given.keys() {
-        if !EXTERNAL_KEYS.iter().any(|(k, _)| k == key) {
-            bail!(
-                "an external policy has no key '{key}'; its keys: {} (policy parameters go in `params = {{ ... }}`)",
-                EXTERNAL_KEYS.map(|(k, _)| k).join(", ")
-            );
-        }
-    }
-    let name = match given.get("name") {
-        Some(toml::Value::String(s)) if !s.is_empty() => s.clone(),
-        Some(v) => {
-            bail!("external policy: 'name' is {v}; give a non-empty text, e.g. name = \"my-ucb\"")
-        }
-        None => bail!(
-            "an external policy needs 'name', the name results and figures give it (e.g. name = \"my-ucb\")"
-        ),
-    };
-    crate::names::check("external policy name", &name)?;
-    if name == "external" || registry().iter().any(|f| f.name == name) {
-        bail!("external policy '{name}': the name is a built-in policy's; choose another");
-    }
+    use external::ExternalSpec;
+    check_keys(given, &EXTERNAL_KEYS, "an external policy", "")?;
+    let name = entry_name(given, "external")?;
     let here = format!("external policy '{name}'");
     let command: Vec<String> = match given.get("command") {
         Some(toml::Value::Array(a)) if !a.is_empty() => a
@@ -147,12 +128,7 @@ pub fn expand_external(given: &BTreeMap<String, toml::Value>) -> Result<Vec<Poli
         Some(toml::Value::Integer(i)) if *i > 0 => *i as f64,
         Some(v) => bail!("{here}: 'timeout_s' is {v}; give a positive number of seconds"),
     };
-    let on_failure = match given.get("on_failure") {
-        None => OnFailure::Stop,
-        Some(toml::Value::String(s)) if s == "stop" => OnFailure::Stop,
-        Some(toml::Value::String(s)) if s == "restart" => OnFailure::Restart,
-        Some(v) => bail!("{here}: 'on_failure' is {v}; allowed: \"stop\", \"restart\""),
-    };
+    let on_failure = entry_on_failure(given, &here)?;
     let pin_cpu = match given.get("pin_cpu") {
         None => true,
         Some(toml::Value::Boolean(b)) => *b,
@@ -163,6 +139,168 @@ pub fn expand_external(given: &BTreeMap<String, toml::Value>) -> Result<Vec<Poli
         Some(toml::Value::Boolean(b)) => *b,
         Some(v) => bail!("{here}: 'pool_space' is {v}; give true or false"),
     };
+    let spec = ExternalSpec::new(
+        name,
+        command,
+        files,
+        env,
+        std::time::Duration::from_secs_f64(timeout_s),
+        on_failure,
+        pin_cpu,
+        pool_space,
+    );
+    entry_configs(given, spec, &here)
+}
+
+/// The keys of an in-process policy's `[[policies]]` entry (`family = "python"`), each with what
+/// it does (`banditbench policies` prints this list).
+pub const IN_PROCESS_KEYS: [(&str, &str); 6] = [
+    (
+        "name",
+        "its name in results and figures (letters, digits, '-', '_', '.', '+')",
+    ),
+    (
+        "class",
+        "the policy class, 'path/to/file.py:Class' or 'module:Class' (default: the class the Python API registered under `name`)",
+    ),
+    (
+        "params",
+        "a table of parameters passed to the class as keyword arguments; lists expand",
+    ),
+    (
+        "files",
+        "files or folders the policy's code lives in besides the class's file; their content decides its results (default: none)",
+    ),
+    (
+        "source",
+        "a digest of the policy's source, recorded like a file's content hash (the Python API sets it)",
+    ),
+    ("on_failure", "stop | restart (default stop)"),
+];
+
+/// Expand one `[[policies]]` entry with `family = "python"`: a Python policy run in-process by
+/// the Python package (`banditbench.run`, or the package's `banditbench` command):
+///
+/// ```toml
+/// [[policies]]
+/// family = "python"
+/// name = "my-ucb"
+/// class = "python/examples/ucb1.py:UCB1"   # or "module:Class"
+/// params = { c = [1.0, 2.0] }
+/// ```
+pub fn expand_in_process(given: &BTreeMap<String, toml::Value>) -> Result<Vec<PolicyConfig>> {
+    use external::ExternalSpec;
+    check_keys(
+        given,
+        &IN_PROCESS_KEYS,
+        "a python policy",
+        "; a policy run as a process has family = \"external\"",
+    )?;
+    let name = entry_name(given, "python")?;
+    let here = format!("python policy '{name}'");
+    let text = |key: &str| -> Result<Option<String>> {
+        match given.get(key) {
+            None => Ok(None),
+            Some(toml::Value::String(s)) if !s.is_empty() => Ok(Some(s.clone())),
+            Some(v) => bail!("{here}: '{key}' is {v}; give a non-empty text"),
+        }
+    };
+    let class = text("class")?;
+    let mut hashed: Vec<String> = Vec::new();
+    if let Some(c) = &class {
+        let Some((module, cls)) = c
+            .rsplit_once(':')
+            .filter(|(m, k)| !m.is_empty() && !k.is_empty())
+        else {
+            bail!("{here}: 'class' is \"{c}\"; give 'path/to/file.py:Class' or 'module:Class'");
+        };
+        let _ = cls;
+        if module.ends_with(".py") {
+            if !std::path::Path::new(module).is_file() {
+                bail!(
+                    "{here}: 'class' names {module}, which is not a file (paths are relative to the current directory)"
+                );
+            }
+            hashed.push(module.to_string());
+        }
+    }
+    let extra: Vec<String> = match given.get("files") {
+        None => Vec::new(),
+        Some(toml::Value::Array(a)) => a
+            .iter()
+            .map(|v| match v {
+                toml::Value::String(s) => Ok(s.clone()),
+                other => bail!("{here}: 'files' holds {other}; every element must be a path"),
+            })
+            .collect::<Result<_>>()?,
+        Some(v) => bail!("{here}: 'files' is {v}; give a list of paths"),
+    };
+    let mut files = external::content_hashes(&hashed, &extra).with_context(|| here.clone())?;
+    if let Some(src) = text("source")? {
+        files.push(("<source>".to_string(), src));
+    }
+    let on_failure = entry_on_failure(given, &here)?;
+    let spec = ExternalSpec::in_process(name, class, files, on_failure);
+    super::hosted::host(&spec.name)?.check(&spec)?;
+    entry_configs(given, spec, &here)
+}
+
+/// Every key of an entry is one of `keys`.
+fn check_keys(
+    given: &BTreeMap<String, toml::Value>,
+    keys: &[(&str, &str)],
+    what: &str,
+    hint: &str,
+) -> Result<()> {
+    for key in given.keys() {
+        if !keys.iter().any(|(k, _)| k == key) {
+            let names: Vec<&str> = keys.iter().map(|(k, _)| *k).collect();
+            bail!(
+                "{what} has no key '{key}'; its keys: {} (policy parameters go in `params = {{ ... }}`{hint})",
+                names.join(", ")
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The `name` of an external or python entry, checked.
+fn entry_name(given: &BTreeMap<String, toml::Value>, family: &str) -> Result<String> {
+    let name = match given.get("name") {
+        Some(toml::Value::String(s)) if !s.is_empty() => s.clone(),
+        Some(v) => {
+            bail!("{family} policy: 'name' is {v}; give a non-empty text, e.g. name = \"my-ucb\"")
+        }
+        None => bail!(
+            "a {family} policy needs 'name', the name results and figures give it (e.g. name = \"my-ucb\")"
+        ),
+    };
+    crate::names::check(&format!("{family} policy name"), &name)?;
+    if name == "external" || name == "python" || registry().iter().any(|f| f.name == name) {
+        bail!("{family} policy '{name}': the name is a built-in policy's; choose another");
+    }
+    Ok(name)
+}
+
+fn entry_on_failure(
+    given: &BTreeMap<String, toml::Value>,
+    here: &str,
+) -> Result<external::OnFailure> {
+    use external::OnFailure;
+    Ok(match given.get("on_failure") {
+        None => OnFailure::Stop,
+        Some(toml::Value::String(s)) if s == "stop" => OnFailure::Stop,
+        Some(toml::Value::String(s)) if s == "restart" => OnFailure::Restart,
+        Some(v) => bail!("{here}: 'on_failure' is {v}; allowed: \"stop\", \"restart\""),
+    })
+}
+
+/// The entry's `params` expanded into one configuration each, sharing `spec`.
+fn entry_configs(
+    given: &BTreeMap<String, toml::Value>,
+    spec: external::ExternalSpec,
+    here: &str,
+) -> Result<Vec<PolicyConfig>> {
     let params = match given.get("params") {
         None => BTreeMap::new(),
         Some(toml::Value::Table(t)) => t.clone().into_iter().collect(),
@@ -178,17 +316,8 @@ pub fn expand_external(given: &BTreeMap<String, toml::Value>) -> Result<Vec<Poli
             doc: "",
         })
         .collect();
-    let (grid, per_dataset) = expand_params(&name, &defs, &params)?;
-    let spec = std::sync::Arc::new(ExternalSpec::new(
-        name,
-        command,
-        files,
-        env,
-        std::time::Duration::from_secs_f64(timeout_s),
-        on_failure,
-        pin_cpu,
-        pool_space,
-    ));
+    let (grid, per_dataset) = expand_params(&spec.name, &defs, &params)?;
+    let spec = std::sync::Arc::new(spec);
     Ok(grid
         .into_iter()
         .map(|p| PolicyConfig {

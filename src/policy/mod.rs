@@ -35,6 +35,7 @@ pub use params::*;
 mod external_entry;
 pub use external_entry::*;
 mod describe;
+pub(crate) mod hosted;
 pub use describe::*;
 mod common;
 pub(crate) use common::*;
@@ -181,6 +182,9 @@ impl PolicyConfig {
 
     pub fn build(&self, n_arms: usize) -> Box<dyn Policy> {
         if let Some(e) = &self.external {
+            if e.in_process.is_some() {
+                return hosted_policy(e, self.id(), self.params_json());
+            }
             return Box::new(external::ExternalPolicy::new(
                 e.clone(),
                 self.id(),
@@ -196,6 +200,9 @@ impl PolicyConfig {
             return self.build(n_arms);
         }
         if let Some(e) = &self.external {
+            if e.in_process.is_some() {
+                return hosted_policy(e, self.id(), self.params_json_for(dataset));
+            }
             return Box::new(external::ExternalPolicy::new(
                 e.clone(),
                 self.id(),
@@ -203,6 +210,19 @@ impl PolicyConfig {
             ));
         }
         (self.family.build)(&self.params_for(dataset), n_arms)
+    }
+}
+
+/// An in-process policy for one cell, from the embedding program's host (checked to exist when
+/// the experiment was expanded; the cell fails if it has gone since).
+fn hosted_policy(
+    e: &std::sync::Arc<external::ExternalSpec>,
+    id: String,
+    params_json: String,
+) -> Box<dyn Policy> {
+    match hosted::host(&e.name) {
+        Ok(h) => h.build(e.clone(), id, params_json),
+        Err(err) => Box::new(external::Failed(format!("{err:#}"))),
     }
 }
 
@@ -382,6 +402,40 @@ mod tests {
     fn external(text: &str) -> Result<Vec<PolicyConfig>> {
         let t: toml::Table = text.parse().unwrap();
         expand_external(&t.into_iter().collect())
+    }
+
+    #[test]
+    fn a_python_policy_is_refused_without_the_python_package_and_bad_keys_are_named() {
+        let t: toml::Table = "name = \"my\"\nclass = \"p.py:P\"".parse().unwrap();
+        // p.py does not exist: named before anything else.
+        let e = format!(
+            "{:#}",
+            expand_in_process(&t.into_iter().collect()).unwrap_err()
+        );
+        assert!(e.contains("'class' names p.py, which is not a file"), "{e}");
+        let t: toml::Table = "name = \"my\"\nclass = \"banditbench.x:P\""
+            .parse()
+            .unwrap();
+        let e = format!(
+            "{:#}",
+            expand_in_process(&t.into_iter().collect()).unwrap_err()
+        );
+        assert!(
+            e.contains("runs only from the Python package") && e.contains("family = \"external\""),
+            "{e}"
+        );
+        let t: toml::Table = "name = \"my\"\ncommand = [\"x\"]".parse().unwrap();
+        let e = format!(
+            "{:#}",
+            expand_in_process(&t.into_iter().collect()).unwrap_err()
+        );
+        assert!(e.contains("has no key 'command'"), "{e}");
+        let t: toml::Table = "name = \"ucb1\"\nclass = \"m:P\"".parse().unwrap();
+        let e = format!(
+            "{:#}",
+            expand_in_process(&t.into_iter().collect()).unwrap_err()
+        );
+        assert!(e.contains("the name is a built-in policy's"), "{e}");
     }
 
     #[test]

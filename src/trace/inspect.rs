@@ -111,8 +111,45 @@ pub fn summary(ts: &TraceSet) -> String {
 /// their manifests only, so it is instant): folder, kind, metric and direction, size on disk and
 /// the manifest's description. Folders that are neither are skipped.
 pub fn list(dir: &std::path::Path) -> anyhow::Result<String> {
-    use anyhow::Context as _;
     use std::fmt::Write as _;
+    let rows = list_rows(dir)?;
+    let head = ["folder", "kind", "metric", "size", "description"];
+    let w: Vec<usize> = (0..4)
+        .map(|i| {
+            rows.iter()
+                .map(|r| r[i].chars().count())
+                .chain([head[i].len()])
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut s = String::new();
+    for r in std::iter::once(head.map(String::from)).chain(rows) {
+        let _ = writeln!(
+            s,
+            "{:<w0$}  {:<w1$}  {:<w2$}  {:>w3$}  {}",
+            r[0],
+            r[1],
+            r[2],
+            r[3],
+            r[4],
+            w0 = w[0],
+            w1 = w[1],
+            w2 = w[2],
+            w3 = w[3]
+        );
+    }
+    let _ = writeln!(
+        s,
+        "\n`banditbench traces inspect {}/NAME` describes one; traces/README.md documents each.",
+        dir.display()
+    );
+    Ok(s)
+}
+
+/// [`list`]'s rows: folder, kind, metric (direction), size, description.
+pub(crate) fn list_rows(dir: &std::path::Path) -> anyhow::Result<Vec<[String; 5]>> {
+    use anyhow::Context as _;
     fn size(p: &std::path::Path) -> u64 {
         match std::fs::symlink_metadata(p) {
             Ok(m) if m.is_dir() => std::fs::read_dir(p)
@@ -161,36 +198,5 @@ pub fn list(dir: &std::path::Path) -> anyhow::Result<String> {
             dir.display()
         );
     }
-    let head = ["folder", "kind", "metric", "size", "description"];
-    let w: Vec<usize> = (0..4)
-        .map(|i| {
-            rows.iter()
-                .map(|r| r[i].chars().count())
-                .chain([head[i].len()])
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let mut s = String::new();
-    for r in std::iter::once(head.map(String::from)).chain(rows) {
-        let _ = writeln!(
-            s,
-            "{:<w0$}  {:<w1$}  {:<w2$}  {:>w3$}  {}",
-            r[0],
-            r[1],
-            r[2],
-            r[3],
-            r[4],
-            w0 = w[0],
-            w1 = w[1],
-            w2 = w[2],
-            w3 = w[3]
-        );
-    }
-    let _ = writeln!(
-        s,
-        "\n`banditbench traces inspect {}/NAME` describes one; traces/README.md documents each.",
-        dir.display()
-    );
-    Ok(s)
+    Ok(rows)
 }

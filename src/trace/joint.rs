@@ -382,5 +382,6 @@ mod tests {
         std::fs::write(dir.join("evaluations.csv"), no_config).unwrap();
         let e = format!("{:#}", pool_from_trace_set(&dir).unwrap_err());
         assert!(e.contains("missing column 'config'"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -215,14 +215,7 @@ impl Policy for ExternalPolicy {
     }
 
     fn begin(&mut self, c: &CellStart<'_>) -> Result<()> {
-        self.cell = format!(
-            "cell {} (task {}, budget {} {}, repetition {})",
-            c.cell,
-            c.task,
-            c.budget,
-            c.unit.as_str(),
-            c.repetition
-        );
+        self.cell = c.describe();
         self.world = c.world;
         self.out.clear();
         self.touched = None;
@@ -405,29 +398,7 @@ impl Policy for ExternalPolicy {
                 }
             }
         };
-        let n = v.n_arms;
-        match action {
-            Action::Pull(a) | Action::Mutate(a) if a >= n => Err(self.fail(format!(
-                "it chose arm {a}, but the cell has {n} arm{} (0 to {})",
-                if n == 1 { "" } else { "s" },
-                n.saturating_sub(1)
-            ))),
-            Action::Draw | Action::Mutate(_) | Action::Choose(_) | Action::Stop
-                if self.world != WorldKind::Pool =>
-            {
-                Err(self.fail(format!(
-                    "it asked to {}, which only the pool world offers; the {} world takes arm indices",
-                    match action {
-                        Action::Draw => "draw a configuration",
-                        Action::Mutate(_) => "mutate an arm",
-                        Action::Choose(_) => "choose a configuration",
-                        _ => "stop",
-                    },
-                    self.world.as_str()
-                )))
-            }
-            a => Ok(a),
-        }
+        check_action(action, v.n_arms, self.world).map_err(|e| self.fail(e))
     }
 
     fn observe(&mut self, obs: &Observation<'_>) {
@@ -503,5 +474,47 @@ impl Policy for Unbuilt {
 
     fn try_decide(&mut self, _view: &View<'_>, _rng: &mut Rng) -> Result<Action> {
         anyhow::bail!("an external policy was built without its command (a bug in banditbench)")
+    }
+}
+
+/// A policy that could not be built: fails its cell with the reason.
+pub(crate) struct Failed(pub String);
+
+impl Policy for Failed {
+    fn decide(&mut self, _view: &View<'_>, _rng: &mut Rng) -> Action {
+        unreachable!("the replay loops call try_decide")
+    }
+
+    fn observe(&mut self, _obs: &Observation<'_>) {}
+
+    fn begin(&mut self, _cell: &CellStart<'_>) -> Result<()> {
+        anyhow::bail!("{}", self.0)
+    }
+}
+
+/// An action a policy outside the crate chose, checked against the cell: an arm that exists, and
+/// the pool world's actions only in the pool world. The error says what is wrong.
+pub(crate) fn check_action(action: Action, n: usize, world: WorldKind) -> Result<Action, String> {
+    match action {
+        Action::Pull(a) | Action::Mutate(a) if a >= n => Err(format!(
+            "it chose arm {a}, but the cell has {n} arm{} (0 to {})",
+            if n == 1 { "" } else { "s" },
+            n.saturating_sub(1)
+        )),
+        Action::Draw | Action::Mutate(_) | Action::Choose(_) | Action::Stop
+            if world != WorldKind::Pool =>
+        {
+            Err(format!(
+                "it asked to {}, which only the pool world offers; the {} world takes arm indices",
+                match action {
+                    Action::Draw => "draw a configuration",
+                    Action::Mutate(_) => "mutate an arm",
+                    Action::Choose(_) => "choose a configuration",
+                    _ => "stop",
+                },
+                world.as_str()
+            ))
+        }
+        a => Ok(a),
     }
 }

@@ -44,7 +44,18 @@ pub struct ExternalSpec {
     pub pin_cpu: bool,
     /// Pool world: send the space and the open configurations' encodings at each cell's start.
     pub pool_space: bool,
+    /// Run in this process by the program that embeds banditbench (`family = "python"`, the
+    /// Python package): the class to load (`file.py:Class` or `module:Class`), or `None` for the
+    /// object the program registered under `name`. `None` for a process.
+    pub in_process: Option<InProcess>,
     idle: Mutex<Vec<Process>>,
+}
+
+/// Where an in-process policy comes from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InProcess {
+    /// `file.py:Class` or `module:Class`; `None`: the object registered under the policy's name.
+    pub class: Option<String>,
 }
 
 impl std::fmt::Debug for ExternalSpec {
@@ -74,8 +85,33 @@ impl ExternalSpec {
             on_failure,
             pin_cpu,
             pool_space,
+            in_process: None,
             idle: Mutex::new(Vec::new()),
         }
+    }
+
+    /// An in-process policy (`family = "python"`): built by the embedding program's host.
+    pub fn in_process(
+        name: String,
+        class: Option<String>,
+        files: Vec<(String, String)>,
+        on_failure: OnFailure,
+    ) -> Self {
+        let shown = class
+            .clone()
+            .unwrap_or_else(|| format!("<registered {name}>"));
+        let mut s = ExternalSpec::new(
+            name,
+            vec!["<in-process>".to_string(), shown],
+            files,
+            BTreeMap::new(),
+            Duration::from_secs(60),
+            on_failure,
+            false,
+            false,
+        );
+        s.in_process = Some(InProcess { class });
+        s
     }
 
     /// What decides its results besides its parameters: the command, the environment and the

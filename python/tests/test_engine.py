@@ -1,0 +1,131 @@
+"""The wheel's engine in-process: runs from a path or a dict, Python policies in-process (the same
+trajectories as through the protocol), results and reports as DataFrames, precise errors."""
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+try:
+    import banditbench._engine  # noqa: F401
+except ImportError as e:
+    if os.environ.get("BANDITBENCH_REQUIRE_ENGINE") == "1":
+        raise
+    pytest.skip(f"the engine is not built (pip install .): {e}", allow_module_level=True)
+
+import banditbench
+from banditbench import Policy
+
+from conftest import ROOT, write_experiment
+
+UCB1_FILE = ROOT / "python" / "examples" / "ucb1.py"
+
+
+def load_ucb1():
+    from banditbench._hosted import load_class
+
+    return load_class(f"{UCB1_FILE}:UCB1")
+
+
+BODY = """seed = 3
+repetitions = 2
+[world]
+kind = "pull-count"
+budgets = [15]
+exhausted = "resample"
+"""
+
+
+def test_in_process_ucb1_gives_the_protocol_s_trajectories(tmp_path):
+    exp = write_experiment(tmp_path / "both.toml", BODY + f"""
+[[policies]]
+family = "external"
+name = "ucb"
+command = ["{sys.executable}", "{UCB1_FILE}"]
+env = {{ PYTHONPATH = "{ROOT / 'python'}" }}
+""")
+    by_process = banditbench.run(exp, out=tmp_path / "process", progress=False)
+    in_process = banditbench.run(
+        {"name": "both", "traces": str(ROOT / "tests/fixtures/tiny"), "seed": 3, "repetitions": 2,
+         "world": {"kind": "pull-count", "budgets": [15], "exhausted": "resample"}},
+        policies={"ucb": load_ucb1()}, out=tmp_path / "inproc", progress=False)
+    a = by_process.trajectories
+    b = in_process.trajectories
+    assert len(a) == 15 * 2 * 2 and len(a) == len(b)
+    for col in ["cell", "step", "arm", "reward", "incumbent", "time"]:
+        assert a[col].tolist() == b[col].tolist(), col
+    r = in_process.ranking
+    assert list(r.columns) == ["policy", "mean_rank", "mean_score", "units"]
+    assert r["policy"].tolist() == ["ucb"]
+
+
+class Fails(Policy):
+    def decide(self, view):
+        if view.step == 3:
+            raise ValueError("no arm today")
+        return 0
+
+
+class TooFar(Policy):
+    def decide(self, view):
+        return 7
+
+
+def test_a_failing_python_policy_raises_with_the_cell_and_traceback(tmp_path):
+    exp = write_experiment(tmp_path / "f.toml", BODY)
+    with pytest.raises(banditbench.BanditbenchError) as e:
+        banditbench.run(exp, policies={"fails": Fails}, out=tmp_path / "o", progress=False)
+    text = str(e.value)
+    assert "python policy fails failed in cell" in text, text
+    assert "ValueError: no arm today" in text and "decide raised" in text, text
+    with pytest.raises(banditbench.BanditbenchError, match="it chose arm 7, but the cell has 3 arms"):
+        banditbench.run(exp, policies=[TooFar], out=tmp_path / "o2", progress=False)
+
+
+def test_bad_input_is_a_precise_python_exception(tmp_path):
+    exp = write_experiment(tmp_path / "bad.toml", BODY + '[[policies]]\nfamily = "ucb9"\n')
+    with pytest.raises(banditbench.BanditbenchError, match="ucb9"):
+        banditbench.run(exp, out=tmp_path / "o", progress=False)
+    exp = write_experiment(tmp_path / "cls.toml", BODY + '[[policies]]\nfamily = "python"\nname = "x"\n')
+    with pytest.raises(banditbench.BanditbenchError, match="no class is registered under its name"):
+        banditbench.run(exp, out=tmp_path / "o3", progress=False)
+
+
+def test_a_class_named_in_the_experiment_file_runs_from_the_command(tmp_path):
+    exp = write_experiment(tmp_path / "cmd.toml", BODY + f"""
+[[policies]]
+family = "python"
+name = "file-ucb"
+class = "{UCB1_FILE}:UCB1"
+params = {{ c = [1.0, 2.0] }}
+""")
+    cmd = shutil.which("banditbench")
+    assert cmd is not None, "the wheel installs a banditbench command"
+    p = subprocess.run([cmd, "run", str(exp), "--out", str(tmp_path / "out"), "--quiet"],
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert "file-ucb(c=1)" in p.stdout and "file-ucb(c=2)" in p.stdout, p.stdout
+    runs = banditbench.Results(tmp_path / "out").runs
+    assert len(runs) == 2 * 2 * 2
+
+
+def test_report_tables_are_dataframes_and_figures_exist(tmp_path):
+    exp = write_experiment(tmp_path / "rep.toml", BODY + '[[policies]]\nfamily = "ucb1"\n'
+                           '[[policies]]\nfamily = "round-robin"\n[[policies]]\nfamily = "random"\n')
+    res = banditbench.run(exp, out=tmp_path / "r", progress=False)
+    rep = res.report()
+    assert set(rep.tables["summary"]["policy"]) == {
+        "ucb1(tie_break=first, log_t=pulls)", "round-robin", "random(initial_pulls=0)"}
+    assert "mean_rank" in rep.figures and os.path.isfile(rep.figures["mean_rank"])
+    assert "friedman" in rep.tests
+    assert "<img src='data:image/png;base64," in rep._repr_html_()
+
+
+def test_policies_and_trace_sets_are_dataframes():
+    p = banditbench.policies()
+    assert {"ucb1", "asha", "hyperband", "tpe"} <= set(p["name"])
+    ucb = p[p["name"] == "ucb1"].iloc[0]
+    assert "Auer" in ucb["source"]
+    t = banditbench.trace_sets(ROOT / "traces")
+    assert {"lcdb", "sklearn-grid"} <= set(t["folder"])

@@ -1,0 +1,717 @@
+//! The Python extension module `banditbench._engine` (the `python` feature; maturin builds it
+//! into the wheel, `pyproject.toml`): the command line, runs with progress reported to Python,
+//! and in-process Python policies (`family = "python"`).
+//!
+//! An in-process policy is the same `banditbench.Policy` subclass the protocol runs
+//! (`python/banditbench/protocol.py`), built per cell as `cls(cell, **params)`. Its view is one
+//! `banditbench.View` per cell whose lists (`pulls`, `arm_clock`, `arm_best`, the pool's `last`,
+//! `done`, `config`) are updated in place: with one worker only the arm of the last observation
+//! changes, as the protocol's `update` does; with several the lists are rewritten. Observations
+//! are `banditbench._engine.Observation` objects, with the protocol's attributes.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use anyhow::{Result, anyhow};
+use pyo3::exceptions::PyException;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList, PyTuple};
+
+use crate::experiment::{self, Level, Progress, RunOptions, RunSummary};
+use crate::policy::external::{ExternalSpec, OnFailure, check_action};
+use crate::policy::hosted::{Host, set_host};
+use crate::protocol::{
+    Action, CellStart, Observation as Obs, Policy, PolicyFailure, View, WorldKind,
+};
+use crate::rng::Rng;
+
+pyo3::create_exception!(
+    _engine,
+    BanditbenchError,
+    PyException,
+    "An error banditbench reports: a bad experiment, trace set or results folder, or a policy that failed; the message names the file, key or cell and what to do."
+);
+
+fn to_py(e: anyhow::Error) -> PyErr {
+    BanditbenchError::new_err(format!("{e:#}"))
+}
+
+/// The text of a Python exception with its traceback.
+fn describe(py: Python<'_>, e: &PyErr) -> String {
+    let tb = e
+        .traceback(py)
+        .and_then(|t| t.format().ok())
+        .unwrap_or_default();
+    format!("{tb}{e}")
+}
+
+/// Give this thread a Python thread state that lives as long as the thread, once: attaching from
+/// a thread without one (the run's worker threads) otherwise creates and destroys a thread state,
+/// with its frame stack, at every call (measured: 58 000 round-robin decisions/s instead of
+/// about 440 000). Threads that already have one (Python's own) are left alone; a thread without
+/// one cannot hold the GIL, so this is safe to call anywhere.
+fn keep_thread_state() {
+    thread_local! {
+        static KEPT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    }
+    KEPT.with(|kept| {
+        if kept.get() {
+            return;
+        }
+        kept.set(true);
+        // SAFETY: the interpreter is initialised (this module was imported) and this thread
+        // does not hold the GIL (the engine calls policies from detached threads). Ensure
+        // creates the thread state and takes the GIL; SaveThread releases the GIL and keeps the
+        // state, so later attaches on this thread reuse it. It is left for the thread's life.
+        unsafe {
+            if pyo3::ffi::PyGILState_GetThisThreadState().is_null() {
+                let _ = pyo3::ffi::PyGILState_Ensure();
+                let _ = pyo3::ffi::PyEval_SaveThread();
+            }
+        }
+    });
+}
+
+/// The objects the Python side registered by policy name (`banditbench.run(policies=...)`).
+struct PyHost {
+    registered: Mutex<HashMap<String, Py<PyAny>>>,
+}
+
+impl PyHost {
+    /// The class (or factory) of `spec`'s policy.
+    fn factory(&self, py: Python<'_>, spec: &ExternalSpec) -> Result<Py<PyAny>> {
+        let class = spec.in_process.as_ref().and_then(|i| i.class.as_deref());
+        match class {
+            Some(c) => {
+                let hosted = py
+                    .import("banditbench._hosted")
+                    .map_err(|e| anyhow!(describe(py, &e)))?;
+                hosted
+                    .call_method1("load_class", (c,))
+                    .map(Bound::unbind)
+                    .map_err(|e| {
+                        anyhow!(
+                            "python policy '{}': cannot load class '{c}': {}",
+                            spec.name,
+                            describe(py, &e)
+                        )
+                    })
+            }
+            None => {
+                let r = self
+                    .registered
+                    .lock()
+                    .map_err(|_| anyhow!("registry poisoned"))?;
+                r.get(&spec.name).map(|f| f.clone_ref(py)).ok_or_else(|| {
+                    anyhow!(
+                        "python policy '{}' has no 'class', and no class is registered under its name; give class = \"file.py:Class\", or pass the class to banditbench.run(..., policies={{\"{}\": MyPolicy}})",
+                        spec.name,
+                        spec.name
+                    )
+                })
+            }
+        }
+    }
+}
+
+impl Host for PyHost {
+    fn check(&self, spec: &ExternalSpec) -> Result<()> {
+        Python::attach(|py| self.factory(py, spec).map(|_| ()))
+    }
+
+    fn build(&self, spec: Arc<ExternalSpec>, id: String, params_json: String) -> Box<dyn Policy> {
+        keep_thread_state();
+        let factory = Python::attach(|py| self.factory(py, &spec));
+        Box::new(PyPolicy {
+            spec,
+            id,
+            params_json,
+            factory,
+            cell: "before its cell began".to_string(),
+            world: WorldKind::TimeSliced,
+            state: None,
+            touched: None,
+            pending: Vec::new(),
+        })
+    }
+}
+
+/// One cell's Python objects.
+struct CellState {
+    decide: Py<PyAny>,
+    observe: Py<PyAny>,
+    view: Py<PyAny>,
+    pulls: Py<PyList>,
+    clock: Py<PyList>,
+    best: Py<PyList>,
+    pool: Option<PoolLists>,
+}
+
+/// The pool world's dict and its lists `last`, `done`, `config`.
+type PoolLists = (Py<PyDict>, Py<PyList>, Py<PyList>, Py<PyList>);
+
+/// A Python policy in the replay.
+struct PyPolicy {
+    spec: Arc<ExternalSpec>,
+    id: String,
+    params_json: String,
+    factory: Result<Py<PyAny>>,
+    cell: String,
+    world: WorldKind,
+    state: Option<CellState>,
+    /// The arm of the last observation: its view entries change before the next decision.
+    touched: Option<usize>,
+    /// Observations not yet handed to Python.
+    pending: Vec<Observation>,
+}
+
+/// `-inf` (no value yet) as `None`, as the protocol sends it.
+fn value(py: Python<'_>, x: f64) -> Py<PyAny> {
+    if x == f64::NEG_INFINITY || x.is_nan() {
+        py.None()
+    } else {
+        x.into_pyobject(py).expect("a float").into_any().unbind()
+    }
+}
+
+impl PyPolicy {
+    fn fail(&self, what: String) -> anyhow::Error {
+        let keep_going = self.spec.on_failure == OnFailure::Restart;
+        PolicyFailure {
+            message: format!(
+                "python policy {} failed in {}: {what}\n  (on_failure = \"{}\": {}; finished cells are kept)",
+                self.id,
+                self.cell,
+                self.spec.on_failure.as_str(),
+                if keep_going {
+                    "the run goes on with the other cells and lists this one"
+                } else {
+                    "the run stops"
+                }
+            ),
+            keep_going,
+        }
+        .into()
+    }
+
+    /// Hand the pending observations to the policy's `observe`, in order.
+    fn deliver(&mut self, py: Python<'_>) -> std::result::Result<(), String> {
+        let Some(st) = self.state.as_ref() else {
+            self.pending.clear();
+            return Ok(());
+        };
+        for o in std::mem::take(&mut self.pending) {
+            let r = Py::new(py, o).and_then(|o| st.observe.bind(py).call1((o,)));
+            if let Err(e) = r {
+                return Err(describe(py, &e));
+            }
+        }
+        Ok(())
+    }
+
+    /// Bring the view's lists up to date with `v`.
+    fn refresh(&mut self, py: Python<'_>, v: &View<'_>) -> PyResult<()> {
+        let st = self.state.as_ref().expect("a cell");
+        let view = st.view.bind(py);
+        let (pulls, clock, best) = (st.pulls.bind(py), st.clock.bind(py), st.best.bind(py));
+        let set = |a: usize| -> PyResult<()> {
+            let fresh = a >= pulls.len();
+            let put = |l: &Bound<'_, PyList>, x: Py<PyAny>| -> PyResult<()> {
+                if fresh { l.append(x) } else { l.set_item(a, x) }
+            };
+            put(pulls, v.pulls[a].into_pyobject(py)?.into_any().unbind())?;
+            put(clock, v.arm_clock[a].into_pyobject(py)?.into_any().unbind())?;
+            put(best, value(py, v.arm_best[a]))?;
+            if let (Some((_, last, done, config)), Some(p)) = (&st.pool, &v.pool) {
+                put(last.bind(py), value(py, p.last[a]))?;
+                put(
+                    done.bind(py),
+                    p.done[a].into_pyobject(py)?.to_owned().into_any().unbind(),
+                )?;
+                put(
+                    config.bind(py),
+                    p.config[a].into_pyobject(py)?.into_any().unbind(),
+                )?;
+            }
+            Ok(())
+        };
+        if v.workers > 1 {
+            // Several arms change between decisions: rewrite every entry.
+            for a in 0..v.n_arms {
+                set(a)?;
+            }
+            view.setattr("worker", v.worker)?;
+            view.setattr("now", v.now)?;
+            let pending = PyList::empty(py);
+            for p in v.pending {
+                pending.append((p.arm, p.worker, p.since).into_pyobject(py)?)?;
+            }
+            view.setattr("pending", pending)?;
+        } else if let Some(a) = self.touched.take().filter(|&a| a < v.n_arms) {
+            set(a)?;
+        }
+        view.setattr("step", v.step)?;
+        view.setattr("used", v.used)?;
+        if v.workers == 1 {
+            view.setattr("now", v.used)?;
+        }
+        if let (Some((pool, ..)), Some(p)) = (&st.pool, &v.pool) {
+            pool.bind(py).set_item("undrawn", p.undrawn)?;
+        }
+        Ok(())
+    }
+}
+
+/// An action as Python returned it.
+fn action_of(a: &Bound<'_, PyAny>) -> std::result::Result<Action, String> {
+    let bad = || {
+        format!(
+            "decide returned {}; return an arm index (int), Draw(), Mutate(arm), Choose(config), Stop() or Wait()",
+            a.repr()
+                .map(|r| r.to_string())
+                .unwrap_or_else(|_| "an object".into())
+        )
+    };
+    if let Ok(i) = a.extract::<i64>() {
+        if a.is_instance_of::<pyo3::types::PyBool>() {
+            return Err(bad());
+        }
+        return usize::try_from(i)
+            .map(Action::Pull)
+            .map_err(|_| format!("decide returned arm {i}; arms are numbered from 0"));
+    }
+    let name = a
+        .get_type()
+        .name()
+        .map(|n| n.to_string())
+        .unwrap_or_default();
+    let field = |f: &str| -> std::result::Result<i64, String> {
+        a.getattr(f)
+            .and_then(|x| x.extract::<i64>())
+            .map_err(|_| bad())
+    };
+    match name.as_str() {
+        "Draw" => Ok(Action::Draw),
+        "Stop" => Ok(Action::Stop),
+        "Wait" => Ok(Action::Wait),
+        "Mutate" => usize::try_from(field("arm")?)
+            .map(Action::Mutate)
+            .map_err(|_| bad()),
+        "Choose" => u32::try_from(field("config")?)
+            .map(Action::Choose)
+            .map_err(|_| bad()),
+        _ => Err(bad()),
+    }
+}
+
+impl Policy for PyPolicy {
+    fn decide(&mut self, _view: &View<'_>, _rng: &mut Rng) -> Action {
+        unreachable!("the replay loops call try_decide")
+    }
+
+    fn begin(&mut self, c: &CellStart<'_>) -> Result<()> {
+        keep_thread_state();
+        self.cell = c.describe();
+        self.world = c.world;
+        self.touched = None;
+        self.pending.clear();
+        self.state = None;
+        let factory = match &self.factory {
+            Ok(f) => f,
+            Err(e) => return Err(self.fail(format!("{e:#}"))),
+        };
+        let made = Python::attach(|py| -> PyResult<CellState> {
+            let kw = PyDict::new(py);
+            kw.set_item("cell", c.cell)?;
+            kw.set_item("seed", c.seed)?;
+            kw.set_item("repetition", c.repetition)?;
+            kw.set_item("task", &c.task)?;
+            kw.set_item("dataset", c.dataset)?;
+            kw.set_item("world", c.world.as_str())?;
+            kw.set_item("unit", c.unit.as_str())?;
+            kw.set_item("budget", c.budget)?;
+            kw.set_item("budget_abs", c.budget_abs)?;
+            kw.set_item("slice", c.slice_abs)?;
+            kw.set_item("workers", c.workers)?;
+            kw.set_item("arms", PyList::new(py, &c.arms)?)?;
+            kw.set_item("policy", &self.spec.name)?;
+            if let Some(p) = &c.pool {
+                let d = PyDict::new(py);
+                d.set_item("units", p.units)?;
+                d.set_item("configs", p.configs)?;
+                d.set_item("learners", PyList::new(py, &p.learners)?)?;
+                d.set_item("defaults", PyList::new(py, &p.defaults)?)?;
+                kw.set_item("pool", d)?;
+            }
+            let hosted = py.import("banditbench._hosted")?;
+            let made =
+                hosted.call_method1("start", (factory.bind(py), kw, self.params_json.as_str()))?;
+            let t = made.cast::<PyTuple>()?;
+            let obj = t.get_item(0)?;
+            let pool = t.get_item(5)?;
+            Ok(CellState {
+                decide: obj.getattr("decide")?.unbind(),
+                observe: obj.getattr("observe")?.unbind(),
+                view: t.get_item(1)?.unbind(),
+                pulls: t.get_item(2)?.cast_into::<PyList>()?.unbind(),
+                clock: t.get_item(3)?.cast_into::<PyList>()?.unbind(),
+                best: t.get_item(4)?.cast_into::<PyList>()?.unbind(),
+                pool: if pool.is_none() {
+                    None
+                } else {
+                    let d = pool.cast_into::<PyDict>()?;
+                    let list = |k: &str| -> PyResult<Py<PyList>> {
+                        Ok(d.get_item(k)?
+                            .ok_or_else(|| pyo3::exceptions::PyKeyError::new_err(k.to_string()))?
+                            .cast_into::<PyList>()?
+                            .unbind())
+                    };
+                    Some((
+                        list("last")?,
+                        list("done")?,
+                        list("config")?,
+                        d.clone().unbind(),
+                    ))
+                    .map(|(l, dn, cf, d)| (d, l, dn, cf))
+                },
+            })
+        });
+        match made {
+            Ok(s) => {
+                self.state = Some(s);
+                Ok(())
+            }
+            Err(e) => {
+                let text = Python::attach(|py| describe(py, &e));
+                Err(self.fail(format!("building it raised:\n{text}")))
+            }
+        }
+    }
+
+    fn try_decide(&mut self, v: &View<'_>, _rng: &mut Rng) -> Result<Action> {
+        let got = Python::attach(|py| -> std::result::Result<Action, String> {
+            self.deliver(py)
+                .map_err(|e| format!("observe raised:\n{e}"))?;
+            self.refresh(py, v).map_err(|e| describe(py, &e))?;
+            let st = self.state.as_ref().expect("a cell");
+            let a = st
+                .decide
+                .bind(py)
+                .call1((st.view.bind(py),))
+                .map_err(|e| format!("decide raised:\n{}", describe(py, &e)))?;
+            action_of(&a)
+        });
+        got.and_then(|a| check_action(a, v.n_arms, self.world))
+            .map_err(|e| self.fail(e))
+    }
+
+    fn observe(&mut self, obs: &Obs<'_>) {
+        self.touched = Some(obs.arm);
+        // Handed to Python with the next decision (or at the cell's end): one attach per step.
+        self.pending.push(Observation {
+            arm: obs.arm,
+            reward: obs.reward,
+            arm_clock: obs.arm_clock,
+            exhausted: obs.exhausted,
+            revealed: obs
+                .revealed
+                .iter()
+                .map(|r| (r.time, r.ok.then_some(r.reward)))
+                .collect(),
+        });
+    }
+
+    fn finish(&mut self) -> Result<()> {
+        let flushed = Python::attach(|py| self.deliver(py));
+        if let Err(e) = flushed {
+            return Err(self.fail(format!("observe raised:\n{e}")));
+        }
+        let st = self.state.take();
+        Python::attach(|_py| drop(st));
+        Ok(())
+    }
+}
+
+impl Drop for PyPolicy {
+    fn drop(&mut self) {
+        // Python objects are released with the interpreter attached.
+        let st = self.state.take();
+        let f = std::mem::replace(&mut self.factory, Err(anyhow!("dropped")));
+        if st.is_some() || f.is_ok() {
+            Python::attach(|_py| {
+                drop(st);
+                drop(f);
+            });
+        }
+    }
+}
+
+/// What one pull revealed (the protocol's `observe` message).
+#[pyclass(frozen, module = "banditbench._engine")]
+struct Observation {
+    /// The pulled arm.
+    #[pyo3(get)]
+    arm: usize,
+    /// The pull's reward, `None` when it has none.
+    #[pyo3(get)]
+    reward: Option<f64>,
+    /// The arm's clock after the pull.
+    #[pyo3(get)]
+    arm_clock: f64,
+    /// The arm's trace had nothing left.
+    #[pyo3(get)]
+    exhausted: bool,
+    revealed: Vec<(f64, Option<f64>)>,
+}
+
+#[pymethods]
+impl Observation {
+    /// Every evaluation the pull revealed, as `[time, reward or None]` pairs.
+    #[getter]
+    fn revealed<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let l = PyList::empty(py);
+        for (t, r) in &self.revealed {
+            l.append(PyList::new(
+                py,
+                [
+                    t.into_pyobject(py)?.into_any(),
+                    r.into_pyobject(py)?.into_any(),
+                ],
+            )?)?;
+        }
+        Ok(l)
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "Observation(arm={}, reward={:?}, arm_clock={}, exhausted={})",
+            self.arm, self.reward, self.arm_clock, self.exhausted
+        )
+    }
+}
+
+/// A run's progress, handed to a Python object with `start(line, cells)`, `advance(n)`,
+/// `note(level, text)` and `finish(summary_or_None)`.
+struct PyProgress(Py<PyAny>);
+
+impl PyProgress {
+    fn call(
+        &self,
+        name: &str,
+        args: impl for<'py> FnOnce(Python<'py>) -> PyResult<Bound<'py, PyTuple>>,
+    ) {
+        Python::attach(|py| {
+            let r = args(py).and_then(|a| self.0.bind(py).call_method1(name, a));
+            if let Err(e) = r {
+                e.print(py);
+            }
+        });
+    }
+}
+
+impl Progress for PyProgress {
+    fn note(&self, level: Level, text: &str) {
+        self.call("note", |py| PyTuple::new(py, [level.as_str(), text]));
+    }
+    fn start(&self, line: &str, cells: usize) {
+        self.call("start", |py| {
+            PyTuple::new(
+                py,
+                [
+                    line.into_pyobject(py)?.into_any(),
+                    cells.into_pyobject(py)?.into_any(),
+                ],
+            )
+        });
+    }
+    fn advance(&self, cells: usize) {
+        self.call("advance", |py| PyTuple::new(py, [cells]));
+    }
+    fn finish(&self, summary: Option<&RunSummary>) {
+        self.call("finish", |py| {
+            let s = match summary {
+                Some(s) => {
+                    let d = PyDict::new(py);
+                    d.set_item("ran", s.ran)?;
+                    d.set_item("already_done", s.already_done)?;
+                    d.set_item("seconds", s.seconds)?;
+                    d.set_item("out", s.out.display().to_string())?;
+                    d.into_any()
+                }
+                None => py.None().into_bound(py),
+            };
+            PyTuple::new(py, [s])
+        });
+    }
+}
+
+/// Run the command line with `argv` (without the program name); returns the exit code. Errors
+/// print as the binary prints them.
+#[pyfunction]
+fn cli(py: Python<'_>, argv: Vec<String>) -> i32 {
+    use clap::Parser as _;
+    let args = std::iter::once("banditbench".to_string()).chain(argv);
+    let parsed = match crate::cli::Cli::try_parse_from(args) {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return e.exit_code();
+        }
+    };
+    py.detach(|| match crate::cli::dispatch(parsed) {
+        Ok(code) if code == std::process::ExitCode::SUCCESS => 0,
+        Ok(_) => 1,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            1
+        }
+    })
+}
+
+/// Run the experiment file `path`; returns (results folder, notes). `progress` receives the
+/// run's progress (see `PyProgress`).
+#[pyfunction]
+#[pyo3(signature = (path, out=None, threads=None, batch_size=None, fresh=false, progress=None))]
+fn run(
+    py: Python<'_>,
+    path: PathBuf,
+    out: Option<PathBuf>,
+    threads: Option<usize>,
+    batch_size: Option<usize>,
+    fresh: bool,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<(String, Vec<(String, String)>)> {
+    if threads == Some(0) || batch_size == Some(0) {
+        return Err(BanditbenchError::new_err(
+            "threads and batch_size are at least 1",
+        ));
+    }
+    let (exp, data) = experiment::prepare(&path).map_err(to_py)?;
+    let notes: Vec<(String, String)> = data
+        .notices(&exp)
+        .into_iter()
+        .map(|(warning, text)| {
+            (
+                if warning { "warning" } else { "note" }.to_string(),
+                text.to_string(),
+            )
+        })
+        .collect();
+    let opts = RunOptions {
+        out,
+        threads,
+        batch_size,
+        shard: None,
+        fresh,
+    };
+    let summary = py.detach(|| -> Result<RunSummary> {
+        match progress {
+            Some(p) => experiment::run_experiment(&exp, &data, &opts, &PyProgress(p)),
+            None => experiment::run_experiment(&exp, &data, &opts, &experiment::Silent),
+        }
+    });
+    let summary = summary.map_err(to_py)?;
+    Ok((summary.out.display().to_string(), notes))
+}
+
+/// Register `factory` (a `banditbench.Policy` subclass) as the in-process policy `name`.
+#[pyfunction]
+fn register(name: String, factory: Py<PyAny>) -> PyResult<()> {
+    HOST.registered
+        .lock()
+        .map_err(|_| BanditbenchError::new_err("the policy registry is poisoned"))?
+        .insert(name, factory);
+    Ok(())
+}
+
+static HOST: std::sync::LazyLock<Arc<PyHost>> = std::sync::LazyLock::new(|| {
+    Arc::new(PyHost {
+        registered: Mutex::new(HashMap::new()),
+    })
+});
+
+/// `Host` for the shared `PyHost`.
+struct Shared(Arc<PyHost>);
+
+impl Host for Shared {
+    fn check(&self, spec: &ExternalSpec) -> Result<()> {
+        self.0.check(spec)
+    }
+    fn build(&self, spec: Arc<ExternalSpec>, id: String, params_json: String) -> Box<dyn Policy> {
+        self.0.build(spec, id, params_json)
+    }
+}
+
+/// The ranking `run` prints: (policy, mean rank, mean score, units) rows, best first, and what it
+/// rests on in words.
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+fn ranking(py: Python<'_>, folder: PathBuf) -> PyResult<(Vec<(String, f64, f64, usize)>, String)> {
+    let (ranks, units) = py
+        .detach(|| crate::report::ranking(&folder))
+        .map_err(to_py)?;
+    Ok((
+        ranks
+            .into_iter()
+            .map(|r| (r.policy, r.mean_rank, r.mean_score, r.n_units))
+            .collect(),
+        units.table.describe(),
+    ))
+}
+
+/// Every built-in policy: (name, summary, source, worlds, [(parameter, default, kind, doc)]).
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+fn policies() -> Vec<(
+    String,
+    String,
+    String,
+    Vec<String>,
+    Vec<(String, String, String, String)>,
+)> {
+    crate::policy::registry()
+        .iter()
+        .map(|f| {
+            (
+                f.name.to_string(),
+                f.summary.to_string(),
+                f.source.to_string(),
+                f.worlds.iter().map(|w| w.as_str().to_string()).collect(),
+                f.params
+                    .iter()
+                    .map(|p| {
+                        (
+                            p.name.to_string(),
+                            p.default.to_string(),
+                            crate::policy::kind_text(&p.kind),
+                            p.doc.to_string(),
+                        )
+                    })
+                    .collect(),
+            )
+        })
+        .collect()
+}
+
+/// The trace sets and pools under `folder`: (folder, kind, metric, size, description) rows.
+#[pyfunction]
+fn trace_sets(folder: PathBuf) -> PyResult<Vec<[String; 5]>> {
+    crate::trace::inspect::list_rows(&folder).map_err(to_py)
+}
+
+/// The extension module.
+#[pymodule]
+fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    set_host(Box::new(Shared(HOST.clone())));
+    m.add("BanditbenchError", m.py().get_type::<BanditbenchError>())?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_class::<Observation>()?;
+    m.add_function(wrap_pyfunction!(cli, m)?)?;
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(register, m)?)?;
+    m.add_function(wrap_pyfunction!(ranking, m)?)?;
+    m.add_function(wrap_pyfunction!(policies, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_sets, m)?)?;
+    Ok(())
+}
