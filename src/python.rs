@@ -241,23 +241,24 @@ impl PyPolicy {
             for a in 0..v.n_arms {
                 set(a)?;
             }
-            view.setattr("worker", v.worker)?;
-            view.setattr("now", v.now)?;
+            view.setattr(pyo3::intern!(py, "worker"), v.worker)?;
+            view.setattr(pyo3::intern!(py, "now"), v.now)?;
             let pending = PyList::empty(py);
             for p in v.pending {
                 pending.append((p.arm, p.worker, p.since).into_pyobject(py)?)?;
             }
-            view.setattr("pending", pending)?;
+            view.setattr(pyo3::intern!(py, "pending"), pending)?;
         } else if let Some(a) = self.touched.take().filter(|&a| a < v.n_arms) {
             set(a)?;
         }
-        view.setattr("step", v.step)?;
-        view.setattr("used", v.used)?;
+        view.setattr(pyo3::intern!(py, "step"), v.step)?;
+        view.setattr(pyo3::intern!(py, "used"), v.used)?;
         if v.workers == 1 {
-            view.setattr("now", v.used)?;
+            view.setattr(pyo3::intern!(py, "now"), v.used)?;
         }
         if let (Some((pool, ..)), Some(p)) = (&st.pool, &v.pool) {
-            pool.bind(py).set_item("undrawn", p.undrawn)?;
+            pool.bind(py)
+                .set_item(pyo3::intern!(py, "undrawn"), p.undrawn)?;
         }
         Ok(())
     }
@@ -344,9 +345,12 @@ impl Policy for PyPolicy {
                 d.set_item("defaults", PyList::new(py, &p.defaults)?)?;
                 kw.set_item("pool", d)?;
             }
-            let hosted = py.import("banditbench._hosted")?;
-            let made =
-                hosted.call_method1("start", (factory.bind(py), kw, self.params_json.as_str()))?;
+            static START: pyo3::sync::PyOnceLock<Py<PyAny>> = pyo3::sync::PyOnceLock::new();
+            let made = START.import(py, "banditbench._hosted", "start")?.call1((
+                factory.bind(py),
+                kw,
+                self.params_json.as_str(),
+            ))?;
             let t = made.cast::<PyTuple>()?;
             let obj = t.get_item(0)?;
             let pool = t.get_item(5)?;
@@ -492,8 +496,9 @@ impl Observation {
 }
 
 /// A run's progress, handed to a Python object with `start(line, cells)`, `advance(n)`,
-/// `note(level, text)` and `finish(summary_or_None)`.
-struct PyProgress(Py<PyAny>);
+/// `note(level, text)` and `finish(summary_or_None)`; an interrupt (Ctrl-C, a notebook's stop
+/// button) stops the run between chunks of cells, keeping the finished ones.
+struct PyProgress(Py<PyAny>, std::sync::atomic::AtomicBool);
 
 impl PyProgress {
     fn call(
@@ -511,6 +516,15 @@ impl PyProgress {
 }
 
 impl Progress for PyProgress {
+    fn interrupted(&self) -> bool {
+        // Python runs its signal handlers here (on the thread that called `run`, Python's main
+        // thread in a notebook); a KeyboardInterrupt they raise stops the run.
+        let hit = Python::attach(|py| py.check_signals().is_err());
+        if hit {
+            self.1.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+        hit
+    }
     fn note(&self, level: Level, text: &str) {
         self.call("note", |py| PyTuple::new(py, [level.as_str(), text]));
     }
@@ -605,13 +619,21 @@ fn run(
         shard: None,
         fresh,
     };
+    let progress = progress.map(|p| PyProgress(p, false.into()));
     let summary = py.detach(|| -> Result<RunSummary> {
-        match progress {
-            Some(p) => experiment::run_experiment(&exp, &data, &opts, &PyProgress(p)),
+        match &progress {
+            Some(p) => experiment::run_experiment(&exp, &data, &opts, p),
             None => experiment::run_experiment(&exp, &data, &opts, &experiment::Silent),
         }
     });
-    let summary = summary.map_err(to_py)?;
+    let interrupted = progress.is_some_and(|p| p.1.load(std::sync::atomic::Ordering::Relaxed));
+    let summary = summary.map_err(|e| {
+        if interrupted {
+            pyo3::exceptions::PyKeyboardInterrupt::new_err(format!("{e:#}"))
+        } else {
+            to_py(e)
+        }
+    })?;
     Ok((summary.out.display().to_string(), notes))
 }
 

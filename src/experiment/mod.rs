@@ -313,6 +313,9 @@ fn run_cells(
         let (runs, traj) = frames_of(&finished)?;
         drop(finished);
         segment.push(runs, traj)?;
+        if stop.is_none() && todo.peek().is_some() && progress.interrupted() {
+            stop = Some(anyhow::anyhow!("interrupted"));
+        }
         if let Some(e) = stop {
             // Every cell that finished is kept: published now, resumed past on the next run.
             store.publish_part(segment)?;

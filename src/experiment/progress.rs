@@ -36,6 +36,11 @@ pub trait Progress: Send + Sync {
     fn advance(&self, _cells: usize) {}
     /// The run ended; `summary` when it succeeded.
     fn finish(&self, _summary: Option<&RunSummary>) {}
+    /// Asked between chunks of cells (about once a second), on the thread that called the run:
+    /// `true` stops the run, keeping every finished cell (a notebook's interrupt).
+    fn interrupted(&self) -> bool {
+        false
+    }
 }
 
 /// Tells nobody anything.

@@ -20,6 +20,7 @@ sys.path.insert(0, str(HERE.parents[1]))
 import datasets as dsets  # noqa: E402
 import record  # noqa: E402
 import spaces  # noqa: E402
+from bb_command import banditbench  # noqa: E402
 
 CACHE = HERE.parent / ".cache"
 SAME = ["dataset", "learner", "run", "seq", "config", "config_id", "score", "test_score", "status"]
@@ -34,8 +35,6 @@ def frame(out):
     return pd.read_parquet(out / "evaluations.parquet").sort_values(["dataset", "learner", "run", "seq"]).reset_index(drop=True)
 
 
-def banditbench(*args):
-    return subprocess.run(["cargo", "run", "--quiet", "--", *args], cwd=REPO, capture_output=True, text=True)
 
 
 def test_smoke_plan_writes_a_valid_trace_set(tmp_path):

@@ -14,6 +14,7 @@ REPO = HERE.parents[2]
 sys.path.insert(0, str(HERE.parent))
 
 import grids  # noqa: E402
+from bb_command import banditbench  # noqa: E402
 
 CACHE = HERE.parent / ".cache"
 SAME = ["dataset", "run", "config_id", "unit", "score", "test_score", "status"]
@@ -29,8 +30,6 @@ def curves(out):
             .sort_values(["dataset", "run", "config_id", "unit"]).reset_index(drop=True))
 
 
-def banditbench(*args):
-    return subprocess.run(["cargo", "run", "--quiet", "--", *args], cwd=REPO, capture_output=True, text=True)
 
 
 def test_smoke_grid_writes_a_valid_complete_pool(tmp_path):
