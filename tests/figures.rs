@@ -4,8 +4,8 @@
 
 use banditbench::report::figures::{
     Allocation, Anytime, BayesBars, BoxPanels, COLUMN_IN, CdDiagram, Figure, HeatMaps, Lines,
-    MeanRankFigure, PAGE_IN, Page, Panel, Series, UNITS_PER_PT, outside, overlapping, render,
-    text_boxes,
+    MeanRankFigure, PAGE_IN, Page, Panel, Scale, Series, UNITS_PER_PT, outside, overlapping,
+    render, text_boxes,
 };
 
 fn pages() -> Vec<Page> {
@@ -197,7 +197,7 @@ fn heat_maps_fit() {
                 panels: (0..budgets)
                     .map(|b| (format!("budget {}", 100 * (b + 1)), grid.clone()))
                     .collect(),
-                k: 20,
+                scale: Scale::MeanRank { k: 20 },
             },
         );
     }

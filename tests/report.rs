@@ -1000,3 +1000,86 @@ fn reports_say_the_direction_and_names_never_leave_the_output_folder() {
         "{md}"
     );
 }
+
+#[test]
+fn the_leaderboard_matches_evalica_and_draws_the_win_rates() {
+    // Real runs of Optuna's TPE, SMAC3 and banditbench's CASH optimisers, unit = dataset/seed.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = scratch("report-leaderboard");
+    let mut csv = String::from("unit,policy,score\n");
+    for l in read(&root.join("scripts/reference/cash-optuna-smac.csv"))
+        .lines()
+        .skip(1)
+    {
+        let f: Vec<&str> = l.split(',').collect();
+        csv.push_str(&format!("{}/{:0>2},{},{}\n", f[1], f[2], f[0], f[3]));
+    }
+    let scores = dir.join("scores.csv");
+    std::fs::write(&scores, csv).unwrap();
+    let out = dir.join("out");
+    let (s, o) = (scores.to_str().unwrap(), out.to_str().unwrap());
+    run_ok(&[
+        "report",
+        "--scores",
+        s,
+        "--out",
+        o,
+        "--baseline",
+        "banditbench-random-search",
+        "--leaderboard-samples",
+        "200",
+    ]);
+    let golden = json(&root.join("tests/fixtures/leaderboard/evalica.json"));
+    let t = json(&out.join("tests.json"));
+    let lb = &t["leaderboard"];
+    assert_eq!(lb["matches"], golden["matches"]);
+    assert_eq!(lb["draws"], golden["ties"]);
+    assert_eq!(lb["baseline"], "banditbench-random-search");
+    let base = golden["bradley_terry"]["banditbench-random-search"]
+        .as_f64()
+        .unwrap();
+    for p in lb["policies"].as_array().unwrap() {
+        let name = p["policy"].as_str().unwrap();
+        let strength = golden["bradley_terry"][name].as_f64().unwrap();
+        let got = p["bradley_terry_strength"].as_f64().unwrap();
+        assert!((got - strength).abs() < 1e-12, "{name}");
+        let rating = 400.0 * (strength / base).log10() + 1000.0;
+        assert!((p["bradley_terry_rating"].as_f64().unwrap() - rating).abs() < 1e-9);
+        // evalica's Elo is relative to its start at 1000; ours puts the baseline at 1000.
+        let elo = golden["elo"][name].as_f64().unwrap()
+            - golden["elo"]["banditbench-random-search"].as_f64().unwrap()
+            + 1000.0;
+        assert!((p["elo"].as_f64().unwrap() - elo).abs() < 1e-9, "{name}");
+    }
+    let table = read(&out.join("leaderboard.csv"));
+    assert!(table.starts_with("policy,bt_strength,bt_rating,bt_low,bt_high,elo"));
+    assert!(read(&out.join("report.md")).contains("## Leaderboard"));
+    let (w, h) = png_size(&out.join("win_rate.png"));
+    assert!(w > 0 && h > 0);
+    assert!(read(&out.join("win_rate.csv")).contains("optuna-tpe"));
+    // A baseline that is not compared is refused, naming the policies.
+    let e = run_fails(
+        &["report", "--scores", s, "--out", o, "--baseline", "optuna"],
+        1,
+    );
+    assert!(
+        e.contains("--baseline 'optuna' is not among") && e.contains("smac3"),
+        "{e}"
+    );
+    // Off: no leaderboard file, and tests.json says why.
+    let off = dir.join("off");
+    run_ok(&[
+        "report",
+        "--scores",
+        s,
+        "--out",
+        off.to_str().unwrap(),
+        "--leaderboard",
+        "off",
+    ]);
+    assert!(!off.join("leaderboard.csv").exists());
+    assert_eq!(
+        json(&off.join("tests.json"))["leaderboard"]["computed"],
+        false
+    );
+}

@@ -139,6 +139,41 @@ pub struct Options {
     pub bayes_prior: f64,
     /// Which pairs get pairwise tests.
     pub pairs: Pairs,
+    /// The leaderboard (Elo, Bradley–Terry, win rates): auto (up to `AUTO_ALL_PAIRS`
+    /// policies), on, off; its bootstrap resamples of the units (0: none); and the policy its
+    /// ratings put at 1000 (`None`: their mean).
+    pub leaderboard: Toggle,
+    pub leaderboard_samples: usize,
+    pub baseline: Option<String>,
+}
+
+/// On, off, or decided by the number of policies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Toggle {
+    /// On up to 50 policies.
+    Auto,
+    On,
+    Off,
+}
+
+impl Toggle {
+    /// The name on the command line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Toggle::Auto => "auto",
+            Toggle::On => "on",
+            Toggle::Off => "off",
+        }
+    }
+
+    /// Whether it is on for `k` policies.
+    pub fn on(self, k: usize) -> bool {
+        match self {
+            Toggle::Auto => k <= AUTO_ALL_PAIRS,
+            Toggle::On => true,
+            Toggle::Off => false,
+        }
+    }
 }
 
 impl Options {
@@ -177,11 +212,25 @@ impl Options {
         if tie_tolerance.is_nan() || tie_tolerance < 0.0 {
             bail!("--tie-tolerance must be a number >= 0");
         }
+        if self.leaderboard_samples > 1_000_000 {
+            bail!(
+                "--leaderboard-samples {}: at most 10^6 (each resample refits every rating)",
+                self.leaderboard_samples
+            );
+        }
         Ok(())
     }
 
-    /// Refuse a `--pairs against:` control that is not among `policies`.
+    /// Refuse a `--pairs against:` control or a `--baseline` that is not among `policies`.
     pub fn check_policies(&self, policies: &[String]) -> anyhow::Result<()> {
+        if let Some(b) = &self.baseline
+            && !policies.contains(b)
+        {
+            anyhow::bail!(
+                "--baseline '{b}' is not among the policies compared: {}",
+                policies.join(", ")
+            );
+        }
         self.pairs.family(policies).map(|_| ())
     }
 }
@@ -200,6 +249,9 @@ impl Default for Options {
             bayes_samples: 50_000,
             bayes_prior: 0.5,
             pairs: Pairs::Auto,
+            leaderboard: Toggle::Auto,
+            leaderboard_samples: 1000,
+            baseline: None,
         }
     }
 }
@@ -359,6 +411,8 @@ pub struct Comparison {
     pub wilcoxon: Vec<PairTest>,
     /// The Bayesian signed-rank test of every pair, when `options.bayes_rope` is set.
     pub bayesian: Vec<BayesPair>,
+    /// Elo, Bradley–Terry and win rates, when `options.leaderboard` is on for these policies.
+    pub leaderboard: Option<super::leaderboard::Leaderboard>,
     pub options: Options,
 }
 
@@ -479,6 +533,22 @@ pub fn compare(table: ScoreTable, opts: &Options) -> Comparison {
     let nem = nemenyi(&means, n, opts.alpha, &family);
     let pairs = pair_tests(&table, &family, opts);
     let bayesian = bayes_pairs(&table, &family, opts);
+    let leaderboard = opts.leaderboard.on(k).then(|| {
+        super::leaderboard::leaderboard(
+            &table,
+            &super::leaderboard::LeaderboardOptions {
+                baseline: opts
+                    .baseline
+                    .as_ref()
+                    .and_then(|b| table.policies.iter().position(|p| p == b)),
+                tie_tolerance: opts.tie_tolerance,
+                samples: opts.leaderboard_samples,
+                alpha: opts.alpha,
+                seed: opts.seed,
+                ..Default::default()
+            },
+        )
+    });
     Comparison {
         table,
         ranks,
@@ -488,6 +558,7 @@ pub fn compare(table: ScoreTable, opts: &Options) -> Comparison {
         nemenyi: nem,
         wilcoxon: pairs,
         bayesian,
+        leaderboard,
         options: opts.clone(),
     }
 }

@@ -4,6 +4,7 @@ pub mod bayes;
 pub(crate) mod budgets;
 pub(crate) mod compare;
 pub(crate) mod family;
+pub(crate) mod leaderboard;
 mod ranks;
 pub mod stats;
 pub(crate) mod units;

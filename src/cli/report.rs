@@ -64,6 +64,18 @@ pub struct Args {
     /// are always given
     #[arg(long, default_value = "auto", value_parser = crate::analysis::compare::Pairs::parse)]
     pairs: crate::analysis::compare::Pairs,
+    /// The leaderboard: Elo and Bradley–Terry ratings with bootstrap intervals, and the
+    /// win-rate matrix (every unit a round in which each pair of policies plays a match).
+    /// auto: up to 50 policies
+    #[arg(long, value_enum, default_value = "auto")]
+    leaderboard: crate::analysis::compare::Toggle,
+    /// Bootstrap resamples of the units for the leaderboard's intervals (0: none)
+    #[arg(long, default_value_t = 1000)]
+    leaderboard_samples: usize,
+    /// The policy the leaderboard's ratings put at 1000, e.g. random search (default: their
+    /// mean is 1000)
+    #[arg(long, value_name = "POLICY")]
+    baseline: Option<String>,
     /// Seed of the bootstrap
     #[arg(long, default_value_t = 0)]
     seed: u64,
@@ -131,6 +143,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
         bayes_samples,
         bayes_prior,
         pairs,
+        leaderboard,
+        leaderboard_samples,
+        baseline,
         seed,
         tie_tolerance,
         zero_method,
@@ -157,6 +172,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
             zero_method,
             missing,
             pairs,
+            leaderboard,
+            leaderboard_samples,
+            baseline,
         },
         unit: unit.kind(),
         found_nothing,

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 
 use super::figures::{
-    Allocation, Anytime, BayesBars, BoxPanels, CdDiagram, HeatMaps, MeanRankFigure, Page,
+    Allocation, Anytime, BayesBars, BoxPanels, CdDiagram, HeatMaps, MeanRankFigure, Page, Scale,
     cd::MAX_POLICIES, save, style::fmt_number,
 };
 use super::labels::PolicyName;
@@ -207,6 +207,47 @@ pub(crate) fn comparison_figures(
             rows_note(order.len())
         ),
     );
+    if let Some(lb) = &c.leaderboard {
+        // Rows and columns in Bradley–Terry order, best first.
+        let mut ord: Vec<usize> = (0..c.table.policies.len()).collect();
+        ord.sort_by(|&a, &b| lb.bt_rating[b].total_cmp(&lb.bt_rating[a]));
+        ord.truncate(MAX_ROWS.min(30));
+        // Rows named and numbered; columns by number, so that the matrix stays square.
+        let fig = HeatMaps {
+            title: format!("Win rate over {n} units (row against column)"),
+            x_name: "opponent (numbered as the rows)".into(),
+            y_name: "policy".into(),
+            x_values: (1..=ord.len()).map(|r| r.to_string()).collect(),
+            // The heat map draws its first row at the top.
+            y_values: ord
+                .iter()
+                .enumerate()
+                .map(|(r, &i)| format!("{}. {}", r + 1, names.of(&c.table.policies[i])))
+                .collect(),
+            panels: vec![(
+                String::new(),
+                ord.iter()
+                    .map(|&a| ord.iter().map(|&b| lb.win_rate[a][b]).collect())
+                    .collect(),
+            )],
+            scale: Scale::Share {
+                name: "win rate".into(),
+            },
+        };
+        let k = c.table.policies.len();
+        w.add(
+            save(&fig, out, "win_rate", page)?,
+            "win_rate",
+            format!(
+                "Win rate of each policy (row) against each other (column): the share of the {n} units on which it scores better, draws counting half; rows by Bradley–Terry rating.{}",
+                if k > ord.len() {
+                    format!(" The best {} of the {k} policies are drawn; tests.json lists every pair.", ord.len())
+                } else {
+                    String::new()
+                }
+            ),
+        );
+    }
     let (keep, note) = cd_selection(c, names);
     // The Wilcoxon–Holm diagram needs every pair of the policies it shows: when `--pairs` asked
     // for fewer, they are tested here (and the caption says the family differs).
@@ -459,7 +500,7 @@ pub(crate) fn parameter_study(
                 x_values: xs,
                 y_values: ys,
                 panels,
-                k: members.len(),
+                scale: Scale::MeanRank { k: members.len() },
             };
             w.add(
                 save(&fig, out, &name, page)?,

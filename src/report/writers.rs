@@ -145,12 +145,104 @@ pub(crate) fn tests_json(
                 "a": p.a, "b": p.b, "p_left": p.result.p_left, "p_rope": p.result.p_rope,
                 "p_right": p.result.p_right, "decision": p.decision()})).collect::<Vec<_>>()
         }) } else { json!(null) },
+        "leaderboard": leaderboard_json(c),
         "n_units": c.table.units.len(),
         "n_policies": c.table.policies.len(),
         "units": units,
         "options": options,
         "notes": notes,
     })
+}
+
+/// The leaderboard for tests.json (`null` when it was not computed).
+fn leaderboard_json(c: &Comparison) -> serde_json::Value {
+    let Some(l) = &c.leaderboard else {
+        return json!({"computed": false, "leaderboard": c.options.leaderboard.as_str(),
+            "why": "--leaderboard auto computes it up to 50 policies; --leaderboard on for more"});
+    };
+    let num = |x: f64| if x.is_finite() { json!(x) } else { json!(null) };
+    let pols = &c.table.policies;
+    let interval = |v: &[(f64, f64)], i: usize| {
+        v.get(i)
+            .map_or(json!(null), |&(lo, hi)| json!([num(lo), num(hi)]))
+    };
+    json!({
+        "computed": true,
+        "method": "every unit a round: each pair of policies plays one match, the better score wins, scores within the tie tolerance draw (half a win); Bradley–Terry by Zermelo's iteration (evalica 0.4.2's), Elo (k = 4, scale 400) in unit order; ratings on the Elo scale with the baseline (or the mean) at 1000; percentile bootstrap intervals over units",
+        "baseline": l.baseline.map(|b| pols[b].clone()),
+        "matches": l.matches, "draws": l.draws, "bt_sweeps": l.sweeps,
+        "bootstrap_samples": l.samples, "alpha": c.options.alpha, "seed": c.options.seed,
+        "bradley_terry_exists": l.bt_strength.iter().all(|x| x.is_finite()),
+        "bradley_terry_undefined_resamples": l.bt_undefined,
+        "policies": pols.iter().enumerate().map(|(i, p)| json!({
+            "policy": p,
+            "bradley_terry_strength": num(l.bt_strength[i]),
+            "bradley_terry_rating": num(l.bt_rating[i]),
+            "bradley_terry_interval": interval(&l.bt_interval, i),
+            "elo": num(l.elo[i]),
+            "elo_interval": interval(&l.elo_interval, i),
+            "win_rate": pols.iter().enumerate().filter(|&(j, _)| j != i)
+                .map(|(j, q)| (q.clone(), num(l.win_rate[i][j])))
+                .collect::<serde_json::Map<String, serde_json::Value>>(),
+        })).collect::<Vec<_>>(),
+    })
+}
+
+/// The leaderboard as a Markdown table, best Bradley–Terry rating first.
+fn leaderboard_md(c: &Comparison) -> String {
+    let Some(l) = &c.leaderboard else {
+        return String::new();
+    };
+    let k = c.table.policies.len();
+    let mut order: Vec<usize> = (0..k).collect();
+    order.sort_by(|&a, &b| l.bt_rating[b].total_cmp(&l.bt_rating[a]));
+    let ci = |v: &[(f64, f64)], i: usize| {
+        v.get(i)
+            .map_or(String::new(), |(lo, hi)| format!(" [{lo:.0}, {hi:.0}]"))
+    };
+    let mut s = format!(
+        "Every unit is a round in which each pair of policies plays one match ({} matches, {} draws); ratings on the Elo scale with {} at 1000, {}. Bradley–Terry does not depend on the order of the units; Elo plays them in name order.\n\n| # | policy | Bradley–Terry | Elo | mean win rate |\n|---|---|---|---|---|\n",
+        l.matches,
+        l.draws,
+        l.baseline
+            .map_or("the mean".to_string(), |b| c.table.policies[b].clone()),
+        if l.samples > 0 {
+            format!(
+                "{:.0} % percentile bootstrap intervals over {} resamples of the units",
+                100.0 * (1.0 - c.options.alpha),
+                l.samples
+            )
+        } else {
+            "no intervals (--leaderboard-samples 0)".to_string()
+        }
+    );
+    if l.bt_strength.iter().any(|x| !x.is_finite()) {
+        s.push_str("Bradley–Terry's strengths do not exist on these units: some policy never lost, or never won, against the rest (Hunter 2004, Assumption 1); its column is empty.\n\n");
+    } else if l.bt_undefined > 0 {
+        let _ = writeln!(
+            s,
+            "In {} of {} resamples Bradley–Terry's strengths did not exist (a policy never lost or never won); its intervals rest on the others.\n",
+            l.bt_undefined, l.samples
+        );
+    }
+    for (r, &i) in order.iter().enumerate() {
+        let wr: Vec<f64> = (0..k)
+            .filter(|&j| j != i)
+            .map(|j| l.win_rate[i][j])
+            .collect();
+        let _ = writeln!(
+            s,
+            "| {} | {} | {:.0}{} | {:.0}{} | {:.3} |",
+            r + 1,
+            c.table.policies[i],
+            l.bt_rating[i],
+            ci(&l.bt_interval, i),
+            l.elo[i],
+            ci(&l.elo_interval, i),
+            wr.iter().sum::<f64>() / wr.len().max(1) as f64
+        );
+    }
+    s
 }
 
 /// The tests in words, as they go into report.md.
@@ -417,6 +509,43 @@ pub(crate) fn write_tables(
     }
     std::fs::write(out.join("labels.csv"), l)?;
     files.push(out.join("labels.csv"));
+    if let Some(lb) = &c.leaderboard {
+        let mut t = String::from(
+            "policy,bt_strength,bt_rating,bt_low,bt_high,elo,elo_low,elo_high,mean_win_rate\n",
+        );
+        let k = c.table.policies.len();
+        for (i, p) in c.table.policies.iter().enumerate() {
+            let (bl, bh) = lb
+                .bt_interval
+                .get(i)
+                .copied()
+                .unwrap_or((f64::NAN, f64::NAN));
+            let (el, eh) = lb
+                .elo_interval
+                .get(i)
+                .copied()
+                .unwrap_or((f64::NAN, f64::NAN));
+            let wr: Vec<f64> = (0..k)
+                .filter(|&j| j != i)
+                .map(|j| lb.win_rate[i][j])
+                .collect();
+            let _ = writeln!(
+                t,
+                "{},{},{},{},{},{},{},{},{}",
+                csv_field(p),
+                lb.bt_strength[i],
+                lb.bt_rating[i],
+                bl,
+                bh,
+                lb.elo[i],
+                el,
+                eh,
+                wr.iter().sum::<f64>() / wr.len().max(1) as f64
+            );
+        }
+        std::fs::write(out.join("leaderboard.csv"), t)?;
+        files.push(out.join("leaderboard.csv"));
+    }
     Ok(files)
 }
 
@@ -542,6 +671,11 @@ pub(crate) fn write_documents(
     md.push_str(&summary_table_md(c, units));
     md.push_str("\n## Tests\n\n");
     md.push_str(&tests_in_words(c).replace('\n', "\n\n"));
+    if c.leaderboard.is_some() {
+        md.push_str("## Leaderboard\n\n");
+        md.push_str(&leaderboard_md(c));
+        md.push('\n');
+    }
     md.push_str("## Figures\n\n");
     for (f, caption) in figs {
         let _ = writeln!(

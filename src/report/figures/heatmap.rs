@@ -1,6 +1,6 @@
-//! Parameter studies over two parameters (e.g. ε1 × ε2): one heat map per budget of the mean rank
-//! within the family, each cell annotated with its value, on a perceptually uniform,
-//! colour-blind-safe scale (viridis; dark = better).
+//! Heat maps, each cell annotated with its value, on a perceptually uniform, colour-blind-safe
+//! scale (viridis; dark = better): parameter studies over two parameters (e.g. ε1 × ε2, one map
+//! per budget of the mean rank within the family), and the leaderboard's win-rate matrix.
 
 use anyhow::Result;
 use plotters::coord::Shift;
@@ -24,10 +24,26 @@ pub struct HeatMaps {
     pub x_values: Vec<String>,
     /// Its values, bottom to top.
     pub y_values: Vec<String>,
-    /// (panel caption, mean rank `[y][x]`; NaN where no setting was run).
+    /// (panel caption, value `[y][x]`; NaN where there is none).
     pub panels: Vec<(String, Vec<Vec<f64>>)>,
-    /// Settings in the family (ranks run from 1 to `k`).
-    pub k: usize,
+    /// What the values are.
+    pub scale: Scale,
+}
+
+/// What a heat map's values are, which sets its colour range, the cells' text and the legend.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Scale {
+    /// Mean ranks among `k` settings (1 = best, drawn darkest); the range spans the values
+    /// shown.
+    MeanRank {
+        /// Settings in the family (ranks run from 1 to `k`).
+        k: usize,
+    },
+    /// Shares in [0, 1] (higher = better, drawn darkest), named in the legend and the CSV.
+    Share {
+        /// What the share is, e.g. "win rate".
+        name: String,
+    },
 }
 
 /// viridis at eleven stops (matplotlib's table, every 25th entry).
@@ -72,8 +88,12 @@ impl HeatMaps {
         let (mut lo, mut hi) = vals.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
             (a.min(v), b.max(v))
         });
+        let k = match &self.scale {
+            Scale::Share { .. } => return (0.0, 1.0),
+            Scale::MeanRank { k } => *k,
+        };
         if !lo.is_finite() {
-            return (1.0, self.k.max(2) as f64);
+            return (1.0, k.max(2) as f64);
         }
         lo = (lo * 2.0).floor() / 2.0;
         hi = (hi * 2.0).ceil() / 2.0;
@@ -151,7 +171,11 @@ impl Figure for HeatMaps {
                     if v.is_nan() {
                         continue;
                     }
-                    let (c, white) = viridis((v - lo) / (hi - lo));
+                    let t = (v - lo) / (hi - lo);
+                    let (c, white) = viridis(match self.scale {
+                        Scale::MeanRank { .. } => t,
+                        Scale::Share { .. } => 1.0 - t,
+                    });
                     area.draw(&Rectangle::new(
                         [(x, y), (x + cw - 1, y + ch - 1)],
                         c.filled(),
@@ -159,7 +183,10 @@ impl Figure for HeatMaps {
                     .map_err(de)?;
                     let tc = if white { WHITE } else { BLACK };
                     area.draw(&Text::new(
-                        format!("{v:.1}"),
+                        match self.scale {
+                            Scale::MeanRank { .. } => format!("{v:.1}"),
+                            Scale::Share { .. } => format!("{v:.2}"),
+                        },
                         (x + cw / 2, y + ch / 2),
                         center(TICK_PT).color(&tc),
                     ))
@@ -198,12 +225,17 @@ impl Figure for HeatMaps {
         }
         // The colour scale, centred with its labels.
         let w = page.width() as i32;
-        let left_label = format!(
-            "mean rank among {} settings (1 = best): {}",
-            self.k,
-            super::style::fmt_number(lo)
-        );
-        let right_label = super::style::fmt_number(hi);
+        // Dark (better) on the left.
+        let (left_label, right_label) = match &self.scale {
+            Scale::MeanRank { k } => (
+                format!(
+                    "mean rank among {k} settings (1 = best): {}",
+                    super::style::fmt_number(lo)
+                ),
+                super::style::fmt_number(hi),
+            ),
+            Scale::Share { name } => (format!("{name}: 1"), "0".to_string()),
+        };
         let left_label = left_label.as_str();
         let (wl, wr) = (
             text_width(left_label, TICK_PT) as i32,
@@ -240,9 +272,13 @@ impl Figure for HeatMaps {
 
     fn csv(&self) -> String {
         let mut s = format!(
-            "panel,{},{},mean_rank\n",
+            "panel,{},{},{}\n",
             csv_field(&self.x_name),
-            csv_field(&self.y_name)
+            csv_field(&self.y_name),
+            match &self.scale {
+                Scale::MeanRank { .. } => "mean_rank".to_string(),
+                Scale::Share { name } => csv_field(&name.replace(' ', "_")),
+            }
         );
         for (caption, grid) in &self.panels {
             for (yi, row) in grid.iter().enumerate() {

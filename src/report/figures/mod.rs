@@ -22,7 +22,7 @@ pub use anytime::Anytime;
 pub use bayes::BayesBars;
 pub use boxplots::BoxPanels;
 pub use cd::CdDiagram;
-pub use heatmap::HeatMaps;
+pub use heatmap::{HeatMaps, Scale};
 pub use layout::{outside, overlapping, text_boxes};
 pub use lines::{Lines, Panel, Series};
 pub use mean_rank::MeanRankFigure;

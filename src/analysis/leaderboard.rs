@@ -1,0 +1,552 @@
+//! Leaderboard statistics over a score table: every unit is a round in which each pair of
+//! policies plays one match (the better score wins, scores within the tie tolerance draw), and
+//! - Bradley–Terry strengths (Bradley & Terry 1952, "Rank Analysis of Incomplete Block Designs:
+//!   I. The Method of Paired Comparisons", Biometrika 39), fitted by Zermelo's iteration
+//!   (Zermelo 1929; the MM algorithm of Hunter 2004, "MM algorithms for generalized
+//!   Bradley–Terry models", Ann. Statist. 32, §3), a draw counting half a win, strengths
+//!   normalised to geometric mean 1, exactly as evalica 0.4.2 codes it
+//!   (`scripts/reference/leaderboard_reference.py` holds the golden values);
+//! - Elo ratings (Elo 1978, "The Rating of Chessplayers"), matches played in unit order (units
+//!   by name, then pairs by policy name), as evalica's `elo` plays them;
+//! - both on the Elo scale calibrated to a baseline: 400 log10(p / p_baseline) + 1000 for
+//!   Bradley–Terry, Elo shifted so that the baseline is at 1000 (without a baseline: the
+//!   geometric mean of the strengths, and the mean Elo, at 1000);
+//! - percentile bootstrap intervals, resampling units (the independent units) with
+//!   replacement;
+//! - the win-rate matrix: the share of units on which a policy beats another, draws half.
+//!
+//! Elo depends on the order of the matches; Bradley–Terry does not. Units can carry weights
+//! (e.g. 1/splits, as TabArena weights datasets with more splits): a match counts its unit's
+//! weight.
+
+use super::compare::ScoreTable;
+use super::within_tolerance;
+use crate::rng::Rng;
+
+/// One match: policy `a` against `b` (indices into the table's policies), `a`'s result (1 win,
+/// 0.5 draw, 0 loss), and its weight.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Match {
+    pub a: usize,
+    pub b: usize,
+    pub result: f64,
+    pub weight: f64,
+}
+
+/// The matches of the units `units` (indices into the table, played in this order).
+pub fn matches(t: &ScoreTable, units: &[usize], weights: &[f64], tol: f64) -> Vec<Match> {
+    let k = t.policies.len();
+    let mut out = Vec::with_capacity(units.len() * k * k.saturating_sub(1) / 2);
+    for &u in units {
+        let s = &t.scores[u];
+        for a in 0..k {
+            for b in a + 1..k {
+                let (x, y) = (s[a], s[b]);
+                let better = |p: f64, q: f64| {
+                    if t.higher_is_better { p > q } else { p < q }
+                };
+                let result = if x.is_nan() && y.is_nan() || within_tolerance(x, y, tol) {
+                    0.5
+                } else if y.is_nan() || (!x.is_nan() && better(x, y)) {
+                    1.0
+                } else {
+                    0.0
+                };
+                out.push(Match {
+                    a,
+                    b,
+                    result,
+                    weight: weights[u],
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Whether every policy can be reached from every other by "scored against" edges (i → j when
+/// i won or drew against j): Hunter's (2004) Assumption 1, under which Bradley–Terry's
+/// maximum-likelihood strengths exist (Ford 1957). A policy that never lost (or never won)
+/// breaks it: its strength would be infinite (or zero).
+fn strongly_connected(wins: &[Vec<f64>]) -> bool {
+    let k = wins.len();
+    let reach = |forward: bool| {
+        let mut seen = vec![false; k];
+        let mut stack = vec![0];
+        seen[0] = true;
+        while let Some(i) = stack.pop() {
+            for j in 0..k {
+                let edge = if forward { wins[i][j] } else { wins[j][i] };
+                if edge > 0.0 && !seen[j] {
+                    seen[j] = true;
+                    stack.push(j);
+                }
+            }
+        }
+        seen.iter().all(|&s| s)
+    };
+    k == 0 || (reach(true) && reach(false))
+}
+
+/// Bradley–Terry strengths of `k` policies from `matches`: Zermelo's iteration, updating each
+/// strength in place (Gauss–Seidel), then dividing by the geometric mean, until the strengths
+/// move less than `tolerance` (Euclidean norm) or after `limit` sweeps. Returns the strengths
+/// and the sweeps made, or `None` when the strengths do not exist (a policy never lost or never
+/// won against the rest: see `strongly_connected`).
+pub fn bradley_terry(
+    k: usize,
+    matches: &[Match],
+    tolerance: f64,
+    limit: usize,
+) -> Option<(Vec<f64>, usize)> {
+    // wins[i][j]: what i scored against j (wins, and draws at half).
+    let mut wins = vec![vec![0.0; k]; k];
+    for m in matches {
+        wins[m.a][m.b] += m.weight * m.result;
+        wins[m.b][m.a] += m.weight * (1.0 - m.result);
+    }
+    let mut p = vec![1.0; k];
+    let mut sweeps = 0;
+    if k == 0 {
+        return Some((p, sweeps));
+    }
+    if !strongly_connected(&wins) {
+        return None;
+    }
+    let mut next = p.clone();
+    while sweeps < limit {
+        sweeps += 1;
+        for i in 0..k {
+            let (mut num, mut den) = (0.0, 0.0);
+            for j in 0..k {
+                let sum = next[i] + next[j];
+                num += wins[i][j] * next[j] / sum;
+                den += wins[j][i] / sum;
+            }
+            next[i] = num / den;
+        }
+        let gm = (next.iter().map(|x| x.ln()).sum::<f64>() / k as f64).exp();
+        for x in next.iter_mut() {
+            *x /= gm;
+            if x.is_nan() {
+                *x = tolerance;
+            }
+        }
+        let moved = next
+            .iter()
+            .zip(&p)
+            .map(|(a, b)| (a - b) * (a - b))
+            .sum::<f64>()
+            .sqrt();
+        p.copy_from_slice(&next);
+        if moved < tolerance {
+            break;
+        }
+    }
+    Some((p, sweeps))
+}
+
+/// Elo's parameters (evalica's names and defaults but `k`, which evalica's `elo` sets to 4).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct EloParams {
+    pub initial: f64,
+    pub base: f64,
+    pub scale: f64,
+    pub k: f64,
+}
+
+impl Default for EloParams {
+    fn default() -> Self {
+        EloParams {
+            initial: 1000.0,
+            base: 10.0,
+            scale: 400.0,
+            k: 4.0,
+        }
+    }
+}
+
+/// Elo ratings of `k` policies after playing `matches` in order.
+pub fn elo(k: usize, matches: &[Match], e: EloParams) -> Vec<f64> {
+    let mut r = vec![e.initial; k];
+    let finite = |x: f64| if x.is_finite() { x } else { 0.0 };
+    for m in matches {
+        let qa = finite(e.base.powf(r[m.a] / e.scale));
+        let qb = finite(e.base.powf(r[m.b] / e.scale));
+        let q = finite(qa + qb);
+        let (ea, eb) = (finite(qa / q), finite(qb / q));
+        r[m.a] += e.k * (m.weight * m.result - ea);
+        r[m.b] += e.k * (m.weight * (1.0 - m.result) - eb);
+    }
+    r
+}
+
+/// What `leaderboard` computes, in the table's policy order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Leaderboard {
+    /// The policy at 1000 on both scales (`None`: the geometric mean of the strengths and the
+    /// mean Elo are).
+    pub baseline: Option<usize>,
+    /// Bradley–Terry strengths (geometric mean 1) and ratings on the Elo scale.
+    pub bt_strength: Vec<f64>,
+    pub bt_rating: Vec<f64>,
+    /// Elo after every match in unit order, calibrated.
+    pub elo: Vec<f64>,
+    /// Percentile bootstrap intervals (1 − alpha) of the calibrated ratings; empty when no
+    /// bootstrap was asked.
+    pub bt_interval: Vec<(f64, f64)>,
+    pub elo_interval: Vec<(f64, f64)>,
+    /// `win_rate[a][b]`: the weighted share of units on which `a` beats `b`, draws half (NaN on
+    /// the diagonal).
+    pub win_rate: Vec<Vec<f64>>,
+    pub matches: usize,
+    pub draws: usize,
+    pub sweeps: usize,
+    pub samples: usize,
+    /// Resamples in which Bradley–Terry's strengths did not exist (left out of its intervals).
+    pub bt_undefined: usize,
+}
+
+/// Options of [`leaderboard`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct LeaderboardOptions {
+    pub baseline: Option<usize>,
+    /// Per unit of the table (1 each when empty).
+    pub weights: Vec<f64>,
+    pub tie_tolerance: f64,
+    pub elo: EloParams,
+    /// Bradley–Terry's stopping rule.
+    pub tolerance: f64,
+    pub limit: usize,
+    /// Bootstrap resamples of the units (0: none) and the intervals' level.
+    pub samples: usize,
+    pub alpha: f64,
+    pub seed: u64,
+}
+
+impl Default for LeaderboardOptions {
+    fn default() -> Self {
+        LeaderboardOptions {
+            baseline: None,
+            weights: Vec::new(),
+            tie_tolerance: 0.0,
+            elo: EloParams::default(),
+            tolerance: 1e-12,
+            limit: 100_000,
+            samples: 1000,
+            alpha: 0.05,
+            seed: 0,
+        }
+    }
+}
+
+/// Both ratings of one set of units, calibrated.
+fn ratings(
+    t: &ScoreTable,
+    units: &[usize],
+    o: &LeaderboardOptions,
+) -> (Vec<f64>, Vec<f64>, Vec<f64>, usize) {
+    let k = t.policies.len();
+    let ms = matches(t, units, &o.weights, o.tie_tolerance);
+    let (p, sweeps) = bradley_terry(k, &ms, o.tolerance, o.limit).unwrap_or((vec![f64::NAN; k], 0));
+    let log_ref = match o.baseline {
+        Some(b) => p[b].log10(),
+        None => 0.0,
+    };
+    let bt: Vec<f64> = p
+        .iter()
+        .map(|x| 400.0 * (x.log10() - log_ref) + 1000.0)
+        .collect();
+    let raw = elo(k, &ms, o.elo);
+    let shift = match o.baseline {
+        Some(b) => 1000.0 - raw[b],
+        None => 1000.0 - raw.iter().sum::<f64>() / k as f64,
+    };
+    let el = raw.iter().map(|x| x + shift).collect();
+    (p, bt, el, sweeps)
+}
+
+/// The leaderboard of a score table: matches on every unit (units in name order).
+pub fn leaderboard(t: &ScoreTable, opts: &LeaderboardOptions) -> Leaderboard {
+    let mut o = opts.clone();
+    if o.weights.is_empty() {
+        o.weights = vec![1.0; t.units.len()];
+    }
+    let k = t.policies.len();
+    let mut order: Vec<usize> = (0..t.units.len()).collect();
+    order.sort_by(|&a, &b| t.units[a].cmp(&t.units[b]));
+    let ms = matches(t, &order, &o.weights, o.tie_tolerance);
+    let draws = ms.iter().filter(|m| m.result == 0.5).count();
+    let mut won = vec![vec![0.0; k]; k];
+    let mut played = vec![vec![0.0; k]; k];
+    for m in &ms {
+        won[m.a][m.b] += m.weight * m.result;
+        won[m.b][m.a] += m.weight * (1.0 - m.result);
+        played[m.a][m.b] += m.weight;
+        played[m.b][m.a] += m.weight;
+    }
+    let win_rate = (0..k)
+        .map(|a| {
+            (0..k)
+                .map(|b| {
+                    if a == b || played[a][b] == 0.0 {
+                        f64::NAN
+                    } else {
+                        won[a][b] / played[a][b]
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    let (p, bt, el, sweeps) = ratings(t, &order, &o);
+    let (mut bt_interval, mut elo_interval) = (Vec::new(), Vec::new());
+    let mut bt_undefined = 0;
+    if o.samples > 0 {
+        use rayon::prelude::*;
+        let n = order.len();
+        // Each resample has its own seed, so the intervals are the same at any thread count.
+        let draws: Vec<(Vec<f64>, Vec<f64>)> = (0..o.samples as u64)
+            .into_par_iter()
+            .map(|i| {
+                let mut rng =
+                    Rng::new(crate::rng::derive_seed(o.seed, &format!("leaderboard {i}")));
+                let mut draw: Vec<usize> = (0..n).map(|_| order[rng.below(n)]).collect();
+                // Elo plays the resample in name order too: only which units are drawn varies.
+                draw.sort_by(|&a, &b| t.units[a].cmp(&t.units[b]));
+                let (_, b, e, _) = ratings(t, &draw, &o);
+                (b, e)
+            })
+            .collect();
+        let mut bts = vec![Vec::with_capacity(o.samples); k];
+        let mut els = vec![Vec::with_capacity(o.samples); k];
+        for (b, e) in draws {
+            let defined = b.iter().all(|x| x.is_finite());
+            bt_undefined += usize::from(!defined);
+            for i in 0..k {
+                if defined {
+                    bts[i].push(b[i]);
+                }
+                els[i].push(e[i]);
+            }
+        }
+        let interval = |mut v: Vec<f64>| {
+            let s = v.len();
+            if s == 0 {
+                return (f64::NAN, f64::NAN);
+            }
+            let lo_i = ((o.alpha / 2.0 * s as f64).ceil() as usize).clamp(1, s) - 1;
+            let hi_i = (((1.0 - o.alpha / 2.0) * s as f64).ceil() as usize).clamp(1, s) - 1;
+            v.sort_by(f64::total_cmp);
+            (v[lo_i], v[hi_i])
+        };
+        bt_interval = bts.into_iter().map(interval).collect();
+        elo_interval = els.into_iter().map(interval).collect();
+    }
+    Leaderboard {
+        baseline: o.baseline,
+        bt_strength: p,
+        bt_rating: bt,
+        elo: el,
+        bt_interval,
+        elo_interval,
+        win_rate,
+        matches: ms.len(),
+        draws,
+        sweeps,
+        samples: o.samples,
+        bt_undefined,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The golden table: real runs of Optuna's TPE, SMAC3 and banditbench's CASH optimisers
+    /// (`scripts/reference/cash-optuna-smac.csv`), unit = dataset/seed.
+    fn golden_table() -> ScoreTable {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let text =
+            std::fs::read_to_string(root.join("scripts/reference/cash-optuna-smac.csv")).unwrap();
+        let rows: Vec<(String, String, f64)> = text
+            .lines()
+            .skip(1)
+            .map(|l| {
+                let f: Vec<&str> = l.split(',').collect();
+                let seed: u32 = f[2].parse().unwrap();
+                (
+                    format!("{}/{seed:02}", f[1]),
+                    f[0].to_string(),
+                    f[3].parse().unwrap(),
+                )
+            })
+            .collect();
+        ScoreTable::from_rows(&rows, true, super::super::compare::Missing::Error, false)
+            .unwrap()
+            .0
+    }
+
+    #[test]
+    fn bradley_terry_and_elo_match_evalica_on_the_golden_table() {
+        let t = golden_table();
+        let golden: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(
+                std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                    .join("tests/fixtures/leaderboard/evalica.json"),
+            )
+            .unwrap(),
+        )
+        .unwrap();
+        let lb = leaderboard(
+            &t,
+            &LeaderboardOptions {
+                samples: 0,
+                ..LeaderboardOptions::default()
+            },
+        );
+        assert_eq!(lb.matches as u64, golden["matches"].as_u64().unwrap());
+        assert_eq!(lb.draws as u64, golden["ties"].as_u64().unwrap());
+        assert_eq!(
+            lb.sweeps as u64,
+            golden["bradley_terry_iterations"].as_u64().unwrap()
+        );
+        let mean_elo = lb.elo.iter().sum::<f64>() / lb.elo.len() as f64;
+        for (i, p) in t.policies.iter().enumerate() {
+            let bt = golden["bradley_terry"][p].as_f64().unwrap();
+            assert!(
+                (lb.bt_strength[i] - bt).abs() < 1e-12,
+                "{p}: {} vs {bt}",
+                lb.bt_strength[i]
+            );
+            // evalica's Elo starts at 1000; ours is calibrated to mean 1000, which its sum keeps.
+            let e = golden["elo"][p].as_f64().unwrap();
+            assert!((lb.elo[i] - e).abs() < 1e-9, "{p}: {} vs {e}", lb.elo[i]);
+        }
+        assert!((mean_elo - 1000.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_baseline_sits_at_1000_and_intervals_cover_the_estimate() {
+        let t = golden_table();
+        let base = t
+            .policies
+            .iter()
+            .position(|p| p == "banditbench-random-search")
+            .unwrap();
+        let lb = leaderboard(
+            &t,
+            &LeaderboardOptions {
+                baseline: Some(base),
+                samples: 200,
+                seed: 3,
+                ..LeaderboardOptions::default()
+            },
+        );
+        assert!((lb.bt_rating[base] - 1000.0).abs() < 1e-9);
+        assert!((lb.elo[base] - 1000.0).abs() < 1e-9);
+        for i in 0..t.policies.len() {
+            let (lo, hi) = lb.bt_interval[i];
+            assert!(
+                lo <= lb.bt_rating[i] + 1e-9 && lb.bt_rating[i] <= hi + 1e-9,
+                "{i}"
+            );
+            // Bradley–Terry ratings are 400 log10 of strength ratios.
+            let r = 400.0 * (lb.bt_strength[i] / lb.bt_strength[base]).log10() + 1000.0;
+            assert!((r - lb.bt_rating[i]).abs() < 1e-9);
+        }
+        // The baseline's interval is the point itself; optuna-tpe beats random search on
+        // nearly every unit, so its interval is far above 1000.
+        assert_eq!(lb.bt_interval[base], (1000.0, 1000.0));
+        let tpe = t.policies.iter().position(|p| p == "optuna-tpe").unwrap();
+        assert!(lb.bt_interval[tpe].0 > 1100.0, "{:?}", lb.bt_interval[tpe]);
+        // The win rate counted directly: units where TPE scores higher, draws half.
+        let direct = t
+            .scores
+            .iter()
+            .map(|s| match s[tpe].partial_cmp(&s[base]).unwrap() {
+                std::cmp::Ordering::Greater => 1.0,
+                std::cmp::Ordering::Equal => 0.5,
+                std::cmp::Ordering::Less => 0.0,
+            })
+            .sum::<f64>()
+            / t.units.len() as f64;
+        assert_eq!(lb.win_rate[tpe][base], direct);
+        assert!(direct > 0.7, "{direct}");
+        assert!((lb.win_rate[tpe][base] + lb.win_rate[base][tpe] - 1.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_policy_that_never_loses_has_no_bradley_terry_strength() {
+        let t = ScoreTable {
+            units: (0..3).map(|i| format!("u{i}")).collect(),
+            policies: vec!["a".into(), "b".into(), "c".into()],
+            scores: vec![
+                vec![3.0, 1.0, 2.0],
+                vec![3.0, 2.0, 1.0],
+                vec![3.0, 1.0, 2.0],
+            ],
+            higher_is_better: true,
+        };
+        let lb = leaderboard(
+            &t,
+            &LeaderboardOptions {
+                samples: 50,
+                ..LeaderboardOptions::default()
+            },
+        );
+        assert!(lb.bt_rating.iter().all(|x| x.is_nan()));
+        assert_eq!(lb.bt_undefined, 50);
+        assert!(lb.bt_interval.iter().all(|(l, h)| l.is_nan() && h.is_nan()));
+        // Elo is still defined, and a is ahead.
+        assert!(lb.elo[0] > lb.elo[1] && lb.elo[0] > lb.elo[2]);
+        assert_eq!(lb.win_rate[0][1], 1.0);
+    }
+
+    #[test]
+    fn hand_computed_two_policy_cases() {
+        // a beats b on 3 units of 4, draws on 1: Bradley–Terry's MLE is p_a / p_b = 3.5 / 0.5.
+        let t = ScoreTable {
+            units: (0..4).map(|i| format!("u{i}")).collect(),
+            policies: vec!["a".into(), "b".into()],
+            scores: vec![
+                vec![2.0, 1.0],
+                vec![2.0, 1.0],
+                vec![2.0, 1.0],
+                vec![1.0, 1.0],
+            ],
+            higher_is_better: true,
+        };
+        let lb = leaderboard(
+            &t,
+            &LeaderboardOptions {
+                samples: 0,
+                ..LeaderboardOptions::default()
+            },
+        );
+        assert!((lb.bt_strength[0] / lb.bt_strength[1] - 7.0).abs() < 1e-9);
+        assert_eq!(lb.win_rate[0][1], 3.5 / 4.0);
+        // Elo, k = 4: first match 1000 vs 1000, expected 0.5: a + 2, b − 2; by hand for the rest.
+        let mut ra: f64 = 1000.0;
+        let mut rb: f64 = 1000.0;
+        for res in [1.0, 1.0, 1.0, 0.5] {
+            let ea = 1.0 / (1.0 + 10f64.powf((rb - ra) / 400.0));
+            let (da, db) = (4.0 * (res - ea), 4.0 * ((1.0 - res) - (1.0 - ea)));
+            ra += da;
+            rb += db;
+        }
+        assert!((lb.elo[0] - lb.elo[1] - (ra - rb)).abs() < 1e-9);
+        // Lower is better flips every match.
+        let flipped = ScoreTable {
+            higher_is_better: false,
+            ..t.clone()
+        };
+        let lf = leaderboard(
+            &flipped,
+            &LeaderboardOptions {
+                samples: 0,
+                ..LeaderboardOptions::default()
+            },
+        );
+        assert!((lf.bt_strength[1] / lf.bt_strength[0] - 7.0).abs() < 1e-9);
+    }
+}
