@@ -250,7 +250,7 @@ impl Default for Options {
             bayes_prior: 0.5,
             pairs: Pairs::Auto,
             leaderboard: Toggle::Auto,
-            leaderboard_samples: 1000,
+            leaderboard_samples: 200,
             baseline: None,
         }
     }

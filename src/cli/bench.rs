@@ -414,7 +414,7 @@ fn report_policies_section(
             m.policies,
             m.analysis_cpu_seconds,
             if m.policies <= crate::analysis::compare::AUTO_ALL_PAIRS {
-                "all pairs"
+                "all pairs; and the leaderboard with 200 bootstrap resamples"
             } else {
                 "none"
             },

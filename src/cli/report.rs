@@ -70,7 +70,7 @@ pub struct Args {
     #[arg(long, value_enum, default_value = "auto")]
     leaderboard: crate::analysis::compare::Toggle,
     /// Bootstrap resamples of the units for the leaderboard's intervals (0: none)
-    #[arg(long, default_value_t = 1000)]
+    #[arg(long, default_value_t = 200)]
     leaderboard_samples: usize,
     /// The policy the leaderboard's ratings put at 1000, e.g. random search (default: their
     /// mean is 1000)
