@@ -108,19 +108,7 @@ pub fn expand_external(given: &BTreeMap<String, toml::Value>) -> Result<Vec<Poli
             bail!("{here}: 'env' is {v}; give a table, e.g. env = {{ PYTHONPATH = \"python\" }}")
         }
     };
-    let extra_files: Vec<String> = match given.get("files") {
-        None => Vec::new(),
-        Some(toml::Value::Array(a)) => a
-            .iter()
-            .map(|v| match v {
-                toml::Value::String(s) => Ok(s.clone()),
-                other => bail!("{here}: 'files' holds {other}; every element must be a path"),
-            })
-            .collect::<Result<_>>()?,
-        Some(v) => bail!(
-            "{here}: 'files' is {v}; give a list of paths, e.g. files = [\"python/banditbench\"]"
-        ),
-    };
+    let extra_files = entry_files(given, &here)?;
     let files = external::content_hashes(&command, &extra_files).with_context(|| here.clone())?;
     let timeout_s = match given.get("timeout_s") {
         None => 60.0,
@@ -224,17 +212,7 @@ pub fn expand_in_process(given: &BTreeMap<String, toml::Value>) -> Result<Vec<Po
             hashed.push(module.to_string());
         }
     }
-    let extra: Vec<String> = match given.get("files") {
-        None => Vec::new(),
-        Some(toml::Value::Array(a)) => a
-            .iter()
-            .map(|v| match v {
-                toml::Value::String(s) => Ok(s.clone()),
-                other => bail!("{here}: 'files' holds {other}; every element must be a path"),
-            })
-            .collect::<Result<_>>()?,
-        Some(v) => bail!("{here}: 'files' is {v}; give a list of paths"),
-    };
+    let extra = entry_files(given, &here)?;
     let mut files = external::content_hashes(&hashed, &extra).with_context(|| here.clone())?;
     if let Some(src) = text("source")? {
         files.push(("<source>".to_string(), src));
@@ -280,6 +258,23 @@ fn entry_name(given: &BTreeMap<String, toml::Value>, family: &str) -> Result<Str
         bail!("{family} policy '{name}': the name is a built-in policy's; choose another");
     }
     Ok(name)
+}
+
+/// The `files` of an external or python entry: paths, as given.
+fn entry_files(given: &BTreeMap<String, toml::Value>, here: &str) -> Result<Vec<String>> {
+    Ok(match given.get("files") {
+        None => Vec::new(),
+        Some(toml::Value::Array(a)) => a
+            .iter()
+            .map(|v| match v {
+                toml::Value::String(s) => Ok(s.clone()),
+                other => bail!("{here}: 'files' holds {other}; every element must be a path"),
+            })
+            .collect::<Result<_>>()?,
+        Some(v) => bail!(
+            "{here}: 'files' is {v}; give a list of paths, e.g. files = [\"python/banditbench\"]"
+        ),
+    })
 }
 
 fn entry_on_failure(
