@@ -115,7 +115,7 @@ impl PyHost {
     }
 }
 
-impl Host for PyHost {
+impl Host for &'static PyHost {
     fn check(&self, spec: &ExternalSpec) -> Result<()> {
         Python::attach(|py| self.factory(py, spec).map(|_| ()))
     }
@@ -201,13 +201,19 @@ impl PyPolicy {
             self.pending.clear();
             return Ok(());
         };
-        for o in std::mem::take(&mut self.pending) {
-            let r = Py::new(py, o).and_then(|o| st.observe.bind(py).call1((o,)));
-            if let Err(e) = r {
-                return Err(describe(py, &e));
+        // The buffer goes back afterwards, so that a step allocates nothing for it.
+        let mut pending = std::mem::take(&mut self.pending);
+        let mut result = Ok(());
+        for o in pending.drain(..) {
+            if result.is_ok() {
+                result = Py::new(py, o)
+                    .and_then(|o| st.observe.bind(py).call1((o,)))
+                    .map(drop)
+                    .map_err(|e| describe(py, &e));
             }
         }
-        Ok(())
+        self.pending = pending;
+        result
     }
 
     /// Bring the view's lists up to date with `v`.
@@ -647,23 +653,9 @@ fn register(name: String, factory: Py<PyAny>) -> PyResult<()> {
     Ok(())
 }
 
-static HOST: std::sync::LazyLock<Arc<PyHost>> = std::sync::LazyLock::new(|| {
-    Arc::new(PyHost {
-        registered: Mutex::new(HashMap::new()),
-    })
+static HOST: std::sync::LazyLock<PyHost> = std::sync::LazyLock::new(|| PyHost {
+    registered: Mutex::new(HashMap::new()),
 });
-
-/// `Host` for the shared `PyHost`.
-struct Shared(Arc<PyHost>);
-
-impl Host for Shared {
-    fn check(&self, spec: &ExternalSpec) -> Result<()> {
-        self.0.check(spec)
-    }
-    fn build(&self, spec: Arc<ExternalSpec>, id: String, params_json: String) -> Box<dyn Policy> {
-        self.0.build(spec, id, params_json)
-    }
-}
 
 /// The ranking `run` prints: (policy, mean rank, mean score, units) rows, best first, and what it
 /// rests on in words.
@@ -725,7 +717,7 @@ fn trace_sets(folder: PathBuf) -> PyResult<Vec<[String; 5]>> {
 /// The extension module.
 #[pymodule]
 fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    set_host(Box::new(Shared(HOST.clone())));
+    set_host(Box::new(&*HOST));
     m.add("BanditbenchError", m.py().get_type::<BanditbenchError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_class::<Observation>()?;
