@@ -74,6 +74,20 @@ pub(crate) struct Resolved {
     pub shard: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub shard_cells: Option<i64>,
+    /// Results imported from another tool's run logs (`banditbench import`): the named source.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub imported: Option<Imported>,
+}
+
+/// The `[resolved.imported]` table: which tool's logs a results folder was imported from, how
+/// they were read, and each file with its content hash.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub(crate) struct Imported {
+    pub tool: String,
+    /// The options that named and read the runs, in words.
+    pub how: String,
+    pub metric: String,
+    pub files: BTreeMap<String, String>,
 }
 
 impl Default for Resolved {
@@ -98,6 +112,7 @@ impl Default for Resolved {
             external_files: BTreeMap::new(),
             shard: None,
             shard_cells: None,
+            imported: None,
         }
     }
 }

@@ -326,3 +326,75 @@ fn bayesian_signed_rank_against_baycomp() {
     assert!(in_rope > 0 && in_rope < checked);
     assert_eq!(checked, 46);
 }
+
+/// Skillings–Mack (`report --missing keep`) against tlsfuzzer's `skillings_mack_test`
+/// (scripts/reference/skillings_mack_reference.py), which matches R's PMCMRplus: Hollander &
+/// Wolfe's metronome example, a five-policy design with many holes, and real CASH scores with
+/// and without holes.
+#[test]
+fn skillings_mack_matches_tlsfuzzer_and_pmcmrplus() {
+    let p =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/skillings_mack/reference.json");
+    let reference: Value = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
+    let cases = reference["cases"].as_array().unwrap();
+    assert_eq!(cases.len(), 4);
+    for c in cases {
+        let name = c["name"].as_str().unwrap();
+        let scores: Vec<Vec<Option<f64>>> = c["scores"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r.as_array().unwrap().iter().map(Value::as_f64).collect())
+            .collect();
+        let sm = banditbench::analysis::stats::skillings_mack(&scores, true, 0.0).unwrap();
+        close(sm.statistic, c["statistic"].as_f64().unwrap(), 1e-9, name);
+        close(sm.p_value, c["p_value"].as_f64().unwrap(), 1e-8, name);
+        assert_eq!(sm.df as u64, c["df"].as_u64().unwrap(), "{name}");
+        // The direction does not change the statistic (ranks reversed: A changes sign).
+        let flipped = banditbench::analysis::stats::skillings_mack(&scores, false, 0.0).unwrap();
+        close(flipped.statistic, sm.statistic, 1e-12, name);
+        if name == "metronome" {
+            // PMCMRplus's printed values (7 significant digits).
+            close(sm.statistic, 13.28095, 1e-6, "PMCMRplus statistic");
+            close(sm.p_value, 0.001306405, 1e-6, "PMCMRplus p-value");
+            assert_eq!((sm.units, sm.incomplete), (8, 1));
+        }
+    }
+    // Complete and without ties, it is Friedman's statistic.
+    let complete: Vec<Vec<f64>> = vec![
+        vec![1.0, 2.0, 3.0, 4.0],
+        vec![2.0, 1.0, 4.0, 3.0],
+        vec![1.5, 3.5, 2.5, 4.5],
+        vec![4.0, 1.0, 2.0, 3.0],
+        vec![1.0, 3.0, 2.0, 4.0],
+    ];
+    let ranks: Vec<Vec<f64>> = complete.iter().map(|r| average_ranks(r, true)).collect();
+    let opt: Vec<Vec<Option<f64>>> = complete
+        .iter()
+        .map(|r| r.iter().map(|&x| Some(x)).collect())
+        .collect();
+    let sm = banditbench::analysis::stats::skillings_mack(&opt, true, 0.0).unwrap();
+    close(
+        sm.statistic,
+        friedman(&ranks).statistic,
+        1e-12,
+        "complete = Friedman",
+    );
+    // A unit with one score carries nothing; policies that never meet cannot be compared.
+    let mut with_single = opt.clone();
+    with_single.push(vec![Some(1.0), None, None, None]);
+    let s2 = banditbench::analysis::stats::skillings_mack(&with_single, true, 0.0).unwrap();
+    assert_eq!((s2.units, s2.dropped), (5, 1));
+    close(
+        s2.statistic,
+        sm.statistic,
+        1e-12,
+        "a single score adds nothing",
+    );
+    let apart = vec![
+        vec![Some(1.0), Some(2.0), None, None],
+        vec![Some(2.0), Some(1.0), None, None],
+        vec![None, None, Some(1.0), Some(2.0)],
+    ];
+    assert!(banditbench::analysis::stats::skillings_mack(&apart, true, 0.0).is_none());
+}

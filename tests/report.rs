@@ -3,6 +3,7 @@
 
 mod common;
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use common::{bin, experiment, run_fails, run_ok, scratch};
@@ -1082,4 +1083,287 @@ fn the_leaderboard_matches_evalica_and_draws_the_win_rates() {
         json(&off.join("tests.json"))["leaderboard"]["computed"],
         false
     );
+}
+
+/// `--missing keep`: units that lack some policies stay in the omnibus test (Skillings–Mack,
+/// golden values from tlsfuzzer in tests/fixtures/skillings_mack), beside Friedman's test on
+/// the complete units.
+#[test]
+fn missing_keep_adds_skillings_mack_over_every_unit() {
+    let dir = scratch("skillings-mack");
+    let p =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/skillings_mack/reference.json");
+    let reference = json(&p);
+    let case = reference["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "cash-holes")
+        .unwrap();
+    let mut csv = String::from("unit,policy,score\n");
+    let policies = case["policies"].as_array().unwrap();
+    for (u, row) in case["units"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(case["scores"].as_array().unwrap())
+    {
+        for (p, s) in policies.iter().zip(row.as_array().unwrap()) {
+            if let Some(s) = s.as_f64() {
+                csv.push_str(&format!(
+                    "{},{},{s}\n",
+                    u.as_str().unwrap(),
+                    p.as_str().unwrap()
+                ));
+            }
+        }
+    }
+    let scores = dir.join("holes.csv");
+    std::fs::write(&scores, csv).unwrap();
+    let e = run_fails(&["report", "--scores", scores.to_str().unwrap()], 1);
+    assert!(e.contains("--missing drop-unit, worst or keep"), "{e}");
+    let out = dir.join("r");
+    let o = run_ok(&[
+        "report",
+        "--scores",
+        scores.to_str().unwrap(),
+        "--missing",
+        "keep",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("Skillings–Mack over every unit with two or more scores (90 units"),
+        "{text}"
+    );
+    assert!(text.contains("SM(4) = 36.627"), "{text}");
+    let t = json(&out.join("tests.json"));
+    let sm = &t["skillings_mack"];
+    let want = case["statistic"].as_f64().unwrap();
+    assert!(
+        (sm["statistic"].as_f64().unwrap() - want).abs() < 1e-9 * want,
+        "{sm}"
+    );
+    assert_eq!(sm["units"], 90);
+    // Friedman and the ranks use the complete units only, as drop-unit would.
+    let drop = dir.join("d");
+    run_ok(&[
+        "report",
+        "--scores",
+        scores.to_str().unwrap(),
+        "--missing",
+        "drop-unit",
+        "--out",
+        drop.to_str().unwrap(),
+    ]);
+    let d = json(&drop.join("tests.json"));
+    assert_eq!(t["friedman"], d["friedman"]);
+    assert!(d["skillings_mack"].is_null());
+    assert!(t["n_units"].as_u64().unwrap() < 90);
+}
+
+/// `--normalize`: per-unit scores relative to a baseline or to the unit's range, recomputed here
+/// from the CSV (real Optuna, SMAC3 and banditbench runs, units = datasets, seeds averaged).
+#[test]
+fn normalized_scores_are_relative_to_a_baseline_or_the_units_range() {
+    let dir = scratch("normalize");
+    let csv = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/reference/cash-optuna-smac.csv");
+    let text = std::fs::read_to_string(&csv).unwrap();
+    // Unit (dataset) means per policy, as --average-repeats takes them.
+    let mut sums: BTreeMap<(String, String), (f64, f64)> = BTreeMap::new();
+    for line in text.lines().skip(1) {
+        let f: Vec<&str> = line.split(',').collect();
+        let e = sums
+            .entry((f[1].to_string(), f[0].to_string()))
+            .or_default();
+        e.0 += f[3].parse::<f64>().unwrap();
+        e.1 += 1.0;
+    }
+    let mean = |d: &str, p: &str| {
+        let (s, n) = sums[&(d.to_string(), p.to_string())];
+        s / n
+    };
+    let datasets = ["car", "pima", "spambase"];
+    let policies = [
+        "banditbench-random-search",
+        "banditbench-smac",
+        "banditbench-tpe",
+        "optuna-tpe",
+        "smac3",
+    ];
+    let base = "banditbench-random-search";
+    let common = [
+        "report",
+        "--scores",
+        csv.to_str().unwrap(),
+        "--unit-col",
+        "dataset",
+        "--policy-col",
+        "impl",
+        "--score-col",
+        "best_score",
+        "--average-repeats",
+    ];
+    for how in ["baseline", "range"] {
+        let out = dir.join(how);
+        let flag = if how == "baseline" {
+            format!("baseline:{base}")
+        } else {
+            "range".into()
+        };
+        let mut args = common.to_vec();
+        args.extend(["--normalize", flag.as_str(), "--out", out.to_str().unwrap()]);
+        run_ok(&args);
+        let t = json(&out.join("tests.json"));
+        assert_eq!(t["options"]["normalize"], flag.as_str());
+        let rows = t["normalized"]["policies"].as_array().unwrap();
+        for p in policies {
+            let want: f64 = datasets
+                .iter()
+                .map(|d| {
+                    let s = mean(d, p);
+                    if how == "baseline" {
+                        let b = mean(d, base);
+                        (s - b) / b.abs()
+                    } else {
+                        let all: Vec<f64> = policies.iter().map(|q| mean(d, q)).collect();
+                        let (hi, lo) = (
+                            all.iter().cloned().fold(f64::MIN, f64::max),
+                            all.iter().cloned().fold(f64::MAX, f64::min),
+                        );
+                        (s - lo) / (hi - lo)
+                    }
+                })
+                .sum::<f64>()
+                / 3.0;
+            let got = rows.iter().find(|r| r["policy"] == p).unwrap()["mean"]
+                .as_f64()
+                .unwrap();
+            assert!((got - want).abs() < 1e-12, "{how} {p}: {got} vs {want}");
+        }
+        let md = read(&out.join("report.md"));
+        assert!(md.contains("## Normalised scores"), "{md}");
+        assert!(
+            read(&out.join("normalized.csv")).starts_with("policy,how,n,mean,sd,ci_low,ci_high\n")
+        );
+    }
+    let x = dir.join("x");
+    let mut args = common.to_vec();
+    args.extend(["--normalize", "baseline:grid", "--out", x.to_str().unwrap()]);
+    let e = run_fails(&args, 1);
+    assert!(
+        e.contains("--normalize baseline:grid: 'grid' is not among the policies"),
+        "{e}"
+    );
+}
+
+/// `--unit-weights per-dataset`: with units = dataset/seed and unequal seeds per dataset, each
+/// dataset weighs the same in the leaderboard: a win rate is the mean over datasets of the
+/// share of that dataset's units won (recomputed here from the real CASH runs).
+#[test]
+fn unit_weights_make_every_dataset_weigh_the_same_in_the_leaderboard() {
+    let dir = scratch("weights");
+    let csv = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/reference/cash-optuna-smac.csv");
+    let keep = |d: &str| match d {
+        "car" => 12,
+        "pima" => 3,
+        _ => 6,
+    };
+    let mut long = String::from("unit,policy,score\n");
+    let mut by_unit: BTreeMap<String, BTreeMap<String, f64>> = BTreeMap::new();
+    for line in std::fs::read_to_string(&csv).unwrap().lines().skip(1) {
+        let f: Vec<&str> = line.split(',').collect();
+        let seed: usize = f[2].parse().unwrap();
+        if seed < keep(f[1]) {
+            let unit = format!("{}/{seed:02}", f[1]);
+            long.push_str(&format!("{unit},{},{}\n", f[0], f[3]));
+            by_unit
+                .entry(unit)
+                .or_default()
+                .insert(f[0].to_string(), f[3].parse().unwrap());
+        }
+    }
+    let scores = dir.join("s.csv");
+    std::fs::write(&scores, long).unwrap();
+    let out = dir.join("w");
+    run_ok(&[
+        "report",
+        "--scores",
+        scores.to_str().unwrap(),
+        "--unit-weights",
+        "per-dataset",
+        "--leaderboard",
+        "on",
+        "--leaderboard-samples",
+        "0",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let t = json(&out.join("tests.json"));
+    assert_eq!(t["options"]["unit_weights"], "per-dataset");
+    let (a, b) = ("smac3", "optuna-tpe");
+    let mut per_dataset: BTreeMap<&str, (f64, f64)> = BTreeMap::new();
+    for (u, s) in &by_unit {
+        let d = u.split('/').next().unwrap();
+        let e = per_dataset.entry(d).or_default();
+        e.0 += if s[a] > s[b] {
+            1.0
+        } else if s[a] == s[b] {
+            0.5
+        } else {
+            0.0
+        };
+        e.1 += 1.0;
+    }
+    let want = per_dataset.values().map(|(w, n)| w / n).sum::<f64>() / 3.0;
+    let got = t["leaderboard"]["policies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["policy"] == a)
+        .unwrap()["win_rate"][b]
+        .as_f64()
+        .unwrap();
+    assert!((got - want).abs() < 1e-12, "{got} vs {want}");
+    // Equal weights give the plain share of units, which differs here.
+    let plain = dir.join("p");
+    run_ok(&[
+        "report",
+        "--scores",
+        scores.to_str().unwrap(),
+        "--leaderboard",
+        "on",
+        "--leaderboard-samples",
+        "0",
+        "--out",
+        plain.to_str().unwrap(),
+    ]);
+    let p = json(&plain.join("tests.json"));
+    let unweighted = p["leaderboard"]["policies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["policy"] == a)
+        .unwrap()["win_rate"][b]
+        .as_f64()
+        .unwrap();
+    let share = per_dataset.values().map(|(w, _)| w).sum::<f64>() / by_unit.len() as f64;
+    assert!((unweighted - share).abs() < 1e-12);
+    // A weights file must name every unit.
+    let wfile = dir.join("weights.csv");
+    std::fs::write(&wfile, "unit,weight\ncar/00,1\n").unwrap();
+    let e = run_fails(
+        &[
+            "report",
+            "--scores",
+            scores.to_str().unwrap(),
+            "--unit-weights",
+            wfile.to_str().unwrap(),
+            "--out",
+            dir.join("x").to_str().unwrap(),
+        ],
+        1,
+    );
+    assert!(e.contains("no weight for unit 'car/01'"), "{e}");
 }

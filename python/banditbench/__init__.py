@@ -5,14 +5,15 @@
 - :func:`read_runs`, :func:`read_trajectories`: a results folder into pandas or polars.
 - :mod:`banditbench.smpybandits`: SMPyBandits' policies through the protocol.
 - :func:`run`, :class:`Results`, :func:`report`, :class:`Report`, :func:`policies`,
-  :func:`trace_sets`: the engine in this process (the wheel), for notebooks; Python policies
-  passed to :func:`run` execute in-process. Errors are :class:`BanditbenchError`.
+  :func:`trace_sets`, :func:`import_runs`: the engine in this process (the wheel), for
+  notebooks; Python policies passed to :func:`run` execute in-process; other tools' runs are
+  imported and ranked beside them. Errors are :class:`BanditbenchError`.
 """
 
 from .protocol import (PROTOCOL, Action, Cell, Choose, Draw, Mutate, Observation, Policy, Stop, View,
                        Wait, serve)
 from .results import read_runs, read_trajectories
-from .api import Report, Results, policies, report, run, trace_sets
+from .api import Report, Results, import_runs, policies, report, run, trace_sets
 
 
 def __getattr__(name):
@@ -44,6 +45,7 @@ __all__ = [
     "Report",
     "policies",
     "trace_sets",
+    "import_runs",
     "BanditbenchError",
 ]
 __version__ = "0.1.0"

@@ -273,23 +273,48 @@ def _flags(options: Mapping[str, Any]) -> List[str]:
     return args
 
 
+def import_runs(
+    tool: str,
+    paths: Union[PathLike, Sequence[PathLike]],
+    out: PathLike,
+    **options: Any,
+) -> "Results":
+    """``banditbench import TOOL PATHS --out OUT``: another tool's run logs (``tool`` is
+    ``"syne-tune"`` or ``"optuna"``) into a results folder, returned as :class:`Results`.
+    Options as on the command line, ``_`` for ``-``: ``budget=60``, ``names="{policy}.{dataset}.{seed}"``,
+    ``clock="attr:cost_s"``, ``task="phoneme/0"``, ``prefix="st:"``."""
+    engine = _engine()
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    args = ["import", tool] + [os.fspath(p) for p in paths] + ["--out", os.fspath(out)] + _flags(options)
+    code = engine.cli(args)
+    if code != 0:
+        raise engine.BanditbenchError(
+            f"banditbench {' '.join(args)} failed (exit {code}); its message is above"
+        )
+    return Results(out)
+
+
 def report(
-    results: Union[PathLike, "Results", Any] = None,
+    results: Union[PathLike, "Results", Sequence[Union[PathLike, "Results"]], Any] = None,
     *,
     out: Optional[PathLike] = None,
     scores: Optional[Any] = None,
     **options: Any,
 ) -> "Report":
-    """``banditbench report`` on a results folder, or on a table of scores (``scores``: a CSV
-    path or a pandas DataFrame, with ``unit_col``, ``policy_col``, ``score_col`` options as on
-    the command line). Returns the :class:`Report`."""
+    """``banditbench report`` on a results folder, on several ranked together (a list: built-in
+    runs, imports, Python policies' runs; ``out`` is then required), or on a table of scores
+    (``scores``: a CSV path or a pandas DataFrame, with ``unit_col``, ``policy_col``,
+    ``score_col`` options as on the command line). Returns the :class:`Report`."""
     engine = _engine()
     tmp = None
     args = ["report"]
-    if isinstance(results, Results):
-        results = results.folder
-    if results is not None:
-        args.append(os.fspath(results))
+    folders = results if isinstance(results, (list, tuple)) else [results]
+    folders = [f.folder if isinstance(f, Results) else f for f in folders if f is not None]
+    if len(folders) > 1 and out is None:
+        raise ValueError("a report on several results folders needs out=FOLDER")
+    args += [os.fspath(f) for f in folders]
+    results = folders[0] if folders else None
     if scores is not None:
         if hasattr(scores, "to_csv"):
             tmp = tempfile.TemporaryDirectory(prefix="banditbench-scores-")

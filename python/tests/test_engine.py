@@ -149,3 +149,21 @@ def test_an_interrupt_stops_the_run_keeping_finished_cells_and_a_rerun_resumes(t
     res = banditbench.run(exp, out=out, threads=1, progress=False)
     runs = res.runs
     assert len(runs) == 440 * 2 * 60 and runs["cell"].is_unique
+
+
+def test_other_tools_runs_import_and_rank_together(tmp_path):
+    ex = ROOT / "examples" / "other-tools"
+    st = banditbench.import_runs("syne-tune", ex / "syne-tune", tmp_path / "st", budget=60)
+    op = banditbench.import_runs("optuna", [ex / "optuna" / "journal.log"], tmp_path / "op",
+                                 names="{policy}.{dataset}.{seed}", clock="attr:cost_s", budget=60)
+    assert set(st.runs["policy"]) == {"syne-tune:asha", "syne-tune:random-search"}
+    assert len(op.runs) == 24 and (op.runs["budget_unit"] == "seconds").all()
+    rep = banditbench.report([st, op], out=tmp_path / "joint")
+    assert len(rep.tables["summary"]) == 4
+    assert rep.tests["n_units"] == 6
+    assert "anytime" in rep.figures
+    with pytest.raises(ValueError, match="needs out"):
+        banditbench.report([st, op])
+    with pytest.raises(banditbench.BanditbenchError):
+        banditbench.import_runs("optuna", [ex / "optuna" / "journal.log"], tmp_path / "x",
+                                names="{algo}-{seed}")

@@ -26,6 +26,10 @@ pub enum Missing {
     DropUnit,
     /// Give the missing cell the worst score observed in its unit.
     Worst,
+    /// Keep incomplete units for the omnibus test: Skillings–Mack's test over every unit
+    /// beside Friedman's over the complete ones (the ranks and pairwise tests use the complete
+    /// units).
+    Keep,
 }
 
 impl Missing {
@@ -34,6 +38,7 @@ impl Missing {
             Missing::Error => "error",
             Missing::DropUnit => "drop-unit",
             Missing::Worst => "worst",
+            Missing::Keep => "keep",
         }
     }
 }
@@ -145,6 +150,105 @@ pub struct Options {
     pub leaderboard: Toggle,
     pub leaderboard_samples: usize,
     pub baseline: Option<String>,
+    /// Scores normalised per unit (`--normalize`).
+    pub normalize: super::normalize::Normalize,
+    /// How much each unit's matches count in the leaderboard (`--unit-weights`).
+    pub unit_weights: UnitWeights,
+}
+
+/// How much each unit's matches count in the leaderboard (Elo, Bradley–Terry, win rates). The
+/// rank tests treat units as exchangeable and do not use weights.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub enum UnitWeights {
+    /// Every unit counts once.
+    #[default]
+    Equal,
+    /// A unit counts 1/m, with m the units of its dataset (the unit name's text before the first
+    /// `/`): every dataset weighs the same, as TabArena weights tasks by 1/splits
+    /// (autogluon/tabarena#226).
+    PerDataset,
+    /// Read from a CSV `unit,weight` (every unit needs a positive weight).
+    File(std::path::PathBuf, BTreeMap<String, f64>),
+}
+
+impl UnitWeights {
+    /// `equal`, `per-dataset`, or a CSV file `unit,weight`.
+    pub fn parse(s: &str) -> Result<UnitWeights, String> {
+        match s {
+            "equal" => Ok(UnitWeights::Equal),
+            "per-dataset" => Ok(UnitWeights::PerDataset),
+            path => {
+                let p = std::path::PathBuf::from(path);
+                let text = std::fs::read_to_string(&p).map_err(|e| {
+                    format!("'{path}': not equal, per-dataset, or a readable CSV unit,weight ({e})")
+                })?;
+                let mut m = BTreeMap::new();
+                for (i, line) in text.lines().enumerate() {
+                    if i == 0 && line.trim() == "unit,weight" || line.trim().is_empty() {
+                        continue;
+                    }
+                    let (u, w) = line
+                        .rsplit_once(',')
+                        .ok_or_else(|| format!("{path}: line {}: expected unit,weight", i + 1))?;
+                    let w: f64 = w
+                        .trim()
+                        .parse()
+                        .ok()
+                        .filter(|w: &f64| *w > 0.0 && w.is_finite())
+                        .ok_or_else(|| {
+                            format!(
+                                "{path}: line {}: weight '{}' is not a positive number",
+                                i + 1,
+                                w.trim()
+                            )
+                        })?;
+                    let u = u.trim().trim_matches('"').to_string();
+                    if m.insert(u.clone(), w).is_some() {
+                        return Err(format!(
+                            "{path}: line {}: unit '{u}' has a second weight",
+                            i + 1
+                        ));
+                    }
+                }
+                Ok(UnitWeights::File(p, m))
+            }
+        }
+    }
+
+    pub fn as_string(&self) -> String {
+        match self {
+            UnitWeights::Equal => "equal".into(),
+            UnitWeights::PerDataset => "per-dataset".into(),
+            UnitWeights::File(p, _) => p.display().to_string(),
+        }
+    }
+
+    /// The weight of each of `units` (empty for equal weights), or an error naming a unit the
+    /// file has no weight for.
+    pub fn of(&self, units: &[String]) -> anyhow::Result<Vec<f64>> {
+        match self {
+            UnitWeights::Equal => Ok(Vec::new()),
+            UnitWeights::PerDataset => {
+                let dataset = |u: &str| u.split('/').next().unwrap_or(u).to_string();
+                let mut count: BTreeMap<String, f64> = BTreeMap::new();
+                for u in units {
+                    *count.entry(dataset(u)).or_default() += 1.0;
+                }
+                Ok(units.iter().map(|u| 1.0 / count[&dataset(u)]).collect())
+            }
+            UnitWeights::File(p, m) => units
+                .iter()
+                .map(|u| {
+                    m.get(u).copied().ok_or_else(|| {
+                        anyhow::anyhow!(
+                            "--unit-weights {}: no weight for unit '{u}'; give every unit of the report a line unit,weight",
+                            p.display()
+                        )
+                    })
+                })
+                .collect(),
+        }
+    }
 }
 
 /// On, off, or decided by the number of policies.
@@ -231,7 +335,20 @@ impl Options {
                 policies.join(", ")
             );
         }
+        if let super::normalize::Normalize::Baseline(b) = &self.normalize
+            && !policies.contains(b)
+        {
+            anyhow::bail!(
+                "--normalize baseline:{b}: '{b}' is not among the policies compared: {}",
+                policies.join(", ")
+            );
+        }
         self.pairs.family(policies).map(|_| ())
+    }
+
+    /// Refuse unit weights that miss a unit of the table.
+    pub fn check_units(&self, units: &[String]) -> anyhow::Result<()> {
+        self.unit_weights.of(units).map(|_| ())
     }
 }
 
@@ -252,6 +369,8 @@ impl Default for Options {
             leaderboard: Toggle::Auto,
             leaderboard_samples: 200,
             baseline: None,
+            normalize: super::normalize::Normalize::None,
+            unit_weights: UnitWeights::Equal,
         }
     }
 }
@@ -316,7 +435,7 @@ impl ScoreTable {
         let mut scores = Vec::new();
         match missing {
             Missing::Error if !holes.is_empty() => bail!(
-                "{} (unit, policy) cell(s) have no score: {}{}; choose --missing drop-unit or --missing worst",
+                "{} (unit, policy) cell(s) have no score: {}{}; choose --missing drop-unit, worst or keep (Skillings–Mack over every unit)",
                 holes.len(),
                 holes
                     .iter()
@@ -413,7 +532,53 @@ pub struct Comparison {
     pub bayesian: Vec<BayesPair>,
     /// Elo, Bradley–Terry and win rates, when `options.leaderboard` is on for these policies.
     pub leaderboard: Option<super::leaderboard::Leaderboard>,
+    /// Scores normalised per unit (`--normalize`).
+    pub normalized: Option<super::normalize::Normalized>,
+    /// Skillings–Mack over every unit, incomplete ones too (`--missing keep`); set by
+    /// [`Comparison::with_incomplete_units`].
+    pub skillings_mack: Option<super::stats::SkillingsMack>,
     pub options: Options,
+}
+
+impl Comparison {
+    /// With `--missing keep`, add Skillings–Mack's test over every unit of `rows` (unit,
+    /// policy, score), incomplete ones included (a NaN is "found nothing", worst, when
+    /// `nan_is_worst`, else missing). Policies are the table's.
+    pub fn with_incomplete_units(
+        mut self,
+        rows: &[(String, String, f64)],
+        nan_is_worst: bool,
+    ) -> Self {
+        if self.options.missing != Missing::Keep {
+            return self;
+        }
+        let pidx: BTreeMap<&str, usize> = self
+            .table
+            .policies
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (p.as_str(), i))
+            .collect();
+        let mut order: Vec<&str> = Vec::new();
+        let mut blocks: BTreeMap<&str, Vec<Option<f64>>> = BTreeMap::new();
+        for (u, p, s) in rows {
+            let Some(&pi) = pidx.get(p.as_str()) else {
+                continue;
+            };
+            let row = blocks.entry(u.as_str()).or_insert_with(|| {
+                order.push(u.as_str());
+                vec![None; pidx.len()]
+            });
+            row[pi] = (nan_is_worst || !s.is_nan()).then_some(*s);
+        }
+        let table: Vec<Vec<Option<f64>>> = order.iter().map(|u| blocks[u].clone()).collect();
+        self.skillings_mack = super::stats::skillings_mack(
+            &table,
+            self.table.higher_is_better,
+            self.options.tie_tolerance,
+        );
+        self
+    }
 }
 
 /// The Bayesian signed-rank test of policies `a` and `b` (names): `left` = `a` better by more
@@ -545,10 +710,13 @@ pub fn compare(table: ScoreTable, opts: &Options) -> Comparison {
                 samples: opts.leaderboard_samples,
                 alpha: opts.alpha,
                 seed: opts.seed,
+                // Checked by `Options::check_units` before; equal weights if not.
+                weights: opts.unit_weights.of(&table.units).unwrap_or_default(),
                 ..Default::default()
             },
         )
     });
+    let normalized = super::normalize::normalized(&table, &opts.normalize);
     Comparison {
         table,
         ranks,
@@ -559,6 +727,8 @@ pub fn compare(table: ScoreTable, opts: &Options) -> Comparison {
         wilcoxon: pairs,
         bayesian,
         leaderboard,
+        skillings_mack: None,
+        normalized,
         options: opts.clone(),
     }
 }

@@ -5,6 +5,7 @@ pub(crate) mod budgets;
 pub(crate) mod compare;
 pub(crate) mod family;
 pub(crate) mod leaderboard;
+pub(crate) mod normalize;
 mod ranks;
 pub mod stats;
 pub(crate) mod units;

@@ -6,6 +6,7 @@
 use statrs::distribution::{ChiSquared, ContinuousCDF, FisherSnedecor, StudentsT};
 use std::sync::LazyLock;
 
+use super::ranks::average_ranks_tol;
 use crate::rng::Rng;
 
 const SQRT_2: f64 = std::f64::consts::SQRT_2;
@@ -675,4 +676,114 @@ mod tests {
         let ci = bootstrap_means(&v, 200, 0.05, 1);
         assert_eq!(ci, vec![(2.0, 2.0), (1.0, 1.0)]);
     }
+}
+
+/// Skillings and Mack's test for block designs with missing observations (Skillings & Mack
+/// 1981, "On the use of a Friedman-type statistic in balanced and unbalanced block designs",
+/// Technometrics 23(2), 171–177, Eq. 2.2–2.4; as Chatfield & Mander 2009, Stata Journal 9(2),
+/// describe it): Friedman's test when units lack some policies.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SkillingsMack {
+    /// The statistic SM = A' Σ⁻ A.
+    pub statistic: f64,
+    /// Its p-value (χ² with k − 1 degrees of freedom).
+    pub p_value: f64,
+    /// Degrees of freedom, k − 1.
+    pub df: usize,
+    /// Units used (those with at least two scores).
+    pub units: usize,
+    /// Of which some policy has no score.
+    pub incomplete: usize,
+    /// Units left out because fewer than two policies have a score there.
+    pub dropped: usize,
+}
+
+/// Skillings–Mack over `scores[u][p]` (None: no score). In each unit the k_u present scores are
+/// ranked (average ranks within `tol`, 1 = best), a missing one gets (k_u + 1)/2; the adjusted
+/// sums A_p = Σ_u √(12/(k_u + 1)) (r_up − (k_u + 1)/2) and their covariance Σ (σ_pq = −λ_pq,
+/// the units where both p and q have a score; σ_pp = Σ_q λ_pq) give SM = A' Σ⁻ A, computed
+/// by dropping the last policy (Σ has rank k − 1). Units with fewer than two scores carry no
+/// information and are left out. None when fewer than two policies or units remain, or when the
+/// design is not connected (some policies never share a unit with the rest: Σ is singular).
+pub fn skillings_mack(
+    scores: &[Vec<Option<f64>>],
+    higher_is_better: bool,
+    tol: f64,
+) -> Option<SkillingsMack> {
+    let k = scores.first().map_or(0, Vec::len);
+    if k < 2 {
+        return None;
+    }
+    let mut a = vec![0.0; k];
+    let mut lambda = vec![vec![0.0; k]; k];
+    let (mut units, mut incomplete, mut dropped) = (0, 0, 0);
+    for row in scores {
+        let present: Vec<usize> = (0..k).filter(|&p| row[p].is_some()).collect();
+        let ku = present.len();
+        if ku < 2 {
+            dropped += 1;
+            continue;
+        }
+        units += 1;
+        if ku < k {
+            incomplete += 1;
+        }
+        let vals: Vec<f64> = present
+            .iter()
+            .map(|&p| row[p].unwrap_or(f64::NAN))
+            .collect();
+        let ranks = average_ranks_tol(&vals, higher_is_better, tol);
+        let mid = (ku as f64 + 1.0) / 2.0;
+        let w = (12.0 / (ku as f64 + 1.0)).sqrt();
+        for (&p, r) in present.iter().zip(&ranks) {
+            a[p] += w * (r - mid);
+        }
+        for &p in &present {
+            for &q in &present {
+                if p != q {
+                    lambda[p][q] += 1.0;
+                }
+            }
+        }
+    }
+    if units < 2 {
+        return None;
+    }
+    // Connected design: every policy reaches every other through shared units.
+    let mut seen = vec![false; k];
+    let mut stack = vec![0];
+    seen[0] = true;
+    while let Some(p) = stack.pop() {
+        for q in 0..k {
+            if !seen[q] && lambda[p][q] > 0.0 {
+                seen[q] = true;
+                stack.push(q);
+            }
+        }
+    }
+    if seen.contains(&false) {
+        return None;
+    }
+    let m = k - 1;
+    let sigma = nalgebra::DMatrix::from_fn(m, m, |i, j| {
+        if i == j {
+            lambda[i].iter().sum()
+        } else {
+            -lambda[i][j]
+        }
+    });
+    let rhs = nalgebra::DVector::from_column_slice(&a[..m]);
+    let x = sigma.cholesky()?.solve(&rhs);
+    let statistic = rhs.dot(&x);
+    let p_value = ChiSquared::new(m as f64)
+        .expect("df > 0")
+        .sf(statistic.max(0.0));
+    Some(SkillingsMack {
+        statistic,
+        p_value,
+        df: m,
+        units,
+        incomplete,
+        dropped,
+    })
 }

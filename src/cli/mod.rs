@@ -2,6 +2,7 @@
 //! The library does the work and never prints; these files print what it returns.
 
 mod bench;
+mod import;
 mod merge;
 mod policies;
 mod progress;
@@ -60,6 +61,9 @@ pub(crate) enum Command {
     /// ranks.csv, summary.csv, labels.csv, tests.json, report.md, report.tex, ranking.tex, and
     /// every figure as PDF, SVG, PNG (300 dpi) and CSV
     Report(report::Args),
+    /// Import another tool's run logs (Syne Tune, Optuna) into a results folder, so that
+    /// `report` ranks them and draws their anytime curves, alone or beside banditbench's runs
+    Import(import::Args),
     /// Show one cell of a results folder: its row of runs.parquet, its decisions, and a figure
     /// of its trajectory (incumbent and revealed scores against the budget used)
     Show(show::Args),
@@ -80,6 +84,7 @@ pub(crate) fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Merge(a) => merge::run(a),
         Command::Slurm(a) => slurm::run(a),
         Command::Report(a) => report::run(a),
+        Command::Import(a) => import::run(a),
         Command::Show(a) => show::run(a),
         Command::Reproduce(a) => reproduce::run(a),
         Command::Traces(a) => traces::run(a),

@@ -8,9 +8,11 @@ use anyhow::Result;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// A results folder written by `banditbench run`
+    /// Results folders written by `banditbench run` or `banditbench import`; several are ranked
+    /// together on the units they share (same metric direction and budgets; each policy from
+    /// one folder)
     #[arg(required_unless_present = "scores", conflicts_with = "scores")]
-    results: Option<PathBuf>,
+    results: Vec<PathBuf>,
     /// A table of scores from any tool instead of a results folder: CSV or parquet, long
     /// (columns unit,policy,score; see --unit-col ...) or wide (--wide)
     #[arg(long)]
@@ -76,6 +78,16 @@ pub struct Args {
     /// mean is 1000)
     #[arg(long, value_name = "POLICY")]
     baseline: Option<String>,
+    /// Scores normalised per unit, beside the ranks: none; range (1 = the unit's best of the
+    /// compared policies, 0 = its worst); or baseline:POLICY (the relative improvement over
+    /// POLICY, e.g. baseline:random-search). Writes normalized.csv and a section of the report
+    #[arg(long, default_value = "none", value_parser = crate::analysis::normalize::Normalize::parse)]
+    normalize: crate::analysis::normalize::Normalize,
+    /// How much each unit's matches count in the leaderboard: equal; per-dataset (a unit counts
+    /// 1/m, m the units of its dataset, as TabArena weights tasks by 1/splits); or a CSV
+    /// unit,weight. The rank tests do not use weights
+    #[arg(long, default_value = "equal", value_parser = crate::analysis::compare::UnitWeights::parse)]
+    unit_weights: crate::analysis::compare::UnitWeights,
     /// Seed of the bootstrap
     #[arg(long, default_value_t = 0)]
     seed: u64,
@@ -146,6 +158,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
         leaderboard,
         leaderboard_samples,
         baseline,
+        normalize,
+        unit_weights,
         seed,
         tie_tolerance,
         zero_method,
@@ -175,6 +189,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
             leaderboard,
             leaderboard_samples,
             baseline,
+            normalize,
+            unit_weights,
         },
         unit: unit.kind(),
         found_nothing,
@@ -192,10 +208,16 @@ pub fn run(args: Args) -> Result<ExitCode> {
         ..ReportOptions::default()
     };
     let t0 = std::time::Instant::now();
-    let summary = match (results, scores) {
+    let summary = match (results.first(), scores) {
         (Some(dir), _) => {
-            let out = out.unwrap_or_else(|| dir.join("report"));
-            report::report_results(&dir, &out, &opts)?
+            let out = match (&out, results.len()) {
+                (Some(o), _) => o.clone(),
+                (None, 1) => dir.join("report"),
+                (None, _) => anyhow::bail!(
+                    "several results folders: say where the joint report goes with --out DIR"
+                ),
+            };
+            report::report_together(&results, &out, &opts)?
         }
         (None, Some(csv)) => {
             let stem = csv.file_stem().and_then(|s| s.to_str()).unwrap_or("scores");

@@ -33,6 +33,7 @@ pub(super) fn lock_text(
             external_files: external_files(exp),
             shard: shard.map(|s| s.label()),
             shard_cells: shard.map(|s| s.cells_of(n_cells) as i64),
+            imported: None,
         },
         experiment: exp.source.parse().unwrap_or_default(),
     }

@@ -60,6 +60,17 @@ fn read_frame(path: &Path) -> Result<DataFrame> {
 
 /// The column's values as numbers; text that is not a number is an error naming the row.
 fn numbers(path: &Path, df: &DataFrame, name: &str) -> Result<Vec<f64>> {
+    numbers_or(
+        path,
+        df,
+        name,
+        "scores must be numbers (leave the cell empty for a missing score)",
+    )
+}
+
+/// The column's values as numbers (empty cells NaN); text that is not a number is an error
+/// naming the file, the row and line, the column and the value, followed by `hint`.
+pub(crate) fn numbers_or(path: &Path, df: &DataFrame, name: &str, hint: &str) -> Result<Vec<f64>> {
     let col = df.column(name)?;
     if !(col.dtype().is_primitive_numeric() || col.dtype() == &DataType::Null) {
         let texts = col.cast(&DataType::String)?;
@@ -70,7 +81,7 @@ fn numbers(path: &Path, df: &DataFrame, name: &str) -> Result<Vec<f64>> {
             .find(|(_, v)| v.is_some_and(|v| v.trim().parse::<f64>().is_err()));
         match bad {
             Some((i, v)) => bail!(
-                "{}: row {} (line {}), column '{name}': '{}' is not a number; scores must be numbers (leave the cell empty for a missing score)",
+                "{}: row {} (line {}), column '{name}': '{}' is not a number; {hint}",
                 path.display(),
                 i + 1,
                 i + 2,

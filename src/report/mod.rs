@@ -8,7 +8,7 @@
 
 mod choose;
 pub mod figures;
-mod input;
+pub(crate) mod input;
 pub(crate) mod labels;
 pub(crate) mod show;
 mod writers;
@@ -209,7 +209,8 @@ pub(crate) fn report_scores(
         .with_context(|| format!("{}", csv.display()))?;
     notes.extend(more);
     opts.stats.check_policies(&table.policies)?;
-    let c = compare(table, &opts.stats);
+    opts.stats.check_units(&table.units)?;
+    let c = compare(table, &opts.stats).with_incomplete_units(&rows, false);
     let options = options_json(&c, &[("input", json!(csv.display().to_string()))]);
     let names = Names::new(
         &c.table
@@ -269,6 +270,216 @@ pub(crate) fn report_scores(
     })
 }
 
+/// Where a report's runs came from: one results folder, or several read together (each cell
+/// renumbered), and what was done to join them.
+pub(crate) struct Source {
+    /// Each folder, with its cells' new numbers (original cell -> joint cell; empty: unchanged).
+    pub dirs: Vec<(PathBuf, BTreeMap<u64, u64>)>,
+    /// What joining them did, for the report's notes.
+    pub notes: Vec<String>,
+}
+
+impl Source {
+    fn single(dir: &Path) -> Source {
+        Source {
+            dirs: vec![(dir.to_path_buf(), BTreeMap::new())],
+            notes: Vec::new(),
+        }
+    }
+
+    fn label(&self) -> String {
+        self.dirs
+            .iter()
+            .map(|(d, _)| d.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    fn has_trajectories(&self) -> bool {
+        self.dirs
+            .iter()
+            .all(|(d, _)| d.join(crate::results::TRAJECTORIES).is_file())
+    }
+
+    /// The anytime curves of `runs` (joint cell numbers), read folder by folder.
+    fn curves(&self, runs: &[Run], points: usize) -> Result<BTreeMap<u64, Vec<f64>>> {
+        if let [(dir, map)] = self.dirs.as_slice()
+            && map.is_empty()
+        {
+            return anytime_curves(dir, runs, points);
+        }
+        let mut out = BTreeMap::new();
+        for (dir, map) in &self.dirs {
+            // This folder's runs under their own cell numbers.
+            let back: BTreeMap<u64, u64> = map.iter().map(|(&a, &b)| (b, a)).collect();
+            let mine: Vec<Run> = runs
+                .iter()
+                .filter_map(|r| {
+                    back.get(&r.cell).map(|&c| Run {
+                        cell: c,
+                        ..r.clone()
+                    })
+                })
+                .collect();
+            for (c, curve) in anytime_curves(dir, &mine, points)? {
+                if let Some(&joint) = map.get(&c) {
+                    out.insert(joint, curve);
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Read several results folders as one: the same metric direction and budgets, no policy in
+/// two folders, restricted to the units (of `unit`, or the most independent the joint runs
+/// allow) that every folder has. Errors name the folders and what differs.
+pub(crate) fn read_together(
+    dirs: &[PathBuf],
+    unit: Option<UnitKind>,
+) -> Result<(Source, Results, UnitKind)> {
+    let mut all: Vec<(PathBuf, Results)> = Vec::new();
+    for (i, d) in dirs.iter().enumerate() {
+        if dirs[..i].contains(d) {
+            anyhow::bail!(
+                "{}: given twice; name each results folder once",
+                d.display()
+            );
+        }
+        all.push((d.clone(), read_results(d)?));
+    }
+    let (first_dir, first) = &all[0];
+    let budgets = |r: &Results| -> BTreeSet<String> {
+        r.runs
+            .iter()
+            .map(|x| format!("{} {}", x.budget, r.budget_unit))
+            .collect()
+    };
+    let b0 = budgets(first);
+    let mut owner: BTreeMap<String, PathBuf> = BTreeMap::new();
+    for (d, r) in &all {
+        if r.higher_is_better != first.higher_is_better {
+            anyhow::bail!(
+                "{} {} its score but {} {}s it: rank folders of one direction together",
+                d.display(),
+                if r.higher_is_better {
+                    "maximizes"
+                } else {
+                    "minimizes"
+                },
+                first_dir.display(),
+                if first.higher_is_better {
+                    "maximize"
+                } else {
+                    "minimize"
+                }
+            );
+        }
+        let b = budgets(r);
+        if b != b0 {
+            let show =
+                |s: &BTreeSet<String>| s.iter().take(4).cloned().collect::<Vec<_>>().join(", ");
+            anyhow::bail!(
+                "{} has budgets [{}] but {} has [{}]: folders ranked together need the same budgets (an import takes --budget; an experiment file, budgets and budget_unit)",
+                d.display(),
+                show(&b),
+                first_dir.display(),
+                show(&b0)
+            );
+        }
+        for p in r.runs.iter().map(|x| &x.policy).collect::<BTreeSet<_>>() {
+            if let Some(other) = owner.insert(p.clone(), d.clone())
+                && other != *d
+            {
+                anyhow::bail!(
+                    "policy '{p}' is in both {} and {}: rank each policy from one folder (rename an import's policies with --prefix)",
+                    other.display(),
+                    d.display()
+                );
+            }
+        }
+    }
+    let joint: Vec<Run> = all
+        .iter()
+        .flat_map(|(_, r)| r.runs.iter().cloned())
+        .collect();
+    let unit = unit.unwrap_or_else(|| UnitKind::most_independent(&joint));
+    let keys: Vec<BTreeSet<String>> = all
+        .iter()
+        .map(|(_, r)| r.runs.iter().map(|x| unit.key(x)).collect())
+        .collect();
+    let common: BTreeSet<String> = keys.iter().skip(1).fold(keys[0].clone(), |acc, k| {
+        acc.intersection(k).cloned().collect()
+    });
+    if common.is_empty() {
+        let show = |s: &BTreeSet<String>| s.iter().take(3).cloned().collect::<Vec<_>>().join(", ");
+        anyhow::bail!(
+            "the folders share no {} unit: {}; rank folders run on the same tasks (or choose another --unit)",
+            unit.as_str(),
+            all.iter()
+                .zip(&keys)
+                .map(|((d, _), k)| format!("{} has {}", d.display(), show(k)))
+                .collect::<Vec<_>>()
+                .join("; ")
+        );
+    }
+    let mut notes = Vec::new();
+    let mut runs = Vec::new();
+    let mut dirs_out = Vec::new();
+    for ((d, r), k) in all.iter().zip(&keys) {
+        let extra = k.difference(&common).count();
+        if extra > 0 {
+            notes.push(format!(
+                "{}: {extra} of its {} units are not in every folder and are left out",
+                d.display(),
+                k.len()
+            ));
+        }
+        let mut map = BTreeMap::new();
+        for x in &r.runs {
+            if common.contains(&unit.key(x)) {
+                let cell = runs.len() as u64;
+                map.insert(x.cell, cell);
+                runs.push(Run { cell, ..x.clone() });
+            }
+        }
+        dirs_out.push((d.clone(), map));
+    }
+    let res = Results {
+        runs,
+        higher_is_better: first.higher_is_better,
+        metric_note: first.metric_note.clone(),
+        budget_unit: first.budget_unit.clone(),
+        workers: all.iter().map(|(_, r)| r.workers).max().unwrap_or(1),
+    };
+    Ok((
+        Source {
+            dirs: dirs_out,
+            notes,
+        },
+        res,
+        unit,
+    ))
+}
+
+/// Report on several results folders ranked together on their common units (see
+/// [`read_together`]).
+pub(crate) fn report_together(
+    dirs: &[PathBuf],
+    out: &Path,
+    opts: &ReportOptions,
+) -> Result<ReportSummary> {
+    if let [dir] = dirs {
+        return report_results(dir, out, opts);
+    }
+    opts.stats.check()?;
+    if opts.per_budget {
+        anyhow::bail!("--per-budget takes one results folder");
+    }
+    let (src, res, unit) = read_together(dirs, opts.unit)?;
+    report_runs(&src, &res, &res.runs, out, opts, unit, "banditbench report")
+}
+
 /// Report on a results folder written by `banditbench run`.
 pub(crate) fn report_results(
     dir: &Path,
@@ -289,7 +500,8 @@ pub(crate) fn report_loaded(
     let unit = opts
         .unit
         .unwrap_or_else(|| UnitKind::most_independent(&res.runs));
-    let mut summary = report_runs(dir, res, &res.runs, out, opts, unit, "banditbench report")?;
+    let src = Source::single(dir);
+    let mut summary = report_runs(&src, res, &res.runs, out, opts, unit, "banditbench report")?;
     if opts.per_budget {
         let budgets: BTreeSet<String> = res.runs.iter().map(|r| format!("{}", r.budget)).collect();
         for b in budgets {
@@ -301,7 +513,7 @@ pub(crate) fn report_loaded(
                 .collect();
             let sub = out.join(crate::names::file_part(&format!("budget-{b}")));
             let s = report_runs(
-                dir,
+                &src,
                 res,
                 &runs,
                 &sub,
@@ -338,11 +550,11 @@ pub(crate) fn report_policies(
     let unit = opts
         .unit
         .unwrap_or_else(|| UnitKind::most_independent(&runs));
-    report_runs(dir, res, &runs, out, opts, unit, heading)
+    report_runs(&Source::single(dir), res, &runs, out, opts, unit, heading)
 }
 
 fn report_runs(
-    dir: &Path,
+    src: &Source,
     res: &Results,
     runs: &[Run],
     out: &Path,
@@ -350,12 +562,14 @@ fn report_runs(
     unit: UnitKind,
     heading: &str,
 ) -> Result<ReportSummary> {
+    let label = src.label();
     let units = unit_table(runs, unit, opts.found_nothing, res.higher_is_better);
-    check_units(&units).with_context(|| format!("{}", dir.display()))?;
+    check_units(&units).with_context(|| label.clone())?;
     let (table, table_notes) =
         ScoreTable::from_rows(&units.rows, res.higher_is_better, opts.stats.missing, true)
-            .with_context(|| format!("{}", dir.display()))?;
-    let mut notes = units.found_nothing_notes();
+            .with_context(|| label.clone())?;
+    let mut notes = src.notes.clone();
+    notes.extend(units.found_nothing_notes());
     let (hit, all, share) = crate::results::exhausted_summary(runs);
     if hit > 0 {
         notes.push(format!(
@@ -365,11 +579,12 @@ fn report_runs(
     }
     notes.extend(table_notes);
     opts.stats.check_policies(&table.policies)?;
-    let c = compare(table, &opts.stats);
+    opts.stats.check_units(&table.units)?;
+    let c = compare(table, &opts.stats).with_incomplete_units(&units.rows, true);
     let options = options_json(
         &c,
         &[
-            ("input", json!(dir.display().to_string())),
+            ("input", json!(label)),
             ("unit", json!(unit.as_str())),
             ("found_nothing", json!(opts.found_nothing.as_str())),
             ("per_budget", json!(opts.per_budget)),
@@ -435,15 +650,18 @@ fn report_runs(
     }
     choose::allocation(&mut w, runs, &policies, &names, out, &opts.page)?;
     // Anytime curves from the trajectories.
-    if dir.join(crate::results::TRAJECTORIES).is_file() {
-        let curves = anytime_curves(dir, runs, opts.anytime_points)?;
-        let bounds = match opts.regret {
-            Regret::Compared => None,
-            Regret::Trace => Some(trace_bounds(
-                dir,
+    if src.has_trajectories() {
+        let curves = src.curves(runs, opts.anytime_points)?;
+        let bounds = match (opts.regret, src.dirs.as_slice()) {
+            (Regret::Compared, _) => None,
+            (Regret::Trace, [dir]) => Some(trace_bounds(
+                &dir.0,
                 opts.traces.as_deref(),
                 res.higher_is_better,
             )?),
+            (Regret::Trace, _) => anyhow::bail!(
+                "--regret trace takes one results folder (each folder has its own traces); use --regret compared with several"
+            ),
         };
         let a = crate::analysis::budgets::anytime(
             &curves,
@@ -466,8 +684,12 @@ fn report_runs(
     files.append(&mut w.files);
 
     let intro = format!(
-        "Results from `{}`: {} cells; score = {}.\n\n{}",
-        dir.display(),
+        "Results from {}: {} cells; score = {}.\n\n{}",
+        src.dirs
+            .iter()
+            .map(|(d, _)| format!("`{}`", d.display()))
+            .collect::<Vec<_>>()
+            .join(", "),
         runs.len(),
         res.metric_note,
         units.describe()

@@ -60,6 +60,8 @@ pub(crate) fn options_json(
     m.insert("zero_method".into(), json!(o.zero_method.as_str()));
     m.insert("missing".into(), json!(o.missing.as_str()));
     m.insert("pairs".into(), json!(o.pairs.as_string()));
+    m.insert("normalize".into(), json!(o.normalize.as_string()));
+    m.insert("unit_weights".into(), json!(o.unit_weights.as_string()));
     m.insert(
         "direction".into(),
         json!(if c.table.higher_is_better {
@@ -123,6 +125,9 @@ pub(crate) fn tests_json(
         "friedman": {"statistic": num(c.friedman.statistic), "p_value": num(c.friedman.p_value), "df": c.friedman.df},
         "iman_davenport": {"statistic": num(c.iman_davenport.statistic), "p_value": num(c.iman_davenport.p_value),
                            "df1": c.iman_davenport.df1, "df2": c.iman_davenport.df2},
+        "skillings_mack": c.skillings_mack.as_ref().map(|m| json!({
+            "statistic": num(m.statistic), "p_value": num(m.p_value), "df": m.df,
+            "units": m.units, "incomplete_units": m.incomplete, "dropped_units": m.dropped})),
         "pairs": {"asked": c.options.pairs.as_string(), "family": family},
         "nemenyi": {"alpha": c.nemenyi.alpha, "q_alpha": c.nemenyi.q_alpha, "cd": c.nemenyi.cd,
                     "pairwise_p": serde_json::Value::Object(pairwise)},
@@ -146,6 +151,13 @@ pub(crate) fn tests_json(
                 "p_right": p.result.p_right, "decision": p.decision()})).collect::<Vec<_>>()
         }) } else { json!(null) },
         "leaderboard": leaderboard_json(c),
+        "normalized": c.normalized.as_ref().map(|n| json!({
+            "how": n.how.as_string(),
+            "skipped_units": n.skipped_units,
+            "policies": n.rows.iter().map(|r| json!({
+                "policy": r.policy, "n": r.n, "mean": num(r.mean), "sd": num(r.sd),
+                "ci_low": num(r.ci_low), "ci_high": num(r.ci_high)})).collect::<Vec<_>>(),
+        })),
         "n_units": c.table.units.len(),
         "n_policies": c.table.policies.len(),
         "units": units,
@@ -320,6 +332,34 @@ pub fn tests_in_words(c: &Comparison) -> String {
         id.statistic,
         p_is(id.p_value)
     );
+    if c.options.missing == crate::analysis::compare::Missing::Keep {
+        let _ = match &c.skillings_mack {
+            Some(m) => writeln!(
+                s,
+                "Skillings–Mack over every unit with two or more scores ({} units, {} of them incomplete{}): SM({}) = {:.3}, {}, so the policies' ranks {} at α = {a}. Friedman above, the ranks and the pairwise tests use the {} complete units.",
+                m.units,
+                m.incomplete,
+                if m.dropped > 0 {
+                    format!("; {} with fewer than two scores left out", m.dropped)
+                } else {
+                    String::new()
+                },
+                m.df,
+                m.statistic,
+                p_is(m.p_value),
+                if m.p_value <= a {
+                    "differ significantly"
+                } else {
+                    "do not differ significantly"
+                },
+                c.table.units.len()
+            ),
+            None => writeln!(
+                s,
+                "Skillings–Mack: not computable here (fewer than two units with two scores, or policies that never share a unit with the others)."
+            ),
+        };
+    }
     let _ = writeln!(
         s,
         "Nemenyi: q_α = {:.4} (studentized range, k = {}, ∞ df, / √2), critical difference CD = {:.4}; two policies whose mean ranks differ by more than CD differ significantly.",
@@ -546,7 +586,63 @@ pub(crate) fn write_tables(
         std::fs::write(out.join("leaderboard.csv"), t)?;
         files.push(out.join("leaderboard.csv"));
     }
+    if let Some(n) = &c.normalized {
+        let mut t = String::from("policy,how,n,mean,sd,ci_low,ci_high\n");
+        for i in c.order() {
+            let r = &n.rows[i];
+            let _ = writeln!(
+                t,
+                "{},{},{},{},{},{},{}",
+                csv_field(&r.policy),
+                csv_field(&n.how.as_string()),
+                r.n,
+                r.mean,
+                r.sd,
+                r.ci_low,
+                r.ci_high
+            );
+        }
+        std::fs::write(out.join("normalized.csv"), t)?;
+        files.push(out.join("normalized.csv"));
+    }
     Ok(files)
+}
+
+/// The normalised scores as a Markdown table, in the ranking's order.
+fn normalized_md(c: &Comparison) -> String {
+    let Some(n) = &c.normalized else {
+        return String::new();
+    };
+    let what = match &n.how {
+        crate::analysis::normalize::Normalize::Baseline(b) => format!(
+            "the relative improvement over `{b}` per unit, (s − s_B)/|s_B| signed so that positive is better (0.01 = 1 % better)"
+        ),
+        _ => "(s − w)/(b − w) per unit, b and w the best and worst of the compared policies there (1 = the unit's best, 0 = its worst)".to_string(),
+    };
+    let mut md = format!(
+        "Scores normalised per unit: {what}; mean over the units with its 95 % t interval.{}\n\n| policy | units | mean | 95 % interval |\n|---|---|---|---|\n",
+        if n.skipped_units > 0 {
+            format!(
+                " {} unit(s) left out (a policy found nothing, the baseline scored 0, or every policy tied).",
+                n.skipped_units
+            )
+        } else {
+            String::new()
+        }
+    );
+    for i in c.order() {
+        let r = &n.rows[i];
+        let _ = writeln!(
+            md,
+            "| {} | {} | {:.4} | [{:.4}, {:.4}] |",
+            r.policy.replace('|', "\\|"),
+            r.n,
+            r.mean,
+            r.ci_low,
+            r.ci_high
+        );
+    }
+    md
 }
 
 /// Text for LaTeX: the special characters escaped, and every symbol the reports use (Greek
@@ -674,6 +770,11 @@ pub(crate) fn write_documents(
     if c.leaderboard.is_some() {
         md.push_str("## Leaderboard\n\n");
         md.push_str(&leaderboard_md(c));
+        md.push('\n');
+    }
+    if c.normalized.is_some() {
+        md.push_str("## Normalised scores\n\n");
+        md.push_str(&normalized_md(c));
         md.push('\n');
     }
     md.push_str("## Figures\n\n");

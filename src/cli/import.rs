@@ -1,0 +1,209 @@
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Result;
+
+use crate::import::{self, Import, NameRule, optuna, syne_tune};
+
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    tool: Tool,
+}
+
+#[derive(clap::Subcommand)]
+enum Tool {
+    /// Syne Tune's experiment folders (results.csv.zip and metadata.json each; or folders
+    /// holding them). One folder is one run: its policy, task and seed come from metadata.json
+    /// (keys `algorithm` or `method` or the scheduler's name, `task` or `benchmark`, `seed`);
+    /// the clock is `st_tuner_time` (seconds; simulated with Syne Tune's simulator backend)
+    SyneTune {
+        /// Experiment folders, or folders holding them
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        #[command(flatten)]
+        common: Common,
+        /// The metadata key naming the policy [default: algorithm, else method, else
+        /// scheduler_name]
+        #[arg(long)]
+        policy_key: Option<String>,
+        /// The metadata key naming the task (dataset, dataset/run or dataset/run/learner)
+        #[arg(long, default_value = "task")]
+        task_key: String,
+        /// The metadata key giving the seed
+        #[arg(long, default_value = "seed")]
+        seed_key: String,
+        /// The metric [default: the first of metadata.json's metric_names]
+        #[arg(long)]
+        metric: Option<String>,
+        /// The column holding each result's fidelity (epochs, steps) [default: the scheduler's
+        /// time_attr, when metadata.json has one]
+        #[arg(long)]
+        fidelity: Option<String>,
+    },
+    /// Optuna's storages: JournalStorage files, or SQLite storages (.db, .sqlite, .sqlite3).
+    /// One study is one run; --names gives how its name holds the policy, task and seed
+    Optuna {
+        /// Journal files or SQLite files
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        #[command(flatten)]
+        common: Common,
+        /// How study names hold the policy, task and seed: placeholders {policy}, {task},
+        /// {dataset}, {seed}; each takes the text up to the separator after it. Studies that
+        /// do not follow it are skipped (and listed)
+        #[arg(long, default_value = "{policy}-{seed}")]
+        names: String,
+        /// The study user attribute naming the task, when --names has no {task} or {dataset}
+        #[arg(long, default_value = "task")]
+        task_attr: String,
+        /// What the clock counts: trials (finished trials, in order of completion), seconds
+        /// (since the study's first trial started: the real run's wall clock), or attr:NAME
+        /// (the running sum of a trial user attribute, e.g. a tabular benchmark's recorded
+        /// cost; one sequential worker)
+        #[arg(long, default_value = "trials", value_parser = optuna::Clock::parse)]
+        clock: optuna::Clock,
+    },
+}
+
+#[derive(clap::Args)]
+struct Common {
+    /// The results folder to write (must not exist)
+    #[arg(long)]
+    out: PathBuf,
+    /// The budget on the clock: later results are left out [default: the latest time any run
+    /// reached]
+    #[arg(long)]
+    budget: Option<f64>,
+    /// The task of every run, overriding what the files say (dataset, dataset/run or
+    /// dataset/run/learner)
+    #[arg(long)]
+    task: Option<String>,
+    /// Put before every policy's name, so they stay apart from banditbench's own in a joint
+    /// report [default: the tool's name and a colon, e.g. syne-tune:]
+    #[arg(long)]
+    prefix: Option<String>,
+}
+
+pub fn run(args: Args) -> Result<ExitCode> {
+    let t0 = std::time::Instant::now();
+    let (imp, common, notes) = match args.tool {
+        Tool::SyneTune {
+            paths,
+            common,
+            policy_key,
+            task_key,
+            seed_key,
+            metric,
+            fidelity,
+        } => {
+            let opts = syne_tune::Options {
+                policy_key,
+                task: common.task.clone(),
+                task_key,
+                seed_key,
+                metric,
+                fidelity,
+                prefix: common.prefix.clone().unwrap_or_else(|| "syne-tune:".into()),
+            };
+            let (runs, maximize, metric, files) = syne_tune::read(&paths, &opts)?;
+            let how = format!(
+                "policy from {}, task from {}, seed from '{}', clock st_tuner_time",
+                opts.policy_key
+                    .as_deref()
+                    .map(|k| format!("'{k}'"))
+                    .unwrap_or_else(|| "'algorithm'/'method'/'scheduler_name'".into()),
+                opts.task
+                    .as_deref()
+                    .map(|t| format!("--task {t}"))
+                    .unwrap_or_else(|| format!("'{}'", opts.task_key)),
+                opts.seed_key
+            );
+            let imp = Import {
+                tool: "syne-tune",
+                runs,
+                maximize,
+                metric,
+                budget_unit: "seconds".into(),
+                files,
+                how,
+            };
+            (imp, common, Vec::new())
+        }
+        Tool::Optuna {
+            paths,
+            common,
+            names,
+            task_attr,
+            clock,
+        } => {
+            let opts = optuna::Options {
+                names: NameRule::parse(&names)?,
+                task: common.task.clone(),
+                task_attr,
+                clock: clock.clone(),
+                prefix: common.prefix.clone().unwrap_or_else(|| "optuna:".into()),
+            };
+            let read = optuna::read(&paths, &opts)?;
+            let notes = if read.skipped.is_empty() {
+                Vec::new()
+            } else {
+                vec![format!(
+                    "skipped {} studies whose names do not follow '{}': {}{}",
+                    read.skipped.len(),
+                    names,
+                    read.skipped
+                        .iter()
+                        .take(5)
+                        .cloned()
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    if read.skipped.len() > 5 { ", ..." } else { "" }
+                )]
+            };
+            let imp = Import {
+                tool: "optuna",
+                runs: read.runs,
+                maximize: read.maximize,
+                metric: "the study's objective".into(),
+                budget_unit: clock.unit().into(),
+                files: paths.clone(),
+                how: read.how,
+            };
+            (imp, common, notes)
+        }
+    };
+    let w = import::write(&imp, &common.out, common.budget)?;
+    for n in notes {
+        eprintln!("note: {n}");
+    }
+    println!(
+        "imported {} runs ({} policies: {}; {} tasks) from {}: {} results within the budget of {} {}{}",
+        w.cells,
+        w.policies.len(),
+        w.policies.join(", "),
+        w.tasks,
+        imp.tool,
+        w.decisions,
+        w.budget,
+        imp.budget_unit,
+        if w.cut > 0 {
+            format!(" ({} later ones left out)", w.cut)
+        } else {
+            String::new()
+        }
+    );
+    if w.failures > 0 || w.pending > 0 {
+        println!(
+            "{} failed trials kept as decisions without a value; {} pending (running or waiting) trials left out",
+            w.failures, w.pending
+        );
+    }
+    eprintln!(
+        "wrote {} in {:.2} s; rank it with: banditbench report {}",
+        common.out.display(),
+        t0.elapsed().as_secs_f64(),
+        common.out.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,563 @@
+//! Importers of other tools' run logs into a banditbench results folder (`runs.parquet`,
+//! `trajectories.parquet`, `experiment.lock.toml` naming the source), so that `report`, every
+//! figure and `show` work on them as on banditbench's own runs.
+//!
+//! Every tool's log maps to one model (README, "Importing other tools' runs"): a run is one
+//! (policy, task, seed) and becomes one cell; each result it reported becomes one decision in
+//! time order, with the time on the tool's clock, the value in the tool's orientation, the
+//! trial as the arm and the fidelity where the tool records one. The incumbent is the best value
+//! seen so far at any fidelity (banditbench's `best-seen`). A task reads as
+//! `dataset/run/learner`, `dataset/run` or `dataset`, so imported runs share units with
+//! banditbench's runs on the same data.
+
+pub(crate) mod optuna;
+pub(crate) mod syne_tune;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use polars::prelude::*;
+
+use crate::results::{LOCK, LockFile, RESULTS_FORMAT, RUNS, Resolved, TRAJECTORIES};
+
+/// One result a run reported.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Eval {
+    /// When it was known, on the run's clock (budget units).
+    pub time: f64,
+    /// The value (NaN: none, e.g. a failed trial).
+    pub value: f64,
+    /// The trial it belongs to.
+    pub trial: u32,
+    /// The fidelity it was reported at (epochs, steps), if the tool records one.
+    pub fidelity: Option<u32>,
+    /// What the tool said of it: `result`, `complete`, `pruned`, `failed`.
+    pub action: &'static str,
+}
+
+/// One run of another tool: one (policy, task, seed), a cell once imported.
+#[derive(Clone, Debug)]
+pub(crate) struct ImportedRun {
+    /// Where it was read from (a folder, or `file#study`), for messages and the lock file.
+    pub source: String,
+    pub policy: String,
+    pub task: Task,
+    pub seed: u64,
+    /// In time order.
+    pub evals: Vec<Eval>,
+    /// Trials that failed.
+    pub failures: u64,
+    /// Trials still running or waiting when the log was written (left out).
+    pub pending: u64,
+}
+
+/// A task, as banditbench names it: dataset, run and (pool world) learner.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct Task {
+    pub dataset: String,
+    pub run: i64,
+    pub learner: String,
+}
+
+impl Task {
+    /// `dataset/run/learner`, `dataset/run` or `dataset` (run 0); `what` names where it came
+    /// from in the error.
+    pub fn parse(text: &str, what: &str) -> Result<Task> {
+        let parts: Vec<&str> = text.split('/').collect();
+        let run = |s: &str| -> Result<i64> {
+            s.parse::<i64>().map_err(|_| {
+                anyhow::anyhow!(
+                    "{what}: task '{text}': '{s}' is not a run number; a task is dataset, dataset/run or dataset/run/learner"
+                )
+            })
+        };
+        let (dataset, run, learner) = match parts.as_slice() {
+            [d] => (*d, 0, ""),
+            [d, r] => (*d, run(r)?, ""),
+            [d, r, l] => (*d, run(r)?, *l),
+            _ => bail!(
+                "{what}: task '{text}' has {} parts; a task is dataset, dataset/run or dataset/run/learner",
+                parts.len()
+            ),
+        };
+        if dataset.is_empty() {
+            bail!("{what}: the task is empty; give it (e.g. --task phoneme/0)");
+        }
+        Ok(Task {
+            dataset: dataset.into(),
+            run,
+            learner: learner.into(),
+        })
+    }
+
+    fn text(&self) -> String {
+        match (self.run, self.learner.is_empty()) {
+            (r, true) => format!("{}/{r}", self.dataset),
+            (r, false) => format!("{}/{r}/{}", self.dataset, self.learner),
+        }
+    }
+}
+
+/// What a whole import holds, before it is written.
+pub(crate) struct Import {
+    /// `syne-tune`, `optuna`.
+    pub tool: &'static str,
+    pub runs: Vec<ImportedRun>,
+    pub maximize: bool,
+    /// The metric's name.
+    pub metric: String,
+    /// What the clock counts: `seconds`, `trials`.
+    pub budget_unit: String,
+    /// Every file read, for the lock file's hashes.
+    pub files: Vec<PathBuf>,
+    /// How the runs were named and read (flags), for the lock file.
+    pub how: String,
+}
+
+/// What `write` reports.
+pub(crate) struct Written {
+    pub cells: usize,
+    pub decisions: usize,
+    pub budget: f64,
+    /// Results reported after the budget, left out.
+    pub cut: usize,
+    pub policies: Vec<String>,
+    pub tasks: usize,
+    pub pending: u64,
+    pub failures: u64,
+}
+
+/// Check a run list before writing: one run per (policy, task, seed), something in each.
+fn check_runs(runs: &[ImportedRun]) -> Result<()> {
+    let mut seen: BTreeMap<(&str, &Task, u64), &str> = BTreeMap::new();
+    for r in runs {
+        if let Some(first) = seen.insert((&r.policy, &r.task, r.seed), &r.source) {
+            bail!(
+                "{} and {first} are both policy '{}' on task {} with seed {}: a run must be one (policy, task, seed); give each its own seed or policy name",
+                r.source,
+                r.policy,
+                r.task.text(),
+                r.seed
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Write an import as a results folder at `out` (which must not exist: an import is written
+/// whole, to a temporary folder renamed at the end). The budget is `budget` or, if none, the
+/// latest time any run reached; results after it are left out.
+pub(crate) fn write(imp: &Import, out: &Path, budget: Option<f64>) -> Result<Written> {
+    if imp.runs.is_empty() {
+        bail!("nothing to import: no run was found in the files given");
+    }
+    check_runs(&imp.runs)?;
+    if out.exists() {
+        bail!(
+            "{}: already exists; an import writes a new results folder (remove it, or give another --out)",
+            out.display()
+        );
+    }
+    let budget = match budget {
+        Some(b) if !(b.is_finite() && b > 0.0) => bail!("--budget {b}: must be a positive number"),
+        Some(b) => b,
+        None => imp
+            .runs
+            .iter()
+            .filter_map(|r| r.evals.last().map(|e| e.time))
+            .fold(0.0, f64::max),
+    };
+    let mut runs: Vec<&ImportedRun> = imp.runs.iter().collect();
+    runs.sort_by(|a, b| (&a.policy, &a.task, a.seed).cmp(&(&b.policy, &b.task, b.seed)));
+    let better = |a: f64, b: f64| {
+        if imp.maximize { a > b } else { a < b }
+    };
+    let name = out
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("imported")
+        .to_string();
+    let direction = if imp.maximize { "maximize" } else { "minimize" };
+    let program = format!("{} (import {})", crate::build::program(), imp.tool);
+
+    // Runs: one row per cell. Trajectories: one row per result within the budget.
+    let n = runs.len();
+    let mut best = vec![f64::NAN; n];
+    let mut found_at = vec![f64::NAN; n];
+    let mut decisions = vec![0u64; n];
+    let mut used = vec![0.0; n];
+    let (mut cut, mut pending, mut failures) = (0usize, 0u64, 0u64);
+    let mut t_cell = Vec::new();
+    let mut t_step = Vec::new();
+    let mut t_action = Vec::new();
+    let mut t_arm = Vec::new();
+    let mut t_learner = Vec::new();
+    let mut t_fid = Vec::new();
+    let mut t_time = Vec::new();
+    let mut t_reward = Vec::new();
+    let mut t_inc = Vec::new();
+    for (cell, r) in runs.iter().enumerate() {
+        pending += r.pending;
+        failures += r.failures;
+        let mut inc = f64::NAN;
+        let mut step = 0u32;
+        for e in &r.evals {
+            if e.time > budget * (1.0 + 1e-12) {
+                cut += 1;
+                continue;
+            }
+            step += 1;
+            if !e.value.is_nan() && (inc.is_nan() || better(e.value, inc)) {
+                inc = e.value;
+                found_at[cell] = e.time;
+            }
+            t_cell.push(cell as u64);
+            t_step.push(step);
+            t_action.push(e.action);
+            t_arm.push(e.trial);
+            t_learner.push(r.task.learner.as_str());
+            t_fid.push(e.fidelity);
+            t_time.push(e.time);
+            t_reward.push(e.value);
+            t_inc.push(inc);
+            used[cell] = e.time;
+        }
+        best[cell] = inc;
+        decisions[cell] = u64::from(step);
+    }
+    let text = |v: Vec<String>| v;
+    let s = |name: &str, v: Vec<String>| Column::new(name.into(), v);
+    let nulls_u64 = |name: &str| Column::new(name.into(), vec![None::<u64>; n]);
+    let nulls_u32 = |name: &str| Column::new(name.into(), vec![None::<u32>; n]);
+    let nulls_f64 = |name: &str| Column::new(name.into(), vec![None::<f64>; n]);
+    let nulls_str = |name: &str| Column::new(name.into(), vec![None::<&str>; n]);
+    let per_run =
+        |f: &dyn Fn(&ImportedRun) -> String| -> Vec<String> { runs.iter().map(|r| f(r)).collect() };
+    let runs_df = DataFrame::new_infer_height(vec![
+        s("experiment", vec![name.clone(); n]),
+        Column::new("cell".into(), (0..n as u64).collect::<Vec<u64>>()),
+        s("dataset", per_run(&|r| r.task.dataset.clone())),
+        Column::new(
+            "run".into(),
+            runs.iter().map(|r| r.task.run).collect::<Vec<i64>>(),
+        ),
+        Column::new("budget".into(), vec![budget; n]),
+        s("budget_unit", vec![imp.budget_unit.clone(); n]),
+        Column::new("budget_abs".into(), vec![budget; n]),
+        nulls_f64("slice_abs"),
+        s("policy_family", per_run(&|r| r.policy.clone())),
+        s("policy", per_run(&|r| r.policy.clone())),
+        s("params", vec!["{}".to_string(); n]),
+        Column::new(
+            "repetition".into(),
+            runs.iter()
+                .map(|r| u32::try_from(r.seed).unwrap_or(u32::MAX))
+                .collect::<Vec<u32>>(),
+        ),
+        Column::new(
+            "seed".into(),
+            runs.iter().map(|r| r.seed).collect::<Vec<u64>>(),
+        ),
+        nan_as_null("best_score", best),
+        nulls_f64("best_test_score"),
+        s("best_learner", per_run(&|r| r.task.learner.clone())),
+        nan_as_null("best_found_at", found_at),
+        s(
+            "pulls",
+            text(
+                runs.iter()
+                    .zip(&decisions)
+                    .map(|(r, d)| {
+                        if r.task.learner.is_empty() {
+                            "{}".to_string()
+                        } else {
+                            serde_json::json!({ r.task.learner.as_str(): d }).to_string()
+                        }
+                    })
+                    .collect(),
+            ),
+        ),
+        s("time_s", vec!["{}".to_string(); n]),
+        Column::new("decisions".into(), decisions),
+        Column::new("budget_used".into(), used),
+        Column::new("overhead_s".into(), vec![0.0; n]),
+        nulls_u32("workers"),
+        nulls_f64("makespan_s"),
+        nulls_f64("idle_s"),
+        Column::new(
+            "failures".into(),
+            runs.iter().map(|r| r.failures).collect::<Vec<u64>>(),
+        ),
+        Column::new("exhausted_pulls".into(), vec![0u64; n]),
+        Column::new("exhausted_budget".into(), vec![0.0; n]),
+        s("replay", vec![format!("imported from {}", imp.tool); n]),
+        nulls_str("overhead_model"),
+        nulls_str("trace_set"),
+        s("trace_source", vec![format!("{} run logs", imp.tool); n]),
+        s("direction", vec![direction.to_string(); n]),
+        s("pool_scope", per_run(&|r| r.task.learner.clone())),
+        nulls_u64("configs_drawn"),
+        nulls_u64("mutations"),
+        nulls_u64("mutation_fallbacks"),
+        nulls_u64("units_trained"),
+        nulls_u32("recommended_config"),
+        nulls_u32("recommended_unit"),
+        nulls_str("recommended_params"),
+        s("incumbent_rule", vec!["best-seen".to_string(); n]),
+        nulls_str("recommendation_rule"),
+        s("program", vec![program.clone(); n]),
+    ])?;
+    let m = t_cell.len();
+    let traj_df = DataFrame::new_infer_height(vec![
+        Column::new("cell".into(), t_cell),
+        Column::new("step".into(), t_step),
+        Column::new("action".into(), t_action),
+        Column::new("arm".into(), t_arm),
+        Column::new("learner".into(), t_learner),
+        Column::new("config".into(), vec![None::<u32>; m]),
+        Column::new("fidelity".into(), t_fid),
+        Column::new("time".into(), t_time),
+        nan_as_null("reward", t_reward),
+        nan_as_null("incumbent", t_inc),
+        Column::new("worker".into(), vec![None::<u32>; m]),
+        Column::new("start".into(), vec![None::<f64>; m]),
+        Column::new("finish".into(), vec![None::<f64>; m]),
+    ])?;
+
+    let tasks: std::collections::BTreeSet<String> = runs.iter().map(|r| r.task.text()).collect();
+    let policies: Vec<String> = runs
+        .iter()
+        .map(|r| r.policy.clone())
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let mut hashes = BTreeMap::new();
+    for f in &imp.files {
+        hashes.insert(f.display().to_string(), file_hash(f)?);
+    }
+    let lock = LockFile {
+        resolved: Resolved {
+            results_format: RESULTS_FORMAT,
+            program: program.clone(),
+            git_commit: crate::build::build_commit().to_string(),
+            trace_source: format!("{} run logs", imp.tool),
+            world: format!(
+                "imported from {} ({}); metric {} ({direction}); budget {budget} {}",
+                imp.tool, imp.how, imp.metric, imp.budget_unit
+            ),
+            tasks: tasks.iter().cloned().collect(),
+            policies: policies.clone(),
+            cells: Some(n as i64),
+            trajectories: "all".into(),
+            imported: Some(crate::results::Imported {
+                tool: imp.tool.to_string(),
+                how: imp.how.clone(),
+                metric: imp.metric.clone(),
+                files: hashes,
+            }),
+            ..Resolved::default()
+        },
+        experiment: toml::Table::new(),
+    };
+
+    // Written whole into a temporary folder beside `out`, then renamed.
+    let parent = out
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::create_dir_all(parent)
+        .with_context(|| format!("{}: cannot create", parent.display()))?;
+    let tmp = parent.join(format!(".{name}.import-tmp"));
+    if tmp.exists() {
+        std::fs::remove_dir_all(&tmp).with_context(|| {
+            format!("{}: cannot remove a stale temporary folder", tmp.display())
+        })?;
+    }
+    std::fs::create_dir(&tmp).with_context(|| format!("{}: cannot create", tmp.display()))?;
+    write_parquet(&tmp.join(RUNS), runs_df)?;
+    write_parquet(&tmp.join(TRAJECTORIES), traj_df)?;
+    std::fs::write(tmp.join(LOCK), lock.to_toml()?)
+        .with_context(|| format!("{}: cannot write", tmp.join(LOCK).display()))?;
+    std::fs::rename(&tmp, out)
+        .with_context(|| format!("{}: cannot rename to {}", tmp.display(), out.display()))?;
+    Ok(Written {
+        cells: n,
+        decisions: m,
+        budget,
+        cut,
+        policies,
+        tasks: tasks.len(),
+        pending,
+        failures,
+    })
+}
+
+/// A float column in which NaN is null.
+fn nan_as_null(name: &str, values: Vec<f64>) -> Column {
+    let v: Vec<Option<f64>> = values
+        .into_iter()
+        .map(|x| (!x.is_nan()).then_some(x))
+        .collect();
+    Column::new(name.into(), v)
+}
+
+/// A file's 64-bit FNV-1a content hash (hex), as the lock file keeps external files'.
+fn file_hash(path: &Path) -> Result<String> {
+    let bytes = std::fs::read(path).with_context(|| format!("{}: cannot read", path.display()))?;
+    Ok(format!("{:016x}", crate::rng::fnv1a64(&bytes)))
+}
+
+fn write_parquet(path: &Path, mut df: DataFrame) -> Result<()> {
+    let f = std::fs::File::create(path)
+        .with_context(|| format!("{}: cannot create", path.display()))?;
+    ParquetWriter::new(f)
+        .with_compression(ParquetCompression::Zstd(None))
+        .finish(&mut df)
+        .map_err(|e| anyhow::anyhow!("{}: cannot write ({e})", path.display()))?;
+    Ok(())
+}
+
+/// A naming rule such as `{policy}.{task}.{seed}`: literal text with the placeholders
+/// `{policy}`, `{task}`, `{dataset}` and `{seed}`; each placeholder takes the text up to the first
+/// occurrence of the literal after it (the last one takes the rest).
+#[derive(Clone, Debug)]
+pub(crate) struct NameRule {
+    text: String,
+    /// Literal, then (placeholder, literal) pairs.
+    head: String,
+    parts: Vec<(String, String)>,
+}
+
+/// The placeholders a naming rule may use.
+const PLACEHOLDERS: [&str; 4] = ["policy", "task", "dataset", "seed"];
+
+impl NameRule {
+    pub fn parse(text: &str) -> Result<NameRule> {
+        let mut head = String::new();
+        let mut parts: Vec<(String, String)> = Vec::new();
+        let mut rest = text;
+        while let Some(open) = rest.find('{') {
+            let literal = &rest[..open];
+            match parts.last_mut() {
+                Some((_, lit)) => lit.push_str(literal),
+                None => head.push_str(literal),
+            }
+            let Some(close) = rest[open..].find('}') else {
+                bail!("--names '{text}': a '{{' without its '}}'");
+            };
+            let key = &rest[open + 1..open + close];
+            if !PLACEHOLDERS.contains(&key) {
+                bail!(
+                    "--names '{text}': unknown placeholder {{{key}}}; use {}",
+                    PLACEHOLDERS.map(|p| format!("{{{p}}}")).join(", ")
+                );
+            }
+            if parts.last().is_some_and(|(_, lit)| lit.is_empty()) {
+                bail!(
+                    "--names '{text}': two placeholders with nothing between them cannot be told apart; put a separator between them"
+                );
+            }
+            parts.push((key.to_string(), String::new()));
+            rest = &rest[open + close + 1..];
+        }
+        match parts.last_mut() {
+            Some((_, lit)) => lit.push_str(rest),
+            None => {
+                bail!("--names '{text}': no placeholder; use e.g. '{{policy}}.{{task}}.{{seed}}'")
+            }
+        }
+        if !parts.iter().any(|(k, _)| k == "policy") {
+            bail!("--names '{text}': needs {{policy}}");
+        }
+        Ok(NameRule {
+            text: text.into(),
+            head,
+            parts,
+        })
+    }
+
+    /// The placeholders' values in `name`, or None if it does not follow the rule.
+    pub fn apply(&self, name: &str) -> Option<BTreeMap<String, String>> {
+        let mut rest = name.strip_prefix(self.head.as_str())?;
+        let mut out = BTreeMap::new();
+        for (i, (key, lit)) in self.parts.iter().enumerate() {
+            let last = i + 1 == self.parts.len();
+            let value = if last {
+                rest.strip_suffix(lit.as_str())?
+            } else {
+                let at = rest.find(lit.as_str())?;
+                let v = &rest[..at];
+                rest = &rest[at + lit.len()..];
+                v
+            };
+            if value.is_empty() {
+                return None;
+            }
+            out.insert(key.clone(), value.to_string());
+        }
+        Some(out)
+    }
+
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+}
+
+/// A seed given as text (from a name or a key), as a number.
+pub(crate) fn parse_seed(text: &str, what: &str) -> Result<u64> {
+    text.trim()
+        .parse::<u64>()
+        .map_err(|_| anyhow::anyhow!("{what}: seed '{text}' is not a non-negative whole number"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tasks_read_as_dataset_run_and_learner() {
+        let t = Task::parse("phoneme/0/hist-gradient-boosting", "x").unwrap();
+        assert_eq!(
+            (t.dataset.as_str(), t.run, t.learner.as_str()),
+            ("phoneme", 0, "hist-gradient-boosting")
+        );
+        assert_eq!(Task::parse("car", "x").unwrap().run, 0);
+        assert_eq!(Task::parse("car/2", "x").unwrap().run, 2);
+        let e = Task::parse("car/two", "meta.json").unwrap_err().to_string();
+        assert!(
+            e.contains("meta.json") && e.contains("'two' is not a run number"),
+            "{e}"
+        );
+        assert!(Task::parse("a/1/b/c", "x").is_err());
+    }
+
+    #[test]
+    fn naming_rules_split_names_at_their_separators() {
+        let r = NameRule::parse("{policy}.{dataset}.{seed}").unwrap();
+        let m = r.apply("tpe.statlog-segment.1").unwrap();
+        assert_eq!(m["policy"], "tpe");
+        assert_eq!(m["dataset"], "statlog-segment");
+        assert_eq!(m["seed"], "1");
+        assert!(r.apply("tpe-statlog-1").is_none());
+        let r = NameRule::parse("study_{policy}-{seed}").unwrap();
+        assert_eq!(
+            r.apply("study_random-search-0").unwrap()["policy"],
+            "random"
+        );
+        assert!(r.apply("other_tpe-0").is_none());
+        assert!(NameRule::parse("{policy}{seed}").is_err());
+        assert!(
+            NameRule::parse("{algo}-{seed}")
+                .unwrap_err()
+                .to_string()
+                .contains("{algo}")
+        );
+        assert!(
+            NameRule::parse("{seed}")
+                .unwrap_err()
+                .to_string()
+                .contains("{policy}")
+        );
+    }
+}

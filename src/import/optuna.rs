@@ -1,0 +1,743 @@
+//! Optuna's storages (Akiba et al. 2019, "Optuna: A Next-generation Hyperparameter Optimization
+//! Framework"): a JournalStorage file (one JSON operation per line, replayed as
+//! `optuna/storages/journal/_storage.py` replays it) or an SQLite storage (the RDB schema of
+//! `optuna/storages/_rdb/models.py`). One study is one run: (policy, task, seed) come from the
+//! study's name through a naming rule, from a study user attribute, or from the options.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use serde_json::Value;
+
+use super::{Eval, ImportedRun, NameRule, Task, parse_seed};
+
+/// A trial's state, as Optuna numbers it (`TrialState`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum State {
+    Running,
+    Complete,
+    Pruned,
+    Fail,
+    Waiting,
+}
+
+impl State {
+    fn from_code(c: i64) -> Option<State> {
+        Some(match c {
+            0 => State::Running,
+            1 => State::Complete,
+            2 => State::Pruned,
+            3 => State::Fail,
+            4 => State::Waiting,
+            _ => return None,
+        })
+    }
+
+    fn from_name(s: &str) -> Option<State> {
+        Some(match s {
+            "RUNNING" => State::Running,
+            "COMPLETE" => State::Complete,
+            "PRUNED" => State::Pruned,
+            "FAIL" => State::Fail,
+            "WAITING" => State::Waiting,
+            _ => return None,
+        })
+    }
+
+    fn finished(self) -> bool {
+        matches!(self, State::Complete | State::Pruned | State::Fail)
+    }
+}
+
+/// One trial of a study.
+#[derive(Clone, Debug)]
+pub(crate) struct Trial {
+    pub number: u32,
+    pub state: State,
+    pub values: Option<Vec<f64>>,
+    pub start: Option<f64>,
+    pub complete: Option<f64>,
+    pub intermediate: BTreeMap<i64, f64>,
+    pub user_attrs: serde_json::Map<String, Value>,
+}
+
+/// One study.
+#[derive(Clone, Debug)]
+pub(crate) struct Study {
+    pub name: String,
+    /// true: maximise; one entry per objective.
+    pub maximize: Vec<bool>,
+    pub user_attrs: serde_json::Map<String, Value>,
+    pub trials: Vec<Trial>,
+}
+
+/// Seconds since 1970 of an Optuna datetime: `YYYY-MM-DD[T ]HH:MM:SS[.ffffff][Z|±HH:MM]`
+/// (the journal writes ISO 8601 with an offset, SQLite naive local time).
+pub(crate) fn seconds(text: &str) -> Option<f64> {
+    let t = text.trim();
+    let (date, rest) = (t.get(..10)?, t.get(11..)?);
+    let mut d = date.split('-');
+    let (y, m, day): (i64, i64, i64) = (
+        d.next()?.parse().ok()?,
+        d.next()?.parse().ok()?,
+        d.next()?.parse().ok()?,
+    );
+    // Days from 1970-01-01 (Howard Hinnant's days_from_civil).
+    let y2 = if m <= 2 { y - 1 } else { y };
+    let era = y2.div_euclid(400);
+    let yoe = y2 - era * 400;
+    let doy = (153 * (m + if m > 2 { -3 } else { 9 }) + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    let (clock, offset) = match rest.find(['+', '-', 'Z']) {
+        Some(i) => (&rest[..i], &rest[i..]),
+        None => (rest, ""),
+    };
+    let mut c = clock.split(':');
+    let (h, mi, s): (f64, f64, f64) = (
+        c.next()?.parse().ok()?,
+        c.next()?.parse().ok()?,
+        c.next()?.parse().ok()?,
+    );
+    let off = match offset {
+        "" | "Z" => 0.0,
+        o => {
+            let sign = if o.starts_with('-') { -1.0 } else { 1.0 };
+            let mut p = o[1..].split(':');
+            let (oh, om): (f64, f64) = (
+                p.next()?.parse().ok()?,
+                p.next().unwrap_or("0").parse().ok()?,
+            );
+            sign * (oh * 3600.0 + om * 60.0)
+        }
+    };
+    Some(days as f64 * 86_400.0 + h * 3600.0 + mi * 60.0 + s - off)
+}
+
+/// Replay a JournalStorage file into its studies (deleted studies left out), as Optuna's
+/// `JournalStorageReplayResult` does: study ids count created studies, trial ids count created
+/// trials, and an update to a finished trial is ignored.
+pub(crate) fn read_journal(path: &Path) -> Result<Vec<Study>> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("{}: cannot read", path.display()))?;
+    let mut studies: BTreeMap<i64, Study> = BTreeMap::new();
+    let mut next_study = 0i64;
+    // trial id -> (study id, index in its study's trials)
+    let mut trials: Vec<(i64, usize)> = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let at = format!("{}: line {}", path.display(), i + 1);
+        let op: serde_json::Map<String, Value> = match serde_json::from_str(line) {
+            Ok(Value::Object(m)) => m,
+            Ok(_) => bail!("{at}: not a JSON object; an Optuna journal has one operation per line"),
+            Err(e) => bail!(
+                "{at}: not valid JSON ({e}); an Optuna journal has one JSON operation per line (a line cut short by a crash can be deleted)"
+            ),
+        };
+        let field = |k: &str| -> Result<&Value> {
+            op.get(k)
+                .with_context(|| format!("{at}: no field '{k}' in this operation"))
+        };
+        let int = |k: &str| -> Result<i64> {
+            field(k)?
+                .as_i64()
+                .with_context(|| format!("{at}: field '{k}' is not a whole number"))
+        };
+        let code = int("op_code")?;
+        let trial_of = |trials: &Vec<(i64, usize)>| -> Result<Option<(i64, usize)>> {
+            let id = int("trial_id")?;
+            Ok(usize::try_from(id)
+                .ok()
+                .and_then(|i| trials.get(i))
+                .copied())
+        };
+        match code {
+            0 => {
+                let name = field("study_name")?
+                    .as_str()
+                    .with_context(|| format!("{at}: field 'study_name' is not text"))?
+                    .to_string();
+                if studies.values().any(|s| s.name == name) {
+                    continue;
+                }
+                let dirs = field("directions")?
+                    .as_array()
+                    .with_context(|| format!("{at}: field 'directions' is not a list"))?;
+                let maximize = dirs
+                    .iter()
+                    .map(|d| match d.as_i64() {
+                        Some(1) => Ok(false),
+                        Some(2) => Ok(true),
+                        _ => bail!("{at}: direction {d} is neither 1 (minimize) nor 2 (maximize)"),
+                    })
+                    .collect::<Result<Vec<bool>>>()?;
+                studies.insert(
+                    next_study,
+                    Study {
+                        name,
+                        maximize,
+                        user_attrs: Default::default(),
+                        trials: Vec::new(),
+                    },
+                );
+                next_study += 1;
+            }
+            1 => {
+                studies.remove(&int("study_id")?);
+            }
+            2 => {
+                if let Some(s) = studies.get_mut(&int("study_id")?)
+                    && let Some(Value::Object(m)) = op.get("user_attr")
+                {
+                    s.user_attrs.extend(m.clone());
+                }
+            }
+            4 => {
+                let sid = int("study_id")?;
+                let Some(s) = studies.get_mut(&sid) else {
+                    continue;
+                };
+                let state = match op.get("state").and_then(Value::as_i64) {
+                    None => State::Running,
+                    Some(c) => State::from_code(c).with_context(|| {
+                        format!("{at}: trial state {c} is not one of Optuna's 0-4")
+                    })?,
+                };
+                let time = |k: &str| -> Result<Option<f64>> {
+                    match op.get(k) {
+                        None | Some(Value::Null) => Ok(None),
+                        Some(Value::String(t)) => Ok(Some(seconds(t).with_context(|| {
+                            format!("{at}: field '{k}': '{t}' is not a date and time")
+                        })?)),
+                        Some(v) => bail!("{at}: field '{k}': {v} is not a date and time"),
+                    }
+                };
+                let values = match op.get("values") {
+                    Some(Value::Array(a)) => Some(numbers(a, &at)?),
+                    _ => op.get("value").and_then(Value::as_f64).map(|v| vec![v]),
+                };
+                let intermediate = match op.get("intermediate_values") {
+                    Some(Value::Object(m)) => m
+                        .iter()
+                        .filter_map(|(k, v)| Some((k.parse::<i64>().ok()?, v.as_f64()?)))
+                        .collect(),
+                    _ => BTreeMap::new(),
+                };
+                let user_attrs = match op.get("user_attrs") {
+                    Some(Value::Object(m)) => m.clone(),
+                    _ => Default::default(),
+                };
+                let number = s.trials.len() as u32;
+                s.trials.push(Trial {
+                    number,
+                    state,
+                    values,
+                    start: time("datetime_start")?,
+                    complete: time("datetime_complete")?,
+                    intermediate,
+                    user_attrs,
+                });
+                trials.push((sid, s.trials.len() - 1));
+            }
+            6..=8 => {
+                let Some((sid, k)) = trial_of(&trials)? else {
+                    continue;
+                };
+                let Some(t) = studies.get_mut(&sid).map(|s| &mut s.trials[k]) else {
+                    continue;
+                };
+                if t.state.finished() {
+                    continue;
+                }
+                match code {
+                    6 => {
+                        let c = int("state")?;
+                        let state = State::from_code(c).with_context(|| {
+                            format!("{at}: trial state {c} is not one of Optuna's 0-4")
+                        })?;
+                        if state == State::Running && t.state == State::Running {
+                            continue;
+                        }
+                        if let Some(Value::String(s)) = op.get("datetime_start")
+                            && state == State::Running
+                        {
+                            t.start = seconds(s);
+                        }
+                        if state.finished() {
+                            let s = field("datetime_complete")?.as_str().unwrap_or("");
+                            t.complete = Some(seconds(s).with_context(|| {
+                                format!(
+                                    "{at}: field 'datetime_complete': '{s}' is not a date and time"
+                                )
+                            })?);
+                        }
+                        t.state = state;
+                        if let Some(Value::Array(a)) = op.get("values") {
+                            t.values = Some(numbers(a, &at)?);
+                        }
+                    }
+                    7 => {
+                        let step = int("step")?;
+                        let v = field("intermediate_value")?.as_f64().unwrap_or(f64::NAN);
+                        t.intermediate.insert(step, v);
+                    }
+                    _ => {
+                        if let Some(Value::Object(m)) = op.get("user_attr") {
+                            t.user_attrs.extend(m.clone());
+                        }
+                    }
+                }
+            }
+            3 | 5 | 9 | 10 => {}
+            c => bail!(
+                "{at}: operation {c} is not one of Optuna's journal operations (0-10); is this an Optuna JournalStorage file?"
+            ),
+        }
+    }
+    Ok(studies.into_values().collect())
+}
+
+fn numbers(a: &[Value], at: &str) -> Result<Vec<f64>> {
+    a.iter()
+        .map(|v| match v {
+            Value::Null => Ok(f64::NAN),
+            v => v
+                .as_f64()
+                .with_context(|| format!("{at}: value {v} is not a number")),
+        })
+        .collect()
+}
+
+/// Read an SQLite storage's studies.
+pub(crate) fn read_sqlite(path: &Path) -> Result<Vec<Study>> {
+    use rusqlite::{Connection, OpenFlags};
+    let p = path.display();
+    let db = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .map_err(|e| anyhow::anyhow!("{p}: cannot open as SQLite ({e})"))?;
+    let q = |e: rusqlite::Error| {
+        anyhow::anyhow!("{p}: not an Optuna storage, or one of another schema ({e})")
+    };
+    let mut studies: BTreeMap<i64, Study> = BTreeMap::new();
+    {
+        let mut st = db
+            .prepare("SELECT study_id, study_name FROM studies")
+            .map_err(q)?;
+        let rows = st
+            .query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))
+            .map_err(q)?;
+        for row in rows {
+            let (id, name) = row.map_err(q)?;
+            studies.insert(
+                id,
+                Study {
+                    name,
+                    maximize: Vec::new(),
+                    user_attrs: Default::default(),
+                    trials: Vec::new(),
+                },
+            );
+        }
+    }
+    let mut st = db
+        .prepare("SELECT study_id, direction FROM study_directions ORDER BY study_id, objective")
+        .map_err(q)?;
+    for row in st
+        .query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))
+        .map_err(q)?
+    {
+        let (id, d) = row.map_err(q)?;
+        if let Some(s) = studies.get_mut(&id) {
+            s.maximize.push(match d.as_str() {
+                "MAXIMIZE" => true,
+                "MINIMIZE" => false,
+                other => {
+                    bail!("{p}: study {id}: direction '{other}' is neither MAXIMIZE nor MINIMIZE")
+                }
+            });
+        }
+    }
+    for (id, k, v) in attr_rows(
+        &db,
+        "SELECT study_id, key, value_json FROM study_user_attributes",
+        &q,
+    )? {
+        if let Some(s) = studies.get_mut(&id) {
+            let v = serde_json::from_str(&v)
+                .with_context(|| format!("{p}: study {id}: user attribute '{k}' is not JSON"))?;
+            s.user_attrs.insert(k, v);
+        }
+    }
+    // Trials, then their values, intermediate values and user attributes.
+    let mut index: BTreeMap<i64, (i64, usize)> = BTreeMap::new();
+    let mut st = db
+        .prepare("SELECT trial_id, number, study_id, state, datetime_start, datetime_complete FROM trials ORDER BY trial_id")
+        .map_err(q)?;
+    for row in st
+        .query_map([], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, i64>(1)?,
+                r.get::<_, i64>(2)?,
+                r.get::<_, String>(3)?,
+                r.get::<_, Option<String>>(4)?,
+                r.get::<_, Option<String>>(5)?,
+            ))
+        })
+        .map_err(q)?
+    {
+        let (tid, number, sid, state, start, complete) = row.map_err(q)?;
+        let Some(s) = studies.get_mut(&sid) else {
+            continue;
+        };
+        let state = State::from_name(&state)
+            .with_context(|| format!("{p}: trial {tid}: state '{state}' is not one of Optuna's"))?;
+        s.trials.push(Trial {
+            number: u32::try_from(number).unwrap_or(0),
+            state,
+            values: None,
+            start: start.as_deref().and_then(seconds),
+            complete: complete.as_deref().and_then(seconds),
+            intermediate: BTreeMap::new(),
+            user_attrs: Default::default(),
+        });
+        index.insert(tid, (sid, s.trials.len() - 1));
+    }
+    for (tid, _, v) in float_rows(
+        &db,
+        "SELECT trial_id, objective, value, value_type FROM trial_values ORDER BY trial_id, objective",
+        &q,
+    )? {
+        if let Some(&(sid, k)) = index.get(&tid)
+            && let Some(s) = studies.get_mut(&sid)
+        {
+            s.trials[k].values.get_or_insert_with(Vec::new).push(v);
+        }
+    }
+    for (tid, step, v) in float_rows(
+        &db,
+        "SELECT trial_id, step, intermediate_value, intermediate_value_type FROM trial_intermediate_values",
+        &q,
+    )? {
+        if let Some(&(sid, k)) = index.get(&tid)
+            && let Some(s) = studies.get_mut(&sid)
+        {
+            s.trials[k].intermediate.insert(step, v);
+        }
+    }
+    for (tid, key, v) in attr_rows(
+        &db,
+        "SELECT trial_id, key, value_json FROM trial_user_attributes",
+        &q,
+    )? {
+        if let Some(&(sid, k)) = index.get(&tid)
+            && let Some(s) = studies.get_mut(&sid)
+        {
+            let v = serde_json::from_str(&v)
+                .with_context(|| format!("{p}: trial {tid}: user attribute '{key}' is not JSON"))?;
+            s.trials[k].user_attrs.insert(key, v);
+        }
+    }
+    Ok(studies.into_values().collect())
+}
+
+type SqlError<'a> = &'a dyn Fn(rusqlite::Error) -> anyhow::Error;
+
+/// Rows (id, number, value) of an Optuna table of floats with a type column (`FINITE`,
+/// `INF_POS`, `INF_NEG`): trial values and intermediate values.
+fn float_rows(db: &rusqlite::Connection, sql: &str, q: SqlError) -> Result<Vec<(i64, i64, f64)>> {
+    let mut st = db.prepare(sql).map_err(q)?;
+    let rows = st
+        .query_map([], |r| {
+            let v: Option<f64> = r.get(2)?;
+            let kind: String = r.get(3)?;
+            let v = match kind.as_str() {
+                "INF_POS" => f64::INFINITY,
+                "INF_NEG" => f64::NEG_INFINITY,
+                _ => v.unwrap_or(f64::NAN),
+            };
+            Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?, v))
+        })
+        .map_err(q)?;
+    rows.map(|r| r.map_err(q)).collect()
+}
+
+/// Rows (id, key, JSON text) of an Optuna table of user attributes.
+fn attr_rows(
+    db: &rusqlite::Connection,
+    sql: &str,
+    q: SqlError,
+) -> Result<Vec<(i64, String, String)>> {
+    let mut st = db.prepare(sql).map_err(q)?;
+    let rows = st
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .map_err(q)?;
+    rows.map(|r| r.map_err(q)).collect()
+}
+
+/// What the clock of an imported study counts.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Clock {
+    /// Finished trials (1, 2, ...), in order of completion.
+    Trials,
+    /// Seconds since the study's first trial started (the real run's wall clock).
+    Seconds,
+    /// The running sum of a trial user attribute, e.g. a tabular benchmark's recorded cost
+    /// (one sequential worker).
+    Attr(String),
+}
+
+impl Clock {
+    pub fn parse(s: &str) -> Result<Clock, String> {
+        match s {
+            "trials" => Ok(Clock::Trials),
+            "seconds" => Ok(Clock::Seconds),
+            _ => match s.strip_prefix("attr:") {
+                Some(a) if !a.is_empty() => Ok(Clock::Attr(a.to_string())),
+                _ => Err(format!(
+                    "'{s}': use trials, seconds, or attr:NAME (the running sum of a trial user attribute)"
+                )),
+            },
+        }
+    }
+
+    pub fn unit(&self) -> &'static str {
+        match self {
+            Clock::Trials => "trials",
+            _ => "seconds",
+        }
+    }
+
+    fn text(&self) -> String {
+        match self {
+            Clock::Trials => "trials".into(),
+            Clock::Seconds => "seconds".into(),
+            Clock::Attr(a) => format!("attr:{a}"),
+        }
+    }
+}
+
+/// How to name Optuna studies (`import optuna` options).
+#[derive(Clone, Debug)]
+pub(crate) struct Options {
+    /// The naming rule of the studies to import (others are skipped).
+    pub names: NameRule,
+    /// The task of every study, if the rule has no {task} or {dataset}: else the study user
+    /// attribute `task_attr`.
+    pub task: Option<String>,
+    pub task_attr: String,
+    pub clock: Clock,
+    pub prefix: String,
+}
+
+/// What reading Optuna storages found.
+pub(crate) struct Read {
+    pub runs: Vec<ImportedRun>,
+    pub maximize: bool,
+    /// Studies whose names the rule did not match.
+    pub skipped: Vec<String>,
+    pub how: String,
+}
+
+/// Read Optuna storages (`.db`/`.sqlite`/`.sqlite3` files as SQLite, anything else as a
+/// journal) into runs, one per study that follows the naming rule.
+pub(crate) fn read(paths: &[PathBuf], opts: &Options) -> Result<Read> {
+    let mut runs = Vec::new();
+    let mut skipped = Vec::new();
+    let mut direction: Option<(bool, String)> = None;
+    for path in paths {
+        let sqlite = matches!(
+            path.extension().and_then(|e| e.to_str()),
+            Some("db" | "sqlite" | "sqlite3")
+        );
+        if !path.is_file() {
+            bail!(
+                "{}: no such file; give Optuna JournalStorage files or SQLite storages",
+                path.display()
+            );
+        }
+        let studies = if sqlite {
+            read_sqlite(path)?
+        } else {
+            read_journal(path)?
+        };
+        for s in studies {
+            let src = format!("{}#{}", path.display(), s.name);
+            let Some(parts) = opts.names.apply(&s.name) else {
+                skipped.push(src);
+                continue;
+            };
+            if s.maximize.len() != 1 {
+                bail!(
+                    "{src}: {} objectives; banditbench imports single-objective studies",
+                    s.maximize.len()
+                );
+            }
+            let maximize = s.maximize[0];
+            match &direction {
+                None => direction = Some((maximize, src.clone())),
+                Some((m, first)) if *m != maximize => bail!(
+                    "{src} {} but {first} {}: import studies of one direction together",
+                    if maximize { "maximizes" } else { "minimizes" },
+                    if *m { "maximizes" } else { "minimizes" }
+                ),
+                Some(_) => {}
+            }
+            runs.push(study_run(&s, &parts, &src, opts)?);
+        }
+    }
+    let Some((maximize, _)) = direction else {
+        bail!(
+            "no study follows the naming rule '{}'{}; give the rule with --names (placeholders {{policy}}, {{task}}, {{dataset}}, {{seed}})",
+            opts.names.text(),
+            if skipped.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    " (studies found: {})",
+                    skipped
+                        .iter()
+                        .take(8)
+                        .cloned()
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            }
+        );
+    };
+    Ok(Read {
+        runs,
+        maximize,
+        skipped,
+        how: format!(
+            "studies named '{}', clock {}",
+            opts.names.text(),
+            opts.clock.text()
+        ),
+    })
+}
+
+fn study_run(
+    s: &Study,
+    parts: &BTreeMap<String, String>,
+    src: &str,
+    opts: &Options,
+) -> Result<ImportedRun> {
+    let task = match (parts.get("task"), parts.get("dataset"), &opts.task) {
+        (Some(t), _, _) => Task::parse(t, src)?,
+        (None, Some(d), _) => Task::parse(d, src)?,
+        (None, None, Some(t)) => Task::parse(t, "--task")?,
+        (None, None, None) => match s.user_attrs.get(&opts.task_attr) {
+            Some(Value::String(t)) => {
+                Task::parse(t, &format!("{src}, user attribute '{}'", opts.task_attr))?
+            }
+            _ => bail!(
+                "{src}: no task: the naming rule has no {{task}} or {{dataset}}, and the study has no user attribute '{}'; give --task, --task-attr or a rule with {{task}}",
+                opts.task_attr
+            ),
+        },
+    };
+    let seed = match parts.get("seed") {
+        Some(x) => parse_seed(x, src)?,
+        None => 0,
+    };
+    // Finished trials in order of completion (ties: trial number); running and waiting ones
+    // are pending and left out.
+    let mut done: Vec<&Trial> = s.trials.iter().filter(|t| t.state.finished()).collect();
+    done.sort_by(|a, b| {
+        let ka = a.complete.unwrap_or(f64::INFINITY);
+        let kb = b.complete.unwrap_or(f64::INFINITY);
+        ka.total_cmp(&kb).then(a.number.cmp(&b.number))
+    });
+    let pending = (s.trials.len() - done.len()) as u64;
+    let t0 = s
+        .trials
+        .iter()
+        .filter_map(|t| t.start)
+        .fold(f64::INFINITY, f64::min);
+    let mut clock = 0.0;
+    let mut evals = Vec::with_capacity(done.len());
+    let mut failures = 0;
+    for (i, t) in done.iter().enumerate() {
+        let at = format!("{src}, trial {}", t.number);
+        let time = match &opts.clock {
+            Clock::Trials => (i + 1) as f64,
+            Clock::Seconds => {
+                let c = t
+                    .complete
+                    .with_context(|| format!("{at}: no completion time; use --clock trials"))?;
+                c - t0
+            }
+            Clock::Attr(a) => {
+                let v = t.user_attrs.get(a).and_then(Value::as_f64).with_context(|| {
+                    format!("{at}: no numeric user attribute '{a}' for --clock attr:{a}; every finished trial needs one")
+                })?;
+                if !(v.is_finite() && v >= 0.0) {
+                    bail!(
+                        "{at}: user attribute '{a}' is {v}; a cost must be a non-negative number"
+                    );
+                }
+                clock += v;
+                clock
+            }
+        };
+        let (value, fidelity, action) = match t.state {
+            State::Complete => (
+                t.values
+                    .as_ref()
+                    .and_then(|v| v.first().copied())
+                    .unwrap_or(f64::NAN),
+                None,
+                "complete",
+            ),
+            // Optuna's best value ignores pruned trials: the decision is kept, with the step it
+            // was pruned at, and no value.
+            State::Pruned => (
+                f64::NAN,
+                t.intermediate
+                    .keys()
+                    .next_back()
+                    .and_then(|&s| u32::try_from(s).ok()),
+                "pruned",
+            ),
+            _ => {
+                failures += 1;
+                (f64::NAN, None, "failed")
+            }
+        };
+        evals.push(Eval {
+            time,
+            value,
+            trial: t.number,
+            fidelity,
+            action,
+        });
+    }
+    Ok(ImportedRun {
+        source: src.to_string(),
+        policy: format!("{}{}", opts.prefix, parts["policy"]),
+        task,
+        seed,
+        evals,
+        failures,
+        pending,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn optuna_datetimes_read_as_seconds_since_1970() {
+        assert_eq!(seconds("1970-01-01T00:00:00+00:00"), Some(0.0));
+        assert_eq!(seconds("1970-01-02 00:00:01.5"), Some(86_401.5));
+        // 2000-03-01 is day 11 017 (leap year 2000).
+        assert_eq!(seconds("2000-03-01T00:00:00Z"), Some(11_017.0 * 86_400.0));
+        // An offset is subtracted: 01:00 at +01:00 is midnight UTC.
+        assert_eq!(seconds("1970-01-01T01:00:00+01:00"), Some(0.0));
+        assert_eq!(seconds("not a date"), None);
+    }
+}

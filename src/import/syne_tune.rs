@@ -1,0 +1,318 @@
+//! Syne Tune's run logs (Salinas et al. 2022, "Syne Tune: A Library for Large Scale
+//! Hyperparameter Tuning and Reproducible Research"): one folder per tuning run, holding
+//! `results.csv.zip` (one row per reported result: the metric, `trial_id`, `st_tuner_time`,
+//! `st_status`, `config_*`, the resource attribute) and `metadata.json` (`metric_names`,
+//! `metric_mode`, the scheduler, and the user's keys such as `algorithm`, `benchmark`, `seed`),
+//! as `syne_tune/results_callback.py` and `tuner.py` write them.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use polars::prelude::*;
+use serde_json::Value;
+
+use super::{Eval, ImportedRun, Task, parse_seed};
+
+/// How to name Syne Tune runs (`import syne-tune` options).
+#[derive(Clone, Debug)]
+pub(crate) struct Options {
+    /// The metadata key naming the policy [default: `algorithm`, else `method`, else the
+    /// scheduler's name].
+    pub policy_key: Option<String>,
+    /// The task of every run, or None: the metadata key `task_key`.
+    pub task: Option<String>,
+    pub task_key: String,
+    pub seed_key: String,
+    /// The metric [default: the first of `metric_names`].
+    pub metric: Option<String>,
+    /// The column holding the fidelity [default: the scheduler's `time_attr`, if any].
+    pub fidelity: Option<String>,
+    /// Prefix of every policy's name.
+    pub prefix: String,
+}
+
+/// The run folders under `paths`: each path is a run folder (with `metadata.json`) or a folder
+/// whose sub-folders (at any depth) are; in name order.
+pub(crate) fn run_folders(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
+    fn walk(p: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
+        if p.join("metadata.json").is_file() || p.join("results.csv.zip").is_file() {
+            out.push(p.to_path_buf());
+            return Ok(());
+        }
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(p)
+            .with_context(|| format!("{}: cannot read the folder", p.display()))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|e| e.is_dir())
+            .collect();
+        entries.sort();
+        for e in entries {
+            walk(&e, out)?;
+        }
+        Ok(())
+    }
+    let mut out = Vec::new();
+    for p in paths {
+        if !p.is_dir() {
+            bail!(
+                "{}: not a folder; give Syne Tune's experiment folders (each with results.csv.zip and metadata.json) or a folder holding them",
+                p.display()
+            );
+        }
+        let before = out.len();
+        walk(p, &mut out)?;
+        if out.len() == before {
+            bail!(
+                "{}: no Syne Tune run here (no folder with metadata.json or results.csv.zip)",
+                p.display()
+            );
+        }
+    }
+    Ok(out)
+}
+
+/// Read every run folder under `paths`. Returns the runs, whether the metric is maximised, the
+/// metric, and the files read.
+pub(crate) fn read(
+    paths: &[PathBuf],
+    opts: &Options,
+) -> Result<(Vec<ImportedRun>, bool, String, Vec<PathBuf>)> {
+    let mut runs = Vec::new();
+    let mut files = Vec::new();
+    let mut direction: Option<(bool, String, PathBuf)> = None;
+    for dir in run_folders(paths)? {
+        let (run, maximize, metric) = read_run(&dir, opts)?;
+        match &direction {
+            None => direction = Some((maximize, metric, dir.clone())),
+            Some((m, name, first)) if *m != maximize || *name != metric => bail!(
+                "{}: metric '{metric}' ({}) differs from '{name}' ({}) of {}: import runs of one metric and direction together",
+                dir.display(),
+                if maximize { "max" } else { "min" },
+                if *m { "max" } else { "min" },
+                first.display()
+            ),
+            Some(_) => {}
+        }
+        files.push(dir.join("metadata.json"));
+        files.push(dir.join("results.csv.zip"));
+        runs.push(run);
+    }
+    let (maximize, metric, _) = direction.context("no Syne Tune run found")?;
+    Ok((runs, maximize, metric, files))
+}
+
+fn read_metadata(path: &Path) -> Result<serde_json::Map<String, Value>> {
+    let text = std::fs::read_to_string(path).with_context(|| {
+        format!(
+            "{}: cannot read (Syne Tune writes metadata.json beside results.csv.zip)",
+            path.display()
+        )
+    })?;
+    match serde_json::from_str::<Value>(&text) {
+        Ok(Value::Object(m)) => Ok(m),
+        Ok(_) => bail!("{}: not a JSON object", path.display()),
+        Err(e) => bail!(
+            "{}: line {}, column {}: not valid JSON ({e})",
+            path.display(),
+            e.line(),
+            e.column()
+        ),
+    }
+}
+
+/// A metadata value as text (strings as they are, numbers as written).
+fn text_of(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+fn read_run(dir: &Path, opts: &Options) -> Result<(ImportedRun, bool, String)> {
+    let meta_path = dir.join("metadata.json");
+    let meta = read_metadata(&meta_path)?;
+    let m = meta_path.display();
+    let key = |k: &str| meta.get(k).and_then(text_of);
+    let policy = match &opts.policy_key {
+        Some(k) => key(k).with_context(|| {
+            format!("{m}: no key '{k}' (--policy-key) naming the policy")
+        })?,
+        None => key("algorithm")
+            .or_else(|| key("method"))
+            .or_else(|| key("scheduler_name"))
+            .with_context(|| {
+                format!(
+                    "{m}: no 'algorithm', 'method' or 'scheduler_name' naming the policy; name the key with --policy-key"
+                )
+            })?,
+    };
+    let task = match &opts.task {
+        Some(t) => Task::parse(t, "--task")?,
+        None => {
+            let k = &opts.task_key;
+            let t = key(k).or_else(|| (k == "task").then(|| key("benchmark")).flatten());
+            let t = t.with_context(|| {
+                format!(
+                    "{m}: no key '{k}' naming the task; name the key with --task-key, or give --task DATASET[/RUN[/LEARNER]]"
+                )
+            })?;
+            Task::parse(&t, &format!("{m}, key '{k}'"))?
+        }
+    };
+    let seed_text = key(&opts.seed_key).with_context(|| {
+        format!(
+            "{m}: no key '{}' giving the seed; name the key with --seed-key",
+            opts.seed_key
+        )
+    })?;
+    let seed = parse_seed(&seed_text, &format!("{m}, key '{}'", opts.seed_key))?;
+    let metric = match &opts.metric {
+        Some(x) => x.clone(),
+        None => match meta.get("metric_names") {
+            Some(Value::Array(a)) if !a.is_empty() => a[0]
+                .as_str()
+                .context(format!("{m}: metric_names[0] is not text"))?
+                .to_string(),
+            _ => bail!("{m}: no 'metric_names'; name the metric with --metric"),
+        },
+    };
+    let mode = match meta.get("metric_mode") {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(a)) if !a.is_empty() => a[0].as_str().unwrap_or("").to_string(),
+        _ => bail!("{m}: no 'metric_mode' (\"max\" or \"min\")"),
+    };
+    let maximize = match mode.as_str() {
+        "max" => true,
+        "min" => false,
+        other => bail!("{m}: metric_mode '{other}' is neither \"max\" nor \"min\""),
+    };
+    let fidelity_attr = opts.fidelity.clone().or_else(|| {
+        meta.get("scheduler_kwargs")
+            .and_then(|k| k.get("time_attr"))
+            .and_then(Value::as_str)
+            .map(String::from)
+    });
+
+    // results.csv.zip: one CSV inside.
+    let zip_path = dir.join("results.csv.zip");
+    let z = zip_path.display();
+    let file = std::fs::File::open(&zip_path)
+        .with_context(|| format!("{z}: cannot open (Syne Tune writes it beside metadata.json)"))?;
+    let mut archive = ::zip::ZipArchive::new(file)
+        .map_err(|e| anyhow::anyhow!("{z}: not a zip archive ({e})"))?;
+    if archive.len() != 1 {
+        bail!(
+            "{z}: holds {} files; Syne Tune's holds one CSV",
+            archive.len()
+        );
+    }
+    let mut inner = archive
+        .by_index(0)
+        .map_err(|e| anyhow::anyhow!("{z}: cannot read its file ({e})"))?;
+    let inner_name = inner.name().map(|n| n.to_string()).unwrap_or_default();
+    let label = PathBuf::from(format!("{z} ({inner_name})"));
+    let mut bytes = Vec::new();
+    inner
+        .read_to_end(&mut bytes)
+        .map_err(|e| anyhow::anyhow!("{}: cannot decompress ({e})", label.display()))?;
+    drop(inner);
+    let df = CsvReadOptions::default()
+        .with_has_header(true)
+        .with_infer_schema_length(None)
+        .into_reader_with_file_handle(std::io::Cursor::new(bytes))
+        .finish()
+        .map_err(|e| anyhow::anyhow!("{}: cannot read as CSV ({e})", label.display()))?;
+    let need = |name: &str, what: &str| -> Result<()> {
+        if df.column(name).is_err() {
+            let have: Vec<String> = df
+                .get_column_names()
+                .iter()
+                .map(|c| c.to_string())
+                .collect();
+            bail!(
+                "{}: no column '{name}' ({what}); its columns are {}",
+                label.display(),
+                have.join(", ")
+            );
+        }
+        Ok(())
+    };
+    need(&metric, "the metric; name another with --metric")?;
+    need("st_tuner_time", "the tuner's clock")?;
+    need("trial_id", "the trial")?;
+    if let Some(f) = &opts.fidelity {
+        need(f, "the fidelity, --fidelity")?;
+    }
+    let hint = "Syne Tune writes numbers here";
+    let numbers = |name: &str| crate::report::input::numbers_or(&label, &df, name, hint);
+    let value = numbers(&metric)?;
+    let time = numbers("st_tuner_time")?;
+    let trial = numbers("trial_id")?;
+    let fidelity = match &fidelity_attr {
+        Some(a) if df.column(a).is_ok() => Some(numbers(a)?),
+        _ => None,
+    };
+    let status: Vec<Option<String>> = match df.column("st_status") {
+        Ok(c) => c
+            .cast(&DataType::String)?
+            .str()?
+            .iter()
+            .map(|v| v.map(String::from))
+            .collect(),
+        Err(_) => vec![None; df.height()],
+    };
+    let mut evals = Vec::with_capacity(df.height());
+    let mut failed = std::collections::BTreeSet::new();
+    for i in 0..df.height() {
+        let at = |col: &str| {
+            format!(
+                "{}: row {} (line {}), column '{col}'",
+                label.display(),
+                i + 1,
+                i + 2
+            )
+        };
+        let t = time[i];
+        if !(t.is_finite() && t >= 0.0) {
+            bail!(
+                "{}: the time is missing or negative; every result has a time",
+                at("st_tuner_time")
+            );
+        }
+        let id = trial[i];
+        if !(id.is_finite() && id >= 0.0 && id.fract() == 0.0 && id <= f64::from(u32::MAX)) {
+            bail!("{}: '{id}' is not a trial number", at("trial_id"));
+        }
+        let f = match &fidelity {
+            Some(f) if f[i].is_finite() && f[i] >= 0.0 => Some(f[i] as u32),
+            _ => None,
+        };
+        let is_failed = status[i].as_deref() == Some("Failed");
+        if is_failed {
+            failed.insert(id as u32);
+        }
+        evals.push(Eval {
+            time: t,
+            value: value[i],
+            trial: id as u32,
+            fidelity: f,
+            action: if is_failed { "failed" } else { "result" },
+        });
+    }
+    // Rows in time order (Syne Tune appends them as they arrive; a stable sort keeps ties).
+    evals.sort_by(|a, b| a.time.total_cmp(&b.time));
+    Ok((
+        ImportedRun {
+            source: dir.display().to_string(),
+            policy: format!("{}{policy}", opts.prefix),
+            task,
+            seed,
+            evals,
+            failures: failed.len() as u64,
+            pending: 0,
+        },
+        maximize,
+        metric,
+    ))
+}

@@ -1,0 +1,619 @@
+//! `banditbench import`: other tools' real run logs (tests/fixtures/import, made by the scripts
+//! in scripts/fixtures with the versions in each versions.json) into results folders, checked
+//! against what the tools' own readers said of them (each expected.json: pandas on Syne Tune's
+//! file, Optuna's API on its studies); malformed variants; and `report` on several folders.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use banditbench::experiment::read_parquet;
+use common::{run_fails, run_ok, scratch};
+use polars::prelude::*;
+use serde_json::Value;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn fixtures(tool: &str) -> PathBuf {
+    root().join("tests/fixtures/import").join(tool)
+}
+
+fn expected(dir: &Path) -> BTreeMap<String, Value> {
+    let text = std::fs::read_to_string(dir.join("expected.json")).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// runs.parquet's rows as (policy, seed) -> (best_score, decisions, failures, budget_abs).
+fn runs_by_policy_seed(dir: &Path) -> BTreeMap<(String, u64), (f64, u64, u64, f64)> {
+    let df = read_parquet(&dir.join("runs.parquet")).unwrap();
+    let col = |n: &str| df.column(n).unwrap().as_materialized_series().clone();
+    let (policy, seed, best, decisions, failures, budget) = (
+        col("policy"),
+        col("seed"),
+        col("best_score"),
+        col("decisions"),
+        col("failures"),
+        col("budget_abs"),
+    );
+    (0..df.height())
+        .map(|i| {
+            (
+                (
+                    policy.str().unwrap().get(i).unwrap().to_string(),
+                    seed.u64().unwrap().get(i).unwrap(),
+                ),
+                (
+                    best.f64().unwrap().get(i).unwrap_or(f64::NAN),
+                    decisions.u64().unwrap().get(i).unwrap(),
+                    failures.u64().unwrap().get(i).unwrap(),
+                    budget.f64().unwrap().get(i).unwrap(),
+                ),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn syne_tune_runs_import_with_what_pandas_reads_from_them() {
+    let dir = scratch("import-syne-tune");
+    let out = dir.join("st");
+    let fx = fixtures("syne-tune");
+    let o = run_ok(&[
+        "import",
+        "syne-tune",
+        s(&fx),
+        "--out",
+        s(&out),
+        "--fidelity",
+        "epoch",
+    ]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("imported 4 runs (2 policies"), "{text}");
+    let exp = expected(&fx);
+    let got = runs_by_policy_seed(&out);
+    assert_eq!(got.len(), exp.len());
+    // Without --budget the budget is the latest time any run reached: every row is kept.
+    let latest = exp
+        .values()
+        .map(|v| v["last_time"].as_f64().unwrap())
+        .fold(0.0, f64::max);
+    for (name, v) in &exp {
+        let (method, seed) = name.rsplit_once('-').unwrap();
+        let key = (format!("syne-tune:{method}"), seed.parse::<u64>().unwrap());
+        let (best, decisions, failures, budget) = got[&key];
+        assert_eq!(best, v["best"].as_f64().unwrap(), "{name}");
+        assert_eq!(decisions, v["rows"].as_u64().unwrap(), "{name}");
+        assert_eq!(failures, 0, "{name}");
+        assert_eq!(budget, latest);
+    }
+    // Trajectories: one row per result, times ascending within a cell, the incumbent the running
+    // maximum of the rewards, the fidelity Syne Tune's resource attribute (epoch 1..27).
+    let t = read_parquet(&out.join("trajectories.parquet")).unwrap();
+    let rows: u64 = exp.values().map(|v| v["rows"].as_u64().unwrap()).sum();
+    assert_eq!(t.height() as u64, rows);
+    let c = |n: &str| t.column(n).unwrap().as_materialized_series().clone();
+    let (cell, time, reward, inc, fid) = (
+        c("cell"),
+        c("time"),
+        c("reward"),
+        c("incumbent"),
+        c("fidelity"),
+    );
+    let (cell, time, reward, inc, fid) = (
+        cell.u64().unwrap(),
+        time.f64().unwrap(),
+        reward.f64().unwrap(),
+        inc.f64().unwrap(),
+        fid.u32().unwrap(),
+    );
+    let mut best = f64::NEG_INFINITY;
+    for i in 0..t.height() {
+        if i == 0 || cell.get(i) != cell.get(i - 1) {
+            best = f64::NEG_INFINITY;
+        } else {
+            assert!(time.get(i).unwrap() >= time.get(i - 1).unwrap());
+        }
+        if let Some(r) = reward.get(i) {
+            best = best.max(r);
+        }
+        assert_eq!(inc.get(i).unwrap(), best);
+        assert!((1..=27).contains(&fid.get(i).unwrap()));
+    }
+    // The lock file names the source and every file with its hash.
+    let lock = std::fs::read_to_string(out.join("experiment.lock.toml")).unwrap();
+    assert!(
+        lock.contains("[resolved.imported]") && lock.contains("tool = \"syne-tune\""),
+        "{lock}"
+    );
+    assert_eq!(lock.matches("results.csv.zip\" = \"").count(), 4, "{lock}");
+
+    // A budget leaves later results out, and they are counted.
+    let cut = dir.join("st60");
+    let o = run_ok(&[
+        "import",
+        "syne-tune",
+        s(&fx),
+        "--out",
+        s(&cut),
+        "--budget",
+        "60",
+    ]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("later ones left out"), "{text}");
+    let t60 = read_parquet(&cut.join("trajectories.parquet")).unwrap();
+    let max = t60.column("time").unwrap().f64().unwrap().max().unwrap();
+    assert!(max <= 60.0 && (t60.height() as u64) < rows);
+    // The folder is a results folder like any other: report ranks it.
+    run_ok(&["report", s(&cut), "--out", s(&dir.join("report"))]);
+    assert!(dir.join("report/anytime.png").is_file());
+}
+
+#[test]
+fn optuna_journal_and_sqlite_import_alike_with_what_optunas_api_says() {
+    let dir = scratch("import-optuna");
+    let fx = fixtures("optuna");
+    let (j, q) = (dir.join("journal"), dir.join("sqlite"));
+    let o = run_ok(&[
+        "import",
+        "optuna",
+        s(&fx.join("journal.log")),
+        "--out",
+        s(&j),
+    ]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("6 failed trials") && text.contains("1 pending"),
+        "{text}"
+    );
+    run_ok(&[
+        "import",
+        "optuna",
+        s(&fx.join("studies.db")),
+        "--out",
+        s(&q),
+    ]);
+    // The two storages hold the same studies (seeded samplers): the same results, byte for byte.
+    for f in ["runs.parquet", "trajectories.parquet"] {
+        // (the experiment's name is the folder's)
+        let read = |d: &Path| {
+            let df = read_parquet(&d.join(f)).unwrap();
+            if df.column("experiment").is_ok() {
+                df.drop("experiment").unwrap()
+            } else {
+                df
+            }
+        };
+        let (a, b) = (read(&j), read(&q));
+        assert!(
+            a.equals_missing(&b),
+            "{f} differs between journal and SQLite"
+        );
+    }
+    let got = runs_by_policy_seed(&j);
+    for (name, v) in expected(&fx) {
+        let (policy, seed) = name.rsplit_once('-').unwrap();
+        let (best, decisions, failures, _) =
+            got[&(format!("optuna:{policy}"), seed.parse().unwrap())];
+        // Optuna's best value (complete trials only); a decision per finished trial.
+        assert_eq!(best, v["best"].as_f64().unwrap(), "{name}");
+        let finished = v["complete"].as_u64().unwrap()
+            + v["fail"].as_u64().unwrap()
+            + v["pruned"].as_u64().unwrap();
+        assert_eq!(decisions, finished, "{name}");
+        assert_eq!(failures, v["fail"].as_u64().unwrap(), "{name}");
+    }
+    // The recorded cost as the clock: the budget is the largest study's total cost_s.
+    let c = dir.join("cost");
+    run_ok(&[
+        "import",
+        "optuna",
+        s(&fx.join("journal.log")),
+        "--out",
+        s(&c),
+        "--clock",
+        "attr:cost_s",
+    ]);
+    let most = expected(&fx)
+        .values()
+        .map(|v| v["cost_s"].as_f64().unwrap())
+        .fold(0.0, f64::max);
+    let (_, _, _, budget) = *runs_by_policy_seed(&c).values().next().unwrap();
+    assert!((budget - most).abs() < 1e-9 * most, "{budget} vs {most}");
+}
+
+#[test]
+fn a_naming_rule_reads_policy_task_and_seed_from_study_names() {
+    let dir = scratch("import-names");
+    let log = root().join("examples/other-tools/optuna/journal.log");
+    let out = dir.join("o");
+    run_ok(&[
+        "import",
+        "optuna",
+        s(&log),
+        "--out",
+        s(&out),
+        "--names",
+        "{policy}.{dataset}.{seed}",
+        "--clock",
+        "attr:cost_s",
+        "--budget",
+        "60",
+    ]);
+    let df = read_parquet(&out.join("runs.parquet")).unwrap();
+    let datasets: std::collections::BTreeSet<String> = df
+        .column("dataset")
+        .unwrap()
+        .str()
+        .unwrap()
+        .iter()
+        .map(|v| v.unwrap().to_string())
+        .collect();
+    assert_eq!(datasets.len(), 6, "{datasets:?}");
+    assert!(datasets.contains("statlog-segment"));
+    assert_eq!(df.height(), expected(log.parent().unwrap()).len());
+    // A rule no study follows lists what there is.
+    let e = run_fails(
+        &[
+            "import",
+            "optuna",
+            s(&log),
+            "--out",
+            s(&dir.join("x")),
+            "--names",
+            "study-{policy}-{seed}",
+        ],
+        1,
+    );
+    assert!(
+        e.contains("no study follows the naming rule") && e.contains("tpe.car.0"),
+        "{e}"
+    );
+}
+
+/// A copy of one Syne Tune run folder with `metadata.json` and the CSV inside
+/// `results.csv.zip` passed through the edits.
+fn syne_tune_variant(
+    name: &str,
+    meta: impl Fn(&str) -> String,
+    csv: impl Fn(&str) -> String,
+) -> PathBuf {
+    let src = fixtures("syne-tune").join("asha-0");
+    let dir = scratch(name).join("asha-0");
+    std::fs::create_dir_all(&dir).unwrap();
+    let m = std::fs::read_to_string(src.join("metadata.json")).unwrap();
+    std::fs::write(dir.join("metadata.json"), meta(&m)).unwrap();
+    let mut text = String::new();
+    let f = std::fs::File::open(src.join("results.csv.zip")).unwrap();
+    let mut z = ::zip::ZipArchive::new(f).unwrap();
+    std::io::Read::read_to_string(&mut z.by_index(0).unwrap(), &mut text).unwrap();
+    let out = std::fs::File::create(dir.join("results.csv.zip")).unwrap();
+    let mut w = ::zip::ZipWriter::new(out);
+    w.start_file(
+        "results.csv",
+        ::zip::write::SimpleFileOptions::default()
+            .compression_method(::zip::CompressionMethod::Stored),
+    )
+    .unwrap();
+    w.write_all(csv(&text).as_bytes()).unwrap();
+    w.finish().unwrap();
+    dir
+}
+
+#[test]
+fn malformed_syne_tune_folders_are_refused_naming_file_row_and_field() {
+    let out = |d: &Path| d.parent().unwrap().join("out").display().to_string();
+    let same = |t: &str| t.to_string();
+    // A metric value that is not a number: the file, the row and line, the column, the value.
+    let d = syne_tune_variant("st-bad-value", same, |csv| {
+        let mut lines: Vec<String> = csv.lines().map(String::from).collect();
+        let cols: Vec<&str> = lines[0].split(',').collect();
+        let at = cols.iter().position(|c| *c == "accuracy").unwrap();
+        let mut row: Vec<String> = lines[5].split(',').map(String::from).collect();
+        row[at] = "oops".into();
+        lines[5] = row.join(",");
+        lines.join("\n") + "\n"
+    });
+    let e = run_fails(&["import", "syne-tune", s(&d), "--out", &out(&d)], 1);
+    assert!(
+        e.contains("results.csv.zip (results.csv): row 5 (line 6), column 'accuracy': 'oops' is not a number"),
+        "{e}"
+    );
+    // No seed in metadata.json: the file and the key, and the option that names another.
+    let d = syne_tune_variant("st-no-seed", |m| m.replace("\"seed\": 0, ", ""), same);
+    let e = run_fails(&["import", "syne-tune", s(&d), "--out", &out(&d)], 1);
+    assert!(
+        e.contains("metadata.json: no key 'seed'") && e.contains("--seed-key"),
+        "{e}"
+    );
+    // Damaged JSON: the line and column.
+    let d = syne_tune_variant("st-bad-json", |m| m[..m.len() / 2].to_string(), same);
+    let e = run_fails(&["import", "syne-tune", s(&d), "--out", &out(&d)], 1);
+    assert!(
+        e.contains("metadata.json: line 1, column") && e.contains("not valid JSON"),
+        "{e}"
+    );
+    // A task that is not dataset[/run[/learner]].
+    let d = syne_tune_variant(
+        "st-bad-task",
+        |m| m.replace("phoneme/0/", "phoneme/zero/"),
+        same,
+    );
+    let e = run_fails(&["import", "syne-tune", s(&d), "--out", &out(&d)], 1);
+    assert!(
+        e.contains("key 'task'") && e.contains("'zero' is not a run number"),
+        "{e}"
+    );
+    // A missing clock column.
+    let d = syne_tune_variant("st-no-time", same, |csv| {
+        csv.replace("st_tuner_time", "tuner_time")
+    });
+    let e = run_fails(&["import", "syne-tune", s(&d), "--out", &out(&d)], 1);
+    assert!(e.contains("no column 'st_tuner_time'"), "{e}");
+    // A file that is not a zip archive.
+    let d = syne_tune_variant("st-not-zip", same, same);
+    std::fs::write(d.join("results.csv.zip"), "accuracy,trial_id\n").unwrap();
+    let e = run_fails(&["import", "syne-tune", s(&d), "--out", &out(&d)], 1);
+    assert!(e.contains("results.csv.zip: not a zip archive"), "{e}");
+    // Two folders that are the same (policy, task, seed).
+    let d = syne_tune_variant("st-twice", same, same);
+    let twin = d.parent().unwrap().join("asha-0-copy");
+    std::fs::create_dir(&twin).unwrap();
+    for f in ["metadata.json", "results.csv.zip"] {
+        std::fs::copy(d.join(f), twin.join(f)).unwrap();
+    }
+    let e = run_fails(
+        &[
+            "import",
+            "syne-tune",
+            s(d.parent().unwrap()),
+            "--out",
+            &out(&d),
+        ],
+        1,
+    );
+    assert!(
+        e.contains("are both policy 'syne-tune:asha'") && e.contains("seed 0"),
+        "{e}"
+    );
+    // An existing output folder is never overwritten.
+    let d = syne_tune_variant("st-exists", same, same);
+    std::fs::create_dir(out(&d)).unwrap();
+    let e = run_fails(&["import", "syne-tune", s(&d), "--out", &out(&d)], 1);
+    assert!(e.contains("already exists"), "{e}");
+}
+
+#[test]
+fn malformed_optuna_storages_are_refused_naming_file_line_and_field() {
+    let dir = scratch("optuna-bad");
+    let log = std::fs::read_to_string(fixtures("optuna").join("journal.log")).unwrap();
+    let lines: Vec<&str> = log.lines().collect();
+    let write = |name: &str, text: String| {
+        let p = dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    };
+    let out = dir.join("out");
+    // A line cut short (a crash while writing): its number.
+    let mut cut: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+    cut[9] = cut[9][..cut[9].len() / 2].to_string();
+    let p = write("cut.log", cut.join("\n"));
+    let e = run_fails(&["import", "optuna", s(&p), "--out", s(&out)], 1);
+    assert!(e.contains("cut.log: line 10: not valid JSON"), "{e}");
+    // An operation code Optuna does not have.
+    let p = write("op.log", format!("{}\n{{\"op_code\": 42}}\n", lines[0]));
+    let e = run_fails(&["import", "optuna", s(&p), "--out", s(&out)], 1);
+    assert!(
+        e.contains("op.log: line 2: operation 42 is not one of Optuna's"),
+        "{e}"
+    );
+    // Not an SQLite file.
+    let p = write("fake.db", "not a database\n".repeat(100));
+    let e = run_fails(&["import", "optuna", s(&p), "--out", s(&out)], 1);
+    assert!(e.contains("fake.db"), "{e}");
+    // A clock attribute some trial lacks: the study and the trial.
+    let e = run_fails(
+        &[
+            "import",
+            "optuna",
+            s(&fixtures("optuna").join("journal.log")),
+            "--out",
+            s(&out),
+            "--clock",
+            "attr:seconds",
+        ],
+        1,
+    );
+    assert!(
+        e.contains("journal.log#") && e.contains("trial 0: no numeric user attribute 'seconds'"),
+        "{e}"
+    );
+    // A bad rule and a bad clock are refused before anything is read.
+    let e = run_fails(
+        &[
+            "import",
+            "optuna",
+            s(&p),
+            "--out",
+            s(&out),
+            "--names",
+            "{algo}-{seed}",
+        ],
+        1,
+    );
+    assert!(e.contains("unknown placeholder {algo}"), "{e}");
+    let e = run_fails(
+        &[
+            "import",
+            "optuna",
+            s(&p),
+            "--out",
+            s(&out),
+            "--clock",
+            "hours",
+        ],
+        2,
+    );
+    assert!(e.contains("use trials, seconds, or attr:NAME"), "{e}");
+    assert!(!out.exists());
+}
+
+/// The mean score of each policy in a report's summary.csv.
+fn mean_scores(report: &Path) -> BTreeMap<String, f64> {
+    let df = CsvReadOptions::default()
+        .try_into_reader_with_file_path(Some(report.join("summary.csv")))
+        .unwrap()
+        .finish()
+        .unwrap();
+    let p = df.column("policy").unwrap().str().unwrap().clone();
+    let m = df.column("mean_score").unwrap().f64().unwrap().clone();
+    (0..df.height())
+        .map(|i| (p.get(i).unwrap().to_string(), m.get(i).unwrap()))
+        .collect()
+}
+
+#[test]
+fn report_ranks_several_folders_together_on_their_common_units() {
+    let dir = scratch("report-together");
+    let ex = root().join("examples/other-tools");
+    let (st, op) = (dir.join("st"), dir.join("op"));
+    run_ok(&[
+        "import",
+        "syne-tune",
+        s(&ex.join("syne-tune")),
+        "--out",
+        s(&st),
+        "--budget",
+        "60",
+    ]);
+    run_ok(&[
+        "import",
+        "optuna",
+        s(&ex.join("optuna/journal.log")),
+        "--out",
+        s(&op),
+        "--names",
+        "{policy}.{dataset}.{seed}",
+        "--clock",
+        "attr:cost_s",
+        "--budget",
+        "60",
+    ]);
+    let joint = dir.join("joint");
+    let o = run_ok(&["report", s(&st), s(&op), "--out", s(&joint)]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("over 6 units"), "{text}");
+    // Each policy's mean score is what its own folder's report says: the cells were renumbered,
+    // not changed.
+    run_ok(&["report", s(&st), "--out", s(&dir.join("r-st"))]);
+    run_ok(&["report", s(&op), "--out", s(&dir.join("r-op"))]);
+    let together = mean_scores(&joint);
+    let mut alone = mean_scores(&dir.join("r-st"));
+    alone.extend(mean_scores(&dir.join("r-op")));
+    assert_eq!(together.len(), 4);
+    for (p, m) in &alone {
+        assert!(
+            (together[p] - m).abs() < 1e-12,
+            "{p}: {} vs {m}",
+            together[p]
+        );
+    }
+    // The anytime curves of all four, from both folders' trajectories.
+    let anytime = std::fs::read_to_string(joint.join("anytime.csv")).unwrap();
+    for p in ["syne-tune:asha", "optuna:tpe"] {
+        assert!(anytime.contains(p), "{p} missing from anytime.csv");
+    }
+    let md = std::fs::read_to_string(joint.join("report.md")).unwrap();
+    assert!(md.contains(s(&st)) && md.contains(s(&op)), "{md}");
+
+    // Refused: one policy in two folders; different budgets; no shared unit; one folder's
+    // report to an unnamed place.
+    let e = run_fails(&["report", s(&st), s(&st), "--out", s(&dir.join("x"))], 1);
+    assert!(e.contains("given twice"), "{e}");
+    let copy = dir.join("st-copy");
+    std::fs::create_dir(&copy).unwrap();
+    for f in [
+        "runs.parquet",
+        "trajectories.parquet",
+        "experiment.lock.toml",
+    ] {
+        std::fs::copy(st.join(f), copy.join(f)).unwrap();
+    }
+    let e = run_fails(&["report", s(&st), s(&copy), "--out", s(&dir.join("x"))], 1);
+    assert!(e.contains("policy 'syne-tune:asha' is in both"), "{e}");
+    let flipped = dir.join("op-minimize");
+    std::fs::create_dir(&flipped).unwrap();
+    std::fs::copy(
+        op.join("trajectories.parquet"),
+        flipped.join("trajectories.parquet"),
+    )
+    .unwrap();
+    let mut runs = read_parquet(&op.join("runs.parquet")).unwrap();
+    let n = runs.height();
+    runs.with_column(Column::new("direction".into(), vec!["minimize"; n]))
+        .unwrap();
+    let f = std::fs::File::create(flipped.join("runs.parquet")).unwrap();
+    ParquetWriter::new(f).finish(&mut runs).unwrap();
+    let e = run_fails(
+        &["report", s(&st), s(&flipped), "--out", s(&dir.join("x"))],
+        1,
+    );
+    assert!(
+        e.contains("minimizes its score but")
+            && e.contains("rank folders of one direction together"),
+        "{e}"
+    );
+    let trials = dir.join("op-trials");
+    run_ok(&[
+        "import",
+        "optuna",
+        s(&ex.join("optuna/journal.log")),
+        "--out",
+        s(&trials),
+        "--names",
+        "{policy}.{dataset}.{seed}",
+        "--prefix",
+        "trials:",
+        "--budget",
+        "20",
+    ]);
+    let e = run_fails(
+        &["report", s(&st), s(&trials), "--out", s(&dir.join("x"))],
+        1,
+    );
+    assert!(
+        e.contains("has budgets [20 trials] but") && e.contains("[60 seconds]"),
+        "{e}"
+    );
+    let other = dir.join("st-other-task");
+    run_ok(&[
+        "import",
+        "syne-tune",
+        s(&fixtures("syne-tune")),
+        "--out",
+        s(&other),
+        "--budget",
+        "60",
+        "--task",
+        "iris/0",
+        "--prefix",
+        "other:",
+    ]);
+    let e = run_fails(
+        &["report", s(&st), s(&other), "--out", s(&dir.join("x"))],
+        1,
+    );
+    assert!(
+        e.contains("share no dataset unit") && e.contains("iris"),
+        "{e}"
+    );
+    let e = run_fails(&["report", s(&st), s(&op)], 1);
+    assert!(e.contains("--out"), "{e}");
+}
