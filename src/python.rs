@@ -515,7 +515,14 @@ impl PyProgress {
         Python::attach(|py| {
             let r = args(py).and_then(|a| self.0.bind(py).call_method1(name, a));
             if let Err(e) = r {
-                e.print(py);
+                // A Ctrl-C that arrives while Python runs this callback (e.g. the warning of a
+                // note before the first cell) is raised here, and Python's signal flag is spent:
+                // remember it, so the run stops at its next check.
+                if e.is_instance_of::<pyo3::exceptions::PyKeyboardInterrupt>(py) {
+                    self.1.store(true, std::sync::atomic::Ordering::Relaxed);
+                } else {
+                    e.print(py);
+                }
             }
         });
     }
@@ -523,6 +530,9 @@ impl PyProgress {
 
 impl Progress for PyProgress {
     fn interrupted(&self) -> bool {
+        if self.1.load(std::sync::atomic::Ordering::Relaxed) {
+            return true;
+        }
         // Python runs its signal handlers here (on the thread that called `run`, Python's main
         // thread in a notebook); a KeyboardInterrupt they raise stops the run.
         let hit = Python::attach(|py| py.check_signals().is_err());

@@ -138,12 +138,15 @@ def test_an_interrupt_stops_the_run_keeping_finished_cells_and_a_rerun_resumes(t
     exp = {"name": "long", "traces": str(ROOT / "traces/lcdb"), "seed": 5, "repetitions": 60,
            "world": {"kind": "time-sliced", "budget_unit": "task", "budgets": [0.25], "slice": 0.002},
            "policies": [{"family": "ucb1"}, {"family": "round-robin"}], "trajectories": "none"}
-    out = tmp_path / "long"
-    timer = threading.Timer(0.5, _thread.interrupt_main)
-    timer.start()
-    with pytest.raises(KeyboardInterrupt, match="finished cells of this run are kept"):
-        banditbench.run(exp, out=out, threads=1, progress=False)
-    timer.cancel()
+    # Early (the interrupt lands while the engine prepares or in a Python callback such as a
+    # warning, before any cell) and late (in the run loop).
+    for delay in (0.05, 0.5):
+        out = tmp_path / f"long-{delay}"
+        timer = threading.Timer(delay, _thread.interrupt_main)
+        timer.start()
+        with pytest.raises(KeyboardInterrupt, match="finished cells of this run are kept"):
+            banditbench.run(exp, out=out, threads=1, progress=False)
+        timer.cancel()
     done_before = len(banditbench.Results(out).runs)
     assert 0 < done_before < 440 * 2 * 60
     res = banditbench.run(exp, out=out, threads=1, progress=False)
