@@ -132,6 +132,18 @@ def test_policies_and_trace_sets_are_dataframes():
 
 
 def test_an_interrupt_stops_the_run_keeping_finished_cells_and_a_rerun_resumes(tmp_path):
+    import signal
+
+    # Python's own Ctrl-C handler, whatever this process inherited: a shell starts background
+    # jobs with SIGINT ignored, and then `interrupt_main` does nothing.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        _interrupt_and_resume(tmp_path)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _interrupt_and_resume(tmp_path):
     import _thread
     import threading
 
