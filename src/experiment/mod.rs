@@ -23,7 +23,7 @@ pub use progress::{Level, Progress, Silent};
 pub(crate) use spec::{BudgetUnit, TrajectoryMode, load_experiment};
 pub use spec::{Experiment, WorldOptions, WorldSetup};
 pub use store::read_parquet;
-pub(crate) use store::{LOCK, RUNS, Store, TRAJECTORIES};
+pub(crate) use store::{LOCK, RUNS, Store, TRAJECTORIES, write_text_atomic};
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

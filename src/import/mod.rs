@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use polars::prelude::*;
 
-use crate::results::{LOCK, LockFile, RESULTS_FORMAT, RUNS, Resolved, TRAJECTORIES};
+use crate::results::{LOCK, LockFile, RESULTS_FORMAT, Resolved};
 
 /// One result a run reported.
 #[derive(Clone, Debug, PartialEq)]
@@ -374,11 +374,13 @@ pub(crate) fn write(imp: &Import, out: &Path, budget: Option<f64>) -> Result<Wri
             format!("{}: cannot remove a stale temporary folder", tmp.display())
         })?;
     }
-    std::fs::create_dir(&tmp).with_context(|| format!("{}: cannot create", tmp.display()))?;
-    write_parquet(&tmp.join(RUNS), runs_df)?;
-    write_parquet(&tmp.join(TRAJECTORIES), traj_df)?;
-    std::fs::write(tmp.join(LOCK), lock.to_toml()?)
-        .with_context(|| format!("{}: cannot write", tmp.join(LOCK).display()))?;
+    // Through the results store, as `run` writes: the same encoder, row groups and publishing.
+    let store = crate::experiment::Store::open(&tmp)?;
+    let mut segment = store.segment_coded(Vec::new(), (0, 0));
+    segment.push(runs_df, traj_df)?;
+    store.finish(segment)?;
+    crate::experiment::write_text_atomic(&tmp.join(LOCK), &lock.to_toml()?)?;
+    drop(store);
     std::fs::rename(&tmp, out)
         .with_context(|| format!("{}: cannot rename to {}", tmp.display(), out.display()))?;
     Ok(Written {
@@ -406,16 +408,6 @@ fn nan_as_null(name: &str, values: Vec<f64>) -> Column {
 fn file_hash(path: &Path) -> Result<String> {
     let bytes = std::fs::read(path).with_context(|| format!("{}: cannot read", path.display()))?;
     Ok(format!("{:016x}", crate::rng::fnv1a64(&bytes)))
-}
-
-fn write_parquet(path: &Path, mut df: DataFrame) -> Result<()> {
-    let f = std::fs::File::create(path)
-        .with_context(|| format!("{}: cannot create", path.display()))?;
-    ParquetWriter::new(f)
-        .with_compression(ParquetCompression::Zstd(None))
-        .finish(&mut df)
-        .map_err(|e| anyhow::anyhow!("{}: cannot write ({e})", path.display()))?;
-    Ok(())
 }
 
 /// A naming rule such as `{policy}.{task}.{seed}`: literal text with the placeholders

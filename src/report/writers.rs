@@ -305,6 +305,15 @@ pub fn ranking_in_words(c: &Comparison) -> String {
     s
 }
 
+/// What an omnibus test's p-value says of the ranks at level `a`.
+fn differ(p: f64, a: f64) -> &'static str {
+    if p <= a {
+        "differ significantly"
+    } else {
+        "do not differ significantly"
+    }
+}
+
 pub fn tests_in_words(c: &Comparison) -> String {
     let a = c.options.alpha;
     let mut s = String::new();
@@ -317,11 +326,7 @@ pub fn tests_in_words(c: &Comparison) -> String {
         fr.df,
         fr.statistic,
         p_is(fr.p_value),
-        if fr.p_value <= a {
-            "differ significantly"
-        } else {
-            "do not differ significantly"
-        }
+        differ(fr.p_value, a)
     );
     let id = &c.iman_davenport;
     let _ = writeln!(
@@ -347,11 +352,7 @@ pub fn tests_in_words(c: &Comparison) -> String {
                 m.df,
                 m.statistic,
                 p_is(m.p_value),
-                if m.p_value <= a {
-                    "differ significantly"
-                } else {
-                    "do not differ significantly"
-                },
+                differ(m.p_value, a),
                 c.table.units.len()
             ),
             None => writeln!(
