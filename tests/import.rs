@@ -1,7 +1,8 @@
 //! `banditbench import`: other tools' real run logs (tests/fixtures/import, made by the scripts
 //! in scripts/fixtures with the versions in each versions.json) into results folders, checked
 //! against what the tools' own readers said of them (each expected.json: pandas on Syne Tune's
-//! file, Optuna's API on its studies); malformed variants; and `report` on several folders.
+//! file, Optuna's API on its studies, CARP-S's own `load_log` on its run folders); malformed
+//! variants; and `report` on several folders.
 
 mod common;
 
@@ -616,4 +617,236 @@ fn report_ranks_several_folders_together_on_their_common_units() {
     );
     let e = run_fails(&["report", s(&st), s(&op)], 1);
     assert!(e.contains("--out"), "{e}");
+}
+
+/// The fixture's run folders (relative names, as in expected.json) under CARP-S's `runs/`.
+fn carps_run(rel: &str) -> PathBuf {
+    fixtures("carps").join(rel)
+}
+
+#[test]
+fn carps_runs_import_with_what_carps_own_analysis_reads() {
+    let dir = scratch("import-carps");
+    let fx = fixtures("carps");
+    let exp = expected(&fx);
+    // The default clock: n_trials (DEHB's low-budget evaluations count their fraction).
+    let out = dir.join("trials");
+    let o = run_ok(&["import", "carps", s(&fx.join("runs")), "--out", s(&out)]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("imported 6 runs (3 policies"), "{text}");
+    let got = runs_by_policy_seed(&out);
+    assert_eq!(got.len(), exp.len());
+    let latest = exp
+        .values()
+        .map(|v| v["last_n_trials"].as_f64().unwrap())
+        .fold(0.0, f64::max);
+    for (name, v) in &exp {
+        let key = (
+            format!("carps:{}", v["optimizer_id"].as_str().unwrap()),
+            v["seed"].as_u64().unwrap(),
+        );
+        let (best, decisions, failures, budget) = got[&key];
+        // CARP-S minimises cost; its analysis' final incumbent is the running minimum.
+        assert_eq!(best, v["final_cost_inc"].as_f64().unwrap(), "{name}");
+        assert_eq!(decisions, v["rows"].as_u64().unwrap(), "{name}");
+        assert_eq!((failures, budget), (0, latest), "{name}");
+    }
+    // The unit is the task id read as dataset/run/learner: the bundled pool's task.
+    let runs = read_parquet(&out.join("runs.parquet")).unwrap();
+    let ds = runs.column("dataset").unwrap().str().unwrap().clone();
+    assert!(ds.iter().all(|d| d == Some("phoneme")));
+    // DEHB's budget is the fidelity (units 1..27), a configuration evaluated at a higher budget
+    // the same arm again; random search and TPE evaluate at the full budget only (no fidelity).
+    let t = read_parquet(&out.join("trajectories.parquet")).unwrap();
+    let cells = runs.column("cell").unwrap().u64().unwrap().clone();
+    let policy = runs.column("policy").unwrap().str().unwrap().clone();
+    let dehb: Vec<u64> = (0..runs.height())
+        .filter(|&i| policy.get(i) == Some("carps:DEHB"))
+        .map(|i| cells.get(i).unwrap())
+        .collect();
+    let c = |n: &str| t.column(n).unwrap().as_materialized_series().clone();
+    let (cell, fid, arm) = (c("cell"), c("fidelity"), c("arm"));
+    let (cell, fid, arm) = (cell.u64().unwrap(), fid.u32().unwrap(), arm.u32().unwrap());
+    let mut fids = std::collections::BTreeSet::new();
+    let (mut rows, mut arms) = (0, std::collections::BTreeSet::new());
+    for i in 0..t.height() {
+        if cell.get(i) == Some(dehb[0]) {
+            fids.insert(fid.get(i).unwrap());
+            arms.insert(arm.get(i).unwrap());
+            rows += 1;
+        }
+    }
+    assert!(fids.contains(&1) && fids.contains(&27) && fids.iter().all(|f| (1..=27).contains(f)));
+    assert!(arms.len() < rows, "{} arms in {rows} rows", arms.len());
+
+    // CARP-S's elapsed time: equal to its analysis' `time` at each run's last evaluation.
+    let out = dir.join("seconds");
+    run_ok(&[
+        "import",
+        "carps",
+        s(&fx.join("runs")),
+        "--out",
+        s(&out),
+        "--clock",
+        "seconds",
+    ]);
+    let t = read_parquet(&out.join("trajectories.parquet")).unwrap();
+    let runs = read_parquet(&out.join("runs.parquet")).unwrap();
+    let c = |n: &str| t.column(n).unwrap().as_materialized_series().clone();
+    let (cell, time) = (c("cell"), c("time"));
+    let (cell, time) = (cell.u64().unwrap(), time.f64().unwrap());
+    let mut last: BTreeMap<u64, f64> = BTreeMap::new();
+    for i in 0..t.height() {
+        last.insert(cell.get(i).unwrap(), time.get(i).unwrap());
+    }
+    let rp = runs.column("policy").unwrap().str().unwrap().clone();
+    let rs = runs.column("seed").unwrap().u64().unwrap().clone();
+    let rc = runs.column("cell").unwrap().u64().unwrap().clone();
+    for (name, v) in &exp {
+        let i = (0..runs.height())
+            .find(|&i| {
+                rp.get(i) == Some(&format!("carps:{}", v["optimizer_id"].as_str().unwrap()))
+                    && rs.get(i) == v["seed"].as_u64()
+            })
+            .unwrap();
+        let got = last[&rc.get(i).unwrap()];
+        let want = v["last_time"].as_f64().unwrap();
+        assert!(
+            (got - want).abs() < 1e-9 * want.max(1.0),
+            "{name}: {got} vs {want}"
+        );
+    }
+}
+
+/// A copy of one CARP-S run folder of the fixture, its log and config passed through the edits.
+fn carps_variant(
+    name: &str,
+    log: impl Fn(&str) -> String,
+    config: impl Fn(&str) -> String,
+) -> PathBuf {
+    let src =
+        carps_run("runs/RandomSearch/banditbench-sklearn-grid/phoneme/0/hist-gradient-boosting/0");
+    let dir = scratch(name).join("run");
+    std::fs::create_dir_all(dir.join(".hydra")).unwrap();
+    let l = std::fs::read_to_string(src.join("trial_logs.jsonl")).unwrap();
+    std::fs::write(dir.join("trial_logs.jsonl"), log(&l)).unwrap();
+    let c = std::fs::read_to_string(src.join(".hydra/config.yaml")).unwrap();
+    std::fs::write(dir.join(".hydra/config.yaml"), config(&c)).unwrap();
+    dir
+}
+
+/// Line `n` (1-based) of `text` through `edit`.
+fn edit_line(text: &str, n: usize, edit: impl Fn(&str) -> String) -> String {
+    text.lines()
+        .enumerate()
+        .map(|(i, l)| if i + 1 == n { edit(l) } else { l.to_string() })
+        .collect::<Vec<_>>()
+        .join("\n")
+        + "\n"
+}
+
+#[test]
+fn carps_failed_and_pending_trials_and_malformed_runs() {
+    let out = |d: &Path| d.parent().unwrap().join("out");
+    let same = |t: &str| t.to_string();
+    // Variants of a real run: evaluation 3 crashed (status 2), evaluation 20 still running (0).
+    let d = carps_variant(
+        "carps-status",
+        |l| {
+            let l = edit_line(l, 3, |x| x.replace("\"status\": 1", "\"status\": 2"));
+            edit_line(&l, 20, |x| x.replace("\"status\": 1", "\"status\": 0"))
+        },
+        same,
+    );
+    let o = run_ok(&["import", "carps", s(&d), "--out", s(&out(&d))]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("1 failed trials kept as decisions without a value; 1 pending"),
+        "{text}"
+    );
+    let got = runs_by_policy_seed(&out(&d));
+    let (_, decisions, failures, _) = got[&("carps:RandomSearch".to_string(), 0)];
+    assert_eq!((decisions, failures), (19, 1));
+    let t = read_parquet(&out(&d).join("trajectories.parquet")).unwrap();
+    let reward = t.column("reward").unwrap().f64().unwrap().clone();
+    assert!(reward.get(2).is_none_or(f64::is_nan));
+
+    // A line that is not JSON: the file, the line and column.
+    let d = carps_variant(
+        "carps-json",
+        |l| edit_line(l, 4, |x| x[..40].to_string()),
+        same,
+    );
+    let e = run_fails(&["import", "carps", s(&d), "--out", s(&out(&d))], 1);
+    assert!(
+        e.contains("trial_logs.jsonl: line 4, column") && e.contains("not valid JSON"),
+        "{e}"
+    );
+    // A status CARP-S does not have; a multi-objective cost; a missing field.
+    let d = carps_variant(
+        "carps-status7",
+        |l| edit_line(l, 2, |x| x.replace("\"status\": 1", "\"status\": 7")),
+        same,
+    );
+    let e = run_fails(&["import", "carps", s(&d), "--out", s(&out(&d))], 1);
+    assert!(
+        e.contains("line 2, field 'trial_value.status': 7 is not a CARP-S status"),
+        "{e}"
+    );
+    let d = carps_variant(
+        "carps-mo",
+        |l| {
+            edit_line(l, 5, |x| {
+                let v: Value = serde_json::from_str(x).unwrap();
+                let mut v = v.clone();
+                v["trial_value"]["cost"] = serde_json::json!([0.1, 0.2]);
+                v.to_string()
+            })
+        },
+        same,
+    );
+    let e = run_fails(&["import", "carps", s(&d), "--out", s(&out(&d))], 1);
+    assert!(
+        e.contains("line 5, field 'trial_value.cost': a list of costs"),
+        "{e}"
+    );
+    let d = carps_variant(
+        "carps-no-n",
+        |l| edit_line(l, 6, |x| x.replace("\"n_trials\"", "\"trials\"")),
+        same,
+    );
+    let e = run_fails(&["import", "carps", s(&d), "--out", s(&out(&d))], 1);
+    assert!(e.contains("line 6, field 'n_trials': missing"), "{e}");
+    // No Hydra config; a config without the seed; an interpolation to a key that is not there;
+    // damaged YAML.
+    let d = carps_variant("carps-no-config", same, same);
+    std::fs::remove_file(d.join(".hydra/config.yaml")).unwrap();
+    let e = run_fails(&["import", "carps", s(&d), "--out", s(&out(&d))], 1);
+    assert!(e.contains(".hydra/config.yaml: cannot read"), "{e}");
+    let d = carps_variant("carps-no-seed", same, |c| c.replacen("seed: 0\n", "", 1));
+    let e = run_fails(&["import", "carps", s(&d), "--out", s(&out(&d))], 1);
+    assert!(
+        e.contains("config.yaml: no key 'seed'") && e.contains("--seed-key"),
+        "{e}"
+    );
+    let d = carps_variant("carps-interp", same, |c| {
+        c.replace("task_id: ${task.name}", "task_id: ${task.title}")
+    });
+    let e = run_fails(&["import", "carps", s(&d), "--out", s(&out(&d))], 1);
+    assert!(
+        e.contains("key 'task_id': '${task.title}' refers to 'task.title'"),
+        "{e}"
+    );
+    let d = carps_variant("carps-yaml", same, |c| {
+        c.replacen("seed: 0\n", "seed: [0\n", 1)
+    });
+    let e = run_fails(&["import", "carps", s(&d), "--out", s(&out(&d))], 1);
+    assert!(
+        e.contains("config.yaml: line") && e.contains("not valid YAML"),
+        "{e}"
+    );
+    // A folder with no run in it.
+    let d = scratch("carps-empty");
+    let e = run_fails(&["import", "carps", s(&d), "--out", s(&d.join("out"))], 1);
+    assert!(e.contains("no CARP-S run here"), "{e}");
 }

@@ -3,7 +3,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
-use crate::import::{self, Import, NameRule, optuna, syne_tune};
+use crate::import::{self, Import, NameRule, carps, optuna, syne_tune};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -63,6 +63,33 @@ enum Tool {
         /// cost; one sequential worker)
         #[arg(long, default_value = "trials", value_parser = optuna::Clock::parse)]
         clock: optuna::Clock,
+    },
+    /// CARP-S's run folders (trial_logs.jsonl and .hydra/config.yaml each; or folders holding
+    /// them, such as its runs/). One folder is one run: its policy, task and seed come from
+    /// Hydra's config (optimizer_id, task_id, seed); CARP-S minimises `cost`; each distinct
+    /// configuration is a trial, its budget the fidelity
+    Carps {
+        /// Run folders, or folders holding them
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        #[command(flatten)]
+        common: Common,
+        /// The config key naming the policy
+        #[arg(long, default_value = "optimizer_id")]
+        policy_key: String,
+        /// The config key naming the task (dataset, dataset/run or dataset/run/learner; any
+        /// other id is kept whole as the dataset, '/' read as '-')
+        #[arg(long, default_value = "task_id")]
+        task_key: String,
+        /// The config key giving the seed
+        #[arg(long, default_value = "seed")]
+        seed_key: String,
+        /// What the clock counts: trials (n_trials: a multi-fidelity evaluation counts its
+        /// fraction of the full budget; CARP-S's own axis), calls (n_function_calls), or
+        /// seconds (CARP-S's elapsed time: start time since the first evaluation plus the
+        /// running sum of virtual_time)
+        #[arg(long, default_value = "trials", value_parser = carps::Clock::parse)]
+        clock: carps::Clock,
     },
 }
 
@@ -171,6 +198,44 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 how: read.how,
             };
             (imp, common, notes)
+        }
+        Tool::Carps {
+            paths,
+            common,
+            policy_key,
+            task_key,
+            seed_key,
+            clock,
+        } => {
+            let opts = carps::Options {
+                clock,
+                task: common.task.clone(),
+                task_key,
+                policy_key,
+                seed_key,
+                prefix: common.prefix.clone().unwrap_or_else(|| "carps:".into()),
+            };
+            let (runs, files) = carps::read(&paths, &opts)?;
+            let how = format!(
+                "policy from '{}', task from {}, seed from '{}' (.hydra/config.yaml), clock {}",
+                opts.policy_key,
+                opts.task
+                    .as_deref()
+                    .map(|t| format!("--task {t}"))
+                    .unwrap_or_else(|| format!("'{}'", opts.task_key)),
+                opts.seed_key,
+                clock.unit()
+            );
+            let imp = Import {
+                tool: "carps",
+                runs,
+                maximize: false,
+                metric: "cost".into(),
+                budget_unit: clock.unit().into(),
+                files,
+                how,
+            };
+            (imp, common, Vec::new())
         }
     };
     let w = import::write(&imp, &common.out, common.budget)?;

@@ -1,0 +1,366 @@
+//! CARP-S's run logs (Benjamins et al. 2025, "CARP-S: A Benchmarking Framework for Comprehensive
+//! and Reproducible Optimization"): one folder per run, `runs/<optimizer>/<benchmark>/<task>/<seed>`,
+//! holding `trial_logs.jsonl` (one JSON line per evaluation: `n_trials`, `n_function_calls`,
+//! `trial_info{config, budget, seed, ...}`, `trial_value{cost, time, virtual_time, status,
+//! starttime, endtime, ...}`) and Hydra's `.hydra/config.yaml` (`optimizer_id`, `benchmark_id`,
+//! `task_id`, `seed`), as `carps/loggers/file_logger.py` writes them. CARP-S minimises `cost`.
+//!
+//! A configuration is a trial (its arm): re-evaluating it at a higher budget is the same arm at
+//! a higher fidelity. Status 1 (SUCCESS) gives a value; 2, 3 and 4 (CRASHED, TIMEOUT,
+//! MEMORYOUT) are failed decisions; 0 (RUNNING) is pending. `trajectory_logs.jsonl` is not read:
+//! every trial is in `trial_logs.jsonl`, and the incumbent is their running minimum, as CARP-S's
+//! own analysis (`process_logs`) computes it.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use serde_json::Value;
+use yaml_rust2::{Yaml, YamlLoader};
+
+use super::{Eval, ImportedRun, Task, parse_seed};
+
+/// What the imported clock counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Clock {
+    /// `n_trials`: trials so far, a multi-fidelity evaluation counting its fraction of the full
+    /// budget (CARP-S's own x axis).
+    Trials,
+    /// `n_function_calls`: evaluations so far, whatever their budget.
+    Calls,
+    /// CARP-S's elapsed time (`calc_time` in its analysis): the start time since the run's first
+    /// evaluation plus the running sum of `virtual_time` (a tabular or surrogate benchmark's
+    /// recorded cost).
+    Seconds,
+}
+
+impl Clock {
+    pub fn parse(s: &str) -> std::result::Result<Clock, String> {
+        match s {
+            "trials" => Ok(Clock::Trials),
+            "calls" => Ok(Clock::Calls),
+            "seconds" => Ok(Clock::Seconds),
+            _ => Err(format!(
+                "'{s}': the clock is trials (n_trials), calls (n_function_calls) or seconds (CARP-S's elapsed time)"
+            )),
+        }
+    }
+
+    pub fn unit(self) -> &'static str {
+        match self {
+            Clock::Trials => "trials",
+            Clock::Calls => "function calls",
+            Clock::Seconds => "seconds",
+        }
+    }
+}
+
+/// How to read CARP-S runs (`import carps` options).
+#[derive(Clone, Debug)]
+pub(crate) struct Options {
+    pub clock: Clock,
+    /// The task of every run, or None: the config key `task_key`.
+    pub task: Option<String>,
+    pub task_key: String,
+    pub policy_key: String,
+    pub seed_key: String,
+    /// Prefix of every policy's name.
+    pub prefix: String,
+}
+
+/// The run folders under `paths` (each holding `trial_logs.jsonl`, at any depth), in name order.
+pub(crate) fn run_folders(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
+    fn walk(p: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
+        if p.join("trial_logs.jsonl").is_file() {
+            out.push(p.to_path_buf());
+            return Ok(());
+        }
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(p)
+            .with_context(|| format!("{}: cannot read the folder", p.display()))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|e| e.is_dir())
+            .collect();
+        entries.sort();
+        for e in entries {
+            walk(&e, out)?;
+        }
+        Ok(())
+    }
+    let mut out = Vec::new();
+    for p in paths {
+        if !p.is_dir() {
+            bail!(
+                "{}: not a folder; give CARP-S's run folders (each with trial_logs.jsonl and .hydra/config.yaml) or a folder holding them (its runs/)",
+                p.display()
+            );
+        }
+        let before = out.len();
+        walk(p, &mut out)?;
+        if out.len() == before {
+            bail!(
+                "{}: no CARP-S run here (no folder with trial_logs.jsonl)",
+                p.display()
+            );
+        }
+    }
+    Ok(out)
+}
+
+/// Read every run under `paths`: the runs and the files read.
+pub(crate) fn read(paths: &[PathBuf], opts: &Options) -> Result<(Vec<ImportedRun>, Vec<PathBuf>)> {
+    let mut runs = Vec::new();
+    let mut files = Vec::new();
+    for dir in run_folders(paths)? {
+        runs.push(read_run(&dir, opts)?);
+        files.push(dir.join(".hydra").join("config.yaml"));
+        files.push(dir.join("trial_logs.jsonl"));
+    }
+    Ok((runs, files))
+}
+
+/// Hydra's saved config: the YAML tree, for looking keys up with OmegaConf's `${a.b}`
+/// interpolations resolved.
+struct Config {
+    path: PathBuf,
+    root: Yaml,
+}
+
+impl Config {
+    fn load(path: &Path) -> Result<Config> {
+        let text = std::fs::read_to_string(path).with_context(|| {
+            format!(
+                "{}: cannot read (CARP-S runs through Hydra, which saves the run's config here)",
+                path.display()
+            )
+        })?;
+        let mut docs = YamlLoader::load_from_str(&text).map_err(|e| {
+            anyhow::anyhow!(
+                "{}: line {}, column {}: not valid YAML ({})",
+                path.display(),
+                e.marker().line(),
+                e.marker().col() + 1,
+                e.info()
+            )
+        })?;
+        if docs.is_empty() || !matches!(docs[0], Yaml::Hash(_)) {
+            bail!("{}: not a YAML mapping", path.display());
+        }
+        Ok(Config {
+            path: path.to_path_buf(),
+            root: docs.swap_remove(0),
+        })
+    }
+
+    fn node(&self, key: &str) -> &Yaml {
+        key.split('.').fold(&self.root, |n, k| &n[k])
+    }
+
+    /// The value at the dotted `key` as text, interpolations resolved; None if absent.
+    fn text(&self, key: &str) -> Result<Option<String>> {
+        self.resolve(key, 0)
+    }
+
+    fn resolve(&self, key: &str, depth: usize) -> Result<Option<String>> {
+        if depth > 16 {
+            bail!(
+                "{}: key '{key}': interpolations nest too deep (a cycle?)",
+                self.path.display()
+            );
+        }
+        let raw = match self.node(key) {
+            Yaml::String(s) | Yaml::Real(s) => s.clone(),
+            Yaml::Integer(i) => i.to_string(),
+            Yaml::Boolean(b) => b.to_string(),
+            Yaml::BadValue | Yaml::Null => return Ok(None),
+            _ => bail!("{}: key '{key}' is not a single value", self.path.display()),
+        };
+        // Resolve each ${a.b} (OmegaConf's node interpolation); resolvers (${name:...}) are
+        // not evaluated.
+        let mut out = String::new();
+        let mut rest = raw.as_str();
+        while let Some(i) = rest.find("${") {
+            out.push_str(&rest[..i]);
+            let Some(j) = rest[i..].find('}') else {
+                bail!(
+                    "{}: key '{key}': '{raw}' has an unclosed interpolation",
+                    self.path.display()
+                );
+            };
+            let inner = &rest[i + 2..i + j];
+            if inner.contains(':') {
+                bail!(
+                    "{}: key '{key}': '{raw}' uses the resolver '{inner}', which banditbench does not evaluate; give the value with the option instead",
+                    self.path.display()
+                );
+            }
+            let v = self.resolve(inner, depth + 1)?.with_context(|| {
+                format!(
+                    "{}: key '{key}': '{raw}' refers to '{inner}', which the config does not have",
+                    self.path.display()
+                )
+            })?;
+            out.push_str(&v);
+            rest = &rest[i + j + 1..];
+        }
+        out.push_str(rest);
+        Ok(Some(out))
+    }
+}
+
+/// A task id as a banditbench task: `dataset/run/learner`, `dataset/run` or `dataset` when it
+/// reads so, else the whole id (with '/' as '-') as the dataset.
+fn task_of(id: &str) -> Task {
+    Task::parse(id, "").unwrap_or_else(|_| Task {
+        dataset: id.replace('/', "-"),
+        run: 0,
+        learner: String::new(),
+    })
+}
+
+fn read_run(dir: &Path, opts: &Options) -> Result<ImportedRun> {
+    let cfg = Config::load(&dir.join(".hydra").join("config.yaml"))?;
+    let c = cfg.path.display();
+    let key = |k: &str, option: &str| -> Result<String> {
+        cfg.text(k)?
+            .with_context(|| format!("{c}: no key '{k}'; name the key with {option}"))
+    };
+    let policy = key(&opts.policy_key, "--policy-key")?;
+    let task = match &opts.task {
+        Some(t) => Task::parse(t, "--task")?,
+        None => task_of(&key(&opts.task_key, "--task-key, or give --task")?),
+    };
+    let seed = parse_seed(
+        &key(&opts.seed_key, "--seed-key")?,
+        &format!("{c}, key '{}'", opts.seed_key),
+    )?;
+
+    let log = dir.join("trial_logs.jsonl");
+    let l = log.display();
+    let text = std::fs::read_to_string(&log).with_context(|| format!("{l}: cannot read"))?;
+    let mut evals = Vec::new();
+    let mut arms: HashMap<String, u32> = HashMap::new();
+    let mut first_start: Option<f64> = None;
+    let mut virtual_sum = 0.0;
+    let (mut failed, mut pending) = (std::collections::BTreeSet::new(), 0u64);
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let at = |field: &str| format!("{l}: line {}, field '{field}'", i + 1);
+        let v: Value = serde_json::from_str(line).map_err(|e| {
+            anyhow::anyhow!(
+                "{l}: line {}, column {}: not valid JSON ({e}); CARP-S writes one JSON object per line",
+                i + 1,
+                e.column()
+            )
+        })?;
+        let get = |path: &str| -> Result<&Value> {
+            path.split('.')
+                .try_fold(&v, |n, k| n.get(k))
+                .with_context(|| format!("{}: missing", at(path)))
+        };
+        let number = |path: &str| -> Result<f64> {
+            let n = get(path)?;
+            n.as_f64()
+                .with_context(|| format!("{}: {n} is not a number", at(path)))
+        };
+        let status = number("trial_value.status")?;
+        let config = get("trial_info.config")?.to_string();
+        let next = arms.len() as u32;
+        let trial = *arms.entry(config).or_insert(next);
+        let whole = status.fract() == 0.0;
+        let action = match status as i64 {
+            0 if whole => {
+                pending += 1;
+                continue;
+            }
+            1 if whole => "result",
+            2..=4 if whole => {
+                failed.insert(trial);
+                "failed"
+            }
+            _ => bail!(
+                "{}: {status} is not a CARP-S status (0 running, 1 success, 2 crashed, 3 timeout, 4 memory out)",
+                at("trial_value.status")
+            ),
+        };
+        let value = if action == "result" {
+            match get("trial_value.cost")? {
+                Value::Number(n) => n.as_f64().unwrap_or(f64::NAN),
+                Value::Array(_) => bail!(
+                    "{}: a list of costs (a multi-objective run); banditbench ranks one objective",
+                    at("trial_value.cost")
+                ),
+                other => bail!("{}: {other} is not a number", at("trial_value.cost")),
+            }
+        } else {
+            f64::NAN
+        };
+        let time = match opts.clock {
+            Clock::Trials => number("n_trials")?,
+            Clock::Calls => number("n_function_calls")?,
+            Clock::Seconds => {
+                let start = number("trial_value.starttime")?;
+                virtual_sum += number("trial_value.virtual_time")?;
+                start - *first_start.get_or_insert(start) + virtual_sum
+            }
+        };
+        if !(time.is_finite() && time >= 0.0) {
+            bail!(
+                "{}: the clock reads {time}; it must be a non-negative number",
+                at(match opts.clock {
+                    Clock::Trials => "n_trials",
+                    Clock::Calls => "n_function_calls",
+                    Clock::Seconds => "trial_value.starttime",
+                })
+            );
+        }
+        // A budget that is a whole number of units is the fidelity (epochs, units); a fraction
+        // (a subsample) is kept out.
+        let fidelity = match get("trial_info.budget")? {
+            Value::Number(n) => n
+                .as_f64()
+                .filter(|b| b.fract() == 0.0 && *b >= 0.0 && *b <= f64::from(u32::MAX))
+                .map(|b| b as u32),
+            _ => None,
+        };
+        evals.push(Eval {
+            time,
+            value,
+            trial,
+            fidelity,
+            action,
+        });
+    }
+    if evals.is_empty() && pending == 0 {
+        bail!("{l}: no evaluation in the log");
+    }
+    evals.sort_by(|a, b| a.time.total_cmp(&b.time));
+    Ok(ImportedRun {
+        source: dir.display().to_string(),
+        policy: format!("{}{policy}", opts.prefix),
+        task,
+        seed,
+        evals,
+        failures: failed.len() as u64,
+        pending,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn task_ids_that_are_not_dataset_run_learner_keep_their_text() {
+        assert_eq!(
+            task_of("phoneme/0/hist-gradient-boosting").learner,
+            "hist-gradient-boosting"
+        );
+        let t = task_of("yahpo/lcbench/3945/None/epoch");
+        assert_eq!(
+            (t.dataset.as_str(), t.run),
+            ("yahpo-lcbench-3945-None-epoch", 0)
+        );
+    }
+}
