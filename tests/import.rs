@@ -1,8 +1,8 @@
 //! `banditbench import`: other tools' real run logs (tests/fixtures/import, made by the scripts
 //! in scripts/fixtures with the versions in each versions.json) into results folders, checked
 //! against what the tools' own readers said of them (each expected.json: pandas on Syne Tune's
-//! file, Optuna's API on its studies, CARP-S's own `load_log` on its run folders); malformed
-//! variants; and `report` on several folders.
+//! file, Optuna's API on its studies, CARP-S's own `load_log` on its run folders, pandas on
+//! hposuite's files); malformed variants; and `report` on several folders.
 
 mod common;
 
@@ -849,4 +849,124 @@ fn carps_failed_and_pending_trials_and_malformed_runs() {
     let d = scratch("carps-empty");
     let e = run_fails(&["import", "carps", s(&d), "--out", s(&d.join("out"))], 1);
     assert!(e.contains("no CARP-S run here"), "{e}");
+}
+
+#[test]
+fn hposuite_runs_import_with_what_pandas_reads_from_them() {
+    let dir = scratch("import-hposuite");
+    let fx = fixtures("hposuite");
+    let exp = expected(&fx);
+    let out = dir.join("hs");
+    let o = run_ok(&[
+        "import",
+        "hposuite",
+        s(&fx),
+        "--out",
+        s(&out),
+        "--task",
+        "phoneme/0/hist-gradient-boosting",
+    ]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("imported 4 runs (2 policies") && text.contains("20 trials"),
+        "{text}"
+    );
+    let got = runs_by_policy_seed(&out);
+    assert_eq!(got.len(), exp.len());
+    for (name, v) in &exp {
+        let key = (
+            format!("hposuite:{}", v["optimizer"].as_str().unwrap()),
+            v["seed"].as_u64().unwrap(),
+        );
+        let (best, decisions, failures, budget) = got[&key];
+        // hposuite stores the objective as float32; pandas and the importer read the same value.
+        assert_eq!(best, v["best"].as_f64().unwrap(), "{name}");
+        assert_eq!(decisions, v["rows"].as_u64().unwrap(), "{name}");
+        assert_eq!(failures, 0);
+        assert_eq!(budget, v["last_budget_used"].as_f64().unwrap(), "{name}");
+    }
+    // Without --task the benchmark's name is the unit, kept whole.
+    let out = dir.join("named");
+    run_ok(&["import", "hposuite", s(&fx), "--out", s(&out)]);
+    let runs = read_parquet(&out.join("runs.parquet")).unwrap();
+    let ds = runs.column("dataset").unwrap().str().unwrap().clone();
+    assert!(
+        ds.iter()
+            .all(|d| d == Some("banditbench-sklearn-grid-phoneme"))
+    );
+}
+
+/// A copy of one hposuite run file of the fixture, passed through `edit`.
+fn hposuite_variant(name: &str, edit: impl Fn(DataFrame) -> DataFrame) -> PathBuf {
+    let fx = fixtures("hposuite");
+    let src = std::fs::read_dir(&fx)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "parquet"))
+        .min()
+        .unwrap();
+    let df = read_parquet(&src).unwrap();
+    let mut df = edit(df);
+    let dir = scratch(name);
+    let path = dir.join("run.parquet");
+    ParquetWriter::new(std::fs::File::create(&path).unwrap())
+        .finish(&mut df)
+        .unwrap();
+    path
+}
+
+#[test]
+fn malformed_hposuite_files_are_refused_naming_file_row_and_column() {
+    let out = |p: &Path| p.parent().unwrap().join("out");
+    let fails = |p: &Path| run_fails(&["import", "hposuite", s(p), "--out", s(&out(p))], 1);
+    // A missing column: the file, the column, and what the file has.
+    let p = hposuite_variant("hs-no-seed", |df| df.drop("run.seed").unwrap());
+    let e = fails(&p);
+    assert!(
+        e.contains("run.parquet: no column 'run.seed'") && e.contains("its columns are"),
+        "{e}"
+    );
+    // Two seeds in one file: one file is one run.
+    let p = hposuite_variant("hs-two-seeds", |mut df| {
+        let n = df.height();
+        let seeds: Vec<u8> = (0..n).map(|i| if i == 7 { 9 } else { 0 }).collect();
+        df.with_column(Column::new("run.seed".into(), seeds))
+            .unwrap();
+        df
+    });
+    let e = fails(&p);
+    assert!(
+        e.contains("row 8, column 'run.seed': '9' differs from '0' in row 1"),
+        "{e}"
+    );
+    // Two objectives.
+    let p = hposuite_variant("hs-mo", |mut df| {
+        let n = df.height();
+        df.with_column(Column::new("problem.objective.count".into(), vec![2u8; n]))
+            .unwrap();
+        df
+    });
+    let e = fails(&p);
+    assert!(e.contains("2 objectives (a multi-objective run)"), "{e}");
+    // A missing budget: the row.
+    let p = hposuite_variant("hs-no-budget", |mut df| {
+        let n = df.height();
+        let b: Vec<Option<f64>> = (0..n)
+            .map(|i| if i == 3 { None } else { Some(i as f64 + 1.0) })
+            .collect();
+        df.with_column(Column::new("result.budget_used_total".into(), b))
+            .unwrap();
+        df
+    });
+    let e = fails(&p);
+    assert!(
+        e.contains("row 4, column 'result.budget_used_total': the budget used is missing"),
+        "{e}"
+    );
+    // A file that is not parquet.
+    let d = scratch("hs-not-parquet");
+    let p = d.join("run.parquet");
+    std::fs::write(&p, "config.id,run.seed\n").unwrap();
+    let e = fails(&p);
+    assert!(e.contains("run.parquet: cannot read as parquet"), "{e}");
 }

@@ -3,7 +3,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
-use crate::import::{self, Import, NameRule, carps, optuna, syne_tune};
+use crate::import::{self, Import, NameRule, carps, hposuite, optuna, syne_tune};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -90,6 +90,21 @@ enum Tool {
         /// running sum of virtual_time)
         #[arg(long, default_value = "trials", value_parser = carps::Clock::parse)]
         clock: carps::Clock,
+    },
+    /// hposuite's run files (one <run name>.parquet per run), or its study folders (searched
+    /// for them). Policy: optimizer.name (with optimizer.hp_str unless "default"); task:
+    /// benchmark.name; seed: run.seed; the objective and its direction from the problem; the
+    /// clock is result.budget_used_total (trials, or cost under a CostBudget)
+    Hposuite {
+        /// Run files or study folders
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        #[command(flatten)]
+        common: Common,
+        /// The column naming the task (dataset, dataset/run or dataset/run/learner; any other
+        /// name is kept whole as the dataset, '/' read as '-'; --task sets it for every run)
+        #[arg(long, default_value = "benchmark.name")]
+        task_key: String,
     },
 }
 
@@ -233,6 +248,36 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 metric: "cost".into(),
                 budget_unit: clock.unit().into(),
                 files,
+                how,
+            };
+            (imp, common, Vec::new())
+        }
+        Tool::Hposuite {
+            paths,
+            common,
+            task_key,
+        } => {
+            let opts = hposuite::Options {
+                task: common.task.clone(),
+                task_key,
+                prefix: common.prefix.clone().unwrap_or_else(|| "hposuite:".into()),
+            };
+            let read = hposuite::read(&paths, &opts)?;
+            let how = format!(
+                "policy from 'optimizer.name' and 'optimizer.hp_str', task from {}, seed from 'run.seed', clock 'result.budget_used_total' ({})",
+                opts.task
+                    .as_deref()
+                    .map(|t| format!("--task {t}"))
+                    .unwrap_or_else(|| format!("'{}'", opts.task_key)),
+                read.budget_unit
+            );
+            let imp = Import {
+                tool: "hposuite",
+                runs: read.runs,
+                maximize: read.maximize,
+                metric: read.metric,
+                budget_unit: read.budget_unit,
+                files: read.files,
                 how,
             };
             (imp, common, Vec::new())

@@ -18,7 +18,7 @@ use anyhow::{Context, Result, bail};
 use serde_json::Value;
 use yaml_rust2::{Yaml, YamlLoader};
 
-use super::{Eval, ImportedRun, Task, parse_seed};
+use super::{Eval, ImportedRun, Task, parse_seed, task_of};
 
 /// What the imported clock counts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -207,16 +207,6 @@ impl Config {
     }
 }
 
-/// A task id as a banditbench task: `dataset/run/learner`, `dataset/run` or `dataset` when it
-/// reads so, else the whole id (with '/' as '-') as the dataset.
-fn task_of(id: &str) -> Task {
-    Task::parse(id, "").unwrap_or_else(|_| Task {
-        dataset: id.replace('/', "-"),
-        run: 0,
-        learner: String::new(),
-    })
-}
-
 fn read_run(dir: &Path, opts: &Options) -> Result<ImportedRun> {
     let cfg = Config::load(&dir.join(".hydra").join("config.yaml"))?;
     let c = cfg.path.display();
@@ -345,22 +335,4 @@ fn read_run(dir: &Path, opts: &Options) -> Result<ImportedRun> {
         failures: failed.len() as u64,
         pending,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn task_ids_that_are_not_dataset_run_learner_keep_their_text() {
-        assert_eq!(
-            task_of("phoneme/0/hist-gradient-boosting").learner,
-            "hist-gradient-boosting"
-        );
-        let t = task_of("yahpo/lcbench/3945/None/epoch");
-        assert_eq!(
-            (t.dataset.as_str(), t.run),
-            ("yahpo-lcbench-3945-None-epoch", 0)
-        );
-    }
 }

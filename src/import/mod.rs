@@ -11,6 +11,7 @@
 //! banditbench's runs on the same data.
 
 pub(crate) mod carps;
+pub(crate) mod hposuite;
 pub(crate) mod optuna;
 pub(crate) mod syne_tune;
 
@@ -98,6 +99,16 @@ impl Task {
             (r, false) => format!("{}/{r}/{}", self.dataset, self.learner),
         }
     }
+}
+
+/// A task id as a banditbench task: `dataset/run/learner`, `dataset/run` or `dataset` when it
+/// reads so, else the whole id (with '/' as '-') as the dataset.
+pub(crate) fn task_of(id: &str) -> Task {
+    Task::parse(id, "").unwrap_or_else(|_| Task {
+        dataset: id.replace('/', "-"),
+        run: 0,
+        learner: String::new(),
+    })
 }
 
 /// What a whole import holds, before it is written.
@@ -523,6 +534,19 @@ mod tests {
             "{e}"
         );
         assert!(Task::parse("a/1/b/c", "x").is_err());
+    }
+
+    #[test]
+    fn task_ids_that_are_not_dataset_run_learner_keep_their_text() {
+        assert_eq!(
+            task_of("phoneme/0/hist-gradient-boosting").learner,
+            "hist-gradient-boosting"
+        );
+        let t = task_of("yahpo/lcbench/3945/None/epoch");
+        assert_eq!(
+            (t.dataset.as_str(), t.run),
+            ("yahpo-lcbench-3945-None-epoch", 0)
+        );
     }
 
     #[test]

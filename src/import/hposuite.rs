@@ -1,0 +1,295 @@
+//! hposuite's run results (the `automl/hposuite` benchmarking suite over `hpoglue`): one parquet
+//! file per run, `<study>/<run name>/<run name>.parquet`, one row per result, as `Run.Report.df`
+//! writes it (`hposuite/run.py`): `config.id`, `result.objective.1.value`,
+//! `result.budget_used_total` (the run's budget so far: trials under a `TrialBudget`, cost under
+//! a `CostBudget`), `query.fidelity.1.value` when the problem has a fidelity, and per run
+//! `optimizer.name`, `optimizer.hp_str`, `benchmark.name`, `run.seed`,
+//! `problem.objective.1.minimize`, `problem.budget.kind`. hposuite records no failed trials.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use polars::prelude::*;
+
+use super::{Eval, ImportedRun, Task, parse_seed, task_of};
+
+/// How to read hposuite runs (`import hposuite` options).
+#[derive(Clone, Debug)]
+pub(crate) struct Options {
+    /// The task of every run, or None: the column `task_key`.
+    pub task: Option<String>,
+    pub task_key: String,
+    pub prefix: String,
+}
+
+/// The parquet files under `paths` (files, or folders searched at any depth), in name order.
+pub(crate) fn run_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
+    fn walk(p: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(p)
+            .with_context(|| format!("{}: cannot read the folder", p.display()))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .collect();
+        entries.sort();
+        for e in entries {
+            if e.is_dir() {
+                walk(&e, out)?;
+            } else if e.extension().is_some_and(|x| x == "parquet") {
+                out.push(e);
+            }
+        }
+        Ok(())
+    }
+    let mut out = Vec::new();
+    for p in paths {
+        let before = out.len();
+        if p.is_dir() {
+            walk(p, &mut out)?;
+        } else if p.is_file() {
+            out.push(p.clone());
+        } else {
+            bail!(
+                "{}: no such file or folder; give hposuite's run files (<run>.parquet) or its study folder",
+                p.display()
+            );
+        }
+        if out.len() == before {
+            bail!("{}: no hposuite run here (no .parquet file)", p.display());
+        }
+    }
+    Ok(out)
+}
+
+/// What a whole hposuite import reads.
+pub(crate) struct Read {
+    pub runs: Vec<ImportedRun>,
+    pub maximize: bool,
+    pub metric: String,
+    /// `trials` or `cost`.
+    pub budget_unit: String,
+    pub files: Vec<PathBuf>,
+}
+
+pub(crate) fn read(paths: &[PathBuf], opts: &Options) -> Result<Read> {
+    let files = run_files(paths)?;
+    let mut runs = Vec::new();
+    let mut first: Option<(bool, String, String, PathBuf)> = None;
+    for f in &files {
+        let (run, maximize, metric, unit) = read_run(f, opts)?;
+        match &first {
+            None => first = Some((maximize, metric, unit, f.clone())),
+            Some((m, name, u, at)) => {
+                if *m != maximize || *name != metric {
+                    bail!(
+                        "{}: objective '{metric}' ({}) differs from '{name}' ({}) of {}: import runs of one objective and direction together",
+                        f.display(),
+                        if maximize { "max" } else { "min" },
+                        if *m { "max" } else { "min" },
+                        at.display()
+                    );
+                }
+                if *u != unit {
+                    bail!(
+                        "{}: its budget counts {unit}, that of {} counts {u}: import runs of one kind of budget together",
+                        f.display(),
+                        at.display()
+                    );
+                }
+            }
+        }
+        runs.push(run);
+    }
+    let (maximize, metric, budget_unit, _) = first.context("no hposuite run found")?;
+    Ok(Read {
+        runs,
+        maximize,
+        metric,
+        budget_unit,
+        files,
+    })
+}
+
+/// A column's values as text (categorical and string columns alike).
+fn texts(path: &Path, df: &DataFrame, name: &str) -> Result<Vec<Option<String>>> {
+    let c = df
+        .column(name)
+        .map_err(|_| missing(path, df, name))?
+        .cast(&DataType::String)
+        .map_err(|e| {
+            anyhow::anyhow!(
+                "{}: column '{name}' cannot be read as text ({e})",
+                path.display()
+            )
+        })?;
+    Ok(c.str()?.iter().map(|v| v.map(String::from)).collect())
+}
+
+fn numbers(path: &Path, df: &DataFrame, name: &str) -> Result<Vec<f64>> {
+    let c = df.column(name).map_err(|_| missing(path, df, name))?;
+    if !(c.dtype().is_primitive_numeric() || c.dtype() == &DataType::Null) {
+        bail!(
+            "{}: column '{name}' must be numeric, but its type is {}",
+            path.display(),
+            c.dtype()
+        );
+    }
+    Ok(c.cast(&DataType::Float64)?
+        .f64()?
+        .iter()
+        .map(|v| v.unwrap_or(f64::NAN))
+        .collect())
+}
+
+fn missing(path: &Path, df: &DataFrame, name: &str) -> anyhow::Error {
+    let have: Vec<String> = df
+        .get_column_names()
+        .iter()
+        .map(|c| c.to_string())
+        .collect();
+    anyhow::anyhow!(
+        "{}: no column '{name}' (hposuite writes it in every run's file); its columns are {}",
+        path.display(),
+        have.join(", ")
+    )
+}
+
+/// The one value a per-run column holds.
+fn single(path: &Path, values: &[Option<String>], name: &str) -> Result<String> {
+    let first = values
+        .first()
+        .cloned()
+        .flatten()
+        .with_context(|| format!("{}: row 1, column '{name}': empty", path.display()))?;
+    if let Some((i, v)) = values
+        .iter()
+        .enumerate()
+        .find(|(_, v)| v.as_deref() != Some(first.as_str()))
+    {
+        bail!(
+            "{}: row {}, column '{name}': '{}' differs from '{first}' in row 1; one file is one run",
+            path.display(),
+            i + 1,
+            v.as_deref().unwrap_or("")
+        );
+    }
+    Ok(first)
+}
+
+fn read_run(path: &Path, opts: &Options) -> Result<(ImportedRun, bool, String, String)> {
+    let df = crate::results::read_parquet(path)?;
+    let p = path.display();
+    if df.height() == 0 {
+        bail!("{p}: no result in the file");
+    }
+    let count = numbers(path, &df, "problem.objective.count")?;
+    if count[0] != 1.0 {
+        bail!(
+            "{p}: {} objectives (a multi-objective run); banditbench ranks one objective",
+            count[0]
+        );
+    }
+    let optimizer = single(path, &texts(path, &df, "optimizer.name")?, "optimizer.name")?;
+    let hps = match df.column("optimizer.hp_str") {
+        Ok(_) => single(
+            path,
+            &texts(path, &df, "optimizer.hp_str")?,
+            "optimizer.hp_str",
+        )?,
+        Err(_) => "default".into(),
+    };
+    let policy = if hps == "default" {
+        optimizer
+    } else {
+        format!("{optimizer}({hps})")
+    };
+    let task = match &opts.task {
+        Some(t) => Task::parse(t, "--task")?,
+        None => {
+            let id = single(path, &texts(path, &df, &opts.task_key)?, &opts.task_key)?;
+            task_of(&id)
+        }
+    };
+    let seed_text = single(path, &texts(path, &df, "run.seed")?, "run.seed")?;
+    let seed = parse_seed(&seed_text, &format!("{p}, column 'run.seed'"))?;
+    let metric = single(
+        path,
+        &texts(path, &df, "problem.objective.1.name")?,
+        "problem.objective.1.name",
+    )?;
+    let minimize = single(
+        path,
+        &texts(path, &df, "problem.objective.1.minimize")?,
+        "problem.objective.1.minimize",
+    )?;
+    let maximize = match minimize.as_str() {
+        "false" => true,
+        "true" => false,
+        other => {
+            bail!("{p}: column 'problem.objective.1.minimize': '{other}' is not true or false")
+        }
+    };
+    let unit = match single(
+        path,
+        &texts(path, &df, "problem.budget.kind")?,
+        "problem.budget.kind",
+    )?
+    .as_str()
+    {
+        "TrialBudget" => "trials".to_string(),
+        "CostBudget" => "cost".to_string(),
+        other => bail!(
+            "{p}: column 'problem.budget.kind': '{other}' is neither TrialBudget nor CostBudget"
+        ),
+    };
+    let value = numbers(path, &df, "result.objective.1.value")?;
+    let time = numbers(path, &df, "result.budget_used_total")?;
+    let ids = texts(path, &df, "config.id")?;
+    let fidelity = match df.column("query.fidelity.1.value") {
+        Ok(_) => Some(numbers(path, &df, "query.fidelity.1.value")?),
+        Err(_) => None,
+    };
+    let mut arms: HashMap<String, u32> = HashMap::new();
+    let mut evals = Vec::with_capacity(df.height());
+    for i in 0..df.height() {
+        let at = |col: &str| format!("{p}: row {}, column '{col}'", i + 1);
+        let t = time[i];
+        if !(t.is_finite() && t >= 0.0) {
+            bail!(
+                "{}: the budget used is missing or negative; every result has one",
+                at("result.budget_used_total")
+            );
+        }
+        let id = ids[i]
+            .clone()
+            .with_context(|| format!("{}: empty", at("config.id")))?;
+        let next = arms.len() as u32;
+        let trial = *arms.entry(id).or_insert(next);
+        let f = fidelity.as_ref().and_then(|f| {
+            let v = f[i];
+            (v.is_finite() && v >= 0.0 && v.fract() == 0.0 && v <= f64::from(u32::MAX))
+                .then_some(v as u32)
+        });
+        evals.push(Eval {
+            time: t,
+            value: value[i],
+            trial,
+            fidelity: f,
+            action: "result",
+        });
+    }
+    evals.sort_by(|a, b| a.time.total_cmp(&b.time));
+    Ok((
+        ImportedRun {
+            source: p.to_string(),
+            policy: format!("{}{policy}", opts.prefix),
+            task,
+            seed,
+            evals,
+            failures: 0,
+            pending: 0,
+        },
+        maximize,
+        metric,
+        unit,
+    ))
+}
