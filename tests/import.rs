@@ -970,3 +970,234 @@ fn malformed_hposuite_files_are_refused_naming_file_row_and_column() {
     let e = fails(&p);
     assert!(e.contains("run.parquet: cannot read as parquet"), "{e}");
 }
+
+/// A parquet file's columns as f32 bit patterns / strings / ints, for exact comparison.
+fn f32_bits(df: &DataFrame, name: &str) -> Vec<u32> {
+    let c = df.column(name).unwrap().cast(&DataType::Float32).unwrap();
+    c.f32()
+        .unwrap()
+        .iter()
+        .map(|v| v.unwrap().to_bits())
+        .collect()
+}
+
+fn ints(df: &DataFrame, name: &str) -> Vec<i64> {
+    let c = df.column(name).unwrap().cast(&DataType::Int64).unwrap();
+    c.i64().unwrap().iter().map(|v| v.unwrap()).collect()
+}
+
+fn strs(df: &DataFrame, name: &str) -> Vec<String> {
+    let c = df.column(name).unwrap().cast(&DataType::String).unwrap();
+    c.str()
+        .unwrap()
+        .iter()
+        .map(|v| v.unwrap().to_string())
+        .collect()
+}
+
+/// Pool -> blackbox (Syne Tune 0.16.0's own serialize, scripts/fixtures/blackbox_from_pool.py)
+/// -> pool (`import blackbox`): the bundled sklearn-grid pool's HistGradientBoosting grid on
+/// phoneme, three runs, comes back identical: dimensions and their levels, every configuration's
+/// levels and hyperparameter values, and every unit's score, test score and seconds bit for bit.
+#[test]
+fn a_bundled_pool_survives_the_round_trip_through_syne_tunes_blackbox_format() {
+    let dir = scratch("blackbox-round-trip");
+    let out = dir.join("pool");
+    let bb = fixtures("blackbox").join("sklearn-grid-hgb-phoneme");
+    let o = run_ok(&[
+        "import",
+        "blackbox",
+        s(&bb),
+        "--out",
+        s(&out),
+        "--metric",
+        "score",
+        "--test-metric",
+        "test_score",
+        "--cost",
+        "cost_s",
+    ]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("625 configurations on 1 tasks x 3 runs, 27 units each"),
+        "{text}"
+    );
+    let pool = root().join("traces/sklearn-grid");
+    // The manifest: the learner's dimensions, in order, with their levels' text.
+    let orig: toml::Table = std::fs::read_to_string(pool.join("pool.toml"))
+        .unwrap()
+        .parse()
+        .unwrap();
+    let back: toml::Table = std::fs::read_to_string(out.join("pool.toml"))
+        .unwrap()
+        .parse()
+        .unwrap();
+    for k in ["metric", "direction", "units", "neighbours"] {
+        assert_eq!(orig[k], back[k], "{k}");
+    }
+    let learner = |t: &toml::Table| {
+        t["learners"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|l| l["name"].as_str() == Some("hist-gradient-boosting"))
+            .unwrap()
+            .clone()
+    };
+    let (lo, lb) = (learner(&orig), learner(&back));
+    assert_eq!(lo["dims"], lb["dims"]);
+    assert_eq!(lo["unit"], lb["unit"]);
+    // Configurations: the same levels and values, in config-id order.
+    let co = read_parquet(&pool.join("configs.parquet")).unwrap();
+    let mask = co
+        .column("learner")
+        .unwrap()
+        .str()
+        .unwrap()
+        .equal("hist-gradient-boosting");
+    let co = co
+        .filter(&mask)
+        .unwrap()
+        .sort(["config_id"], Default::default())
+        .unwrap();
+    let cb = read_parquet(&out.join("configs.parquet")).unwrap();
+    assert_eq!(co.height(), 625);
+    assert_eq!(strs(&co, "levels"), strs(&cb, "levels"));
+    let json = |v: Vec<String>| -> Vec<Value> {
+        v.iter().map(|t| serde_json::from_str(t).unwrap()).collect()
+    };
+    assert_eq!(json(strs(&co, "config")), json(strs(&cb, "config")));
+    let id_of: BTreeMap<i64, i64> = ints(&co, "config_id")
+        .into_iter()
+        .zip(ints(&cb, "config_id"))
+        .collect();
+    // Curves: every (run, configuration, unit), bit for bit.
+    let mut orig_rows = Vec::new();
+    for run in 0..3 {
+        let f = pool.join(format!(
+            "curves/phoneme__hist-gradient-boosting__{run}.parquet"
+        ));
+        let df = read_parquet(&f).unwrap();
+        let (r, c, u) = (ints(&df, "run"), ints(&df, "config_id"), ints(&df, "unit"));
+        let (sc, ts, cs, st) = (
+            f32_bits(&df, "score"),
+            f32_bits(&df, "test_score"),
+            f32_bits(&df, "cost_s"),
+            strs(&df, "status"),
+        );
+        for i in 0..df.height() {
+            orig_rows.push((r[i], id_of[&c[i]], u[i], sc[i], ts[i], cs[i], st[i].clone()));
+        }
+    }
+    let df = read_parquet(&out.join("curves/phoneme.parquet")).unwrap();
+    let (r, c, u) = (ints(&df, "run"), ints(&df, "config_id"), ints(&df, "unit"));
+    let (sc, ts, cs, st) = (
+        f32_bits(&df, "score"),
+        f32_bits(&df, "test_score"),
+        f32_bits(&df, "cost_s"),
+        strs(&df, "status"),
+    );
+    let mut back_rows: Vec<_> = (0..df.height())
+        .map(|i| (r[i], c[i], u[i], sc[i], ts[i], cs[i], st[i].clone()))
+        .collect();
+    orig_rows.sort();
+    back_rows.sort();
+    assert_eq!(orig_rows.len(), 3 * 625 * 27);
+    assert!(orig_rows == back_rows, "the curves differ");
+    // And the pool loads and inspects like any other.
+    let o = run_ok(&["traces", "inspect", s(&out)]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("625 configurations, 27 units per curve"),
+        "{text}"
+    );
+}
+
+#[test]
+fn malformed_blackboxes_are_refused_naming_the_file_and_what_is_wrong() {
+    let src = fixtures("blackbox").join("sklearn-grid-hgb-phoneme");
+    let variant = |name: &str, edit: &dyn Fn(&Path)| -> PathBuf {
+        let d = scratch(name).join("bb");
+        std::fs::create_dir_all(&d).unwrap();
+        for e in std::fs::read_dir(&src).unwrap() {
+            let p = e.unwrap().path();
+            std::fs::copy(&p, d.join(p.file_name().unwrap())).unwrap();
+        }
+        edit(&d);
+        d
+    };
+    let flags = ["--metric", "score", "--cost", "cost_s"];
+    let fails = |d: &Path, extra: &[&str]| {
+        let out = d.parent().unwrap().join("out");
+        let mut args = vec!["import", "blackbox", s(d), "--out", s(&out)];
+        args.extend_from_slice(extra);
+        let e = run_fails(&args, 1);
+        assert!(!out.exists(), "a failed import left {}", out.display());
+        e
+    };
+    // An objective the blackbox does not have: the objectives it has.
+    let d = variant("bb-objective", &|_| {});
+    let e = fails(&d, &["--metric", "accuracy", "--cost", "cost_s"]);
+    assert!(
+        e.contains("--metric accuracy: the blackbox has no such objective; its objectives are score, test_score, cost_s"),
+        "{e}"
+    );
+    // No seconds named.
+    let e = fails(&d, &["--metric", "score"]);
+    assert!(
+        e.contains("--cost NAME") && e.contains("--elapsed NAME"),
+        "{e}"
+    );
+    // No direction anywhere.
+    let d = variant("bb-direction", &|d| {
+        let p = d.join("metadata.json");
+        let t = std::fs::read_to_string(&p).unwrap();
+        std::fs::write(&p, t.replace("\"direction\": \"maximize\", ", "")).unwrap();
+    });
+    let e = fails(&d, &flags);
+    assert!(
+        e.contains("metadata.json: no 'direction'") && e.contains("--direction"),
+        "{e}"
+    );
+    // metadata.json naming a task the evaluations do not hold.
+    let d = variant("bb-tasks", &|d| {
+        let p = d.join("metadata.json");
+        let t = std::fs::read_to_string(&p).unwrap();
+        std::fs::write(&p, t.replace("[\"phoneme\"]", "[\"phoneme\", \"car\"]")).unwrap();
+    });
+    let e = fails(&d, &flags);
+    assert!(
+        e.contains("objectives_evaluations.npy: shape [1, 625, 3, 27, 3] does not match 2 tasks"),
+        "{e}"
+    );
+    // A file that is not .npy.
+    let d = variant("bb-npy", &|d| {
+        std::fs::write(d.join("fidelities_values.npy"), "1,2,3\n").unwrap();
+    });
+    let e = fails(&d, &flags);
+    assert!(
+        e.contains("fidelities_values.npy: not a NumPy .npy file"),
+        "{e}"
+    );
+    // A hyperparameter value outside its domain.
+    let d = variant("bb-domain", &|d| {
+        let p = d.join("configspace.json");
+        let t = std::fs::read_to_string(&p).unwrap();
+        std::fs::write(&p, t.replacen("[4, 8, 16, 32, 64]", "[4, 8, 16, 32]", 1)).unwrap();
+    });
+    let e = fails(&d, &flags);
+    assert!(
+        e.contains("hyperparameters.parquet: row")
+            && e.contains("column 'max_leaf_nodes': 64 is not among the domain's values"),
+        "{e}"
+    );
+    // Damaged JSON: line and column.
+    let d = variant("bb-json", &|d| {
+        std::fs::write(d.join("metadata.json"), "{\"objectives_names\": [").unwrap();
+    });
+    let e = fails(&d, &flags);
+    assert!(
+        e.contains("metadata.json: line 1, column") && e.contains("not valid JSON"),
+        "{e}"
+    );
+}

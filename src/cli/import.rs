@@ -3,7 +3,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
-use crate::import::{self, Import, NameRule, carps, hposuite, optuna, syne_tune};
+use crate::import::{self, Import, NameRule, blackbox, carps, hposuite, optuna, syne_tune};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -106,6 +106,40 @@ enum Tool {
         #[arg(long, default_value = "benchmark.name")]
         task_key: String,
     },
+    /// A blackbox in Syne Tune's blackbox repository format (hyperparameters.parquet,
+    /// configspace.json, objectives_evaluations.npy, fidelities_values.npy, metadata.json, as
+    /// its serialize writes them: FCNet, NAS-Bench-201, LCBench, PD1, HPO-B, TabRepo, ...) into a
+    /// banditbench pool: tasks become datasets, seeds runs, fidelity levels units 1..F, the
+    /// configurations one learner's grid. Not a run log: `run` and every policy then replay it
+    Blackbox {
+        /// The blackbox's folder (the one Syne Tune's serialize wrote)
+        dir: PathBuf,
+        /// The pool folder to write (must not exist)
+        #[arg(long)]
+        out: PathBuf,
+        /// The objective that is the score [default: the first objective]
+        #[arg(long)]
+        metric: Option<String>,
+        /// Whether the score is maximised or minimised [default: metadata.json's direction]
+        #[arg(long)]
+        direction: Option<String>,
+        /// The objective that is the test score (none: NaN)
+        #[arg(long)]
+        test_metric: Option<String>,
+        /// The objective holding the seconds of each fidelity step
+        #[arg(long, conflicts_with = "elapsed")]
+        cost: Option<String>,
+        /// The objective holding the seconds up to each fidelity (cumulative, as Syne Tune's
+        /// elapsed_time_attr); each unit's seconds are the differences
+        #[arg(long)]
+        elapsed: Option<String>,
+        /// The learner's name [default: metadata.json's learner, else the folder's name]
+        #[arg(long)]
+        learner: Option<String>,
+        /// The pool's name [default: the --out folder's name]
+        #[arg(long)]
+        name: Option<String>,
+    },
 }
 
 #[derive(clap::Args)]
@@ -129,7 +163,53 @@ struct Common {
 
 pub fn run(args: Args) -> Result<ExitCode> {
     let t0 = std::time::Instant::now();
+    if let Tool::Blackbox {
+        dir,
+        out,
+        metric,
+        direction,
+        test_metric,
+        cost,
+        elapsed,
+        learner,
+        name,
+    } = args.tool
+    {
+        let opts = blackbox::Options {
+            metric,
+            direction,
+            test_metric,
+            cost,
+            elapsed,
+            learner,
+            name,
+        };
+        let w = blackbox::import(&dir, &out, &opts)?;
+        println!(
+            "imported a pool of {} configurations on {} tasks x {} runs, {} units each{}",
+            w.configs,
+            w.tasks,
+            w.runs,
+            w.units,
+            if w.failed_curves > 0 {
+                format!(
+                    " ({} curves end in a missing score, kept as failed units)",
+                    w.failed_curves
+                )
+            } else {
+                String::new()
+            }
+        );
+        eprintln!(
+            "wrote {} in {:.2} s; see it with: banditbench traces inspect {}",
+            out.display(),
+            t0.elapsed().as_secs_f64(),
+            out.display()
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
     let (imp, common, notes) = match args.tool {
+        Tool::Blackbox { .. } => unreachable!("handled above"),
         Tool::SyneTune {
             paths,
             common,

@@ -10,6 +10,7 @@
 //! `dataset/run/learner`, `dataset/run` or `dataset`, so imported runs share units with
 //! banditbench's runs on the same data.
 
+pub(crate) mod blackbox;
 pub(crate) mod carps;
 pub(crate) mod hposuite;
 pub(crate) mod optuna;

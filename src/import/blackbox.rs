@@ -1,0 +1,568 @@
+//! Syne Tune's blackbox repository format (Salinas et al. 2022, "Syne Tune: A Library for Large
+//! Scale Hyperparameter Tuning and Reproducible Research"; `syne_tune/blackbox_repository/
+//! blackbox_tabular.py`, `serialize`) into a banditbench pool (`banditbench-pool/1`).
+//!
+//! A blackbox folder holds `hyperparameters.parquet` (one row per configuration, one column per
+//! hyperparameter), `configspace.json` (each hyperparameter's domain), `fidelityspace.json`,
+//! `fidelities_values.npy` (the fidelity levels), `objectives_evaluations.npy` (float32, shape
+//! (tasks, configurations, seeds, fidelities, objectives)) and `metadata.json`
+//! (`objectives_names`, `task_names`). Its tasks become the pool's datasets, its seeds the runs,
+//! its fidelity levels the units 1..F (the values are kept in the provenance), and its
+//! configurations one learner's grid: a hyperparameter with a finite domain (`choice`,
+//! `ordinal`, ...) keeps its categories in their order, any other one the distinct values it
+//! takes, in increasing order. A missing (NaN) score ends a curve as a failed unit.
+
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
+use polars::prelude::*;
+use serde_json::Value;
+
+/// How to read a blackbox (`import blackbox` options).
+#[derive(Clone, Debug)]
+pub(crate) struct Options {
+    /// The objective that is the pool's score [default: the first objective].
+    pub metric: Option<String>,
+    /// `maximize` or `minimize` [default: the metadata's `direction`].
+    pub direction: Option<String>,
+    /// The objective that is the test score, if any.
+    pub test_metric: Option<String>,
+    /// The objective holding each fidelity step's seconds.
+    pub cost: Option<String>,
+    /// The objective holding the seconds elapsed up to each fidelity (cumulative).
+    pub elapsed: Option<String>,
+    /// The learner's name [default: the metadata's `learner`, else the folder's name].
+    pub learner: Option<String>,
+    /// The pool's name [default: the output folder's name].
+    pub name: Option<String>,
+}
+
+/// What an import wrote.
+pub(crate) struct Written {
+    pub configs: usize,
+    pub tasks: usize,
+    pub runs: usize,
+    pub units: usize,
+    pub failed_curves: usize,
+}
+
+fn read_json(path: &Path) -> Result<Value> {
+    let text = std::fs::read_to_string(path).with_context(|| {
+        format!(
+            "{}: cannot read (Syne Tune's serialize writes it in every blackbox folder)",
+            path.display()
+        )
+    })?;
+    serde_json::from_str(&text).map_err(|e| {
+        anyhow::anyhow!(
+            "{}: line {}, column {}: not valid JSON ({e})",
+            path.display(),
+            e.line(),
+            e.column()
+        )
+    })
+}
+
+/// A `.npy` file's shape and values as f64 (any numeric dtype).
+fn read_npy(path: &Path) -> Result<(Vec<usize>, Vec<f64>)> {
+    let open = || -> Result<npyz::NpyFile<std::io::BufReader<std::fs::File>>> {
+        let f = std::fs::File::open(path).with_context(|| {
+            format!(
+                "{}: cannot read (Syne Tune's serialize writes it in every blackbox folder)",
+                path.display()
+            )
+        })?;
+        npyz::NpyFile::new(std::io::BufReader::new(f))
+            .map_err(|e| anyhow::anyhow!("{}: not a NumPy .npy file ({e})", path.display()))
+    };
+    let npy = open()?;
+    let shape: Vec<usize> = npy.shape().iter().map(|&s| s as usize).collect();
+    if npy.order() != npyz::Order::C {
+        bail!(
+            "{}: stored in Fortran order; Syne Tune writes C order (np.save of a C array)",
+            path.display()
+        );
+    }
+    let dtype = npy.dtype().descr();
+    let bad =
+        |e: std::io::Error| anyhow::anyhow!("{}: cannot read its values ({e})", path.display());
+    let values: Vec<f64> = match dtype.as_str() {
+        "'<f4'" => npy
+            .into_vec::<f32>()
+            .map_err(bad)?
+            .into_iter()
+            .map(f64::from)
+            .collect(),
+        "'<f8'" => npy.into_vec::<f64>().map_err(bad)?,
+        "'<i8'" => npy
+            .into_vec::<i64>()
+            .map_err(bad)?
+            .into_iter()
+            .map(|v| v as f64)
+            .collect(),
+        "'<i4'" => npy
+            .into_vec::<i32>()
+            .map_err(bad)?
+            .into_iter()
+            .map(f64::from)
+            .collect(),
+        other => bail!(
+            "{}: values of type {other}; a blackbox holds little-endian floats or integers",
+            path.display()
+        ),
+    };
+    Ok((shape, values))
+}
+
+/// One hyperparameter: its levels (as JSON values) and whether they are ordered.
+struct Dim {
+    name: String,
+    levels: Vec<Value>,
+    ordinal: bool,
+}
+
+/// A JSON value as a level's text: numbers as JSON writes them, strings as they are.
+fn level_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn same_level(a: &Value, b: &Value) -> bool {
+    match (a.as_f64(), b.as_f64()) {
+        (Some(x), Some(y)) => x == y,
+        _ => a == b,
+    }
+}
+
+/// A hyperparameter column's values as JSON.
+fn column_values(path: &Path, df: &DataFrame, name: &str) -> Result<Vec<Value>> {
+    let c = df.column(name)?.as_materialized_series().clone();
+    let n = c.len();
+    let out: Vec<Value> = match c.dtype() {
+        d if d.is_integer() => {
+            let c = c.cast(&DataType::Int64)?;
+            c.i64()?
+                .iter()
+                .map(|v| v.map_or(Value::Null, Value::from))
+                .collect()
+        }
+        d if d.is_float() => {
+            let c = c.cast(&DataType::Float64)?;
+            c.f64()?
+                .iter()
+                .map(|v| {
+                    v.and_then(serde_json::Number::from_f64)
+                        .map_or(Value::Null, Value::Number)
+                })
+                .collect()
+        }
+        DataType::Boolean => c
+            .bool()?
+            .iter()
+            .map(|v| v.map_or(Value::Null, Value::Bool))
+            .collect(),
+        _ => {
+            let c = c.cast(&DataType::String)?;
+            c.str()?
+                .iter()
+                .map(|v| v.map_or(Value::Null, |s| Value::String(s.into())))
+                .collect()
+        }
+    };
+    if let Some(i) = out.iter().position(Value::is_null) {
+        bail!(
+            "{}: row {}, column '{name}': missing; every configuration has a value for every hyperparameter",
+            path.display(),
+            i + 1
+        );
+    }
+    debug_assert_eq!(out.len(), n);
+    Ok(out)
+}
+
+/// Convert the blackbox at `dir` into a pool at `out` (which must not exist).
+pub(crate) fn import(dir: &Path, out: &Path, opts: &Options) -> Result<Written> {
+    if out.exists() {
+        bail!(
+            "{}: already exists; an import writes a new pool (remove it, or give another --out)",
+            out.display()
+        );
+    }
+    let meta_path = dir.join("metadata.json");
+    let meta = read_json(&meta_path)?;
+    let m = meta_path.display();
+    let strings = |key: &str| -> Result<Vec<String>> {
+        meta.get(key)
+            .and_then(Value::as_array)
+            .and_then(|a| a.iter().map(|v| v.as_str().map(String::from)).collect())
+            .with_context(|| format!("{m}: no list of names '{key}'"))
+    };
+    let objectives = strings("objectives_names")?;
+    let tasks = strings("task_names")?;
+    let objective = |name: &str, option: &str| -> Result<usize> {
+        objectives.iter().position(|o| o == name).with_context(|| {
+            format!(
+                "{option} {name}: the blackbox has no such objective; its objectives are {}",
+                objectives.join(", ")
+            )
+        })
+    };
+    let metric = opts.metric.clone().unwrap_or_else(|| objectives[0].clone());
+    let score_k = objective(&metric, "--metric")?;
+    let test_k = match &opts.test_metric {
+        Some(t) => Some(objective(t, "--test-metric")?),
+        None => None,
+    };
+    let (cost_k, cumulative) = match (&opts.cost, &opts.elapsed) {
+        (Some(c), None) => (objective(c, "--cost")?, false),
+        (None, Some(e)) => (objective(e, "--elapsed")?, true),
+        (Some(_), Some(_)) => bail!("give --cost or --elapsed, not both"),
+        (None, None) => bail!(
+            "name the objective holding the training seconds: --cost NAME (seconds of each fidelity step) or --elapsed NAME (seconds up to each fidelity, cumulative, as Syne Tune's elapsed_time_attr); the objectives are {}",
+            objectives.join(", ")
+        ),
+    };
+    let direction = match opts
+        .direction
+        .clone()
+        .or_else(|| {
+            meta.get("direction")
+                .and_then(Value::as_str)
+                .map(String::from)
+        })
+        .as_deref()
+    {
+        Some("maximize" | "max") => "maximize",
+        Some("minimize" | "min") => "minimize",
+        Some(other) => bail!("direction '{other}': give maximize or minimize"),
+        None => bail!(
+            "{m}: no 'direction'; say whether {metric} is maximised or minimised with --direction maximize|minimize"
+        ),
+    };
+    let learner = opts
+        .learner
+        .clone()
+        .or_else(|| {
+            meta.get("learner")
+                .and_then(Value::as_str)
+                .map(String::from)
+        })
+        .or_else(|| dir.file_name().and_then(|n| n.to_str()).map(String::from))
+        .unwrap_or_else(|| "blackbox".into());
+
+    // Fidelities and evaluations.
+    let (_, fidelities) = read_npy(&dir.join("fidelities_values.npy"))?;
+    let ev_path = dir.join("objectives_evaluations.npy");
+    let (shape, ev) = read_npy(&ev_path)?;
+    let [n_tasks, n_configs, n_seeds, n_fid, n_obj] = shape[..] else {
+        bail!(
+            "{}: shape {shape:?}; Syne Tune's is (tasks, configurations, seeds, fidelities, objectives)",
+            ev_path.display()
+        );
+    };
+    if n_tasks != tasks.len() || n_obj != objectives.len() || n_fid != fidelities.len() {
+        bail!(
+            "{}: shape {shape:?} does not match {} tasks and {} objectives in metadata.json and {} fidelities in fidelities_values.npy",
+            ev_path.display(),
+            tasks.len(),
+            objectives.len(),
+            fidelities.len()
+        );
+    }
+    if n_fid == 0 || n_fid > 100_000 {
+        bail!(
+            "{}: {n_fid} fidelities; a pool has 1 to 100000 units",
+            ev_path.display()
+        );
+    }
+
+    // Configurations.
+    let hp_path = dir.join("hyperparameters.parquet");
+    let hp = crate::results::read_parquet(&hp_path)?;
+    if hp.height() != n_configs {
+        bail!(
+            "{}: {} configurations, but objectives_evaluations.npy has {n_configs}",
+            hp_path.display(),
+            hp.height()
+        );
+    }
+    let space = read_json(&dir.join("configspace.json"))?;
+    let mut dims = Vec::new();
+    let mut columns = Vec::new();
+    for name in hp.get_column_names() {
+        let name = name.to_string();
+        let values = column_values(&hp_path, &hp, &name)?;
+        let domain = space.get(&name);
+        let cls = domain
+            .and_then(|d| d.get("domain_cls"))
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        let categories = domain
+            .and_then(|d| d.get("domain_kwargs"))
+            .and_then(|k| k.get("categories"))
+            .and_then(Value::as_array);
+        let (levels, ordinal) = match categories {
+            Some(c) => (c.clone(), cls != "Categorical"),
+            None => {
+                let mut distinct: Vec<Value> = Vec::new();
+                for v in &values {
+                    if !distinct.iter().any(|d| same_level(d, v)) {
+                        distinct.push(v.clone());
+                    }
+                }
+                distinct.sort_by(|a, b| match (a.as_f64(), b.as_f64()) {
+                    (Some(x), Some(y)) => x.total_cmp(&y),
+                    _ => level_text(a).cmp(&level_text(b)),
+                });
+                (distinct, true)
+            }
+        };
+        if levels.len() > usize::from(u16::MAX) {
+            bail!(
+                "{}: hyperparameter '{name}' takes {} values; a pool's dimension has at most 65535 levels",
+                hp_path.display(),
+                levels.len()
+            );
+        }
+        dims.push(Dim {
+            name,
+            levels,
+            ordinal,
+        });
+        columns.push(values);
+    }
+    let mut levels_text = Vec::with_capacity(n_configs);
+    let mut config_json = Vec::with_capacity(n_configs);
+    for i in 0..n_configs {
+        let mut lv = Vec::with_capacity(dims.len());
+        let mut obj = serde_json::Map::new();
+        for (d, col) in dims.iter().zip(&columns) {
+            let v = &col[i];
+            let at = d.levels.iter().position(|l| same_level(l, v)).with_context(|| {
+                format!(
+                    "{}: row {}, column '{}': {v} is not among the domain's values in configspace.json",
+                    hp_path.display(),
+                    i + 1,
+                    d.name
+                )
+            })?;
+            lv.push(at.to_string());
+            obj.insert(d.name.clone(), v.clone());
+        }
+        levels_text.push(lv.join(","));
+        config_json.push(Value::Object(obj).to_string());
+    }
+
+    // Write to a temporary folder, renamed at the end.
+    let tmp = out.with_file_name(format!(
+        ".{}.importing-{}",
+        out.file_name().and_then(|n| n.to_str()).unwrap_or("pool"),
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&tmp);
+    std::fs::create_dir_all(tmp.join("curves"))
+        .with_context(|| format!("{}: cannot create", tmp.display()))?;
+    let result = (|| -> Result<Written> {
+        let n = n_configs;
+        let mut configs = df!(
+            "config_id" => (0..n as i32).collect::<Vec<_>>(),
+            "learner" => vec![learner.as_str(); n],
+            "levels" => levels_text,
+            "config" => config_json,
+        )?;
+        write_parquet(&tmp.join("configs.parquet"), &mut configs)?;
+        let at = |t: usize, c: usize, s: usize, f: usize, k: usize| {
+            ev[(((t * n_configs + c) * n_seeds + s) * n_fid + f) * n_obj + k]
+        };
+        let mut failed_curves = 0;
+        for (t, task) in tasks.iter().enumerate() {
+            let (mut run, mut cid, mut unit) = (Vec::new(), Vec::new(), Vec::new());
+            let (mut score, mut test, mut cost, mut status) =
+                (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+            for s in 0..n_seeds {
+                for c in 0..n_configs {
+                    let mut before = 0.0;
+                    for f in 0..n_fid {
+                        let x = at(t, c, s, f, score_k);
+                        let secs = at(t, c, s, f, cost_k);
+                        let step = if cumulative { secs - before } else { secs };
+                        before = secs;
+                        run.push(s as i32);
+                        cid.push(c as i32);
+                        unit.push(f as i32 + 1);
+                        score.push(x as f32);
+                        test.push(test_k.map_or(f32::NAN, |k| at(t, c, s, f, k) as f32));
+                        cost.push(if step.is_finite() {
+                            step.max(0.0) as f32
+                        } else {
+                            0.0
+                        });
+                        if x.is_nan() {
+                            status.push("failed");
+                            failed_curves += 1;
+                            break;
+                        }
+                        status.push("ok");
+                    }
+                }
+            }
+            let rows = run.len();
+            let mut df = df!(
+                "dataset" => vec![task.as_str(); rows],
+                "run" => run,
+                "config_id" => cid,
+                "unit" => unit,
+                "score" => score,
+                "test_score" => test,
+                "cost_s" => cost,
+                "status" => status,
+            )?;
+            let file = format!("{}.parquet", task.replace(['/', '\\'], "-"));
+            write_parquet(&tmp.join("curves").join(file), &mut df)?;
+        }
+        let manifest = manifest_text(
+            &opts.name.clone().unwrap_or_else(|| {
+                out.file_name()
+                    .and_then(|n| n.to_str())
+                    .unwrap_or("blackbox")
+                    .to_string()
+            }),
+            dir,
+            n_configs,
+            // The metric's name: metadata.json's `metric`, if it has one, else the objective's.
+            meta.get("metric")
+                .and_then(Value::as_str)
+                .unwrap_or(&metric),
+            direction,
+            &learner,
+            meta.get("unit").and_then(Value::as_str).unwrap_or(""),
+            &dims,
+            &fidelities,
+            &objectives,
+            cumulative,
+        )?;
+        crate::experiment::write_text_atomic(&tmp.join("pool.toml"), &manifest)?;
+        Ok(Written {
+            configs: n_configs,
+            tasks: n_tasks,
+            runs: n_seeds,
+            units: n_fid,
+            failed_curves,
+        })
+    })();
+    match result {
+        Ok(w) => {
+            std::fs::rename(&tmp, out)
+                .with_context(|| format!("{}: cannot move the pool into place", out.display()))?;
+            Ok(w)
+        }
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(&tmp);
+            Err(e)
+        }
+    }
+}
+
+fn write_parquet(path: &Path, df: &mut DataFrame) -> Result<()> {
+    let f = std::fs::File::create(path)
+        .with_context(|| format!("{}: cannot create", path.display()))?;
+    ParquetWriter::new(f)
+        .with_compression(ParquetCompression::Zstd(None))
+        .finish(df)
+        .map_err(|e| anyhow::anyhow!("{}: cannot write ({e})", path.display()))?;
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn manifest_text(
+    name: &str,
+    dir: &Path,
+    configs: usize,
+    metric: &str,
+    direction: &str,
+    learner: &str,
+    unit: &str,
+    dims: &[Dim],
+    fidelities: &[f64],
+    objectives: &[String],
+    cumulative: bool,
+) -> Result<String> {
+    use toml::Value as T;
+    let mut t = toml::Table::new();
+    t.insert(
+        "format".into(),
+        T::String(crate::trace::pool::POOL_FORMAT_V1.into()),
+    );
+    t.insert("name".into(), T::String(name.into()));
+    t.insert(
+        "description".into(),
+        T::String(format!(
+            "Imported from the Syne Tune blackbox at {} ({} configurations of one learner; fidelities as units 1..{}).",
+            dir.display(),
+            configs,
+            fidelities.len()
+        )),
+    );
+    t.insert("metric".into(), T::String(metric.into()));
+    t.insert("direction".into(), T::String(direction.into()));
+    t.insert("units".into(), T::Integer(fidelities.len() as i64));
+    t.insert("neighbours".into(), T::String("grid".into()));
+    t.insert("complete".into(), T::Boolean(true));
+    let mut l = toml::Table::new();
+    l.insert("name".into(), T::String(learner.into()));
+    l.insert(
+        "unit".into(),
+        T::String(if unit.is_empty() {
+            "one fidelity level of the blackbox".into()
+        } else {
+            unit.into()
+        }),
+    );
+    let dims_t: Vec<T> = dims
+        .iter()
+        .map(|d| {
+            let mut x = toml::Table::new();
+            x.insert("name".into(), T::String(d.name.clone()));
+            x.insert(
+                "kind".into(),
+                T::String(if d.ordinal { "ordinal" } else { "categorical" }.into()),
+            );
+            x.insert(
+                "values".into(),
+                T::Array(d.levels.iter().map(|v| T::String(level_text(v))).collect()),
+            );
+            T::Table(x)
+        })
+        .collect();
+    l.insert("dims".into(), T::Array(dims_t));
+    t.insert("learners".into(), T::Array(vec![T::Table(l)]));
+    let mut p = toml::Table::new();
+    p.insert(
+        "source".into(),
+        T::String("Syne Tune blackbox repository format".into()),
+    );
+    p.insert("path".into(), T::String(dir.display().to_string()));
+    p.insert(
+        "fidelity_values".into(),
+        T::Array(fidelities.iter().map(|&f| T::Float(f)).collect()),
+    );
+    p.insert(
+        "objectives".into(),
+        T::Array(objectives.iter().map(|o| T::String(o.clone())).collect()),
+    );
+    p.insert(
+        "seconds".into(),
+        T::String(
+            if cumulative {
+                "elapsed (differenced)"
+            } else {
+                "per step"
+            }
+            .into(),
+        ),
+    );
+    t.insert("provenance".into(), T::Table(p));
+    Ok(toml::to_string(&t)?)
+}
