@@ -1205,12 +1205,24 @@ fn normalized_scores_are_relative_to_a_baseline_or_the_units_range() {
         "best_score",
         "--average-repeats",
     ];
-    for how in ["baseline", "range"] {
+    // Known best and worst accuracies per dataset (any values will do for the formula).
+    let known = dir.join("known.csv");
+    std::fs::write(
+        &known,
+        "unit,best,worst\ncar,1.0,0.7\npima,0.85,0.65\nspambase,0.97,0.6\n",
+    )
+    .unwrap();
+    let known_of = |d: &str| match d {
+        "car" => (1.0, 0.7),
+        "pima" => (0.85, 0.65),
+        _ => (0.97, 0.6),
+    };
+    for how in ["baseline", "range", "known"] {
         let out = dir.join(how);
-        let flag = if how == "baseline" {
-            format!("baseline:{base}")
-        } else {
-            "range".into()
+        let flag = match how {
+            "baseline" => format!("baseline:{base}"),
+            "known" => format!("known:{}", known.display()),
+            _ => "range".into(),
         };
         let mut args = common.to_vec();
         args.extend(["--normalize", flag.as_str(), "--out", out.to_str().unwrap()]);
@@ -1226,6 +1238,9 @@ fn normalized_scores_are_relative_to_a_baseline_or_the_units_range() {
                     if how == "baseline" {
                         let b = mean(d, base);
                         (s - b) / b.abs()
+                    } else if how == "known" {
+                        let (b, w) = known_of(d);
+                        (s - w) / (b - w)
                     } else {
                         let all: Vec<f64> = policies.iter().map(|q| mean(d, q)).collect();
                         let (hi, lo) = (
@@ -1254,6 +1269,16 @@ fn normalized_scores_are_relative_to_a_baseline_or_the_units_range() {
     let e = run_fails(&args, 1);
     assert!(
         e.contains("--normalize baseline:grid: 'grid' is not among the policies"),
+        "{e}"
+    );
+    // Known values that miss a unit: the units named.
+    std::fs::write(&known, "unit,best,worst\ncar,1.0,0.7\n").unwrap();
+    let flag = format!("known:{}", known.display());
+    let mut args = common.to_vec();
+    args.extend(["--normalize", flag.as_str(), "--out", x.to_str().unwrap()]);
+    let e = run_fails(&args, 1);
+    assert!(
+        e.contains("no known values for 2 unit(s): pima, spambase"),
         "{e}"
     );
 }

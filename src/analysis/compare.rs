@@ -346,8 +346,30 @@ impl Options {
         self.pairs.family(policies).map(|_| ())
     }
 
-    /// Refuse unit weights that miss a unit of the table.
+    /// Refuse unit weights, or known values (`--normalize known:FILE`), that miss a unit of the
+    /// table.
     pub fn check_units(&self, units: &[String]) -> anyhow::Result<()> {
+        if let super::normalize::Normalize::Known(k) = &self.normalize {
+            let missing: Vec<&str> = units
+                .iter()
+                .filter(|u| k.of(u).is_none())
+                .map(String::as_str)
+                .collect();
+            if !missing.is_empty() {
+                anyhow::bail!(
+                    "--normalize known:{}: no known values for {} unit(s): {}{}; a row's unit may name the unit, its task (before '@') or its dataset (before '/')",
+                    k.file,
+                    missing.len(),
+                    missing
+                        .iter()
+                        .take(5)
+                        .copied()
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    if missing.len() > 5 { ", ..." } else { "" }
+                );
+            }
+        }
         self.unit_weights.of(units).map(|_| ())
     }
 }

@@ -2,7 +2,9 @@
 //! policy (CARP-S's request, automl/CARP-S#143: "performances normalized with a baseline, e.g.
 //! random search") or to the range of the compared policies (1 = the unit's best, 0 = its
 //! worst; the "average distance to the maximum" of Wistuba, Schilling & Schmidt-Thieme 2015 is
-//! one minus it). The mean over units comes with its 95 % t interval.
+//! one minus it), or to known best and worst values per unit (a benchmark's known optimum and
+//! worst configuration, as HPO-B's normalised regret and CARP-S's normalised cost use them:
+//! 1 = the known best, 0 = the known worst). The mean over units comes with its 95 % t interval.
 
 use super::compare::ScoreTable;
 use super::stats::{CiKind, mean_interval, mean_sd};
@@ -19,20 +21,108 @@ pub enum Normalize {
     /// (s − w) / (b − w) per unit with b and w the best and worst score of the compared policies
     /// there: 1 = the unit's best, 0 = its worst. A unit where all tie is left out.
     Range,
+    /// (s − w) / (b − w) per unit with b and w the unit's known best and worst values, from a
+    /// table: 1 = the known best, 0 = the known worst.
+    Known(KnownValues),
+}
+
+/// Known best and worst values per unit, read from a CSV file with columns `unit`, `best` and
+/// `worst` (in the score's own orientation: for a minimised score the best is the lowest).
+#[derive(Clone, Debug, PartialEq)]
+pub struct KnownValues {
+    pub file: String,
+    /// (unit, best, worst), in the file's order.
+    pub rows: Vec<(String, f64, f64)>,
+}
+
+impl KnownValues {
+    /// Read `path` (CSV: `unit,best,worst`, any further columns ignored).
+    pub fn read(path: &str) -> Result<KnownValues, String> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("{path}: cannot read the known values ({e})"))?;
+        let mut lines = text
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| !l.trim().is_empty());
+        let Some((_, header)) = lines.next() else {
+            return Err(format!(
+                "{path}: empty; give a CSV with columns unit,best,worst"
+            ));
+        };
+        let cols: Vec<&str> = header.split(',').map(str::trim).collect();
+        let at = |name: &str| {
+            cols.iter().position(|c| *c == name).ok_or_else(|| {
+                format!(
+                    "{path}: no column '{name}'; the known values are a CSV with columns unit,best,worst (its columns are {})",
+                    cols.join(", ")
+                )
+            })
+        };
+        let (u, b, w) = (at("unit")?, at("best")?, at("worst")?);
+        let mut rows = Vec::new();
+        for (i, line) in lines {
+            let f: Vec<&str> = line.split(',').map(str::trim).collect();
+            let get = |k: usize, name: &str| {
+                f.get(k)
+                    .copied()
+                    .ok_or_else(|| format!("{path}: line {}: no value for column '{name}'", i + 1))
+            };
+            let num = |k: usize, name: &str| -> Result<f64, String> {
+                let v = get(k, name)?;
+                v.parse::<f64>()
+                    .ok()
+                    .filter(|x| x.is_finite())
+                    .ok_or_else(|| {
+                        format!(
+                            "{path}: line {}, column '{name}': '{v}' is not a number",
+                            i + 1
+                        )
+                    })
+            };
+            rows.push((
+                get(u, "unit")?.to_string(),
+                num(b, "best")?,
+                num(w, "worst")?,
+            ));
+        }
+        Ok(KnownValues {
+            file: path.to_string(),
+            rows,
+        })
+    }
+
+    /// A unit's (best, worst): the row naming the unit, else its task (the text before `@`, as
+    /// banditbench names a unit `task@budget#repetition`), else its dataset (before the first
+    /// `/`).
+    pub fn of(&self, unit: &str) -> Option<(f64, f64)> {
+        let task = unit.split('@').next().unwrap_or(unit);
+        let dataset = task.split('/').next().unwrap_or(task);
+        [unit, task, dataset].iter().find_map(|key| {
+            self.rows
+                .iter()
+                .find(|(u, _, _)| u == key)
+                .map(|&(_, b, w)| (b, w))
+        })
+    }
 }
 
 impl Normalize {
-    /// `none`, `range` or `baseline:POLICY`.
+    /// `none`, `range`, `baseline:POLICY` or `known:FILE`.
     pub fn parse(s: &str) -> Result<Normalize, String> {
         match s {
             "none" => Ok(Normalize::None),
             "range" => Ok(Normalize::Range),
-            _ => match s.strip_prefix("baseline:") {
-                Some(p) if !p.is_empty() => Ok(Normalize::Baseline(p.to_string())),
-                _ => Err(format!(
-                    "'{s}': use none, range (1 = each unit's best, 0 = its worst) or baseline:POLICY (relative improvement over POLICY, e.g. baseline:random-search)"
-                )),
-            },
+            _ => {
+                if let Some(f) = s.strip_prefix("known:").filter(|f| !f.is_empty()) {
+                    return KnownValues::read(f).map(Normalize::Known);
+                }
+                match s.strip_prefix("baseline:") {
+                    Some(p) if !p.is_empty() => Ok(Normalize::Baseline(p.to_string())),
+                    _ => Err(format!(
+                        "'{s}': use none, range (1 = each unit's best, 0 = its worst), baseline:POLICY (relative improvement over POLICY, e.g. baseline:random-search) or known:FILE (1 = the unit's known best, 0 = its known worst, from a CSV with columns unit,best,worst)"
+                    )),
+                }
+            }
         }
     }
 
@@ -41,6 +131,7 @@ impl Normalize {
             Normalize::None => "none".into(),
             Normalize::Range => "range".into(),
             Normalize::Baseline(p) => format!("baseline:{p}"),
+            Normalize::Known(k) => format!("known:{}", k.file),
         }
     }
 }
@@ -76,13 +167,25 @@ pub fn normalized(table: &ScoreTable, how: &Normalize) -> Option<Normalized> {
     let base = match how {
         Normalize::None => return None,
         Normalize::Baseline(p) => Some(table.policies.iter().position(|q| q == p)?),
-        Normalize::Range => None,
+        Normalize::Range | Normalize::Known(_) => None,
     };
     let mut cols: Vec<Vec<f64>> = vec![Vec::new(); k];
     let mut skipped = 0;
-    for row in &table.scores {
+    for (u, row) in table.scores.iter().enumerate() {
         if row.iter().any(|s| !s.is_finite()) {
             skipped += 1;
+            continue;
+        }
+        if let Normalize::Known(k) = how {
+            // Checked before (`Options::check_units`): every unit has its known values.
+            match k.of(&table.units[u]).filter(|(b, w)| b != w) {
+                Some((b, w)) => {
+                    for (c, s) in cols.iter_mut().zip(row) {
+                        c.push((s - w) / (b - w));
+                    }
+                }
+                None => skipped += 1,
+            }
             continue;
         }
         let values: Option<Vec<f64>> = match base {
@@ -169,6 +272,55 @@ mod tests {
         // Minimising reverses best and worst.
         let m = normalized(&table(false), &Normalize::Range).unwrap();
         assert_eq!(m.rows[2].mean, 1.0);
+    }
+
+    #[test]
+    fn known_values_put_the_known_best_at_one_and_the_known_worst_at_zero() {
+        let dir = std::env::temp_dir().join(format!("banditbench-known-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("known.csv");
+        // a by its unit, b by its task (the text before @), c by its dataset (before /).
+        std::fs::write(
+            &f,
+            "unit,best,worst,note\na,1.0,0.0,x\nb,0.8,0.6,\nc,5.0,1.0,\n",
+        )
+        .unwrap();
+        let k = Normalize::parse(&format!("known:{}", f.display())).unwrap();
+        let mut t = table(true);
+        t.units = vec!["a".into(), "b@60#0".into(), "c/2@60#1".into()];
+        let n = normalized(&t, &k).unwrap();
+        // p: a 0.9, b 0.0, c 0.25; q: 0.8, 0.0, 0.75; rs: 0.5, 0.0, 0.0.
+        assert_eq!(n.skipped_units, 0);
+        let close = |x: f64, y: f64| (x - y).abs() < 1e-12;
+        assert!(
+            close(n.rows[0].mean, (0.9 + 0.0 + 0.25) / 3.0),
+            "{}",
+            n.rows[0].mean
+        );
+        assert!(close(n.rows[1].mean, (0.8 + 0.0 + 0.75) / 3.0));
+        assert!(close(n.rows[2].mean, 0.5 / 3.0));
+        // A minimised score's known best is its lowest value: the same formula.
+        std::fs::write(&f, "unit,best,worst\na,0.0,1.0\nb,0.6,0.8\nc,1.0,5.0\n").unwrap();
+        let k = Normalize::parse(&format!("known:{}", f.display())).unwrap();
+        let mut t = table(false);
+        t.units = vec!["a".into(), "b@60#0".into(), "c/2@60#1".into()];
+        let m = normalized(&t, &k).unwrap();
+        assert!(
+            close(m.rows[2].mean, (0.5 + 1.0 + 1.0) / 3.0),
+            "{}",
+            m.rows[2].mean
+        );
+        // Bad files: a missing column, a value that is not a number.
+        std::fs::write(&f, "unit,best\na,1\n").unwrap();
+        let e = Normalize::parse(&format!("known:{}", f.display())).unwrap_err();
+        assert!(e.contains("no column 'worst'"), "{e}");
+        std::fs::write(&f, "unit,best,worst\na,1,high\n").unwrap();
+        let e = Normalize::parse(&format!("known:{}", f.display())).unwrap_err();
+        assert!(
+            e.contains("line 2, column 'worst': 'high' is not a number"),
+            "{e}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -79,8 +79,10 @@ pub struct Args {
     #[arg(long, value_name = "POLICY")]
     baseline: Option<String>,
     /// Scores normalised per unit, beside the ranks: none; range (1 = the unit's best of the
-    /// compared policies, 0 = its worst); or baseline:POLICY (the relative improvement over
-    /// POLICY, e.g. baseline:random-search). Writes normalized.csv and a section of the report
+    /// compared policies, 0 = its worst); baseline:POLICY (the relative improvement over
+    /// POLICY, e.g. baseline:random-search); or known:FILE (1 = the unit's known best, 0 = its
+    /// known worst, from a CSV with columns unit,best,worst; a row may name a unit, its task or
+    /// its dataset). Writes normalized.csv and a section of the report
     #[arg(long, default_value = "none", value_parser = crate::analysis::normalize::Normalize::parse)]
     normalize: crate::analysis::normalize::Normalize,
     /// How much each unit's matches count in the leaderboard: equal; per-dataset (a unit counts

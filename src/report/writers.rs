@@ -618,6 +618,10 @@ fn normalized_md(c: &Comparison) -> String {
         crate::analysis::normalize::Normalize::Baseline(b) => format!(
             "the relative improvement over `{b}` per unit, (s − s_B)/|s_B| signed so that positive is better (0.01 = 1 % better)"
         ),
+        crate::analysis::normalize::Normalize::Known(k) => format!(
+            "(s − w)/(b − w) per unit, b and w the unit's known best and worst values from `{}` (1 = the known best, 0 = the known worst)",
+            k.file
+        ),
         _ => "(s − w)/(b − w) per unit, b and w the best and worst of the compared policies there (1 = the unit's best, 0 = its worst)".to_string(),
     };
     let mut md = format!(
