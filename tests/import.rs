@@ -507,18 +507,46 @@ fn report_ranks_several_folders_together_on_their_common_units() {
         "--budget",
         "60",
     ]);
+    // CARP-S records 1 - accuracy: refused beside the accuracies, ranked with --one-minus.
+    let (cm, cp) = (dir.join("carps-cost"), dir.join("carps"));
+    let carps_runs = ex.join("carps/runs");
+    let carps = |out: &Path, flip: bool| {
+        let mut a = vec![
+            "import",
+            "carps",
+            s(&carps_runs),
+            "--clock",
+            "seconds",
+            "--budget",
+            "60",
+        ];
+        if flip {
+            a.push("--one-minus");
+        }
+        a.extend(["--out", s(out)]);
+        run_ok(&a);
+    };
+    carps(&cm, false);
+    carps(&cp, true);
+    let e = run_fails(&["report", s(&st), s(&cm), "--out", s(&dir.join("x"))], 1);
+    assert!(
+        e.contains("minimizes its score but") && e.contains("maximizes it"),
+        "{e}"
+    );
     let joint = dir.join("joint");
-    let o = run_ok(&["report", s(&st), s(&op), "--out", s(&joint)]);
+    let o = run_ok(&["report", s(&st), s(&op), s(&cp), "--out", s(&joint)]);
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(text.contains("over 6 units"), "{text}");
     // Each policy's mean score is what its own folder's report says: the cells were renumbered,
     // not changed.
     run_ok(&["report", s(&st), "--out", s(&dir.join("r-st"))]);
     run_ok(&["report", s(&op), "--out", s(&dir.join("r-op"))]);
+    run_ok(&["report", s(&cp), "--out", s(&dir.join("r-cp"))]);
     let together = mean_scores(&joint);
     let mut alone = mean_scores(&dir.join("r-st"));
     alone.extend(mean_scores(&dir.join("r-op")));
-    assert_eq!(together.len(), 4);
+    alone.extend(mean_scores(&dir.join("r-cp")));
+    assert_eq!(together.len(), 6);
     for (p, m) in &alone {
         assert!(
             (together[p] - m).abs() < 1e-12,
@@ -678,6 +706,32 @@ fn carps_runs_import_with_what_carps_own_analysis_reads() {
     }
     assert!(fids.contains(&1) && fids.contains(&27) && fids.iter().all(|f| (1..=27).contains(f)));
     assert!(arms.len() < rows, "{} arms in {rows} rows", arms.len());
+
+    // --one-minus: CARP-S's cost here is 1 - accuracy; imported as the accuracy, maximised.
+    let flipped = dir.join("accuracy");
+    run_ok(&[
+        "import",
+        "carps",
+        s(&fx.join("runs")),
+        "--out",
+        s(&flipped),
+        "--one-minus",
+    ]);
+    let lock = std::fs::read_to_string(flipped.join("experiment.lock.toml")).unwrap();
+    assert!(lock.contains("1 - cost"), "{lock}");
+    let runs = read_parquet(&flipped.join("runs.parquet")).unwrap();
+    let dir_col = runs.column("direction").unwrap().str().unwrap().clone();
+    assert!(dir_col.iter().all(|d| d == Some("maximize")));
+    for (key, (best, ..)) in runs_by_policy_seed(&flipped) {
+        let v = exp
+            .values()
+            .find(|v| {
+                format!("carps:{}", v["optimizer_id"].as_str().unwrap()) == key.0
+                    && v["seed"].as_u64() == Some(key.1)
+            })
+            .unwrap();
+        assert_eq!(best, 1.0 - v["final_cost_inc"].as_f64().unwrap(), "{key:?}");
+    }
 
     // CARP-S's elapsed time: equal to its analysis' `time` at each run's last evaluation.
     let out = dir.join("seconds");

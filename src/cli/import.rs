@@ -159,6 +159,11 @@ struct Common {
     /// report [default: the tool's name and a colon, e.g. syne-tune:]
     #[arg(long)]
     prefix: Option<String>,
+    /// The tool records one minus the score (an error rate where the score is an accuracy, as
+    /// CARP-S's cost = 1 - accuracy): import 1 - value, in the opposite direction, so the runs
+    /// rank beside those that record the score itself
+    #[arg(long)]
+    one_minus: bool,
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
@@ -363,6 +368,17 @@ pub fn run(args: Args) -> Result<ExitCode> {
             (imp, common, Vec::new())
         }
     };
+    let mut imp = imp;
+    if common.one_minus {
+        for r in &mut imp.runs {
+            for e in &mut r.evals {
+                e.value = 1.0 - e.value;
+            }
+        }
+        imp.maximize = !imp.maximize;
+        imp.metric = format!("1 - {}", imp.metric);
+        imp.how.push_str(", scores 1 - value (--one-minus)");
+    }
     let w = import::write(&imp, &common.out, common.budget)?;
     for n in notes {
         eprintln!("note: {n}");
