@@ -21,7 +21,8 @@ pub struct Args {
     #[arg(long)]
     minimize: bool,
     /// With --scores: the unit column [default: unit; wide tables: unit, else an unnamed first
-    /// column (a pandas index), else the row number]
+    /// column (a pandas index), else the row number]. Long tables: several columns, comma-
+    /// separated, join into one unit (--unit-col dataset,fold gives APSFailure/0)
     #[arg(long, requires = "scores")]
     unit_col: Option<String>,
     /// With --scores (long): the policy column

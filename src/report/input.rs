@@ -214,10 +214,32 @@ pub fn read_scores(path: &Path, fmt: &ScoresFormat) -> Result<(ScoreRows, Vec<St
         }
     } else {
         let unit = fmt.unit.clone().unwrap_or_else(|| "unit".into());
-        need(path, &df, &unit, "units", "--unit-col")?;
+        // Several unit columns (`--unit-col dataset,fold`, as TabArena's results tables name a
+        // split) join into one unit, `APSFailure/0`.
+        let unit_cols: Vec<&str> = if names.contains(&unit) {
+            vec![unit.as_str()]
+        } else {
+            unit.split(',').map(str::trim).collect()
+        };
+        for u in &unit_cols {
+            need(path, &df, u, "units", "--unit-col")?;
+        }
         need(path, &df, &fmt.policy, "policies", "--policy-col")?;
         need(path, &df, &fmt.score, "scores", "--score-col")?;
-        let (units, policies) = (texts(&df, &unit)?, texts(&df, &fmt.policy)?);
+        let parts: Vec<Vec<Option<String>>> = unit_cols
+            .iter()
+            .map(|u| texts(&df, u))
+            .collect::<Result<_>>()?;
+        let units: Vec<Option<String>> = (0..df.height())
+            .map(|i| {
+                parts
+                    .iter()
+                    .map(|c| c[i].clone())
+                    .collect::<Option<Vec<String>>>()
+                    .map(|v| v.join("/"))
+            })
+            .collect();
+        let policies = texts(&df, &fmt.policy)?;
         let scores = numbers(path, &df, &fmt.score)?;
         for i in 0..units.len() {
             let (Some(u), Some(p)) = (&units[i], &policies[i]) else {
