@@ -2,7 +2,8 @@
 //! in scripts/fixtures with the versions in each versions.json) into results folders, checked
 //! against what the tools' own readers said of them (each expected.json: pandas on Syne Tune's
 //! file, Optuna's API on its studies, CARP-S's own `load_log` on its run folders, pandas on
-//! hposuite's files); malformed variants; and `report` on several folders.
+//! hposuite's files, DeepCAVE's DataFrameRun); malformed variants; and `report` on several
+//! folders.
 
 mod common;
 
@@ -1252,6 +1253,119 @@ fn malformed_blackboxes_are_refused_naming_the_file_and_what_is_wrong() {
     let e = fails(&d, &flags);
     assert!(
         e.contains("metadata.json: line 1, column") && e.contains("not valid JSON"),
+        "{e}"
+    );
+}
+
+#[test]
+fn deepcave_runs_import_with_what_deepcaves_own_reader_says() {
+    let dir = scratch("import-deepcave");
+    let fx = fixtures("deepcave");
+    let exp = expected(&fx);
+    for (name, v) in &exp {
+        let out = dir.join(name);
+        run_ok(&[
+            "import",
+            "deepcave",
+            s(&fx.join(name)),
+            "--task",
+            "t",
+            "--out",
+            s(&out),
+        ]);
+        let got = runs_by_policy_seed(&out);
+        assert_eq!(got.len(), 1);
+        let ((policy, _), (best, decisions, failures, _)) = got.into_iter().next().unwrap();
+        assert_eq!(policy, format!("deepcave:{name}"));
+        assert_eq!(best, v["best"].as_f64().unwrap(), "{name}");
+        assert_eq!(decisions, v["trials"].as_u64().unwrap(), "{name}");
+        assert_eq!(failures, 0);
+        // Each configuration is one arm: as many as DeepCAVE counts configurations.
+        let t = read_parquet(&out.join("trajectories.parquet")).unwrap();
+        let arms: std::collections::BTreeSet<u32> = t
+            .column("arm")
+            .unwrap()
+            .u32()
+            .unwrap()
+            .iter()
+            .flatten()
+            .collect();
+        assert_eq!(arms.len() as u64, v["configs"].as_u64().unwrap(), "{name}");
+        let lock = std::fs::read_to_string(out.join("experiment.lock.toml")).unwrap();
+        assert!(lock.contains(v["objective"].as_str().unwrap()), "{lock}");
+    }
+}
+
+#[test]
+fn malformed_deepcave_runs_are_refused_naming_file_row_and_column() {
+    let src = fixtures("deepcave").join("run_3");
+    let variant = |name: &str, edit: &dyn Fn(&str) -> String| -> PathBuf {
+        let d = scratch(name).join("run_3");
+        std::fs::create_dir_all(&d).unwrap();
+        let t = std::fs::read_to_string(src.join("trials.csv")).unwrap();
+        std::fs::write(d.join("trials.csv"), edit(&t)).unwrap();
+        std::fs::copy(src.join("configspace.csv"), d.join("configspace.csv")).unwrap();
+        d
+    };
+    let fails = |d: &Path, extra: &[&str]| {
+        let out = d.parent().unwrap().join("out");
+        let mut a = vec!["import", "deepcave", s(d), "--out", s(&out)];
+        a.extend_from_slice(extra);
+        run_fails(&a, 1)
+    };
+    let t = ["--task", "t"];
+    // A trial that crashed is a failed decision; one still running is pending.
+    let d = variant("dc-status", &|x| {
+        edit_line(
+            &edit_line(x, 3, |l| l.replacen("success", "crashed", 1)),
+            5,
+            |l| l.replacen("success", "running", 1),
+        )
+    });
+    let out = d.parent().unwrap().join("ok");
+    let o = run_ok(&["import", "deepcave", s(&d), "--task", "t", "--out", s(&out)]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("1 failed trials kept as decisions without a value; 1 pending"),
+        "{text}"
+    );
+    // A status DeepCAVE does not have; a score that is not a number; no objective column; no
+    // configspace.csv; no task.
+    let d = variant("dc-bad-status", &|x| {
+        edit_line(x, 4, |l| l.replacen("success", "great", 1))
+    });
+    let e = fails(&d, &t);
+    assert!(
+        e.contains("row 3 (line 4), column 'status': 'great' is not a DeepCAVE status"),
+        "{e}"
+    );
+    let d = variant("dc-bad-value", &|x| {
+        edit_line(x, 6, |l| l.replacen(",0.", ",oops0.", 1))
+    });
+    let e = fails(&d, &t);
+    assert!(
+        e.contains("row 5 (line 6)") && e.contains("is not a number"),
+        "{e}"
+    );
+    let d = variant("dc-no-objective", &|x| {
+        x.replacen("metric:accuracy", "accuracy", 1)
+    });
+    let e = fails(&d, &t);
+    assert!(e.contains("no objective column"), "{e}");
+    let d = variant("dc-no-space", &|x| x.to_string());
+    std::fs::remove_file(d.join("configspace.csv")).unwrap();
+    let e = fails(&d, &t);
+    assert!(e.contains("no configspace.csv beside trials.csv"), "{e}");
+    let d = variant("dc-no-task", &|x| x.to_string());
+    let e = fails(&d, &[]);
+    assert!(
+        e.contains("does not record the task") && e.contains("--task"),
+        "{e}"
+    );
+    // A naming rule no folder follows: the folders found.
+    let e = fails(&d, &["--task", "t", "--names", "{policy}.{seed}"]);
+    assert!(
+        e.contains("no run folder's name follows") && e.contains("run_3"),
         "{e}"
     );
 }

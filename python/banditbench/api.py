@@ -280,7 +280,7 @@ def import_runs(
     **options: Any,
 ) -> "Results":
     """``banditbench import TOOL PATHS --out OUT``: another tool's run logs (``tool`` is
-    ``"syne-tune"``, ``"optuna"``, ``"carps"`` or ``"hposuite"``) into a results folder, returned as :class:`Results`.
+    ``"syne-tune"``, ``"optuna"``, ``"carps"``, ``"hposuite"`` or ``"deepcave"``) into a results folder, returned as :class:`Results`.
     Options as on the command line, ``_`` for ``-``: ``budget=60``, ``names="{policy}.{dataset}.{seed}"``,
     ``clock="attr:cost_s"``, ``task="phoneme/0"``, ``prefix="st:"``."""
     engine = _engine()

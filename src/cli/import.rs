@@ -3,7 +3,9 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
-use crate::import::{self, Import, NameRule, blackbox, carps, hposuite, optuna, syne_tune};
+use crate::import::{
+    self, Import, NameRule, blackbox, carps, deepcave, hposuite, optuna, syne_tune,
+};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -105,6 +107,29 @@ enum Tool {
         /// name is kept whole as the dataset, '/' read as '-'; --task sets it for every run)
         #[arg(long, default_value = "benchmark.name")]
         task_key: String,
+    },
+    /// DeepCAVE's DataFrame format: run folders with trials.csv and configspace.csv (or folders
+    /// holding them). DeepCAVE names neither optimiser nor task: --names reads them from the
+    /// folder's name, --task gives the task otherwise; the objective is a `metric:NAME [LOW;
+    /// HIGH] (maximize|minimize)` column
+    Deepcave {
+        /// Run folders, or folders holding them
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        #[command(flatten)]
+        common: Common,
+        /// How run folders' names hold the policy, task and seed: placeholders {policy},
+        /// {task}, {dataset}, {seed} (folders that do not follow it are skipped and listed);
+        /// without {seed}, the table's seed column when it holds one seed, else 0
+        #[arg(long, default_value = "{policy}")]
+        names: String,
+        /// The objective [default: the first metric: column]
+        #[arg(long)]
+        metric: Option<String>,
+        /// What the clock counts: seconds (end_time since the run's first start_time) or trials
+        /// (finished trials, in order of their end)
+        #[arg(long, default_value = "seconds", value_parser = deepcave::Clock::parse)]
+        clock: deepcave::Clock,
     },
     /// A blackbox in Syne Tune's blackbox repository format (hyperparameters.parquet,
     /// configspace.json, objectives_evaluations.npy, fidelities_values.npy, metadata.json, as
@@ -336,6 +361,50 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 how,
             };
             (imp, common, Vec::new())
+        }
+        Tool::Deepcave {
+            paths,
+            common,
+            names,
+            metric,
+            clock,
+        } => {
+            let opts = deepcave::Options {
+                names: NameRule::parse(&names)?,
+                task: common.task.clone(),
+                metric,
+                clock,
+                prefix: common.prefix.clone().unwrap_or_else(|| "deepcave:".into()),
+            };
+            let read = deepcave::read(&paths, &opts)?;
+            let notes = if read.skipped.is_empty() {
+                Vec::new()
+            } else {
+                vec![format!(
+                    "skipped {} run folders whose names do not follow '{names}': {}",
+                    read.skipped.len(),
+                    read.skipped.join(", ")
+                )]
+            };
+            let how = format!(
+                "policy{} from the folder's name by '{names}', clock {}",
+                if common.task.is_some() {
+                    ""
+                } else {
+                    " and task"
+                },
+                clock.unit()
+            );
+            let imp = Import {
+                tool: "deepcave",
+                runs: read.runs,
+                maximize: read.maximize,
+                metric: read.metric,
+                budget_unit: clock.unit().into(),
+                files: read.files,
+                how,
+            };
+            (imp, common, notes)
         }
         Tool::Hposuite {
             paths,

@@ -12,6 +12,7 @@
 
 pub(crate) mod blackbox;
 pub(crate) mod carps;
+pub(crate) mod deepcave;
 pub(crate) mod hposuite;
 pub(crate) mod optuna;
 pub(crate) mod syne_tune;

@@ -1,0 +1,362 @@
+//! DeepCAVE's DataFrame format (Sass et al. 2022, "DeepCAVE: An Interactive Analysis Tool for
+//! Automated Machine Learning"; `deepcave/runs/converters/dataframe.py`): one folder per run with
+//! `trials.csv` (one row per trial: `config_id`, one column per hyperparameter, one column per
+//! objective named `metric:NAME [LOW; HIGH] (maximize|minimize)`, `status`, `start_time`,
+//! `end_time`, and optionally `budget` and `seed`) and `configspace.csv`. DeepCAVE names neither
+//! the optimiser nor the task: the run folder's name is read by a naming rule (`--names`), and
+//! `--task` gives the task when the rule has none.
+//!
+//! A `success` trial gives a value; `running` and `not_evaluated` are pending; any other status
+//! (`timeout`, `memoryout`, `crashed`, `aborted`) is a failed decision. A configuration is a
+//! trial's arm; a budget that is a whole number is its fidelity.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use polars::prelude::*;
+
+use super::{Eval, ImportedRun, NameRule, Task, parse_seed};
+
+/// What the imported clock counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Clock {
+    /// Seconds from the run's first start to each trial's end (`end_time`).
+    Seconds,
+    /// Trials finished, in order of their end.
+    Trials,
+}
+
+impl Clock {
+    pub fn parse(s: &str) -> std::result::Result<Clock, String> {
+        match s {
+            "seconds" => Ok(Clock::Seconds),
+            "trials" => Ok(Clock::Trials),
+            _ => Err(format!(
+                "'{s}': the clock is seconds (end_time since the run's first start_time) or trials"
+            )),
+        }
+    }
+
+    pub fn unit(self) -> &'static str {
+        match self {
+            Clock::Seconds => "seconds",
+            Clock::Trials => "trials",
+        }
+    }
+}
+
+/// How to read DeepCAVE runs (`import deepcave` options).
+#[derive(Clone, Debug)]
+pub(crate) struct Options {
+    /// How run folders' names hold the policy (and task, seed).
+    pub names: NameRule,
+    pub task: Option<String>,
+    /// The objective [default: the first `metric:` column].
+    pub metric: Option<String>,
+    pub clock: Clock,
+    pub prefix: String,
+}
+
+/// The run folders under `paths` (each holding `trials.csv`, at any depth), in name order.
+pub(crate) fn run_folders(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
+    fn walk(p: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
+        if p.join("trials.csv").is_file() {
+            out.push(p.to_path_buf());
+            return Ok(());
+        }
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(p)
+            .with_context(|| format!("{}: cannot read the folder", p.display()))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|e| e.is_dir())
+            .collect();
+        entries.sort();
+        for e in entries {
+            walk(&e, out)?;
+        }
+        Ok(())
+    }
+    let mut out = Vec::new();
+    for p in paths {
+        if !p.is_dir() {
+            bail!(
+                "{}: not a folder; give DeepCAVE run folders (each with trials.csv and configspace.csv) or a folder holding them",
+                p.display()
+            );
+        }
+        let before = out.len();
+        walk(p, &mut out)?;
+        if out.len() == before {
+            bail!(
+                "{}: no DeepCAVE run here (no folder with trials.csv)",
+                p.display()
+            );
+        }
+    }
+    Ok(out)
+}
+
+/// What a whole DeepCAVE import reads.
+pub(crate) struct Read {
+    pub runs: Vec<ImportedRun>,
+    pub maximize: bool,
+    pub metric: String,
+    pub files: Vec<PathBuf>,
+    /// Folders whose names do not follow the naming rule.
+    pub skipped: Vec<String>,
+}
+
+/// An objective column's name, direction and bounds: `metric:NAME [LOW; HIGH] (maximize)`.
+fn objective(column: &str) -> Option<(String, bool)> {
+    let rest = column.strip_prefix("metric:")?;
+    let name = rest.split(" [").next()?.trim().to_string();
+    let maximize = if rest.trim_end().ends_with("(maximize)") {
+        true
+    } else if rest.trim_end().ends_with("(minimize)") {
+        false
+    } else {
+        return None;
+    };
+    Some((name, maximize))
+}
+
+pub(crate) fn read(paths: &[PathBuf], opts: &Options) -> Result<Read> {
+    let mut runs = Vec::new();
+    let mut files = Vec::new();
+    let mut skipped = Vec::new();
+    let mut first: Option<(bool, String, PathBuf)> = None;
+    for dir in run_folders(paths)? {
+        let name = dir
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default()
+            .to_string();
+        let Some(fields) = opts.names.apply(&name) else {
+            skipped.push(name);
+            continue;
+        };
+        let (run, maximize, metric) = read_run(&dir, &fields, opts)?;
+        match &first {
+            None => first = Some((maximize, metric, dir.clone())),
+            Some((m, n, at)) if *m != maximize || *n != metric => bail!(
+                "{}: objective '{metric}' ({}) differs from '{n}' ({}) of {}: import runs of one objective and direction together (--metric chooses one)",
+                dir.display(),
+                if maximize { "max" } else { "min" },
+                if *m { "max" } else { "min" },
+                at.display()
+            ),
+            Some(_) => {}
+        }
+        files.push(dir.join("trials.csv"));
+        files.push(dir.join("configspace.csv"));
+        runs.push(run);
+    }
+    let Some((maximize, metric, _)) = first else {
+        bail!(
+            "no run folder's name follows --names '{}' (found: {})",
+            opts.names.text(),
+            skipped.join(", ")
+        );
+    };
+    Ok(Read {
+        runs,
+        maximize,
+        metric,
+        files,
+        skipped,
+    })
+}
+
+fn read_run(
+    dir: &Path,
+    fields: &std::collections::BTreeMap<String, String>,
+    opts: &Options,
+) -> Result<(ImportedRun, bool, String)> {
+    let path = dir.join("trials.csv");
+    let p = path.display();
+    if !dir.join("configspace.csv").is_file() {
+        bail!(
+            "{}: no configspace.csv beside trials.csv; DeepCAVE's DataFrame format has both",
+            dir.display()
+        );
+    }
+    let df = CsvReadOptions::default()
+        .with_has_header(true)
+        .with_infer_schema_length(None)
+        .try_into_reader_with_file_path(Some(path.clone()))
+        .and_then(|r| r.finish())
+        .map_err(|e| anyhow::anyhow!("{p}: cannot read as CSV ({e})"))?;
+    let names: Vec<String> = df
+        .get_column_names()
+        .iter()
+        .map(|c| c.to_string())
+        .collect();
+    let objectives: Vec<(String, String, bool)> = names
+        .iter()
+        .filter_map(|c| objective(c).map(|(n, m)| (c.clone(), n, m)))
+        .collect();
+    if objectives.is_empty() {
+        bail!(
+            "{p}: no objective column; DeepCAVE names them 'metric:NAME [LOW; HIGH] (maximize|minimize)' (its columns are {})",
+            names.join(", ")
+        );
+    }
+    let (column, metric, maximize) = match &opts.metric {
+        None => objectives[0].clone(),
+        Some(m) => objectives
+            .iter()
+            .find(|(_, n, _)| n == m)
+            .cloned()
+            .with_context(|| {
+                format!(
+                    "--metric {m}: {p} has no such objective; its objectives are {}",
+                    objectives
+                        .iter()
+                        .map(|o| o.1.clone())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            })?,
+    };
+    let need = |c: &str| -> Result<()> {
+        if !names.iter().any(|n| n == c) {
+            bail!(
+                "{p}: no column '{c}' (DeepCAVE's DataFrame format has it); its columns are {}",
+                names.join(", ")
+            );
+        }
+        Ok(())
+    };
+    for c in ["config_id", "status", "start_time", "end_time"] {
+        need(c)?;
+    }
+    let hint = "DeepCAVE writes numbers here";
+    let numbers = |c: &str| crate::report::input::numbers_or(&path, &df, c, hint);
+    let value = numbers(&column)?;
+    let start = numbers("start_time")?;
+    let end = numbers("end_time")?;
+    let budget = if names.iter().any(|n| n == "budget") {
+        Some(numbers("budget")?)
+    } else {
+        None
+    };
+    let status: Vec<Option<String>> = df
+        .column("status")?
+        .cast(&DataType::String)?
+        .str()?
+        .iter()
+        .map(|v| v.map(|s| s.trim().to_lowercase()))
+        .collect();
+    let ids: Vec<Option<String>> = df
+        .column("config_id")?
+        .cast(&DataType::String)?
+        .str()?
+        .iter()
+        .map(|v| v.map(String::from))
+        .collect();
+
+    let policy = fields.get("policy").cloned().unwrap_or_default();
+    let task = match (fields.get("task"), fields.get("dataset"), &opts.task) {
+        (Some(t), _, _) => Task::parse(t, &format!("{}: the folder's name", dir.display()))?,
+        (None, Some(d), _) => Task::parse(d, &format!("{}: the folder's name", dir.display()))?,
+        (None, None, Some(t)) => Task::parse(t, "--task")?,
+        (None, None, None) => bail!(
+            "{}: DeepCAVE does not record the task; give --task DATASET[/RUN[/LEARNER]], or a --names rule with {{task}}",
+            dir.display()
+        ),
+    };
+    let seed = match fields.get("seed") {
+        Some(s) => parse_seed(s, &format!("{}: the folder's name", dir.display()))?,
+        None if names.iter().any(|n| n == "seed") => {
+            // One seed for the whole run, when the table gives one (DeepCAVE writes -1 for none).
+            let seeds = numbers("seed")?;
+            match seeds.first() {
+                Some(&s0) if s0 >= 0.0 && seeds.iter().all(|&s| s == s0) => s0 as u64,
+                _ => 0,
+            }
+        }
+        None => 0,
+    };
+
+    let t0 = start
+        .iter()
+        .copied()
+        .filter(|t| t.is_finite())
+        .fold(f64::INFINITY, f64::min);
+    let mut order: Vec<usize> = (0..df.height()).collect();
+    order.sort_by(|&a, &b| end[a].total_cmp(&end[b]));
+    let mut arms: HashMap<String, u32> = HashMap::new();
+    let mut evals = Vec::new();
+    let (mut failed, mut pending) = (std::collections::BTreeSet::new(), 0u64);
+    let mut finished = 0.0;
+    for i in order {
+        let at = |c: &str| format!("{p}: row {} (line {}), column '{c}'", i + 1, i + 2);
+        let s = status[i]
+            .clone()
+            .with_context(|| format!("{}: empty", at("status")))?;
+        let id = ids[i]
+            .clone()
+            .with_context(|| format!("{}: empty", at("config_id")))?;
+        let next = arms.len() as u32;
+        let trial = *arms.entry(id).or_insert(next);
+        let action = match s.as_str() {
+            "success" => "result",
+            "running" | "not_evaluated" => {
+                pending += 1;
+                continue;
+            }
+            "timeout" | "memoryout" | "crashed" | "aborted" => {
+                failed.insert(trial);
+                "failed"
+            }
+            other => bail!(
+                "{}: '{other}' is not a DeepCAVE status (success, timeout, memoryout, crashed, aborted, not_evaluated, running)",
+                at("status")
+            ),
+        };
+        let time = match opts.clock {
+            Clock::Seconds => {
+                if !(end[i].is_finite() && t0.is_finite() && end[i] >= t0) {
+                    bail!(
+                        "{}: the end time is missing or before the run's first start",
+                        at("end_time")
+                    );
+                }
+                end[i] - t0
+            }
+            Clock::Trials => {
+                finished += 1.0;
+                finished
+            }
+        };
+        let fidelity = budget.as_ref().and_then(|b| {
+            let v = b[i];
+            (v.is_finite() && v >= 0.0 && v.fract() == 0.0 && v <= f64::from(u32::MAX))
+                .then_some(v as u32)
+        });
+        evals.push(Eval {
+            time,
+            value: if action == "result" {
+                value[i]
+            } else {
+                f64::NAN
+            },
+            trial,
+            fidelity,
+            action,
+        });
+    }
+    Ok((
+        ImportedRun {
+            source: dir.display().to_string(),
+            policy: format!("{}{policy}", opts.prefix),
+            task,
+            seed,
+            evals,
+            failures: failed.len() as u64,
+            pending,
+        },
+        maximize,
+        metric,
+    ))
+}
