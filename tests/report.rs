@@ -1465,4 +1465,22 @@ fn tabarenas_leaderboard_is_reproduced_from_its_own_results_table() {
     for (m, w) in &ta_win {
         assert!((bb_win[m] - w).abs() < 1e-3, "{m}: {} vs {w}", bb_win[m]);
     }
+    // A unit column the table does not have: the column and the option.
+    let e = run_fails(
+        &[
+            "report",
+            "--scores",
+            fx.join("results_per_split.csv").to_str().unwrap(),
+            "--unit-col",
+            "dataset,split",
+            "--policy-col",
+            "method",
+            "--score-col",
+            "metric_error",
+            "--out",
+            dir.join("x").to_str().unwrap(),
+        ],
+        1,
+    );
+    assert!(e.contains("'split'") && e.contains("--unit-col"), "{e}");
 }
