@@ -297,22 +297,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 prefix: common.prefix.clone().unwrap_or_else(|| "optuna:".into()),
             };
             let read = optuna::read(&paths, &opts)?;
-            let notes = if read.skipped.is_empty() {
-                Vec::new()
-            } else {
-                vec![format!(
-                    "skipped {} studies whose names do not follow '{}': {}{}",
-                    read.skipped.len(),
-                    names,
-                    read.skipped
-                        .iter()
-                        .take(5)
-                        .cloned()
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                    if read.skipped.len() > 5 { ", ..." } else { "" }
-                )]
-            };
+            let notes = import::skipped_note("studies", &names, &read.skipped);
             let imp = Import {
                 tool: "optuna",
                 runs: read.runs,
@@ -377,15 +362,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 prefix: common.prefix.clone().unwrap_or_else(|| "deepcave:".into()),
             };
             let read = deepcave::read(&paths, &opts)?;
-            let notes = if read.skipped.is_empty() {
-                Vec::new()
-            } else {
-                vec![format!(
-                    "skipped {} run folders whose names do not follow '{names}': {}",
-                    read.skipped.len(),
-                    read.skipped.join(", ")
-                )]
-            };
+            let notes = import::skipped_note("run folders", &names, &read.skipped);
             let how = format!(
                 "policy{} from the folder's name by '{names}', clock {}",
                 if common.task.is_some() {

@@ -68,49 +68,16 @@ pub(crate) struct Options {
     pub prefix: String,
 }
 
-/// The run folders under `paths` (each holding `trial_logs.jsonl`, at any depth), in name order.
-pub(crate) fn run_folders(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
-    fn walk(p: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
-        if p.join("trial_logs.jsonl").is_file() {
-            out.push(p.to_path_buf());
-            return Ok(());
-        }
-        let mut entries: Vec<PathBuf> = std::fs::read_dir(p)
-            .with_context(|| format!("{}: cannot read the folder", p.display()))?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|e| e.is_dir())
-            .collect();
-        entries.sort();
-        for e in entries {
-            walk(&e, out)?;
-        }
-        Ok(())
-    }
-    let mut out = Vec::new();
-    for p in paths {
-        if !p.is_dir() {
-            bail!(
-                "{}: not a folder; give CARP-S's run folders (each with trial_logs.jsonl and .hydra/config.yaml) or a folder holding them (its runs/)",
-                p.display()
-            );
-        }
-        let before = out.len();
-        walk(p, &mut out)?;
-        if out.len() == before {
-            bail!(
-                "{}: no CARP-S run here (no folder with trial_logs.jsonl)",
-                p.display()
-            );
-        }
-    }
-    Ok(out)
-}
-
 /// Read every run under `paths`: the runs and the files read.
 pub(crate) fn read(paths: &[PathBuf], opts: &Options) -> Result<(Vec<ImportedRun>, Vec<PathBuf>)> {
     let mut runs = Vec::new();
     let mut files = Vec::new();
-    for dir in run_folders(paths)? {
+    for dir in super::run_folders(
+        paths,
+        &["trial_logs.jsonl"],
+        "CARP-S",
+        "each with trial_logs.jsonl and .hydra/config.yaml; its runs/ holds them",
+    )? {
         runs.push(read_run(&dir, opts)?);
         files.push(dir.join(".hydra").join("config.yaml"));
         files.push(dir.join("trial_logs.jsonl"));

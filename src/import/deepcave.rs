@@ -58,44 +58,6 @@ pub(crate) struct Options {
     pub prefix: String,
 }
 
-/// The run folders under `paths` (each holding `trials.csv`, at any depth), in name order.
-pub(crate) fn run_folders(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
-    fn walk(p: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
-        if p.join("trials.csv").is_file() {
-            out.push(p.to_path_buf());
-            return Ok(());
-        }
-        let mut entries: Vec<PathBuf> = std::fs::read_dir(p)
-            .with_context(|| format!("{}: cannot read the folder", p.display()))?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|e| e.is_dir())
-            .collect();
-        entries.sort();
-        for e in entries {
-            walk(&e, out)?;
-        }
-        Ok(())
-    }
-    let mut out = Vec::new();
-    for p in paths {
-        if !p.is_dir() {
-            bail!(
-                "{}: not a folder; give DeepCAVE run folders (each with trials.csv and configspace.csv) or a folder holding them",
-                p.display()
-            );
-        }
-        let before = out.len();
-        walk(p, &mut out)?;
-        if out.len() == before {
-            bail!(
-                "{}: no DeepCAVE run here (no folder with trials.csv)",
-                p.display()
-            );
-        }
-    }
-    Ok(out)
-}
-
 /// What a whole DeepCAVE import reads.
 pub(crate) struct Read {
     pub runs: Vec<ImportedRun>,
@@ -125,7 +87,12 @@ pub(crate) fn read(paths: &[PathBuf], opts: &Options) -> Result<Read> {
     let mut files = Vec::new();
     let mut skipped = Vec::new();
     let mut first: Option<(bool, String, PathBuf)> = None;
-    for dir in run_folders(paths)? {
+    for dir in super::run_folders(
+        paths,
+        &["trials.csv"],
+        "DeepCAVE",
+        "each with trials.csv and configspace.csv",
+    )? {
         let name = dir
             .file_name()
             .and_then(|n| n.to_str())

@@ -113,6 +113,70 @@ pub(crate) fn task_of(id: &str) -> Task {
     })
 }
 
+/// The run folders under `paths`: each path is a run folder (holding one of `markers`) or a
+/// folder whose sub-folders, at any depth, are; in name order. `tool` and `layout` word the
+/// errors ("Syne Tune", "each with results.csv.zip and metadata.json").
+pub(crate) fn run_folders(
+    paths: &[PathBuf],
+    markers: &[&str],
+    tool: &str,
+    layout: &str,
+) -> Result<Vec<PathBuf>> {
+    fn walk(p: &Path, markers: &[&str], out: &mut Vec<PathBuf>) -> Result<()> {
+        if markers.iter().any(|m| p.join(m).is_file()) {
+            out.push(p.to_path_buf());
+            return Ok(());
+        }
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(p)
+            .with_context(|| format!("{}: cannot read the folder", p.display()))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|e| e.is_dir())
+            .collect();
+        entries.sort();
+        for e in entries {
+            walk(&e, markers, out)?;
+        }
+        Ok(())
+    }
+    let mut out = Vec::new();
+    for p in paths {
+        if !p.is_dir() {
+            bail!(
+                "{}: not a folder; give {tool}'s run folders ({layout}) or a folder holding them",
+                p.display()
+            );
+        }
+        let before = out.len();
+        walk(p, markers, &mut out)?;
+        if out.len() == before {
+            bail!(
+                "{}: no {tool} run here (no folder with {})",
+                p.display(),
+                markers.join(" or ")
+            );
+        }
+    }
+    Ok(out)
+}
+
+/// The note on runs skipped because their names do not follow `--names`.
+pub(crate) fn skipped_note(what: &str, rule: &str, skipped: &[String]) -> Vec<String> {
+    if skipped.is_empty() {
+        return Vec::new();
+    }
+    vec![format!(
+        "skipped {} {what} whose names do not follow '{rule}': {}{}",
+        skipped.len(),
+        skipped
+            .iter()
+            .take(5)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join(", "),
+        if skipped.len() > 5 { ", ..." } else { "" }
+    )]
+}
+
 /// What a whole import holds, before it is written.
 pub(crate) struct Import {
     /// `syne-tune`, `optuna`.

@@ -32,45 +32,6 @@ pub(crate) struct Options {
     pub prefix: String,
 }
 
-/// The run folders under `paths`: each path is a run folder (with `metadata.json`) or a folder
-/// whose sub-folders (at any depth) are; in name order.
-pub(crate) fn run_folders(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
-    fn walk(p: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
-        if p.join("metadata.json").is_file() || p.join("results.csv.zip").is_file() {
-            out.push(p.to_path_buf());
-            return Ok(());
-        }
-        let mut entries: Vec<PathBuf> = std::fs::read_dir(p)
-            .with_context(|| format!("{}: cannot read the folder", p.display()))?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|e| e.is_dir())
-            .collect();
-        entries.sort();
-        for e in entries {
-            walk(&e, out)?;
-        }
-        Ok(())
-    }
-    let mut out = Vec::new();
-    for p in paths {
-        if !p.is_dir() {
-            bail!(
-                "{}: not a folder; give Syne Tune's experiment folders (each with results.csv.zip and metadata.json) or a folder holding them",
-                p.display()
-            );
-        }
-        let before = out.len();
-        walk(p, &mut out)?;
-        if out.len() == before {
-            bail!(
-                "{}: no Syne Tune run here (no folder with metadata.json or results.csv.zip)",
-                p.display()
-            );
-        }
-    }
-    Ok(out)
-}
-
 /// Read every run folder under `paths`. Returns the runs, whether the metric is maximised, the
 /// metric, and the files read.
 pub(crate) fn read(
@@ -80,7 +41,12 @@ pub(crate) fn read(
     let mut runs = Vec::new();
     let mut files = Vec::new();
     let mut direction: Option<(bool, String, PathBuf)> = None;
-    for dir in run_folders(paths)? {
+    for dir in super::run_folders(
+        paths,
+        &["metadata.json", "results.csv.zip"],
+        "Syne Tune",
+        "each with results.csv.zip and metadata.json",
+    )? {
         let (run, maximize, metric) = read_run(&dir, opts)?;
         match &direction {
             None => direction = Some((maximize, metric, dir.clone())),
