@@ -1168,6 +1168,13 @@ fn a_bundled_pool_survives_the_round_trip_through_syne_tunes_blackbox_format() {
     );
 }
 
+/// Replace `from` by `to` in the file at `p`.
+fn replace_in(p: &Path, from: &str, to: &str) {
+    let t = std::fs::read_to_string(p).unwrap();
+    assert!(t.contains(from), "{}: no '{from}'", p.display());
+    std::fs::write(p, t.replacen(from, to, 1)).unwrap();
+}
+
 #[test]
 fn malformed_blackboxes_are_refused_naming_the_file_and_what_is_wrong() {
     let src = fixtures("blackbox").join("sklearn-grid-hgb-phoneme");
@@ -1205,9 +1212,11 @@ fn malformed_blackboxes_are_refused_naming_the_file_and_what_is_wrong() {
     );
     // No direction anywhere.
     let d = variant("bb-direction", &|d| {
-        let p = d.join("metadata.json");
-        let t = std::fs::read_to_string(&p).unwrap();
-        std::fs::write(&p, t.replace("\"direction\": \"maximize\", ", "")).unwrap();
+        replace_in(
+            &d.join("metadata.json"),
+            "\"direction\": \"maximize\", ",
+            "",
+        )
     });
     let e = fails(&d, &flags);
     assert!(
@@ -1216,9 +1225,11 @@ fn malformed_blackboxes_are_refused_naming_the_file_and_what_is_wrong() {
     );
     // metadata.json naming a task the evaluations do not hold.
     let d = variant("bb-tasks", &|d| {
-        let p = d.join("metadata.json");
-        let t = std::fs::read_to_string(&p).unwrap();
-        std::fs::write(&p, t.replace("[\"phoneme\"]", "[\"phoneme\", \"car\"]")).unwrap();
+        replace_in(
+            &d.join("metadata.json"),
+            "[\"phoneme\"]",
+            "[\"phoneme\", \"car\"]",
+        )
     });
     let e = fails(&d, &flags);
     assert!(
@@ -1236,9 +1247,11 @@ fn malformed_blackboxes_are_refused_naming_the_file_and_what_is_wrong() {
     );
     // A hyperparameter value outside its domain.
     let d = variant("bb-domain", &|d| {
-        let p = d.join("configspace.json");
-        let t = std::fs::read_to_string(&p).unwrap();
-        std::fs::write(&p, t.replacen("[4, 8, 16, 32, 64]", "[4, 8, 16, 32]", 1)).unwrap();
+        replace_in(
+            &d.join("configspace.json"),
+            "[4, 8, 16, 32, 64]",
+            "[4, 8, 16, 32]",
+        )
     });
     let e = fails(&d, &flags);
     assert!(
