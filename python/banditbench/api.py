@@ -12,6 +12,7 @@ import hashlib
 import inspect
 import json
 import os
+import pathlib
 import sys
 import tempfile
 import warnings
@@ -278,11 +279,14 @@ def import_runs(
     paths: Union[PathLike, Sequence[PathLike]],
     out: PathLike,
     **options: Any,
-) -> "Results":
+) -> Union["Results", "pathlib.Path"]:
     """``banditbench import TOOL PATHS --out OUT``: another tool's run logs (``tool`` is
-    ``"syne-tune"``, ``"optuna"``, ``"carps"``, ``"hposuite"`` or ``"deepcave"``) into a results folder, returned as :class:`Results`.
+    ``"syne-tune"``, ``"optuna"``, ``"carps"``, ``"hposuite"`` or ``"deepcave"``) into a results
+    folder, returned as :class:`Results`; or (``tool="blackbox"``, one folder) a Syne Tune
+    blackbox into a pool, whose folder is returned as a path for experiments to name.
     Options as on the command line, ``_`` for ``-``: ``budget=60``, ``names="{policy}.{dataset}.{seed}"``,
-    ``clock="attr:cost_s"``, ``task="phoneme/0"``, ``prefix="st:"``."""
+    ``clock="attr:cost_s"``, ``task="phoneme/0"``, ``prefix="st:"``, ``one_minus=True``,
+    ``metric="score"``, ``cost="cost_s"``."""
     engine = _engine()
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
@@ -292,6 +296,8 @@ def import_runs(
         raise engine.BanditbenchError(
             f"banditbench {' '.join(args)} failed (exit {code}); its message is above"
         )
+    if tool == "blackbox":
+        return pathlib.Path(out)
     return Results(out)
 
 

@@ -182,3 +182,16 @@ def test_other_tools_runs_import_and_rank_together(tmp_path):
     with pytest.raises(banditbench.BanditbenchError):
         banditbench.import_runs("optuna", [ex / "optuna" / "journal.log"], tmp_path / "x",
                                 names="{algo}-{seed}")
+
+
+def test_carps_runs_with_one_minus_and_a_blackbox_into_a_pool(tmp_path):
+    ex = ROOT / "examples" / "other-tools" / "carps" / "runs"
+    cp = banditbench.import_runs("carps", ex, tmp_path / "cp", clock="seconds", budget=60,
+                                 one_minus=True)
+    assert set(cp.runs["policy"]) == {"carps:Optuna-TPE", "carps:RandomSearch"}
+    assert (cp.runs["direction"] == "maximize").all() and (cp.runs["best_score"] > 0.5).all()
+    bb = ROOT / "tests" / "fixtures" / "import" / "blackbox" / "sklearn-grid-hgb-phoneme"
+    pool = banditbench.import_runs("blackbox", bb, tmp_path / "pool", metric="score",
+                                   test_metric="test_score", cost="cost_s")
+    assert pool == tmp_path / "pool" and (pool / "pool.toml").is_file()
+    assert len(list((pool / "curves").glob("*.parquet"))) == 1
