@@ -86,7 +86,7 @@ pub(crate) fn read(paths: &[PathBuf], opts: &Options) -> Result<Read> {
     let mut runs = Vec::new();
     let mut files = Vec::new();
     let mut skipped = Vec::new();
-    let mut first: Option<(bool, String, PathBuf)> = None;
+    let mut same = super::SameObjective::default();
     for dir in super::run_folders(
         paths,
         &["trials.csv"],
@@ -103,22 +103,12 @@ pub(crate) fn read(paths: &[PathBuf], opts: &Options) -> Result<Read> {
             continue;
         };
         let (run, maximize, metric) = read_run(&dir, &fields, opts)?;
-        match &first {
-            None => first = Some((maximize, metric, dir.clone())),
-            Some((m, n, at)) if *m != maximize || *n != metric => bail!(
-                "{}: objective '{metric}' ({}) differs from '{n}' ({}) of {}: import runs of one objective and direction together (--metric chooses one)",
-                dir.display(),
-                if maximize { "max" } else { "min" },
-                if *m { "max" } else { "min" },
-                at.display()
-            ),
-            Some(_) => {}
-        }
+        same.check(&dir, maximize, &metric)?;
         files.push(dir.join("trials.csv"));
         files.push(dir.join("configspace.csv"));
         runs.push(run);
     }
-    let Some((maximize, metric, _)) = first else {
+    let Some((maximize, metric)) = same.get() else {
         bail!(
             "no run folder's name follows --names '{}' (found: {})",
             opts.names.text(),

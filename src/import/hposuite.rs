@@ -73,33 +73,24 @@ pub(crate) struct Read {
 pub(crate) fn read(paths: &[PathBuf], opts: &Options) -> Result<Read> {
     let files = run_files(paths)?;
     let mut runs = Vec::new();
-    let mut first: Option<(bool, String, String, PathBuf)> = None;
+    let mut same = super::SameObjective::default();
+    let mut unit_of: Option<(String, PathBuf)> = None;
     for f in &files {
         let (run, maximize, metric, unit) = read_run(f, opts)?;
-        match &first {
-            None => first = Some((maximize, metric, unit, f.clone())),
-            Some((m, name, u, at)) => {
-                if *m != maximize || *name != metric {
-                    bail!(
-                        "{}: objective '{metric}' ({}) differs from '{name}' ({}) of {}: import runs of one objective and direction together",
-                        f.display(),
-                        if maximize { "max" } else { "min" },
-                        if *m { "max" } else { "min" },
-                        at.display()
-                    );
-                }
-                if *u != unit {
-                    bail!(
-                        "{}: its budget counts {unit}, that of {} counts {u}: import runs of one kind of budget together",
-                        f.display(),
-                        at.display()
-                    );
-                }
-            }
+        same.check(f, maximize, &metric)?;
+        match &unit_of {
+            None => unit_of = Some((unit, f.clone())),
+            Some((u, at)) if *u != unit => bail!(
+                "{}: its budget counts {unit}, that of {} counts {u}: import runs of one kind of budget together",
+                f.display(),
+                at.display()
+            ),
+            Some(_) => {}
         }
         runs.push(run);
     }
-    let (maximize, metric, budget_unit, _) = first.context("no hposuite run found")?;
+    let (maximize, metric) = same.get().context("no hposuite run found")?;
+    let budget_unit = unit_of.map(|u| u.0).unwrap_or_default();
     Ok(Read {
         runs,
         maximize,

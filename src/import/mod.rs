@@ -177,6 +177,35 @@ pub(crate) fn skipped_note(what: &str, rule: &str, skipped: &[String]) -> Vec<St
     )]
 }
 
+/// The objective (name and direction) every run of one import shares: the first run's; a later
+/// run with another is refused, naming both files.
+#[derive(Default)]
+pub(crate) struct SameObjective {
+    first: Option<(bool, String, PathBuf)>,
+}
+
+impl SameObjective {
+    pub fn check(&mut self, at: &Path, maximize: bool, metric: &str) -> Result<()> {
+        match &self.first {
+            None => self.first = Some((maximize, metric.to_string(), at.to_path_buf())),
+            Some((m, name, first)) if *m != maximize || name != metric => bail!(
+                "{}: objective '{metric}' ({}) differs from '{name}' ({}) of {}: import runs of one objective and direction together",
+                at.display(),
+                if maximize { "max" } else { "min" },
+                if *m { "max" } else { "min" },
+                first.display()
+            ),
+            Some(_) => {}
+        }
+        Ok(())
+    }
+
+    /// (maximise, objective) of the runs, None if there was none.
+    pub fn get(self) -> Option<(bool, String)> {
+        self.first.map(|(m, n, _)| (m, n))
+    }
+}
+
 /// What a whole import holds, before it is written.
 pub(crate) struct Import {
     /// `syne-tune`, `optuna`.
@@ -600,6 +629,23 @@ mod tests {
             "{e}"
         );
         assert!(Task::parse("a/1/b/c", "x").is_err());
+    }
+
+    #[test]
+    fn runs_of_another_objective_or_direction_are_refused_naming_both_files() {
+        let mut same = SameObjective::default();
+        same.check(Path::new("a"), true, "accuracy").unwrap();
+        same.check(Path::new("b"), true, "accuracy").unwrap();
+        let e = same
+            .check(Path::new("c"), false, "accuracy")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("c: objective 'accuracy' (min) differs from 'accuracy' (max) of a"),
+            "{e}"
+        );
+        assert!(same.check(Path::new("d"), true, "loss").is_err());
+        assert_eq!(same.get(), Some((true, "accuracy".to_string())));
     }
 
     #[test]

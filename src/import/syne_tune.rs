@@ -40,7 +40,7 @@ pub(crate) fn read(
 ) -> Result<(Vec<ImportedRun>, bool, String, Vec<PathBuf>)> {
     let mut runs = Vec::new();
     let mut files = Vec::new();
-    let mut direction: Option<(bool, String, PathBuf)> = None;
+    let mut same = super::SameObjective::default();
     for dir in super::run_folders(
         paths,
         &["metadata.json", "results.csv.zip"],
@@ -48,22 +48,12 @@ pub(crate) fn read(
         "each with results.csv.zip and metadata.json",
     )? {
         let (run, maximize, metric) = read_run(&dir, opts)?;
-        match &direction {
-            None => direction = Some((maximize, metric, dir.clone())),
-            Some((m, name, first)) if *m != maximize || *name != metric => bail!(
-                "{}: metric '{metric}' ({}) differs from '{name}' ({}) of {}: import runs of one metric and direction together",
-                dir.display(),
-                if maximize { "max" } else { "min" },
-                if *m { "max" } else { "min" },
-                first.display()
-            ),
-            Some(_) => {}
-        }
+        same.check(&dir, maximize, &metric)?;
         files.push(dir.join("metadata.json"));
         files.push(dir.join("results.csv.zip"));
         runs.push(run);
     }
-    let (maximize, metric, _) = direction.context("no Syne Tune run found")?;
+    let (maximize, metric) = same.get().context("no Syne Tune run found")?;
     Ok((runs, maximize, metric, files))
 }
 
