@@ -8,7 +8,7 @@ use std::time::Instant;
 use anyhow::{Result, anyhow, bail};
 
 use super::{Overhead, World};
-use crate::protocol::{Action, Observation, Pending, Policy, PoolView, Revealed, View};
+use crate::protocol::{Action, Observation, Pending, Policy, Revealed};
 use crate::rng::Rng;
 
 /// The kind of an action, as stored in trajectories.
@@ -93,24 +93,35 @@ pub fn drive<W: World + ?Sized>(
 }
 
 /// A finished piece of work waiting for its completion time: what the policy will observe, and
-/// what its view will then show of the arm.
-#[derive(Default)]
+/// what its view will then show of the arm. One cache line per worker: with hundreds of workers
+/// the slots are visited in completion order, so each is a miss unless it is small (its start is
+/// in `Seen::pending`, its finish in the event key). An evaluation it revealed is kept inline;
+/// several (a time slice) go to the worker's overflow buffer.
+#[derive(Clone, Copy, Default)]
+#[repr(align(64))]
 struct InFlight {
-    worker: usize,
-    arm: usize,
+    arm: u32,
     kind: ActionKind,
-    start: f64,
-    finish: f64,
-    reward: Option<f64>,
-    revealed: Vec<Revealed>,
-    arm_clock: f64,
+    has_reward: bool,
     exhausted: bool,
-    /// The arm's best reward, and in the pool world its last score and whether its curve ended,
-    /// as the world holds them once this work is done.
+    /// The arm's curve ended (pool world), as the world holds it once this work is done.
+    done: bool,
+    /// Evaluations revealed: 0, 1 (`one_*`), or `MANY` (the overflow buffer).
+    n_revealed: u8,
+    one_ok: bool,
+    reward: f64,
+    arm_clock: f64,
+    /// The arm's best reward, and in the pool world its last score, once this work is done.
     best: f64,
     last: f64,
-    done: bool,
+    one_time: f64,
+    one_reward: f64,
 }
+
+const _: () = assert!(std::mem::size_of::<InFlight>() == 64);
+
+/// `InFlight::n_revealed` when the evaluations are in the overflow buffer.
+const MANY: u8 = 2;
 
 /// What the policy has seen: the arms' values from finished work only.
 #[derive(Default)]
@@ -126,7 +137,16 @@ struct Seen {
 }
 
 impl Seen {
+    /// Room for `n` arms (a new arm is seen when it is drawn).
+    #[inline]
     fn grow(&mut self, n: usize) {
+        if self.best.len() < n {
+            self.grow_to(n);
+        }
+    }
+
+    #[cold]
+    fn grow_to(&mut self, n: usize) {
         while self.best.len() < n {
             self.best.push(f64::NEG_INFINITY);
             self.last.push(f64::NEG_INFINITY);
@@ -192,13 +212,13 @@ pub fn drive_workers<W: World + ?Sized>(
     // Idle workers (free, or waiting for the next completion), lowest index first.
     let mut free: BinaryHeap<Reverse<usize>> = (0..k).map(Reverse).collect();
     let mut stopped = false;
-    let mut queue: BinaryHeap<Reverse<u128>> = BinaryHeap::new();
+    let mut queue: BinaryHeap<Reverse<u128>> = BinaryHeap::with_capacity(k);
+    // The queue's top was delivered but is still in the heap: the next work started replaces it
+    // (one sift-down instead of a pop and a push, the steady state of asynchronous work).
+    let mut delivered_top = false;
     // Work in flight, per worker (a worker runs one piece at a time; its buffers are reused).
-    let mut slots: Vec<InFlight> = if k == 1 {
-        Vec::new()
-    } else {
-        (0..k).map(|_| InFlight::default()).collect()
-    };
+    let mut slots: Vec<InFlight> = vec![InFlight::default(); if k == 1 { 0 } else { k }];
+    let mut overflow: Vec<Vec<Revealed>> = Vec::new();
     let mut seen = Seen::default();
     let mut busy_s = 0.0;
     loop {
@@ -227,27 +247,19 @@ pub fn drive_workers<W: World + ?Sized>(
             }
             let t0 = (overhead == Overhead::Measured).then(Instant::now);
             let action = {
-                let v = world.view();
-                if k == 1 {
-                    policy.try_decide(&v, rng)?
-                } else {
-                    seen.grow(v.n_arms);
-                    let view = View {
-                        arm_best: &seen.best[..v.n_arms],
-                        pool: v.pool.map(|p| PoolView {
-                            last: &seen.last[..v.n_arms],
-                            done: &seen.done[..v.n_arms],
-                            ..p
-                        }),
-                        workers: k,
-                        worker: w,
-                        now,
-                        pending: &seen.pending,
-                        busy: &seen.busy[..v.n_arms],
-                        ..v
-                    };
-                    policy.try_decide(&view, rng)?
+                let mut v = world.view();
+                if k > 1 {
+                    // What the policy has seen, not what the world holds.
+                    let n = v.n_arms;
+                    seen.grow(n);
+                    v.arm_best = &seen.best[..n];
+                    if let Some(p) = &mut v.pool {
+                        (p.last, p.done) = (&seen.last[..n], &seen.done[..n]);
+                    }
+                    (v.workers, v.worker, v.now) = (k, w, now);
+                    (v.pending, v.busy) = (&seen.pending, &seen.busy[..n]);
                 }
+                policy.try_decide(&v, rng)?
             };
             if let Overhead::PerFit(s) = overhead {
                 let fits = policy.take_fits();
@@ -314,10 +326,24 @@ pub fn drive_workers<W: World + ?Sized>(
                 } else {
                     let slot = w;
                     let f = &mut slots[slot];
-                    f.revealed.clear();
-                    f.revealed.extend_from_slice(obs.revealed);
-                    (f.worker, f.arm, f.kind, f.start) = (w, arm, kind, start);
-                    (f.reward, f.arm_clock, f.exhausted) = (reward, obs.arm_clock, obs.exhausted);
+                    match obs.revealed {
+                        [] => f.n_revealed = 0,
+                        [r] => {
+                            (f.n_revealed, f.one_time, f.one_reward, f.one_ok) =
+                                (1, r.time, r.reward, r.ok);
+                        }
+                        many => {
+                            f.n_revealed = MANY;
+                            if overflow.len() < k {
+                                overflow.resize_with(k, Vec::new);
+                            }
+                            overflow[w].clear();
+                            overflow[w].extend_from_slice(many);
+                        }
+                    }
+                    (f.arm, f.kind, f.arm_clock, f.exhausted) =
+                        (arm as u32, kind, obs.arm_clock, obs.exhausted);
+                    (f.has_reward, f.reward) = (reward.is_some(), reward.unwrap_or(f64::NAN));
                     (arm, reward, Some(slot), None)
                 }
             };
@@ -346,7 +372,6 @@ pub fn drive_workers<W: World + ?Sized>(
             let slot = flight.take().expect("in flight");
             {
                 let f = &mut slots[slot];
-                f.finish = finish;
                 (f.best, f.last, f.done) = world.arm_state(arm);
             }
             if timed {
@@ -360,7 +385,17 @@ pub fn drive_workers<W: World + ?Sized>(
                 since: start,
             });
             seen.busy[arm] = true;
-            queue.push(Reverse(event_key(finish, w)));
+            let key = Reverse(event_key(finish, w));
+            if delivered_top {
+                *queue.peek_mut().expect("the delivered top is in the queue") = key;
+                delivered_top = false;
+            } else {
+                queue.push(key);
+            }
+        }
+        if delivered_top {
+            queue.pop();
+            delivered_top = false;
         }
         // Deliver every completion at the earliest finish time.
         let Some(&Reverse(first)) = queue.peek() else {
@@ -369,58 +404,82 @@ pub fn drive_workers<W: World + ?Sized>(
         let first = event_finish(first);
         now = now.max(first);
         while let Some(&Reverse(e)) = queue.peek() {
-            if event_finish(e) > first {
-                break;
+            if delivered_top {
+                // Is the next event (the earlier of the top's children) at this time too?
+                let s = queue.as_slice();
+                let next = s
+                    .get(1..s.len().min(3))
+                    .and_then(|c| c.iter().map(|e| e.0).min());
+                if next.is_none_or(|n| event_finish(n) > first) {
+                    break;
+                }
+                queue.pop();
+                delivered_top = false;
+                continue;
             }
-            queue.pop();
-            let f = &slots[event_worker(e)];
-            seen.grow(f.arm + 1);
-            seen.best[f.arm] = f.best;
-            seen.last[f.arm] = f.last;
-            seen.done[f.arm] = f.done;
-            let i = seen.at[f.arm];
-            seen.pending.swap_remove(i);
+            delivered_top = true;
+            let worker = event_worker(e);
+            let f = &slots[worker];
+            let arm = f.arm as usize;
+            seen.best[arm] = f.best;
+            seen.last[arm] = f.last;
+            seen.done[arm] = f.done;
+            let i = seen.at[arm];
+            let start = seen.pending.swap_remove(i).since;
             if let Some(moved) = seen.pending.get(i) {
                 seen.at[moved.arm] = i;
             }
-            seen.busy[f.arm] = false;
-            for r in f.revealed.iter().filter(|r| r.ok) {
+            seen.busy[arm] = false;
+            let one;
+            let revealed: &[Revealed] = match f.n_revealed {
+                0 => &[],
+                1 => {
+                    one = [Revealed {
+                        time: f.one_time,
+                        reward: f.one_reward,
+                        ok: f.one_ok,
+                    }];
+                    &one
+                }
+                _ => &overflow[worker],
+            };
+            for r in revealed.iter().filter(|r| r.ok) {
                 if seen.incumbent.is_none_or(|b| r.reward > b) {
                     seen.incumbent = Some(r.reward);
                 }
             }
+            let reward = f.has_reward.then_some(f.reward);
             let t1 = (overhead == Overhead::Measured).then(Instant::now);
             policy.observe(&Observation {
-                arm: f.arm,
-                reward: f.reward,
-                revealed: &f.revealed,
+                arm,
+                reward,
+                revealed,
                 arm_clock: f.arm_clock,
                 exhausted: f.exhausted,
             });
-            free.push(Reverse(f.worker));
-            ready[f.worker] = now;
+            free.push(Reverse(worker));
+            ready[worker] = now;
             if let Some(t) = t1 {
                 let s = world
                     .ledger_mut()
                     .clock
                     .add_overhead(t.elapsed().as_secs_f64());
-                ready[f.worker] += s;
+                ready[worker] += s;
                 busy_s += s;
             }
             if timed {
                 world.ledger_mut().clock.used = now;
             }
-            let reward = f.reward.map_or(f64::NAN, |r| sign * r);
             emit(
                 world,
                 observers,
                 sign,
                 f.kind,
-                f.arm,
-                reward,
-                f.worker,
-                f.start,
-                f.finish,
+                arm,
+                reward.map_or(f64::NAN, |r| sign * r),
+                worker,
+                start,
+                event_finish(e),
                 Some(seen.incumbent),
             );
         }
