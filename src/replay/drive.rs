@@ -320,7 +320,7 @@ pub fn drive_workers<W: World + ?Sized>(
             if timed {
                 world.ledger_mut().clock.used = start;
             }
-            let (arm, reward, mut flight, observe_s) = {
+            let (arm, reward, observe_s) = {
                 let obs = world
                     .apply(action)
                     .map_err(|e| anyhow!("policy {policy_id} {e}"))?;
@@ -328,10 +328,9 @@ pub fn drive_workers<W: World + ?Sized>(
                 if k == 1 {
                     let t1 = (overhead == Overhead::Measured).then(Instant::now);
                     policy.observe(&obs);
-                    (arm, reward, None, t1.map(|t| t.elapsed().as_secs_f64()))
+                    (arm, reward, t1.map(|t| t.elapsed().as_secs_f64()))
                 } else {
-                    let slot = w;
-                    let f = &mut slots[slot];
+                    let f = &mut slots[w];
                     match obs.revealed {
                         [] => f.n_revealed = 0,
                         [r] => {
@@ -350,7 +349,7 @@ pub fn drive_workers<W: World + ?Sized>(
                     (f.arm, f.kind, f.arm_clock, f.exhausted) =
                         (arm as u32, kind, obs.arm_clock, obs.exhausted);
                     (f.has_reward, f.reward) = (reward.is_some(), reward.unwrap_or(f64::NAN));
-                    (arm, reward, Some(slot), None)
+                    (arm, reward, None)
                 }
             };
             let finish = if timed {
@@ -375,9 +374,8 @@ pub fn drive_workers<W: World + ?Sized>(
                 free.push(Reverse(w));
                 continue;
             }
-            let slot = flight.take().expect("in flight");
             {
-                let f = &mut slots[slot];
+                let f = &mut slots[w];
                 (f.best, f.last, f.done) = world.arm_state(arm);
             }
             if timed {
