@@ -216,7 +216,8 @@ pub fn drive_workers<W: World + ?Sized>(
     // --only workers` (random search, 256 workers, callgrind, loop instructions per decision:
     // this heap about 170 of about 1 000): a tournament tree (its delivered worker's path is
     // replayed in full), a radix heap on the finish time's bits (events move through tens of
-    // buckets), a 4-ary and a hand-written bottom-up binary heap, and the standard heap with
+    // buckets), a calendar queue (Brown 1988; the recorded unit costs are too uneven for one
+    // day's width), a 4-ary and a hand-written bottom-up binary heap, and the standard heap with
     // 64-bit keys and pop-then-push, each cost as many instructions or more.
     let mut queue: BinaryHeap<Reverse<u128>> = BinaryHeap::with_capacity(k);
     // The queue's top was delivered but is still in the heap: the next work started replaces it
