@@ -28,6 +28,7 @@ pub(crate) mod build;
 pub mod cli;
 pub mod curve;
 pub mod experiment;
+pub(crate) mod files;
 pub(crate) mod import;
 pub(crate) mod names;
 pub(crate) mod normal;

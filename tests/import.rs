@@ -1144,7 +1144,7 @@ fn a_bundled_pool_survives_the_round_trip_through_syne_tunes_blackbox_format() {
             orig_rows.push((r[i], id_of[&c[i]], u[i], sc[i], ts[i], cs[i], st[i].clone()));
         }
     }
-    let df = read_parquet(&out.join("curves/phoneme.parquet")).unwrap();
+    let df = read_parquet(&out.join("curves/00000-phoneme.parquet")).unwrap();
     let (r, c, u) = (ints(&df, "run"), ints(&df, "config_id"), ints(&df, "unit"));
     let (sc, ts, cs, st) = (
         f32_bits(&df, "score"),
@@ -1169,6 +1169,38 @@ fn a_bundled_pool_survives_the_round_trip_through_syne_tunes_blackbox_format() {
 }
 
 /// Replace `from` by `to` in the file at `p`.
+/// Set element `index` (flat, C order) of a float .npy file to `value`; `widen` first rewrites a
+/// float32 file as float64 (so that values beyond float32's range can be written).
+fn set_npy(p: &Path, index: usize, value: f64, widen: bool) {
+    let mut b = std::fs::read(p).unwrap();
+    let header_len = if b[6] == 1 {
+        u16::from_le_bytes([b[8], b[9]]) as usize + 10
+    } else {
+        u32::from_le_bytes([b[8], b[9], b[10], b[11]]) as usize + 12
+    };
+    let header = String::from_utf8_lossy(&b[..header_len]).into_owned();
+    let mut wide = header.contains("'<f8'");
+    if widen && !wide {
+        let floats: Vec<u8> = b[header_len..]
+            .chunks(4)
+            .flat_map(|c| f64::from(f32::from_le_bytes([c[0], c[1], c[2], c[3]])).to_le_bytes())
+            .collect();
+        let mut head = b[..header_len].to_vec();
+        let at = head.windows(5).position(|w| w == b"'<f4'").unwrap();
+        head[at..at + 5].copy_from_slice(b"'<f8'");
+        b = head.into_iter().chain(floats).collect();
+        wide = true;
+    }
+    if wide {
+        let at = header_len + 8 * index;
+        b[at..at + 8].copy_from_slice(&value.to_le_bytes());
+    } else {
+        let at = header_len + 4 * index;
+        b[at..at + 4].copy_from_slice(&(value as f32).to_le_bytes());
+    }
+    std::fs::write(p, b).unwrap();
+}
+
 fn replace_in(p: &Path, from: &str, to: &str) {
     let t = std::fs::read_to_string(p).unwrap();
     assert!(t.contains(from), "{}: no '{from}'", p.display());
@@ -1257,6 +1289,51 @@ fn malformed_blackboxes_are_refused_naming_the_file_and_what_is_wrong() {
     assert!(
         e.contains("hyperparameters.parquet: row")
             && e.contains("column 'max_leaf_nodes': 64 is not among the domain's values"),
+        "{e}"
+    );
+    // Values a pool cannot take, each named by task, configuration, seed and fidelity.
+    let ev = |d: &Path| d.join("objectives_evaluations.npy");
+    let d = variant("bb-nan-cost", &|d| set_npy(&ev(d), 2, f64::NAN, false));
+    let e = fails(&d, &flags);
+    assert!(
+        e.contains("task 'phoneme' (index 0), configuration 0, seed 0, fidelity 1: cost_s is NaN")
+            && e.contains("not a training time"),
+        "{e}"
+    );
+    let d = variant("bb-negative-cost", &|d| set_npy(&ev(d), 2, -1.0, false));
+    let e = fails(&d, &flags);
+    assert!(
+        e.contains("cost_s is -1") && e.contains("not negative"),
+        "{e}"
+    );
+    let d = variant("bb-huge-score", &|d| set_npy(&ev(d), 0, 1e300, true));
+    let e = fails(&d, &flags);
+    assert!(e.contains("score is 1e300") && e.contains("32-bit"), "{e}");
+    let d = variant("bb-inf-score", &|d| {
+        set_npy(&ev(d), 3, f64::INFINITY, false)
+    });
+    let e = fails(&d, &flags);
+    assert!(e.contains("fidelity 2: score is inf"), "{e}");
+    // Names: none, twice.
+    let d = variant("bb-no-objectives", &|d| {
+        replace_in(
+            &d.join("metadata.json"),
+            "[\"score\", \"test_score\", \"cost_s\"]",
+            "[]",
+        )
+    });
+    let e = fails(&d, &flags);
+    assert!(e.contains("'objectives_names' is empty"), "{e}");
+    let d = variant("bb-task-twice", &|d| {
+        replace_in(
+            &d.join("metadata.json"),
+            "[\"phoneme\"]",
+            "[\"phoneme\", \"phoneme\"]",
+        )
+    });
+    let e = fails(&d, &flags);
+    assert!(
+        e.contains("names the task 'phoneme' twice (entries 0 and 1)"),
         "{e}"
     );
     // Damaged JSON: line and column.

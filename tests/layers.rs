@@ -179,7 +179,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ),
 ];
 
-const FOUNDATIONS: &[&str] = &["rng", "build", "names", "normal", "space"];
+const FOUNDATIONS: &[&str] = &["rng", "build", "names", "normal", "space", "files"];
 
 /// Uses across the layers that remain to be removed (issue #26): each is named here so that no
 /// new one can appear unseen. `report` reads a results folder's trace set for `--regret trace`

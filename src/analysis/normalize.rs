@@ -38,8 +38,11 @@ pub struct KnownValues {
 impl KnownValues {
     /// Read `path` (CSV: `unit,best,worst`, any further columns ignored).
     pub fn read(path: &str) -> Result<KnownValues, String> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("{path}: cannot read the known values ({e})"))?;
+        let text = crate::files::read_text(
+            std::path::Path::new(path),
+            "a CSV of known values (unit,best,worst)",
+        )
+        .map_err(|e| format!("{e:#}"))?;
         let mut lines = text
             .lines()
             .enumerate()

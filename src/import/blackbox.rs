@@ -47,12 +47,10 @@ pub(crate) struct Written {
 }
 
 fn read_json(path: &Path) -> Result<Value> {
-    let text = std::fs::read_to_string(path).with_context(|| {
-        format!(
-            "{}: cannot read (Syne Tune's serialize writes it in every blackbox folder)",
-            path.display()
-        )
-    })?;
+    let text = crate::files::read_text(
+        path,
+        "the blackbox's metadata.json (Syne Tune's serialize writes it in every blackbox folder)",
+    )?;
     serde_json::from_str(&text).map_err(|e| {
         anyhow::anyhow!(
             "{}: line {}, column {}: not valid JSON ({e})",
@@ -66,12 +64,10 @@ fn read_json(path: &Path) -> Result<Value> {
 /// A `.npy` file's shape and values as f64 (any numeric dtype).
 fn read_npy(path: &Path) -> Result<(Vec<usize>, Vec<f64>)> {
     let open = || -> Result<npyz::NpyFile<std::io::BufReader<std::fs::File>>> {
-        let f = std::fs::File::open(path).with_context(|| {
-            format!(
-                "{}: cannot read (Syne Tune's serialize writes it in every blackbox folder)",
-                path.display()
-            )
-        })?;
+        let f = crate::files::open(
+            path,
+            "a .npy file (Syne Tune's serialize writes it in every blackbox folder)",
+        )?;
         npyz::NpyFile::new(std::io::BufReader::new(f))
             .map_err(|e| anyhow::anyhow!("{}: not a NumPy .npy file ({e})", path.display()))
     };
@@ -182,6 +178,39 @@ fn column_values(path: &Path, df: &DataFrame, name: &str) -> Result<Vec<Value>> 
     Ok(out)
 }
 
+/// A number as a message shows it: plain, or in exponent form when very large or small.
+fn num(x: f64) -> String {
+    if x != 0.0 && x.is_finite() && !(1e-4..1e15).contains(&x.abs()) {
+        format!("{x:e}")
+    } else {
+        format!("{x}")
+    }
+}
+
+/// A list of names from metadata.json that must be non-empty, each non-empty and printable, and
+/// none twice.
+fn distinct_names(file: &str, key: &str, what: &str, names: &[String]) -> Result<()> {
+    if names.is_empty() {
+        bail!("{file}: '{key}' is empty; a blackbox names at least one {what}");
+    }
+    let mut seen = std::collections::HashMap::new();
+    for (i, n) in names.iter().enumerate() {
+        if n.trim().is_empty() || n.chars().any(char::is_control) {
+            bail!(
+                "{file}: '{key}' entry {i} is \"{}\"; a {what} name must be non-empty and hold no control characters",
+                n.escape_debug()
+            );
+        }
+        if let Some(j) = seen.insert(n.as_str(), i) {
+            bail!(
+                "{file}: '{key}' names the {what} '{}' twice (entries {j} and {i}); each {what} must be named once",
+                n.escape_debug()
+            );
+        }
+    }
+    Ok(())
+}
+
 /// Convert the blackbox at `dir` into a pool at `out` (which must not exist).
 pub(crate) fn import(dir: &Path, out: &Path, opts: &Options) -> Result<Written> {
     if out.exists() {
@@ -201,6 +230,8 @@ pub(crate) fn import(dir: &Path, out: &Path, opts: &Options) -> Result<Written> 
     };
     let objectives = strings("objectives_names")?;
     let tasks = strings("task_names")?;
+    distinct_names(&m.to_string(), "objectives_names", "objective", &objectives)?;
+    distinct_names(&m.to_string(), "task_names", "task", &tasks)?;
     let objective = |name: &str, option: &str| -> Result<usize> {
         objectives.iter().position(|o| o == name).with_context(|| {
             format!(
@@ -280,6 +311,7 @@ pub(crate) fn import(dir: &Path, out: &Path, opts: &Options) -> Result<Written> 
 
     // Configurations.
     let hp_path = dir.join("hyperparameters.parquet");
+    crate::files::check(&hp_path, "the blackbox's hyperparameters.parquet")?;
     let hp = crate::results::read_parquet(&hp_path)?;
     if hp.height() != n_configs {
         bail!(
@@ -389,11 +421,57 @@ pub(crate) fn import(dir: &Path, out: &Path, opts: &Options) -> Result<Written> 
                         let secs = at(t, c, s, f, cost_k);
                         let step = if cumulative { secs - before } else { secs };
                         before = secs;
+                        let here = || {
+                            format!(
+                                "{}: task '{}' (index {t}), configuration {c}, seed {s}, fidelity {}",
+                                ev_path.display(),
+                                task.escape_debug(),
+                                f + 1
+                            )
+                        };
+                        // A failed step (NaN score) may have no cost: it is charged nothing. Any
+                        // other step's seconds must be a finite, non-negative number.
+                        let time_ok = step.is_finite() && step >= 0.0;
+                        if !x.is_nan() && !time_ok {
+                            bail!(
+                                "{}: {} is {}{}, which is not a training time; the seconds must be finite and {} (fix the blackbox, or name another objective with --cost or --elapsed)",
+                                here(),
+                                objectives[cost_k],
+                                num(secs),
+                                if cumulative {
+                                    format!(" after {}", num(secs - step))
+                                } else {
+                                    String::new()
+                                },
+                                if cumulative {
+                                    "never go back"
+                                } else {
+                                    "not negative"
+                                }
+                            );
+                        }
+                        if x.is_infinite() || x.is_finite() && !(x as f32).is_finite() {
+                            bail!(
+                                "{}: {} is {}, which a pool's 32-bit scores cannot hold (beyond ±3.4e38); a pool's scores are finite, or NaN for a failed evaluation",
+                                here(),
+                                objectives[score_k],
+                                num(x)
+                            );
+                        }
+                        let t_val = test_k.map_or(f64::NAN, |k| at(t, c, s, f, k));
+                        if t_val.is_infinite() || t_val.is_finite() && !(t_val as f32).is_finite() {
+                            bail!(
+                                "{}: {} is {}, which a pool's 32-bit test scores cannot hold; give finite values, or NaN for none",
+                                here(),
+                                objectives[test_k.unwrap_or(0)],
+                                num(t_val)
+                            );
+                        }
                         run.push(s as i32);
                         cid.push(c as i32);
                         unit.push(f as i32 + 1);
                         score.push(x as f32);
-                        test.push(test_k.map_or(f32::NAN, |k| at(t, c, s, f, k) as f32));
+                        test.push(t_val as f32);
                         cost.push(if step.is_finite() {
                             step.max(0.0) as f32
                         } else {
@@ -419,7 +497,9 @@ pub(crate) fn import(dir: &Path, out: &Path, opts: &Options) -> Result<Written> 
                 "cost_s" => cost,
                 "status" => status,
             )?;
-            let file = format!("{}.parquet", task.replace(['/', '\\'], "-"));
+            // Named by the task's place, so that no two tasks can share a file (`a/b` and
+            // `a-b` once did); the name after it is for a reader, the `dataset` column is the key.
+            let file = format!("{t:05}-{}.parquet", crate::names::file_part(task));
             write_parquet(&tmp.join("curves").join(file), &mut df)?;
         }
         let manifest = manifest_text(

@@ -85,21 +85,92 @@ pub(crate) fn read(paths: &[PathBuf], opts: &Options) -> Result<(Vec<ImportedRun
     Ok((runs, files))
 }
 
+/// The most YAML nodes a config may hold once its aliases are expanded.
+const MAX_YAML_NODES: u64 = 1_000_000;
+
+/// The most characters an interpolated value may reach.
+const MAX_INTERPOLATED: usize = 1 << 20;
+
+/// How many nodes the YAML `text` holds with every alias expanded (the tree `YamlLoader` would
+/// build), counted from the parser's events without building it; 0 if it does not parse (the
+/// loader then reports the error).
+fn expanded_nodes(text: &str) -> u64 {
+    use yaml_rust2::parser::{Event, EventReceiver, Parser};
+    #[derive(Default)]
+    struct Count {
+        /// Open collections: (anchor id, nodes so far).
+        open: Vec<(usize, u64)>,
+        anchors: HashMap<usize, u64>,
+        total: u64,
+    }
+    impl Count {
+        fn add(&mut self, n: u64) {
+            match self.open.last_mut() {
+                Some((_, c)) => *c = c.saturating_add(n),
+                None => self.total = self.total.saturating_add(n),
+            }
+        }
+    }
+    impl EventReceiver for Count {
+        fn on_event(&mut self, ev: Event) {
+            match ev {
+                Event::Scalar(_, _, anchor, _) => {
+                    if anchor > 0 {
+                        self.anchors.insert(anchor, 1);
+                    }
+                    self.add(1);
+                }
+                Event::SequenceStart(anchor, _) | Event::MappingStart(anchor, _) => {
+                    self.open.push((anchor, 1));
+                }
+                Event::SequenceEnd | Event::MappingEnd => {
+                    if let Some((anchor, n)) = self.open.pop() {
+                        if anchor > 0 {
+                            self.anchors.insert(anchor, n);
+                        }
+                        self.add(n);
+                    }
+                }
+                Event::Alias(id) => {
+                    let n = self.anchors.get(&id).copied().unwrap_or(1);
+                    self.add(n);
+                }
+                _ => {}
+            }
+        }
+    }
+    let mut count = Count::default();
+    let mut parser = Parser::new_from_str(text);
+    if parser.load(&mut count, true).is_err() {
+        return 0;
+    }
+    count.total
+}
+
 /// Hydra's saved config: the YAML tree, for looking keys up with OmegaConf's `${a.b}`
 /// interpolations resolved.
 struct Config {
     path: PathBuf,
     root: Yaml,
+    /// Keys already resolved, so that interpolations that fan out (each level naming the one
+    /// below ten times) cost one resolution per key.
+    resolved: std::cell::RefCell<HashMap<String, Option<String>>>,
 }
 
 impl Config {
     fn load(path: &Path) -> Result<Config> {
-        let text = std::fs::read_to_string(path).with_context(|| {
-            format!(
-                "{}: cannot read (CARP-S runs through Hydra, which saves the run's config here)",
+        let text = crate::files::read_text(
+            path,
+            "the run's Hydra config (CARP-S runs through Hydra, which saves it here)",
+        )
+        .with_context(|| format!("{}: the run's config", path.display()))?;
+        let nodes = expanded_nodes(&text);
+        if nodes > MAX_YAML_NODES {
+            bail!(
+                "{}: its YAML aliases expand to more than {MAX_YAML_NODES} nodes (an alias bomb?); Hydra's saved configs have a few hundred: give the run's own .hydra/config.yaml",
                 path.display()
-            )
-        })?;
+            );
+        }
         let mut docs = YamlLoader::load_from_str(&text).map_err(|e| {
             anyhow::anyhow!(
                 "{}: line {}, column {}: not valid YAML ({})",
@@ -115,6 +186,7 @@ impl Config {
         Ok(Config {
             path: path.to_path_buf(),
             root: docs.swap_remove(0),
+            resolved: Default::default(),
         })
     }
 
@@ -128,6 +200,17 @@ impl Config {
     }
 
     fn resolve(&self, key: &str, depth: usize) -> Result<Option<String>> {
+        if let Some(v) = self.resolved.borrow().get(key) {
+            return Ok(v.clone());
+        }
+        let v = self.resolve_new(key, depth)?;
+        self.resolved
+            .borrow_mut()
+            .insert(key.to_string(), v.clone());
+        Ok(v)
+    }
+
+    fn resolve_new(&self, key: &str, depth: usize) -> Result<Option<String>> {
         if depth > 16 {
             bail!(
                 "{}: key '{key}': interpolations nest too deep (a cycle?)",
@@ -167,6 +250,12 @@ impl Config {
                 )
             })?;
             out.push_str(&v);
+            if out.len() > MAX_INTERPOLATED {
+                bail!(
+                    "{}: key '{key}': its interpolations expand past {MAX_INTERPOLATED} characters; give the value with the option instead",
+                    self.path.display()
+                );
+            }
             rest = &rest[i + j + 1..];
         }
         out.push_str(rest);
@@ -193,7 +282,7 @@ fn read_run(dir: &Path, opts: &Options) -> Result<ImportedRun> {
 
     let log = dir.join("trial_logs.jsonl");
     let l = log.display();
-    let text = std::fs::read_to_string(&log).with_context(|| format!("{l}: cannot read"))?;
+    let text = crate::files::read_text(&log, "CARP-S's trial log (JSON lines)")?;
     let mut evals = Vec::new();
     let mut arms: HashMap<String, u32> = HashMap::new();
     let mut first_start: Option<f64> = None;

@@ -131,12 +131,13 @@ fn read_run(
 ) -> Result<(ImportedRun, bool, String)> {
     let path = dir.join("trials.csv");
     let p = path.display();
-    if !dir.join("configspace.csv").is_file() {
+    if !dir.join("configspace.csv").exists() {
         bail!(
             "{}: no configspace.csv beside trials.csv; DeepCAVE's DataFrame format has both",
             dir.display()
         );
     }
+    crate::files::check(&path, "DeepCAVE's CSV")?;
     let df = CsvReadOptions::default()
         .with_has_header(true)
         .with_infer_schema_length(None)

@@ -26,19 +26,14 @@ pub(crate) struct Options {
 /// The parquet files under `paths` (files, or folders searched at any depth), in name order.
 pub(crate) fn run_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
     fn walk(p: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
-        let mut entries: Vec<PathBuf> = std::fs::read_dir(p)
-            .with_context(|| format!("{}: cannot read the folder", p.display()))?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .collect();
-        entries.sort();
-        for e in entries {
-            if e.is_dir() {
-                walk(&e, out)?;
-            } else if e.extension().is_some_and(|x| x == "parquet") {
-                out.push(e);
-            }
-        }
-        Ok(())
+        crate::files::walk_folders(p, &mut |d| {
+            out.extend(
+                crate::files::files_in(d)?
+                    .into_iter()
+                    .filter(|e| e.extension().is_some_and(|x| x == "parquet")),
+            );
+            Ok(true)
+        })
     }
     let mut out = Vec::new();
     for p in paths {
@@ -167,6 +162,7 @@ fn single(path: &Path, values: &[Option<String>], name: &str) -> Result<String> 
 }
 
 fn read_run(path: &Path, opts: &Options) -> Result<(ImportedRun, bool, String, String)> {
+    crate::files::check(path, "an hposuite run file (.parquet)")?;
     let df = crate::results::read_parquet(path)?;
     let p = path.display();
     if df.height() == 0 {

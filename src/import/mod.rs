@@ -123,20 +123,15 @@ pub(crate) fn run_folders(
     layout: &str,
 ) -> Result<Vec<PathBuf>> {
     fn walk(p: &Path, markers: &[&str], out: &mut Vec<PathBuf>) -> Result<()> {
-        if markers.iter().any(|m| p.join(m).is_file()) {
-            out.push(p.to_path_buf());
-            return Ok(());
-        }
-        let mut entries: Vec<PathBuf> = std::fs::read_dir(p)
-            .with_context(|| format!("{}: cannot read the folder", p.display()))?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|e| e.is_dir())
-            .collect();
-        entries.sort();
-        for e in entries {
-            walk(&e, markers, out)?;
-        }
-        Ok(())
+        crate::files::walk_folders(p, &mut |d| {
+            // Any entry by a marker's name marks a run folder (a FIFO or a folder there is then
+            // refused by name when read, never silently passed over).
+            if markers.iter().any(|m| d.join(m).exists()) {
+                out.push(d.to_path_buf());
+                return Ok(false);
+            }
+            Ok(true)
+        })
     }
     let mut out = Vec::new();
     for p in paths {
@@ -356,12 +351,7 @@ pub(crate) fn write(imp: &Import, out: &Path, budget: Option<f64>) -> Result<Wri
         s("policy_family", per_run(&|r| r.policy.clone())),
         s("policy", per_run(&|r| r.policy.clone())),
         s("params", vec!["{}".to_string(); n]),
-        Column::new(
-            "repetition".into(),
-            runs.iter()
-                .map(|r| u32::try_from(r.seed).unwrap_or(u32::MAX))
-                .collect::<Vec<u32>>(),
-        ),
+        Column::new("repetition".into(), repetitions(&runs)),
         Column::new(
             "seed".into(),
             runs.iter().map(|r| r.seed).collect::<Vec<u64>>(),
@@ -513,8 +503,23 @@ fn nan_as_null(name: &str, values: Vec<f64>) -> Column {
 
 /// A file's 64-bit FNV-1a content hash (hex), as the lock file keeps external files'.
 fn file_hash(path: &Path) -> Result<String> {
-    let bytes = std::fs::read(path).with_context(|| format!("{}: cannot read", path.display()))?;
+    let bytes = crate::files::read_bytes(path, "an imported file", u64::MAX)?;
     Ok(format!("{:016x}", crate::rng::fnv1a64(&bytes)))
+}
+
+/// Each run's repetition: its seed, when every seed of the import fits 32 bits (as every tool's
+/// seeds in practice do); otherwise the place of its seed among the import's distinct seeds, in
+/// order, so that no two seeds share a repetition. The `seed` column keeps the seeds either way.
+fn repetitions(runs: &[&ImportedRun]) -> Vec<u32> {
+    if runs.iter().all(|r| u32::try_from(r.seed).is_ok()) {
+        return runs.iter().map(|r| r.seed as u32).collect();
+    }
+    let mut seeds: Vec<u64> = runs.iter().map(|r| r.seed).collect();
+    seeds.sort_unstable();
+    seeds.dedup();
+    runs.iter()
+        .map(|r| seeds.binary_search(&r.seed).unwrap_or(0) as u32)
+        .collect()
 }
 
 /// A naming rule such as `{policy}.{task}.{seed}`: literal text with the placeholders

@@ -119,8 +119,7 @@ pub(crate) fn seconds(text: &str) -> Option<f64> {
 /// `JournalStorageReplayResult` does: study ids count created studies, trial ids count created
 /// trials, and an update to a finished trial is ignored.
 pub(crate) fn read_journal(path: &Path) -> Result<Vec<Study>> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("{}: cannot read", path.display()))?;
+    let text = crate::files::read_text(path, "Optuna's JournalStorage file (JSON lines)")?;
     let mut studies: BTreeMap<i64, Study> = BTreeMap::new();
     let mut next_study = 0i64;
     // trial id -> (study id, index in its study's trials)
@@ -315,6 +314,7 @@ fn numbers(a: &[Value], at: &str) -> Result<Vec<f64>> {
 pub(crate) fn read_sqlite(path: &Path) -> Result<Vec<Study>> {
     use rusqlite::{Connection, OpenFlags};
     let p = path.display();
+    crate::files::check(path, "an Optuna SQLite storage (.db)")?;
     let db = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)
         .map_err(|e| anyhow::anyhow!("{p}: cannot open as SQLite ({e})"))?;
     let q = |e: rusqlite::Error| {
@@ -395,7 +395,11 @@ pub(crate) fn read_sqlite(path: &Path) -> Result<Vec<Study>> {
         let state = State::from_name(&state)
             .with_context(|| format!("{p}: trial {tid}: state '{state}' is not one of Optuna's"))?;
         s.trials.push(Trial {
-            number: u32::try_from(number).unwrap_or(0),
+            number: u32::try_from(number).map_err(|_| {
+                anyhow::anyhow!(
+                    "{p}: trial {tid}: its number is {number}; Optuna numbers a study's trials 0, 1, 2, ... (a storage with other numbers was not written by Optuna: fix the 'number' column of table 'trials')"
+                )
+            })?,
             state,
             values: None,
             start: start.as_deref().and_then(seconds),
@@ -552,12 +556,7 @@ pub(crate) fn read(paths: &[PathBuf], opts: &Options) -> Result<Read> {
             path.extension().and_then(|e| e.to_str()),
             Some("db" | "sqlite" | "sqlite3")
         );
-        if !path.is_file() {
-            bail!(
-                "{}: no such file; give Optuna JournalStorage files or SQLite storages",
-                path.display()
-            );
-        }
+        crate::files::check(path, "Optuna JournalStorage files or SQLite storages")?;
         let studies = if sqlite {
             read_sqlite(path)?
         } else {

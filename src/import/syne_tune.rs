@@ -58,12 +58,10 @@ pub(crate) fn read(
 }
 
 fn read_metadata(path: &Path) -> Result<serde_json::Map<String, Value>> {
-    let text = std::fs::read_to_string(path).with_context(|| {
-        format!(
-            "{}: cannot read (Syne Tune writes metadata.json beside results.csv.zip)",
-            path.display()
-        )
-    })?;
+    let text = crate::files::read_text(
+        path,
+        "Syne Tune's metadata.json, which it writes beside results.csv.zip",
+    )?;
     match serde_json::from_str::<Value>(&text) {
         Ok(Value::Object(m)) => Ok(m),
         Ok(_) => bail!("{}: not a JSON object", path.display()),
@@ -153,8 +151,10 @@ fn read_run(dir: &Path, opts: &Options) -> Result<(ImportedRun, bool, String)> {
     // results.csv.zip: one CSV inside.
     let zip_path = dir.join("results.csv.zip");
     let z = zip_path.display();
-    let file = std::fs::File::open(&zip_path)
-        .with_context(|| format!("{z}: cannot open (Syne Tune writes it beside metadata.json)"))?;
+    let file = crate::files::open(
+        &zip_path,
+        "Syne Tune's results.csv.zip, which it writes beside metadata.json",
+    )?;
     let mut archive = ::zip::ZipArchive::new(file)
         .map_err(|e| anyhow::anyhow!("{z}: not a zip archive ({e})"))?;
     if archive.len() != 1 {

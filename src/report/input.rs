@@ -42,13 +42,13 @@ fn read_frame(path: &Path) -> Result<DataFrame> {
         .unwrap_or("")
         .to_ascii_lowercase();
     if ext == "parquet" || ext == "pq" {
-        let f = std::fs::File::open(path)
-            .with_context(|| format!("{}: cannot open", path.display()))?;
+        let f = crate::files::open(path, "a parquet table of scores")?;
         return ParquetReader::new(f)
             .finish()
             .map_err(anyhow::Error::from)
             .with_context(|| format!("{}: cannot read as parquet", path.display()));
     }
+    crate::files::check(path, "a CSV table of scores")?;
     crate::trace::check_csv_shape(path)?;
     CsvReadOptions::default()
         .with_has_header(true)
