@@ -249,3 +249,131 @@ fn every_importer_walks_symlink_loops_once_and_refuses_special_files() {
     let _ = std::fs::remove_dir_all(&dir);
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
+
+/// A CARP-S run whose Hydra config is hostile: YAML aliases that expand to 10^10 nodes (refused
+/// before any tree is built), and OmegaConf interpolations that fan out ten-fold over nine levels
+/// (resolved once per key; an unused chain costs nothing, a used one is refused past 1 MiB).
+#[test]
+fn carps_configs_that_expand_without_bound_are_refused_or_left_unread() {
+    let dir = scratch("hostile-carps");
+    let run =
+        "DEHB/banditbench-sklearn-grid-mf/phoneme/0/hist-gradient-boosting/0/.hydra/config.yaml";
+    let variant = |name: &str, extra: &str, edit: &dyn Fn(String) -> String| -> PathBuf {
+        let d = dir.join(name);
+        copy_tree(&fixtures("carps/runs"), &d);
+        let p = d.join(run);
+        let text = std::fs::read_to_string(&p).unwrap();
+        std::fs::write(&p, edit(text) + extra).unwrap();
+        d
+    };
+    let carps = Importer {
+        tool: "carps",
+        fixture: "carps/runs",
+        input: "",
+        args: &[],
+        reads: &[],
+    };
+    // Ten levels of aliases, each ten of the one below.
+    let mut bomb = String::from("bomb0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
+    for i in 1..10 {
+        let refs = vec![format!("*a{}", i - 1); 10].join(", ");
+        bomb.push_str(&format!("bomb{i}: &a{i} [{refs}]\n"));
+    }
+    let d = variant("bomb", &bomb, &|t| t);
+    match import(&carps, &d, &d.with_extension("out")) {
+        Some((Some(1), err)) => assert!(
+            err.contains("config.yaml") && err.contains("alias bomb"),
+            "{err}"
+        ),
+        other => panic!("an alias bomb: {other:?}"),
+    }
+    // Nine levels of interpolations, each naming the one below ten times.
+    let mut fan = String::from("l0: xxxxxxxxxx\n");
+    for i in 1..10 {
+        fan.push_str(&format!(
+            "l{i}: \"{}\"\n",
+            format!("${{l{}}}", i - 1).repeat(10)
+        ));
+    }
+    let d = variant("fan-unused", &fan, &|t| t);
+    match import(&carps, &d, &d.with_extension("out")) {
+        Some((Some(0), _)) => {}
+        other => panic!("an unused interpolation chain: {other:?}"),
+    }
+    let d = variant("fan-used", &fan, &|t| {
+        t.replace("optimizer_id: DEHB", "optimizer_id: ${l9}")
+    });
+    match import(&carps, &d, &d.with_extension("out")) {
+        Some((Some(1), err)) => assert!(
+            err.contains("config.yaml: key 'l") && err.contains("expand past 1048576 characters"),
+            "{err}"
+        ),
+        other => panic!("a used interpolation chain: {other:?}"),
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Values in an Optuna storage that once changed results silently: a negative trial number
+/// (merged into trial 0) is refused naming the trial, and seeds of 2^32 and more (collapsed
+/// into one repetition) keep their cells apart.
+#[test]
+fn optuna_trial_numbers_and_huge_seeds_do_not_merge_runs() {
+    let dir = scratch("hostile-optuna");
+    let db = |name: &str, sql: &str| -> PathBuf {
+        let p = dir.join(format!("{name}.db"));
+        std::fs::copy(fixtures("optuna").join("studies.db"), &p).unwrap();
+        rusqlite::Connection::open(&p)
+            .unwrap()
+            .execute_batch(sql)
+            .unwrap();
+        p
+    };
+    let optuna = |p: &Path, out: &Path| {
+        run_within(
+            &[
+                "import",
+                "optuna",
+                p.to_str().unwrap(),
+                "--out",
+                out.to_str().unwrap(),
+            ],
+            Duration::from_secs(60),
+        )
+        .expect("an import finishes")
+    };
+    let p = db(
+        "negative",
+        "UPDATE trials SET number = -1 WHERE trial_id = 1;",
+    );
+    let (code, err) = optuna(&p, &dir.join("negative-out"));
+    assert!(
+        code == Some(1) && err.contains("trial 1: its number is -1"),
+        "{code:?} {err}"
+    );
+    let p = db(
+        "seeds",
+        "UPDATE studies SET study_name = 'tpe-4294967296' WHERE study_id = 1;
+         UPDATE studies SET study_name = 'tpe-4294967297' WHERE study_id = 2;",
+    );
+    let out = dir.join("seeds-out");
+    let (code, err) = optuna(&p, &out);
+    assert_eq!(code, Some(0), "{err}");
+    let runs = banditbench::experiment::read_parquet(&out.join("runs.parquet")).unwrap();
+    let col = |n: &str| runs.column(n).unwrap().as_materialized_series().clone();
+    let (policy, seed, rep) = (col("policy"), col("seed"), col("repetition"));
+    let mut tpe: Vec<(u64, u32)> = (0..runs.height())
+        .filter(|&i| policy.str().unwrap().get(i).unwrap().ends_with("tpe"))
+        .map(|i| {
+            (
+                seed.u64().unwrap().get(i).unwrap(),
+                rep.u32().unwrap().get(i).unwrap(),
+            )
+        })
+        .collect();
+    tpe.sort();
+    assert_eq!(tpe.len(), 2, "{runs}");
+    assert_eq!(tpe[0].0, 4_294_967_296);
+    assert_eq!(tpe[1].0, 4_294_967_297);
+    assert_ne!(tpe[0].1, tpe[1].1, "two seeds share a repetition: {runs}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
