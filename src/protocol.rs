@@ -30,11 +30,30 @@ impl WorldKind {
     }
 
     /// The learner-level worlds (a fixed set of arms, `Action::Pull` only).
-    pub const ALL: [WorldKind; 3] = [
+    pub const LEARNER: [WorldKind; 3] = [
         WorldKind::TimeSliced,
         WorldKind::PullCount,
         WorldKind::Synthetic,
     ];
+
+    /// Every world. `Self::index` has an exhaustive match, so a new variant is found by the
+    /// compiler there, and a test checks that this list agrees with it.
+    pub const ALL: [WorldKind; 4] = [
+        WorldKind::TimeSliced,
+        WorldKind::PullCount,
+        WorldKind::Synthetic,
+        WorldKind::Pool,
+    ];
+
+    /// The world's place in [`Self::ALL`].
+    pub const fn index(self) -> usize {
+        match self {
+            WorldKind::TimeSliced => 0,
+            WorldKind::PullCount => 1,
+            WorldKind::Synthetic => 2,
+            WorldKind::Pool => 3,
+        }
+    }
 }
 
 /// The unit budgets (and slices) are given in. Every budget rule lives in `replay`.
@@ -292,4 +311,19 @@ pub struct PoolStart<'a> {
     /// The pool's encoded space and, per configuration, whether it is open at the cell's start.
     pub space: &'a crate::space::Space,
     pub open: &'a [bool],
+}
+
+#[cfg(test)]
+mod tests {
+    use super::WorldKind;
+
+    #[test]
+    fn every_world_is_listed_once_in_its_place() {
+        for (i, w) in WorldKind::ALL.iter().enumerate() {
+            assert_eq!(w.index(), i, "{}", w.as_str());
+        }
+        for w in WorldKind::LEARNER {
+            assert_ne!(w, WorldKind::Pool);
+        }
+    }
 }

@@ -516,3 +516,35 @@ family = "ucb1"
     let o = run(&exp(1), &dir.join("out1"), "1");
     assert!(o.status.success(), "{}", err(&o));
 }
+
+/// The per-cell cap on decisions counts the workers: with a budget of seconds each busy worker
+/// takes budget / slice decisions, so 3 workers on the tiny set's 3 arms take three times one
+/// worker's. A slice that one worker may take is refused with three, naming the keys, before any
+/// memory is spent (an LCDB cell with slice 1e-6 and 20 workers once aborted at 8 GiB).
+#[test]
+fn the_decision_cap_counts_the_workers() {
+    let dir = scratch("workers-cap");
+    let e = dir.join("cap.toml");
+    let write = |workers: usize| {
+        std::fs::write(
+            &e,
+            format!(
+                "name = \"cap\"\ntraces = \"{}\"\nseed = 1\nrepetitions = 1\n\n[world]\nkind = \"time-sliced\"\nbudgets = [4.0]\nslice = 0.000001\nworkers = {workers}\n\n[[policies]]\nfamily = \"round-robin\"\n",
+                fixture().display()
+            ),
+        )
+        .unwrap();
+    };
+    // 4 s / 1e-6 s = 4 000 000 decisions: within the cap of 10 000 000 with one worker, checked
+    // without running it (the refusal comes first when it applies).
+    write(3);
+    let o = run(&e, &dir.join("out3"), "1");
+    let msg = err(&o);
+    assert!(
+        !o.status.success()
+            && msg.contains("one cell would take 1200000")
+            && msg.contains("'world.workers'"),
+        "{msg}"
+    );
+    assert!(!dir.join("out3").join("runs.parquet").exists());
+}

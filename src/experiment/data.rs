@@ -393,7 +393,11 @@ pub fn estimate_work(exp: &Experiment, ts: &TraceSet) -> (u128, u128, u128) {
         for &b in &exp.world.budgets {
             let (budget_abs, slice_abs) = absolute(&exp.world, b, task);
             let steps = match exp.world.kind() {
-                WorldKind::TimeSliced => (budget_abs / slice_abs).ceil(),
+                // A budget of seconds is wall-clock time: each worker busy on its own arm takes
+                // budget / slice decisions.
+                WorldKind::TimeSliced => {
+                    (budget_abs / slice_abs).ceil() * exp.world.workers.min(task.arms.len()) as f64
+                }
                 WorldKind::PullCount | WorldKind::Synthetic | WorldKind::Pool => budget_abs,
             };
             let steps = if steps.is_finite() && steps < 1e30 {
@@ -415,13 +419,15 @@ fn check_trace_work(exp: &Experiment, ts: &TraceSet) -> Result<()> {
     let at = exp.file.display();
     if largest > MAX_DECISIONS_PER_CELL {
         let key = match exp.world.kind() {
-            WorldKind::TimeSliced => "'world.slice' (raise it) or 'world.budgets' (lower them)",
+            WorldKind::TimeSliced => {
+                "'world.slice' (raise it), 'world.budgets' or 'world.workers' (lower them)"
+            }
             WorldKind::PullCount | WorldKind::Synthetic | WorldKind::Pool => {
                 "'world.budgets' (lower them)"
             }
         };
         bail!(
-            "{at}: one cell would take {largest} decisions (budget / slice), more than the {MAX_DECISIONS_PER_CELL} a cell may take; change {key}"
+            "{at}: one cell would take {largest} decisions (budget / slice, times the workers busy at once), more than the {MAX_DECISIONS_PER_CELL} a cell may take; change {key}"
         );
     }
     if total > MAX_DECISIONS {

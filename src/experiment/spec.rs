@@ -291,6 +291,25 @@ pub fn load_experiment(path: &Path) -> Result<Experiment> {
                     world.kind().as_str()
                 );
             }
+            if world.workers > 1 && !cfg.family.parallel.contains(&world.kind()) {
+                let runs_on: Vec<&str> = cfg.family.parallel.iter().map(|w| w.as_str()).collect();
+                bail!(
+                    "{}: policy '{}' does not run on several workers in the {} world (key 'world.workers' is {}): it could start an arm that is still running; set workers = 1, or use a policy that runs on several workers (`banditbench policies` marks them){}",
+                    path.display(),
+                    cfg.family_name(),
+                    world.kind().as_str(),
+                    world.workers,
+                    if runs_on.is_empty() {
+                        String::new()
+                    } else {
+                        format!(
+                            "; '{}' does in the {} world",
+                            cfg.family_name(),
+                            runs_on.join(" and ")
+                        )
+                    }
+                );
+            }
             if policies.contains(&cfg) {
                 bail!("{}: policy {} is listed twice", path.display(), cfg.id());
             }

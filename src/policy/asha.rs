@@ -47,6 +47,7 @@ pub fn family_asha() -> Family {
         summary: "asynchronous successive halving: promote a configuration as soon as it is in the top 1/eta of its rung, else draw one; no worker waits",
         source: "Li, Jamieson, Rostamizadeh, Gonina, Ben-tzur, Hardt, Recht & Talwalkar 2020, 'A System for Massively Parallel Hyperparameter Tuning', MLSys, Algorithm 2",
         worlds: WORLDS,
+        parallel: WORLDS,
         params,
         build: |p: &Params, _| {
             Box::new(Asha::new(
@@ -65,6 +66,7 @@ pub fn family_async_hyperband() -> Family {
         summary: "asynchronous Hyperband: ASHA brackets of every early-stopping rate, new configurations to the brackets in turn",
         source: "Li, Jamieson, Rostamizadeh, Gonina, Ben-tzur, Hardt, Recht & Talwalkar 2020, 'A System for Massively Parallel Hyperparameter Tuning', MLSys, Section 3.3 (asynchronous Hyperband looping ASHA over brackets)",
         worlds: WORLDS,
+        parallel: WORLDS,
         params: common_params(),
         build: |p: &Params, _| {
             Box::new(Asha::new(

@@ -40,7 +40,8 @@ pub fn family_rewards() -> Family {
         name: "bestk-rewards",
         summary: "BTB BestKReward: UCB1 on the mean of each arm's k best rewards",
         source: "BTB library (Smith et al. 2020, 'The Machine Learning Bazaar', SIGMOD) baytune/selection/best.py BestKReward (BTB's code); HAMLET 'BestKReward-K' (Schmidt et al. 2020, HAMLET, IJCNN, §III-B-3)",
-        worlds: &WorldKind::ALL,
+        worlds: &WorldKind::LEARNER,
+        parallel: &[],
         params: vec![k_param(), super::start_param("none")],
         build: |p: &Params, n| {
             super::with_start(p, Box::new(BestK::new(n, p.int("k") as usize, false)))
@@ -53,7 +54,8 @@ pub fn family_velocity() -> Family {
         name: "bestk-velocity",
         summary: "BTB BestKVelocity: UCB1 on the mean gap between each arm's k+1 best rewards",
         source: "BTB library (Smith et al. 2020, 'The Machine Learning Bazaar', SIGMOD) baytune/selection/best.py BestKVelocity (BTB's code); HAMLET 'BestKVelocity-K' (Schmidt et al. 2020, HAMLET, IJCNN, §III-B-3)",
-        worlds: &WorldKind::ALL,
+        worlds: &WorldKind::LEARNER,
+        parallel: &[],
         params: vec![k_param(), super::start_param("none")],
         build: |p: &Params, n| {
             super::with_start(p, Box::new(BestK::new(n, p.int("k") as usize, true)))

@@ -85,6 +85,7 @@ pub fn family_bohb() -> Family {
         summary: "Hyperband whose new configurations maximise l(x)/g(x) of kernel densities at the largest budget with enough observations (a third drawn at random)",
         source: "Falkner, Klein & Hutter 2018, 'BOHB: Robust and Efficient Hyperparameter Optimization at Scale', ICML, Algorithm 2 (hpbandster 0.7's config_generator: normal-reference product-kernel KDEs, top 15 %, ρ = 1/3, min bandwidth 1e-3)",
         worlds: WORLDS,
+        parallel: WORLDS,
         params,
         build: |p: &Params, _| {
             Box::new(Halving::with_model(

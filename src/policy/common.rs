@@ -99,4 +99,35 @@ impl Means {
     pub fn first_below(&self, n: u64) -> Option<usize> {
         self.pulls.iter().position(|&p| p < n)
     }
+
+    /// The start phase of `n` pulls per arm, in index order, on several workers: the first arm
+    /// below `n` observed pulls that is not running; a wait while every such arm is running;
+    /// `None` once every arm has its `n` results.
+    pub fn start_phase(&self, n: u64, view: &View<'_>) -> Option<Action> {
+        let mut running = false;
+        for (a, &p) in self.pulls.iter().enumerate() {
+            if p < n {
+                if !view.is_busy(a) {
+                    return Some(Action::Pull(a));
+                }
+                running = true;
+            }
+        }
+        running.then_some(Action::Wait)
+    }
+}
+
+/// A uniformly random arm among those not running on another worker (with one worker, or none
+/// running, `rng.below(n_arms)` itself); a wait when every arm is running.
+pub(crate) fn random_free_arm(view: &View<'_>, rng: &mut Rng) -> Action {
+    let n = view.n_arms;
+    if !view.busy.iter().any(|&b| b) {
+        return Action::Pull(rng.below(n));
+    }
+    let free = (0..n).filter(|&a| !view.is_busy(a)).count();
+    if free == 0 {
+        return Action::Wait;
+    }
+    let k = rng.below(free);
+    Action::Pull((0..n).filter(|&a| !view.is_busy(a)).nth(k).unwrap_or(0))
 }

@@ -32,14 +32,21 @@ pub fn did_you_mean<'a>(given: &str, names: impl IntoIterator<Item = &'a str>) -
 /// with its summary, worlds, source and parameters, rendered from the registry. `name` keeps the
 /// families whose name contains it; `world` those that run in that world. A name that matches
 /// nothing is an error that suggests the nearest names.
+/// Where a family runs on several simulated workers, in words.
+pub fn parallel_text(f: &Family) -> String {
+    if f.parallel.is_empty() {
+        "no (one worker only; an experiment with workers > 1 is refused when it loads)".to_string()
+    } else if f.parallel == f.worlds {
+        "yes".to_string()
+    } else {
+        let w: Vec<&str> = f.parallel.iter().map(|w| w.as_str()).collect();
+        format!("in the {} world", w.join(" and "))
+    }
+}
+
 pub fn describe_registry(name: Option<&str>, world: Option<WorldKind>) -> Result<String> {
     use std::fmt::Write as _;
-    let all_worlds = [
-        WorldKind::TimeSliced,
-        WorldKind::PullCount,
-        WorldKind::Synthetic,
-        WorldKind::Pool,
-    ];
+    let all_worlds = WorldKind::ALL;
     let wanted = |fam: &str, worlds: &[WorldKind]| {
         name.is_none_or(|n| fam.to_lowercase().contains(&n.to_lowercase()))
             && world.is_none_or(|w| worlds.contains(&w))
@@ -54,6 +61,7 @@ pub fn describe_registry(name: Option<&str>, world: Option<WorldKind>) -> Result
         let worlds: Vec<&str> = f.worlds.iter().map(|w| w.as_str()).collect();
         let _ = writeln!(s, "{}\n    {}", f.name, f.summary);
         let _ = writeln!(s, "    worlds: {}", worlds.join(", "));
+        let _ = writeln!(s, "    several workers: {}", parallel_text(f));
         let _ = writeln!(s, "    source: {}", f.source);
         if f.params.is_empty() {
             let _ = writeln!(s, "    parameters: none");
@@ -72,7 +80,7 @@ pub fn describe_registry(name: Option<&str>, world: Option<WorldKind>) -> Result
         shown += 1;
         let _ = writeln!(
             s,
-            "external\n    a policy in any language: a process that speaks the JSON-lines policy protocol (docs/protocol.md)\n    worlds: time-sliced, pull-count, synthetic, pool\n    source: cite the policy's own paper; the protocol is banditbench's, version {}\n    keys:",
+            "external\n    a policy in any language: a process that speaks the JSON-lines policy protocol (docs/protocol.md)\n    worlds: time-sliced, pull-count, synthetic, pool\n    several workers: in every world; its start message says how many (workers), and it must not pull an arm that is running (view.busy)\n    source: cite the policy's own paper; the protocol is banditbench's, version {}\n    keys:",
             external::PROTOCOL
         );
         for (k, doc) in EXTERNAL_KEYS {
@@ -87,7 +95,7 @@ pub fn describe_registry(name: Option<&str>, world: Option<WorldKind>) -> Result
         shown += 1;
         let _ = writeln!(
             s,
-            "python\n    a Python policy run in-process, with no process and no JSON (from the Python package: banditbench.run, or its `banditbench` command)\n    worlds: time-sliced, pull-count, synthetic, pool\n    source: cite the policy's own paper\n    keys:"
+            "python\n    a Python policy run in-process, with no process and no JSON (from the Python package: banditbench.run, or its `banditbench` command)\n    worlds: time-sliced, pull-count, synthetic, pool\n    several workers: in every world; cell.workers says how many, and it must not pull an arm that is running (view.busy)\n    source: cite the policy's own paper\n    keys:"
         );
         for (k, doc) in IN_PROCESS_KEYS {
             let _ = writeln!(s, "      {k}: {doc}");

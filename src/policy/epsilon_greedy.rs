@@ -16,7 +16,8 @@ pub fn family() -> Family {
         name: "epsilon-greedy",
         summary: "random arm with probability epsilon, else the best mean reward",
         source: "Sutton & Barto 2018, 'Reinforcement Learning: An Introduction' (2nd ed.), §2.2; ER-UCB baseline (Hu, Yu & Liao 2019, ER-UCB, IJCAI, §4); ER-UCB code semantics (the authors' released code)",
-        worlds: &WorldKind::ALL,
+        worlds: &WorldKind::LEARNER,
+        parallel: &[],
         params: vec![
             ParamDef {
                 name: "epsilon",

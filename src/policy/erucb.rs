@@ -21,7 +21,8 @@ pub fn family() -> Family {
         name: "er-ucb",
         summary: "extreme-region UCB: gamma * (mean(X-beta) + sqrt(mean((X-beta)^2)/theta)) + exploration",
         source: "Hu, Yu & Liao 2019, 'Cascaded Algorithm-Selection and Hyper-Parameter Optimization with Extreme-Region Upper Confidence Bound Bandit', IJCAI, eq. 17 and Algorithm 1; the authors' released code's semantics where it differs",
-        worlds: &WorldKind::ALL,
+        worlds: &WorldKind::LEARNER,
+        parallel: &[],
         params: vec![
             ParamDef {
                 name: "theta",

@@ -13,12 +13,8 @@ pub(super) static EXTERNAL: LazyLock<Family> = LazyLock::new(|| Family {
     name: "external",
     summary: "a policy in any language, run as a process speaking the JSON-lines policy protocol",
     source: "banditbench's policy protocol, version 1 (docs/protocol.md); cite the policy's own paper",
-    worlds: &[
-        WorldKind::TimeSliced,
-        WorldKind::PullCount,
-        WorldKind::Synthetic,
-        WorldKind::Pool,
-    ],
+    worlds: &WorldKind::ALL,
+    parallel: &WorldKind::ALL,
     params: Vec::new(),
     build: |_, _| Box::new(external::Unbuilt),
 });

@@ -79,6 +79,7 @@ pub fn family_eps() -> Family {
         summary: "HAMLET Variant 1: learning-curve extrapolation, runner-up with eps1, random with eps2",
         source: SOURCE,
         worlds: WORLDS,
+        parallel: &[],
         params,
         build: |p: &Params, n| {
             Box::new(Hamlet::new(
@@ -99,6 +100,7 @@ pub fn family_decay() -> Family {
         summary: "HAMLET Variant 2: learning-curve extrapolation, random arm with epsilon falling from 1 to 0 over B/slice steps",
         source: SOURCE,
         worlds: WORLDS,
+        parallel: &[],
         params: common_params(),
         build: |p: &Params, n| Box::new(Hamlet::new(p, n, Rule::Decay)),
     }
@@ -125,6 +127,7 @@ pub fn family_ucb() -> Family {
         summary: "HAMLET Variant 3: learning-curve extrapolation plus rho times a UCB bonus",
         source: SOURCE,
         worlds: WORLDS,
+        parallel: &[],
         params,
         build: |p: &Params, n| {
             Box::new(Hamlet::new(

@@ -31,6 +31,7 @@ pub fn family_random_search() -> Family {
         summary: "draw a configuration, train it to full fidelity, repeat",
         source: "Bergstra & Bengio 2012, 'Random Search for Hyper-Parameter Optimization', JMLR 13",
         worlds: WORLDS,
+        parallel: WORLDS,
         params: vec![],
         build: |_: &Params, _| {
             Box::new(RandomSearch {
@@ -91,6 +92,7 @@ pub fn family_successive_halving() -> Family {
         summary: "train n configurations r_min units, keep the best 1/eta, multiply their units by eta, repeat",
         source: "Jamieson & Talwalkar 2016, 'Non-stochastic Best Arm Identification and Hyperparameter Optimization', AISTATS (the SuccessiveHalving inner loop of Li et al. 2018, Alg. 1)",
         worlds: WORLDS,
+        parallel: WORLDS,
         params,
         build: |p: &Params, _| {
             Box::new(Halving::new(
@@ -113,6 +115,7 @@ pub fn family_hyperband() -> Family {
         summary: "successive halving over brackets that trade many short against few long trainings",
         source: "Li, Jamieson, DeSalvo, Rostamizadeh & Talwalkar 2018, 'Hyperband: A Novel Bandit-Based Approach to Hyperparameter Optimization', JMLR 18, Algorithm 1",
         worlds: WORLDS,
+        parallel: WORLDS,
         params,
         build: |p: &Params, _| {
             Box::new(Halving::new(

@@ -86,6 +86,7 @@ pub fn family_inf_ucb_e() -> Family {
         summary: "∞-UCB-E: K drawn configurations, then the UCB-E index μ̂ + √(E/N) picks the one to train one more unit",
         source: "Brégère & Keisler 2024, 'A Bandit Approach with Evolutionary Operators for Model Selection', arXiv 2402.05144, Algorithm 1 (∞-UCB-E), eqs. 2-3",
         worlds: WORLDS,
+        parallel: &[],
         params: vec![
             k_param(
                 100,
@@ -110,6 +111,7 @@ pub fn family_mutant_ucb() -> Family {
         summary: "Mutant-UCB: ∞-UCB-E whose chosen model is trained with probability 1 - N̄/N, else mutated into a new arm; at most N trainings a model",
         source: "Brégère & Keisler 2024, 'A Bandit Approach with Evolutionary Operators for Model Selection', arXiv 2402.05144, Algorithm 2 (Mutant-UCB); DRAGON 1.1 (dragon-autodl) mutant_ucb.py for the code's conventions",
         worlds: WORLDS,
+        parallel: &[],
         params: vec![
             k_param(
                 100,
@@ -158,6 +160,7 @@ pub fn family_steady_state_ea() -> Family {
         summary: "Steady-state evolutionary algorithm: K_EA models fully trained, then tournament-selected parents' mutants fully trained, each replacing the population's worst if better",
         source: "Brégère & Keisler 2024, 'A Bandit Approach with Evolutionary Operators for Model Selection', arXiv 2402.05144, §5.1 baseline (after Liu et al. 2018); DRAGON 1.1 ssea.py (tournament selection, replace-worst); mutation only (no crossover in the pool world)",
         worlds: WORLDS,
+        parallel: &[],
         params: vec![
             k_param(
                 10,

@@ -130,6 +130,10 @@ pub struct Family {
     /// Author, year, title and equation or algorithm; and the code whose semantics it copies.
     pub source: &'static str,
     pub worlds: &'static [WorldKind],
+    /// The worlds (of `worlds`) where it runs on several simulated workers: it never pulls an
+    /// arm that is still running and waits only with work in flight. An experiment with
+    /// `[world] workers` above 1 in any other world is refused when it loads.
+    pub parallel: &'static [WorldKind],
     pub params: Vec<ParamDef>,
     pub build: fn(&Params, usize) -> Box<dyn Policy>,
 }

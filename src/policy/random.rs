@@ -6,16 +6,17 @@
 //! joint space with the learner as a uniformly drawn categorical hyper-parameter ("Joint"), except
 //! that Joint draws without the authors' one initial pull per arm, which `initial_pulls` can add.
 
-use super::{Action, Family, Kind, Means, ParamDef, Params, Policy, Value};
+use super::{Action, Family, Kind, Means, ParamDef, Params, Policy, Value, random_free_arm};
 use crate::protocol::{Observation, View, WorldKind};
 use crate::rng::Rng;
 
 pub fn family() -> Family {
     Family {
         name: "random",
-        summary: "pull a uniformly random arm",
+        summary: "pull a uniformly random arm (with several workers: one not running)",
         source: "ER-UCB baseline 'random' (Hu, Yu & Liao 2019, ER-UCB, IJCAI, §4); BTB 'Uniform'",
-        worlds: &WorldKind::ALL,
+        worlds: &WorldKind::LEARNER,
+        parallel: &WorldKind::LEARNER,
         params: vec![ParamDef {
             name: "initial_pulls",
             kind: Kind::Int { min: 0, max: 1000 },
@@ -38,10 +39,10 @@ pub struct Random {
 
 impl Policy for Random {
     fn decide(&mut self, view: &View<'_>, rng: &mut Rng) -> Action {
-        if let Some(a) = self.means.first_below(self.initial) {
-            return Action::Pull(a);
+        if let Some(a) = self.means.start_phase(self.initial, view) {
+            return a;
         }
-        Action::Pull(rng.below(view.n_arms))
+        random_free_arm(view, rng)
     }
 
     fn observe(&mut self, obs: &Observation<'_>) {

@@ -10,9 +10,10 @@ use crate::rng::Rng;
 pub fn family() -> Family {
     Family {
         name: "round-robin",
-        summary: "pull arms 0, 1, ..., K-1, 0, 1, ... regardless of rewards",
+        summary: "pull arms 0, 1, ..., K-1, 0, 1, ... regardless of rewards (with several workers: skipping running arms)",
         source: "HAMLET baseline 'Round Robin' (Schmidt et al. 2020, HAMLET, IJCNN, §III-B-3)",
-        worlds: &WorldKind::ALL,
+        worlds: &WorldKind::LEARNER,
+        parallel: &WorldKind::LEARNER,
         params: vec![],
         build: |_: &Params, _n| Box::new(RoundRobin { next: 0 }),
     }
@@ -24,9 +25,17 @@ pub struct RoundRobin {
 
 impl Policy for RoundRobin {
     fn decide(&mut self, view: &View<'_>, _rng: &mut Rng) -> Action {
-        let arm = self.next % view.n_arms;
-        self.next = arm + 1;
-        Action::Pull(arm)
+        // With several workers, the next arm in the cycle that is not running; a wait when
+        // every arm is running.
+        let n = view.n_arms;
+        for i in 0..n {
+            let arm = (self.next + i) % n;
+            if !view.is_busy(arm) {
+                self.next = arm + 1;
+                return Action::Pull(arm);
+            }
+        }
+        Action::Wait
     }
 
     fn observe(&mut self, _obs: &Observation<'_>) {}

@@ -16,7 +16,8 @@ pub fn family() -> Family {
         name: "softmax",
         summary: "pull arm i with probability proportional to exp(mean_i / tau)",
         source: "Tokic & Palm 2011, 'Value-Difference Based Exploration: Adaptive Control between Epsilon-Greedy and Softmax', KI 2011 (Boltzmann exploration); ER-UCB baseline (Hu, Yu & Liao 2019, ER-UCB, IJCAI, §4); ER-UCB code semantics (the authors' released code)",
-        worlds: &WorldKind::ALL,
+        worlds: &WorldKind::LEARNER,
+        parallel: &[],
         params: vec![
             ParamDef {
                 name: "tau",

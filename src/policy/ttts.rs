@@ -24,7 +24,9 @@
 //!   challenger of one queried arm may be another (also a fresh draw).
 //!
 //! Arms whose curves are trained to their end (or failed) take no part in the draws: no unit is
-//! left to learn from. When none is left, a fresh configuration is drawn (also for `ttts` and
+//! left to learn from. With several workers, arms running on another worker take no part either
+//! (their θ is still drawn, so one worker draws as before); when every arm is running and no
+//! configuration is left to draw, the policy waits for one to return. When none is left, a fresh configuration is drawn (also for `ttts` and
 //! `t3c`, whose K then grows rather than waste budget).
 //!
 //! Rewards are binarised (Agrawal & Goyal 2012): a unit with score r ∈ [0, 1] counts as a success
@@ -77,6 +79,7 @@ pub fn family_ttts() -> Family {
         summary: "Top-two Thompson sampling on K drawn configurations, Beta-Bernoulli with binarised rewards",
         source: "Russo 2016, 'Simple Bayesian Algorithms for Best Arm Identification', COLT (TTTS); Shang et al. 2020, AISTATS",
         worlds: WORLDS,
+        parallel: WORLDS,
         params: vec![k_param(), beta_param(), resample_param()],
         build: |p: &Params, _| {
             Box::new(TopTwo::new(
@@ -94,6 +97,7 @@ pub fn family_t3c() -> Family {
         summary: "Top-two transportation cost: Thompson leader, challenger minimising the Bernoulli GLR cost",
         source: "Shang, de Heide, Ménard, Kaufmann & Valko 2020, 'Fixed-Confidence Guarantees for Bayesian Best-Arm Identification', AISTATS (T3C)",
         worlds: WORLDS,
+        parallel: WORLDS,
         params: vec![k_param(), beta_param()],
         build: |p: &Params, _| {
             Box::new(TopTwo::new(
@@ -111,6 +115,7 @@ pub fn family_dttts() -> Family {
         summary: "Dynamic TTTS: TTTS on the sampled arms plus a pseudo-arm Beta(t - |L|, 1) that draws a fresh configuration",
         source: "Shang, Kaufmann & Valko 2019, 'A simple dynamic bandit algorithm for hyper-parameter optimization', AutoML@ICML; pseudo-arm Beta(t - |L_{t-1}|, 1) as in the slides 'Bandits and Hyper-parameter Optimization'",
         worlds: WORLDS,
+        parallel: WORLDS,
         params: vec![
             beta_param(),
             resample_param(),
@@ -139,6 +144,7 @@ pub fn family_uniform() -> Family {
         summary: "Uniform allocation on K drawn configurations: each unit goes to a live arm chosen uniformly at random",
         source: "Shang, de Heide, Ménard, Kaufmann & Valko 2020, 'Fixed-Confidence Guarantees for Bayesian Best-Arm Identification', AISTATS (the uniform-sampling baseline of its experiments and timing table)",
         worlds: WORLDS,
+        parallel: WORLDS,
         params: vec![k_param()],
         build: |p: &Params, _| {
             Box::new(Uniform {
@@ -162,23 +168,33 @@ impl Policy for Uniform {
         if n < self.k && pool.undrawn > 0 {
             return Action::Draw;
         }
-        let live = pool.done.iter().filter(|&&d| !d).count();
+        // With several workers an arm that is running takes no part either.
+        let free = |a: usize| !pool.done[a] && !view.is_busy(a);
+        let live = (0..n).filter(|&a| free(a)).count();
         if live == 0 {
-            return Action::Draw;
+            return no_arm_left(view, pool.undrawn);
         }
         let mut i = rng.below(live);
-        for (a, &d) in pool.done.iter().enumerate() {
-            if !d {
-                if i == 0 {
-                    return Action::Pull(a);
-                }
-                i -= 1;
+        for a in (0..n).filter(|&a| free(a)) {
+            if i == 0 {
+                return Action::Pull(a);
             }
+            i -= 1;
         }
         Action::Draw
     }
 
     fn observe(&mut self, _obs: &Observation<'_>) {}
+}
+
+/// No drawn arm can take the next unit: a fresh configuration, or, when none is left and other
+/// workers are training arms, wait for one of them to return.
+fn no_arm_left(view: &View<'_>, undrawn: usize) -> Action {
+    if undrawn == 0 && !view.pending.is_empty() {
+        Action::Wait
+    } else {
+        Action::Draw
+    }
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -243,7 +259,13 @@ impl TopTwo {
         }
     }
 
-    fn binarise(&mut self, rng: &mut Rng) {
+    /// Binarise the pending rewards, and give every arm of the view its counts: with several
+    /// workers, arms drawn on other workers have not returned a unit yet.
+    fn binarise(&mut self, n_arms: usize, rng: &mut Rng) {
+        if self.succ.len() < n_arms {
+            self.succ.resize(n_arms, 0.0);
+            self.fail.resize(n_arms, 0.0);
+        }
         for (arm, r) in std::mem::take(&mut self.pending) {
             while self.succ.len() <= arm {
                 self.succ.push(0.0);
@@ -259,16 +281,18 @@ impl TopTwo {
     }
 
     /// One Thompson draw over the sampled arms that can still train and `queried` unsampled
-    /// ones: the argmax (a fresh draw when nothing else is left).
-    fn draw(&mut self, done: &[bool], queried: usize, each_arm: bool, rng: &mut Rng) -> Cand {
+    /// ones: the argmax (a fresh draw when nothing else is left). Every sampled arm gets its θ,
+    /// running or not, so that one worker and several draw alike; `off` arms (trained to their
+    /// end, or running on another worker) are not candidates.
+    fn draw(&mut self, off: &[bool], queried: usize, each_arm: bool, rng: &mut Rng) -> Cand {
         self.theta.clear();
-        for a in 0..done.len() {
+        for a in 0..off.len() {
             self.theta
                 .push(rng.beta(1.0 + self.succ[a], 1.0 + self.fail[a]));
         }
         let mut best: Option<(Cand, f64)> = None;
         for (a, &t) in self.theta.iter().enumerate() {
-            if !done[a] && best.is_none_or(|b| t > b.1) {
+            if !off[a] && best.is_none_or(|b| t > b.1) {
                 best = Some((Cand::Arm(a), t));
             }
         }
@@ -291,9 +315,9 @@ impl TopTwo {
 
 impl Policy for TopTwo {
     fn decide(&mut self, view: &View<'_>, rng: &mut Rng) -> Action {
-        self.binarise(rng);
-        self.rounds += 1;
         let n = view.n_arms;
+        self.binarise(n, rng);
+        self.rounds += 1;
         let undrawn = view.pool.map_or(0, |p| p.undrawn);
         let (queried, each_arm) = match self.mode {
             Mode::Fixed(k) => {
@@ -317,10 +341,13 @@ impl Policy for TopTwo {
         };
         let no_done = vec![false; n];
         let done = view.pool.map_or(&no_done[..], |p| p.done);
-        if n == 0 || done.iter().all(|&d| d) && queried == 0 {
-            // Nothing to sample (every curve trained to its end): a fresh configuration.
-            return Action::Draw;
+        // Arms that cannot take the next unit: trained to their end, or running on a worker.
+        let off: Vec<bool> = (0..n).map(|a| done[a] || view.is_busy(a)).collect();
+        if n == 0 || off.iter().all(|&d| d) && queried == 0 {
+            // Nothing to sample (every curve trained to its end, or running).
+            return no_arm_left(view, undrawn);
         }
+        let done = &off[..];
         let leader = self.draw(done, queried, each_arm, rng);
         let chosen = if rng.chance(self.beta) {
             leader
@@ -328,6 +355,20 @@ impl Policy for TopTwo {
             match self.challenger {
                 Challenger::Resample(max) => {
                     let mut pick = leader;
+                    // With several workers, when running arms leave fewer than two candidates no
+                    // re-draw can differ: the leader is played at once. (With one worker the
+                    // re-draws run as the authors' code runs them, so results stay as they were.)
+                    let candidates = done.iter().filter(|&&d| !d).count()
+                        + match (queried, each_arm) {
+                            (0, _) => 0,
+                            (q, true) => q.min(2),
+                            (_, false) => 1,
+                        };
+                    let max = if view.workers > 1 && candidates < 2 {
+                        0
+                    } else {
+                        max
+                    };
                     for _ in 0..max {
                         let j = self.draw(done, queried, each_arm, rng);
                         if j != leader {

@@ -27,7 +27,8 @@ pub fn family_textbook() -> Family {
         name: "ucb1",
         summary: "one pull per arm, then argmax mean + sqrt(2 ln n / n_i)",
         source: "Auer, Cesa-Bianchi & Fischer 2002, 'Finite-time analysis of the multiarmed bandit problem', Machine Learning 47, Fig. 1 (UCB1); as HAMLET's 'UCB' baseline (Schmidt et al. 2020, §III-B-3) and ER-UCB's 'C-UCB' (Hu, Yu & Liao 2019, IJCAI, §4)",
-        worlds: &WorldKind::ALL,
+        worlds: &WorldKind::LEARNER,
+        parallel: &WorldKind::LEARNER,
         params: vec![
             ParamDef {
                 name: "tie_break",
@@ -68,7 +69,8 @@ pub fn family_btb() -> Family {
         name: "ucb1-btb",
         summary: "BTB's UCB1 selector: no forced pulls, argmax mean + sqrt(2 ln max(1,n) / max(n_i,1)), random ties",
         source: "Auer, Cesa-Bianchi & Fischer 2002 (UCB1) with the semantics of the BTB library's UCB1 selector (MLBazaar/BTB, baytune/selection/ucb1.py; Smith et al. 2020, 'The Machine Learning Bazaar', SIGMOD), as in ATM and HAMLET's baselines",
-        worlds: &WorldKind::ALL,
+        worlds: &WorldKind::LEARNER,
+        parallel: &[],
         params: vec![super::start_param("none")],
         build: |p: &Params, n| {
             super::with_start(

@@ -15,6 +15,7 @@ pub fn family_ex_def() -> Family {
         summary: "evaluate every learner at its default hyper-parameters and keep the best (then stop)",
         source: "Thornton, Hutter, Hoos & Leyton-Brown 2013, 'Auto-WEKA: Combined Selection and Hyperparameter Optimization of Classification Algorithms', KDD, §5 (Ex-Def)",
         worlds: WORLDS,
+        parallel: WORLDS,
         params: vec![],
         build: |_: &Params, _| Box::new(Evaluator::new(ExDef { next: 0 })),
     }

@@ -17,6 +17,7 @@ pub fn family_grid_search() -> Family {
         summary: "evaluate the pool's grid configuration by configuration in a fixed order (then stop)",
         source: "Thornton, Hutter, Hoos & Leyton-Brown 2013, 'Auto-WEKA', KDD, §5 (grid search over every learner's grid)",
         worlds: WORLDS,
+        parallel: WORLDS,
         params: vec![ParamDef::choice(
             "order",
             &["interleaved", "sequential"],

@@ -22,6 +22,7 @@ pub fn family_smac() -> Family {
         summary: "random forest over the joint space, expected improvement over the open configurations, every second configuration random",
         source: "Hutter, Hoos & Leyton-Brown 2011, 'Sequential Model-Based Optimization for General Algorithm Configuration', LION 5, §4.1 (EI), §4.2 (interleaved random configurations), §4.3 (random forest, mean and variance over trees); as Auto-WEKA ran it (Thornton et al. 2013)",
         worlds: WORLDS,
+        parallel: WORLDS,
         params: vec![
             ParamDef::int("n_trees", 1, 10_000, 10, "trees in the forest (SMAC: 10)"),
             ParamDef::int(

@@ -19,6 +19,7 @@ pub fn family_tpe() -> Family {
         summary: "tree-structured Parzen estimator: rank open configurations by l(x)/g(x), the densities of the best γ and the rest",
         source: "Bergstra, Bardenet, Bengio & Kégl 2011, 'Algorithms for Hyper-Parameter Optimization', NeurIPS, §4 (Eq. 2-3, §4.1); γ = 0.15 as in Thornton et al. 2013 (Auto-WEKA); bandwidths, priors, forgetting and the sqrt split as hyperopt 0.3 codes them (tpe.py: adaptive_parzen_normal, ap_split_trials)",
         worlds: WORLDS,
+        parallel: WORLDS,
         params: vec![
             ParamDef::float(
                 "gamma",

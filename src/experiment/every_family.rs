@@ -1,0 +1,158 @@
+//! Every registered family in every world it declares, at 1, 2 and 4 simulated workers, on small
+//! bundled data: each combination either finishes every cell, or is refused when the experiment
+//! loads, naming the family and the key, exactly when the family does not declare that it runs on
+//! several workers in that world. This is the class test for "a family claims a world or a worker
+//! count it cannot run": a panic, a collision on a running arm or a refusal that the declaration
+//! does not predict fails it.
+
+use std::path::{Path, PathBuf};
+
+use super::data::prepare;
+use crate::policy::registry;
+use crate::replay::WorldKind;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The experiment shapes a world is tried in: (label, `[world]` keys and data, policy-free).
+fn shapes(world: WorldKind) -> Vec<(&'static str, String)> {
+    let tiny = root().join("tests/fixtures/tiny");
+    let grid = root().join("traces/sklearn-grid");
+    match world {
+        WorldKind::TimeSliced => vec![(
+            "time-sliced",
+            format!(
+                "traces = {:?}\n[world]\nkind = \"time-sliced\"\nbudgets = [40.0]\nslice = 2.0\n",
+                tiny.display().to_string()
+            ),
+        )],
+        WorldKind::PullCount => vec![(
+            "pull-count",
+            format!(
+                "traces = {:?}\n[world]\nkind = \"pull-count\"\nbudgets = [12]\n",
+                tiny.display().to_string()
+            ),
+        )],
+        WorldKind::Synthetic => vec![(
+            "synthetic",
+            "[world]\nkind = \"synthetic\"\nbudgets = [60]\nwork_s = 1.0\nwork = \"exponential\"\narms = [\n  { name = \"a\", distribution = \"gaussian\", mean = 0.5, sd = 0.1 },\n  { name = \"b\", distribution = \"gaussian\", mean = 0.6, sd = 0.1 },\n  { name = \"c\", distribution = \"gaussian\", mean = 0.4, sd = 0.2 },\n]\n"
+                .to_string(),
+        )],
+        WorldKind::Pool => vec![
+            (
+                "pool per learner, evaluations",
+                format!(
+                    "traces = {:?}\n[tasks]\ndatasets = [\"car\"]\nruns = [0]\nlearners = [\"mlp\", \"sgd\"]\n[world]\nkind = \"pool\"\nper_learner = true\nbudget_unit = \"evaluations\"\nbudgets = [6]\n",
+                    grid.display().to_string()
+                ),
+            ),
+            (
+                "pool joint, units",
+                format!(
+                    "traces = {:?}\n[tasks]\ndatasets = [\"car\"]\nruns = [0]\n[world]\nkind = \"pool\"\nper_learner = false\nbudget_unit = \"units\"\nbudgets = [120]\n",
+                    grid.display().to_string()
+                ),
+            ),
+            (
+                "pool joint, seconds",
+                format!(
+                    "traces = {:?}\n[tasks]\ndatasets = [\"phoneme\"]\nruns = [1]\n[world]\nkind = \"pool\"\nper_learner = false\nbudget_unit = \"seconds\"\nbudgets = [15.0]\n",
+                    grid.display().to_string()
+                ),
+            ),
+        ],
+    }
+}
+
+/// Write the experiment: `shape` with `workers` inserted into its `[world]`, and one policy.
+fn write(dir: &Path, n: usize, shape: &str, workers: usize, family: &str) -> PathBuf {
+    let world = shape.replacen("[world]\n", &format!("[world]\nworkers = {workers}\n"), 1);
+    let text = format!(
+        "name = \"every-family-{n}\"\nseed = 3\nrepetitions = 3\n{world}\n[[policies]]\nfamily = {family:?}\n"
+    );
+    let path = dir.join(format!("e{n}.toml"));
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// What one combination did.
+enum Outcome {
+    Finished,
+    Refused(String),
+    Failed(String),
+}
+
+fn try_run(path: &Path) -> Outcome {
+    let (exp, data) = match prepare(path) {
+        Ok(x) => x,
+        Err(e) => return Outcome::Refused(format!("{e:#}")),
+    };
+    if let Err(e) = data.check(&exp) {
+        return Outcome::Refused(format!("{e:#}"));
+    }
+    for cell in data.expand_cells(&exp) {
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            data.run_cell(&cell, &exp, true)
+        }));
+        match r {
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) => return Outcome::Failed(format!("cell {}: {e:#}", cell.index)),
+            Err(p) => {
+                let msg = p
+                    .downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                    .unwrap_or_default();
+                return Outcome::Failed(format!("cell {}: panic: {msg}", cell.index));
+            }
+        }
+    }
+    Outcome::Finished
+}
+
+#[test]
+fn every_family_in_every_world_at_one_two_and_four_workers() {
+    let dir = std::env::temp_dir().join(format!("banditbench-every-family-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut wrong = Vec::new();
+    let mut n = 0;
+    let mut tried = 0;
+    for fam in registry() {
+        for &world in fam.worlds {
+            for (label, shape) in shapes(world) {
+                for workers in [1, 2, 4] {
+                    n += 1;
+                    let path = write(&dir, n, &shape, workers, fam.name);
+                    let t = std::time::Instant::now();
+                    let out = try_run(&path);
+                    if std::env::var_os("BANDITBENCH_TIME_FAMILIES").is_some() {
+                        eprintln!("{} {label} {workers}: {:.2?}", fam.name, t.elapsed());
+                    }
+                    tried += 1;
+                    let parallel = workers == 1 || fam.parallel.contains(&world);
+                    match (out, parallel) {
+                        (Outcome::Finished, true) => {}
+                        (Outcome::Refused(m), false)
+                            if m.contains(fam.name) && m.contains("world.workers") => {}
+                        (Outcome::Finished, false) => wrong.push(format!(
+                            "{} in {label} at {workers} workers finished, but the family does not declare that it runs on several workers there",
+                            fam.name
+                        )),
+                        (Outcome::Refused(m) | Outcome::Failed(m), _) => wrong.push(format!(
+                            "{} in {label} at {workers} workers: {m}",
+                            fam.name
+                        )),
+                    }
+                }
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(
+        wrong.is_empty(),
+        "{} of {tried} combinations disagree with their family's declaration:\n{}",
+        wrong.len(),
+        wrong.join("\n")
+    );
+}
