@@ -37,6 +37,15 @@ fn to_py(e: anyhow::Error) -> PyErr {
     BanditbenchError::new_err(format!("{e:#}"))
 }
 
+/// Run an entry point's body so that a panic (a bug) reaches Python as `BanditbenchError`, which
+/// `except Exception` catches, instead of pyo3's `PanicException`, which it does not.
+fn guarded<T>(what: &str, f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
+    match crate::experiment::caught(what, || Ok(f())) {
+        Ok(r) => r,
+        Err(e) => Err(to_py(e)),
+    }
+}
+
 /// The text of a Python exception with its traceback.
 fn describe(py: Python<'_>, e: &PyErr) -> String {
     let tb = e
@@ -589,14 +598,16 @@ fn cli(py: Python<'_>, argv: Vec<String>) -> i32 {
             return e.exit_code();
         }
     };
-    py.detach(|| match crate::cli::dispatch(parsed) {
-        Ok(code) if code == std::process::ExitCode::SUCCESS => 0,
-        Ok(_) => 1,
-        Err(e) => {
-            eprintln!("error: {e:#}");
-            1
-        }
-    })
+    py.detach(
+        || match crate::experiment::caught("banditbench", || crate::cli::dispatch(parsed)) {
+            Ok(code) if code == std::process::ExitCode::SUCCESS => 0,
+            Ok(_) => 1,
+            Err(e) => {
+                eprintln!("error: {e:#}");
+                1
+            }
+        },
+    )
 }
 
 /// Run the experiment file `path`; returns (results folder, notes). `progress` receives the
@@ -604,6 +615,20 @@ fn cli(py: Python<'_>, argv: Vec<String>) -> i32 {
 #[pyfunction]
 #[pyo3(signature = (path, out=None, threads=None, batch_size=None, fresh=false, progress=None))]
 fn run(
+    py: Python<'_>,
+    path: PathBuf,
+    out: Option<PathBuf>,
+    threads: Option<usize>,
+    batch_size: Option<usize>,
+    fresh: bool,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<(String, Vec<(String, String)>)> {
+    guarded("run", || {
+        run_guarded(py, path, out, threads, batch_size, fresh, progress)
+    })
+}
+
+fn run_guarded(
     py: Python<'_>,
     path: PathBuf,
     out: Option<PathBuf>,
@@ -672,9 +697,9 @@ static HOST: std::sync::LazyLock<PyHost> = std::sync::LazyLock::new(|| PyHost {
 #[pyfunction]
 #[allow(clippy::type_complexity)]
 fn ranking(py: Python<'_>, folder: PathBuf) -> PyResult<(Vec<(String, f64, f64, usize)>, String)> {
-    let (ranks, units) = py
-        .detach(|| crate::report::ranking(&folder))
-        .map_err(to_py)?;
+    let (ranks, units) = guarded("ranking", || {
+        py.detach(|| crate::report::ranking(&folder)).map_err(to_py)
+    })?;
     Ok((
         ranks
             .into_iter()
@@ -684,13 +709,15 @@ fn ranking(py: Python<'_>, folder: PathBuf) -> PyResult<(Vec<(String, f64, f64, 
     ))
 }
 
-/// Every built-in policy: (name, summary, source, worlds, [(parameter, default, kind, doc)]).
+/// Every built-in policy: (name, summary, source, worlds, worlds on several workers,
+/// [(parameter, default, kind, doc)]).
 #[pyfunction]
 #[allow(clippy::type_complexity)]
 fn policies() -> Vec<(
     String,
     String,
     String,
+    Vec<String>,
     Vec<String>,
     Vec<(String, String, String, String)>,
 )> {
@@ -702,6 +729,7 @@ fn policies() -> Vec<(
                 f.summary.to_string(),
                 f.source.to_string(),
                 f.worlds.iter().map(|w| w.as_str().to_string()).collect(),
+                f.parallel.iter().map(|w| w.as_str().to_string()).collect(),
                 f.params
                     .iter()
                     .map(|p| {
@@ -721,7 +749,9 @@ fn policies() -> Vec<(
 /// The trace sets and pools under `folder`: (folder, kind, metric, size, description) rows.
 #[pyfunction]
 fn trace_sets(folder: PathBuf) -> PyResult<Vec<[String; 5]>> {
-    crate::trace::inspect::list_rows(&folder).map_err(to_py)
+    guarded("trace_sets", || {
+        crate::trace::inspect::list_rows(&folder).map_err(to_py)
+    })
 }
 
 /// The extension module.

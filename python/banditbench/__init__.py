@@ -10,6 +10,14 @@
   imported and ranked beside them. Errors are :class:`BanditbenchError`.
 """
 
+# `threading` is imported here, on the main thread, before the engine can run Python code on a
+# thread of its own (rayon's). CPython's threading module takes the thread that first imports it
+# for the main thread; imported first on an engine thread (a policy or a library it loads, such
+# as SMPyBandits, importing it), the interpreter's exit then waits forever for that thread's
+# lock: the hang at exit seen with in-process SMPyBandits policies. python/tests/test_exit.py
+# checks it.
+import threading  # noqa: F401
+
 from .protocol import (PROTOCOL, Action, Cell, Choose, Draw, Mutate, Observation, Policy, Stop, View,
                        Wait, serve)
 from .results import read_runs, read_trajectories

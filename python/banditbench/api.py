@@ -8,6 +8,8 @@ wheel). Errors are :class:`BanditbenchError` with the same messages the command 
 from __future__ import annotations
 
 import base64
+import enum
+import functools
 import hashlib
 import inspect
 import json
@@ -15,6 +17,7 @@ import os
 import pathlib
 import sys
 import tempfile
+import types
 import warnings
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Type, Union
 
@@ -97,12 +100,189 @@ class _Progress:
             )
 
 
-def _source_digest(cls: Any) -> str:
+class _Unidentified(Exception):
+    """Something a policy's code depends on that cannot be named by its content."""
+
+
+# Modules whose objects are named, not hashed: the standard library and installed packages,
+# identified by their name and version. Everything else (a notebook's ``__main__``, a user's
+# own files) is hashed by what Python runs.
+_LIBRARY_ROOTS = tuple(
+    os.path.realpath(p)
+    for p in {sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.__file__)}
+)
+
+
+def _is_library(module_name: Optional[str]) -> bool:
+    if not module_name or module_name in ("__main__", "__mp_main__"):
+        return False
+    if module_name.split(".")[0] in ("builtins", "banditbench") or module_name in sys.builtin_module_names:
+        return True
+    mod = sys.modules.get(module_name)
+    path = getattr(mod, "__file__", None)
+    if not path:
+        return False
+    path = os.path.realpath(path)
+    return "site-packages" in path or "dist-packages" in path or any(
+        path.startswith(root + os.sep) for root in _LIBRARY_ROOTS
+    )
+
+
+def _library_version(module_name: str) -> str:
+    top = sys.modules.get(module_name.split(".")[0])
+    return str(getattr(top, "__version__", ""))
+
+
+class _CodeHasher:
+    """A digest of what Python runs for a policy class: the bytecode, constants and names of its
+    methods (and of the functions and classes of user code they reach through globals,
+    closures and defaults, recursively), the values of simple constants, and the name and version
+    of library objects. Source text is not used: it is not available for a class defined in a
+    notebook cell, and two classes with the same name but edited bodies must differ."""
+
+    def __init__(self) -> None:
+        self.h = hashlib.sha256()
+        self.seen: Dict[int, int] = {}
+
+    def put(self, tag: str, text: Union[str, bytes] = b"") -> None:
+        data = text.encode() if isinstance(text, str) else text
+        self.h.update(f"{tag}:{len(data)}:".encode())
+        self.h.update(data)
+
+    def value(self, v: Any, depth: int = 0) -> None:
+        if depth > 50:
+            raise _Unidentified("nesting deeper than 50")
+        if v is None or isinstance(v, (bool, int, float, complex, str, bytes)):
+            self.put(type(v).__name__, repr(v))
+            return
+        if isinstance(v, (tuple, list, frozenset, set)):
+            items = list(v)
+            if isinstance(v, (frozenset, set)):
+                items.sort(key=repr)
+            self.put(type(v).__name__, str(len(items)))
+            for x in items:
+                self.value(x, depth + 1)
+            return
+        if isinstance(v, dict):
+            self.put("dict", str(len(v)))
+            for k in sorted(v, key=repr):
+                self.value(k, depth + 1)
+                self.value(v[k], depth + 1)
+            return
+        key = id(v)
+        if key in self.seen:  # a cycle or a shared object: name it by first visit
+            self.put("ref", str(self.seen[key]))
+            return
+        self.seen[key] = len(self.seen)
+        if isinstance(v, types.CodeType):
+            self.code(v, depth)
+        elif isinstance(v, (staticmethod, classmethod)):
+            self.put(type(v).__name__)
+            self.value(v.__func__, depth + 1)
+        elif isinstance(v, property):
+            self.put("property")
+            for f in (v.fget, v.fset, v.fdel):
+                self.value(f, depth + 1)
+        elif isinstance(v, functools.partial):
+            self.put("partial")
+            self.value(v.func, depth + 1)
+            self.value(v.args, depth + 1)
+            self.value(v.keywords, depth + 1)
+        elif isinstance(v, types.ModuleType):
+            self.put("module", f"{v.__name__}=={_library_version(v.__name__)}")
+        elif isinstance(v, (types.FunctionType, type)) and not _is_library(getattr(v, "__module__", None)):
+            if isinstance(v, type):
+                self.klass(v, depth)
+            else:
+                self.function(v, depth)
+        elif isinstance(v, (types.FunctionType, types.BuiltinFunctionType, type)) or callable(v) and hasattr(v, "__qualname__"):
+            mod = getattr(v, "__module__", None) or ""
+            self.put("library", f"{mod}.{getattr(v, '__qualname__', '')}=={_library_version(mod) if mod else ''}")
+        elif hasattr(v, "tobytes") and hasattr(v, "dtype") and hasattr(v, "shape"):  # an array
+            self.put("array", f"{v.dtype}{tuple(v.shape)}")
+            self.put("bytes", v.tobytes())
+        elif not _is_library(type(v).__module__) and hasattr(v, "__dict__"):  # a user object
+            self.put("instance")
+            self.value(type(v), depth + 1)
+            self.value(dict(vars(v)), depth + 1)
+        elif isinstance(v, enum.Enum):
+            self.put("enum", f"{type(v).__module__}.{type(v).__qualname__}.{v.name}")
+        else:
+            text = repr(v)
+            if " at 0x" in text or "object at" in text:
+                raise _Unidentified(f"{type(v).__module__}.{type(v).__qualname__} object")
+            self.put(f"{type(v).__module__}.{type(v).__qualname__}", text)
+
+    def code(self, c: types.CodeType, depth: int) -> None:
+        self.put("code", c.co_code)
+        for name in ("co_argcount", "co_posonlyargcount", "co_kwonlyargcount", "co_flags"):
+            self.put(name, str(getattr(c, name, "")))
+        self.put("names", "\0".join(c.co_names))
+        self.put("varnames", "\0".join(c.co_varnames))
+        self.put("freevars", "\0".join(c.co_freevars))
+        self.put("cellvars", "\0".join(c.co_cellvars))
+        self.put("consts", str(len(c.co_consts)))
+        for k in c.co_consts:
+            self.value(k, depth + 1)
+
+    def function(self, f: types.FunctionType, depth: int) -> None:
+        self.put("function", f.__qualname__)
+        self.code(f.__code__, depth)
+        self.value(f.__defaults__, depth + 1)
+        self.value(f.__kwdefaults__, depth + 1)
+        for cell in f.__closure__ or ():
+            try:
+                content = cell.cell_contents
+            except ValueError:  # an empty cell
+                self.put("empty-cell")
+                continue
+            self.value(content, depth + 1)
+        # The globals its code names (a helper function, a constant of the notebook), in order.
+        for name in _global_names(f.__code__):
+            if name in f.__globals__:
+                self.put("global", name)
+                self.value(f.__globals__[name], depth + 1)
+
+    def klass(self, cls: type, depth: int) -> None:
+        self.put("class", cls.__qualname__)
+        for base in cls.__bases__:
+            self.value(base, depth + 1)
+        for name in sorted(vars(cls)):
+            if name in ("__dict__", "__weakref__", "__module__", "__doc__", "__qualname__"):
+                continue
+            self.put("attr", name)
+            self.value(vars(cls)[name], depth + 1)
+
+
+def _global_names(code: types.CodeType) -> List[str]:
+    """Names a code object (and the code nested in it) loads: globals, attributes and methods
+    among them; those not bound in the function's globals are skipped by the caller."""
+    out: List[str] = []
+    stack = [code]
+    while stack:
+        c = stack.pop()
+        out.extend(n for n in c.co_names if n not in out)
+        stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+    return out
+
+
+def _code_digest(cls: Any) -> str:
+    """The policy class's identity by content (see :class:`_CodeHasher`). Where it holds an object
+    that cannot be identified (an open file, a live model), the digest is unique to this call, so
+    results made by it are never reused: a rerun into the same folder is refused as a changed
+    experiment, and ``fresh=True`` runs it again."""
+    hasher = _CodeHasher()
+    hasher.put("python", f"{sys.implementation.cache_tag}")
     try:
-        text = inspect.getsource(cls)
-    except (OSError, TypeError):
-        text = f"{getattr(cls, '__module__', '')}.{getattr(cls, '__qualname__', repr(cls))}"
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
+        hasher.value(cls)
+    except _Unidentified as e:
+        warnings.warn(
+            f"policy class {getattr(cls, '__qualname__', cls)!r} depends on {e}, whose content "
+            "cannot be identified; its results are never reused (run with fresh=True, or another out)",
+            stacklevel=3,
+        )
+        return "unidentified-" + os.urandom(8).hex()
+    return hasher.h.hexdigest()[:16]
 
 
 def _policy_entries(policies: Union[Mapping[str, PolicySpec], Sequence[Type[Policy]]]) -> List[Dict[str, Any]]:
@@ -116,7 +296,7 @@ def _policy_entries(policies: Union[Mapping[str, PolicySpec], Sequence[Type[Poli
         if not callable(cls):
             raise TypeError(f"policy {name!r}: {cls!r} is not a class; pass a banditbench.Policy subclass")
         _engine().register(name, cls)
-        entry: Dict[str, Any] = {"family": "python", "name": name, "source": _source_digest(cls)}
+        entry: Dict[str, Any] = {"family": "python", "name": name, "source": _code_digest(cls)}
         if params:
             entry["params"] = dict(params)
         entries.append(entry)
@@ -410,15 +590,17 @@ class Report:
 
 
 def policies():
-    """Every built-in policy as a DataFrame: name, summary, source (its paper), worlds, and its
-    parameters (a list of dicts: name, default, kind, doc)."""
+    """Every built-in policy as a DataFrame: name, summary, source (its paper), worlds, the
+    worlds where it runs on several simulated workers (``workers``), and its parameters (a list
+    of dicts: name, default, kind, doc)."""
     rows = []
-    for name, summary, source, worlds, params in _engine().policies():
+    for name, summary, source, worlds, parallel, params in _engine().policies():
         rows.append({
             "name": name,
             "summary": summary,
             "source": source,
             "worlds": ", ".join(worlds),
+            "workers": ", ".join(parallel),
             "params": [dict(zip(("name", "default", "kind", "doc"), p)) for p in params],
         })
     return _pd().DataFrame(rows)

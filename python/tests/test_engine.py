@@ -127,6 +127,9 @@ def test_policies_and_trace_sets_are_dataframes():
     assert {"ucb1", "asha", "hyperband", "tpe"} <= set(p["name"])
     ucb = p[p["name"] == "ucb1"].iloc[0]
     assert "Auer" in ucb["source"]
+    # The worlds where each runs on several workers: UCB1 everywhere it runs, HAMLET nowhere.
+    assert ucb["workers"] == ucb["worlds"]
+    assert p[p["name"] == "hamlet-eps"].iloc[0]["workers"] == ""
     t = banditbench.trace_sets(ROOT / "traces")
     assert {"lcdb", "sklearn-grid"} <= set(t["folder"])
 

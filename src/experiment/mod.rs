@@ -3,6 +3,8 @@
 
 mod cell;
 mod data;
+#[cfg(test)]
+mod every_family;
 mod frames;
 mod lock;
 mod merge;
@@ -162,12 +164,36 @@ pub fn run_experiment(
         &grid,
         opts,
         progress,
-        &|c| data.run_cell(c, exp, exp.trajectories != TrajectoryMode::None),
+        &|c| {
+            caught(&format!("cell {}", c.index), || {
+                data.run_cell(c, exp, exp.trajectories != TrajectoryMode::None)
+            })
+        },
         &|results| data.frames(results, &grid, exp),
         &data.coded(),
     );
     progress.finish(summary.as_ref().ok());
     summary
+}
+
+/// Run `f`, turning a panic (a bug: no input should cause one) into an error that says so, so
+/// that the run stops like any failed cell, keeping every finished cell, and a Python caller
+/// gets its exception class instead of a panic.
+pub(crate) fn caught<T>(what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(r) => r,
+        Err(p) => {
+            let msg = p
+                .downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| p.downcast_ref::<&str>().copied())
+                .unwrap_or("no message");
+            bail!(
+                "{what}: internal error (a bug in banditbench {}; please report it with the input that caused it): {msg}",
+                env!("CARGO_PKG_VERSION")
+            )
+        }
+    }
 }
 
 /// Cells are run in chunks sized so that replaying them takes about this long (seconds; the
@@ -320,10 +346,16 @@ fn run_cells(
             // Every cell that finished is kept: published now, resumed past on the next run.
             store.publish_part(segment)?;
             store.merge()?;
+            let interrupted = e.to_string() == "interrupted";
             return Err(e.context(format!(
-                "the run stopped; {} finished cells of this run are kept in {} (running the same command again resumes)",
+                "the run stopped; {} finished cells of this run are kept in {} ({})",
                 n_mine - n_todo + ran_ok,
-                out.display()
+                out.display(),
+                if interrupted {
+                    "running the same command again resumes"
+                } else {
+                    "a replay is deterministic, so the cell below fails again as it is: fix what it names, then the same command resumes past the finished cells"
+                }
             )));
         }
         let floor = if opts.batch_size.is_some() {
