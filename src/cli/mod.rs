@@ -61,8 +61,9 @@ pub(crate) enum Command {
     /// ranks.csv, summary.csv, labels.csv, tests.json, report.md, report.tex, ranking.tex, and
     /// every figure as PDF, SVG, PNG (300 dpi) and CSV
     Report(report::Args),
-    /// Import another tool's run logs (Syne Tune, Optuna) into a results folder, so that
-    /// `report` ranks them and draws their anytime curves, alone or beside banditbench's runs
+    /// Import another tool's run logs (Syne Tune, Optuna, CARP-S, hposuite, DeepCAVE) into a
+    /// results folder, so that `report` ranks them and draws their anytime curves, alone or
+    /// beside banditbench's runs; or a Syne Tune blackbox table into a pool (`import blackbox`)
     Import(import::Args),
     /// Show one cell of a results folder: its row of runs.parquet, its decisions, and a figure
     /// of its trajectory (incumbent and revealed scores against the budget used)
