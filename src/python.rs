@@ -564,6 +564,9 @@ impl Progress for PyProgress {
             )
         });
     }
+    fn resumed(&self, cells: usize) {
+        self.call("resumed", |py| PyTuple::new(py, [cells]));
+    }
     fn advance(&self, cells: usize) {
         self.call("advance", |py| PyTuple::new(py, [cells]));
     }

@@ -81,6 +81,13 @@ class _Progress:
             return
         self.bar = tqdm(total=cells, unit="cell", desc="banditbench")
 
+    def resumed(self, cells: int) -> None:
+        """`cells` were finished by an earlier run: the bar counts to the rest."""
+        self.total = max(self.total - cells, 0)
+        if self.bar is not None:
+            self.bar.total = self.total
+            self.bar.refresh()
+
     def advance(self, cells: int) -> None:
         self.done += cells
         if self.bar is not None:

@@ -41,13 +41,25 @@ impl Progress for Terminal {
         }
         bar.set_style(
             ProgressStyle::with_template(
-                "{elapsed_precise} [{bar:40}] {pos}/{len} cells  {per_sec}  ETA {eta}",
+                "{elapsed_precise} [{bar:40}] {pos}/{len} cells  {rate}  ETA {eta}",
             )
             .expect("valid template")
+            .with_key(
+                "rate",
+                |s: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                    let _ = write!(w, "{} cells/s", rate_text(s.per_sec()));
+                },
+            )
             .progress_chars("=> "),
         );
         if let Ok(mut b) = self.bar.lock() {
             *b = Some(bar);
+        }
+    }
+
+    fn resumed(&self, cells: usize) {
+        if let Some(b) = self.bar() {
+            b.set_length(b.length().unwrap_or(0).saturating_sub(cells as u64));
         }
     }
 
@@ -71,5 +83,31 @@ impl Progress for Terminal {
                 s.out.display()
             );
         }
+    }
+}
+
+/// A rate with three significant digits at most ("1 234 cells/s" as "1230", "0.0412").
+fn rate_text(r: f64) -> String {
+    if !r.is_finite() || r <= 0.0 {
+        return "0".to_string();
+    }
+    let digits = (2 - r.log10().floor() as i32).max(0) as usize;
+    let rounded = if digits == 0 {
+        let scale = 10f64.powi(r.log10().floor() as i32 - 2);
+        (r / scale).round() * scale
+    } else {
+        r
+    };
+    format!("{rounded:.digits$}")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn rates_show_three_significant_digits() {
+        assert_eq!(super::rate_text(1_234.567_891), "1230");
+        assert_eq!(super::rate_text(98.765_432_1), "98.8");
+        assert_eq!(super::rate_text(0.041_234_5), "0.0412");
+        assert_eq!(super::rate_text(0.0), "0");
     }
 }

@@ -267,6 +267,9 @@ fn run_cells(
     let mut todo = (0..total)
         .filter(|&i| in_shard(i) && !done.contains(&i))
         .peekable();
+    if n_mine > n_todo {
+        progress.resumed(n_mine - n_todo);
+    }
     let threads = opts.threads.unwrap_or_else(|| {
         std::thread::available_parallelism()
             .map(|n| n.get())

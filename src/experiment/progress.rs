@@ -32,6 +32,9 @@ pub trait Progress: Send + Sync {
     fn note(&self, _level: Level, _text: &str) {}
     /// A run begins: a line describing its grid, and the cells of this run (or shard).
     fn start(&self, _line: &str, _cells: usize) {}
+    /// `cells` of the cells announced by `start` were finished by an earlier run (a resume):
+    /// they will not be run, so a bar counts to the rest.
+    fn resumed(&self, _cells: usize) {}
     /// `cells` more cells finished.
     fn advance(&self, _cells: usize) {}
     /// The run ended; `summary` when it succeeded.
