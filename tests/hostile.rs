@@ -351,6 +351,43 @@ fn optuna_trial_numbers_and_huge_seeds_do_not_merge_runs() {
         "{code:?} {err}"
     );
     let p = db(
+        "date",
+        "UPDATE trials SET datetime_complete = '2026-13-01 00:00:00' WHERE trial_id = 1;",
+    );
+    let (code, err) = run_within(
+        &[
+            "import",
+            "optuna",
+            p.to_str().unwrap(),
+            "--out",
+            dir.join("date-out").to_str().unwrap(),
+            "--clock",
+            "seconds",
+        ],
+        Duration::from_secs(60),
+    )
+    .expect("an import finishes");
+    assert!(
+        code == Some(1)
+            && err.contains(
+                "trial 1: column 'datetime_complete' is '2026-13-01 00:00:00', not a date and time"
+            ),
+        "{code:?} {err}"
+    );
+    // Python's json writes a trial's infinite value as a bare Infinity: the journal imports, as
+    // the SQLite storage of the same studies does.
+    let journal = dir.join("inf.log");
+    let text = std::fs::read_to_string(fixtures("optuna").join("journal.log")).unwrap();
+    let first = text.find("\"values\":[0.").unwrap();
+    let end = first + text[first..].find(']').unwrap();
+    std::fs::write(
+        &journal,
+        format!("{}\"values\":[Infinity{}", &text[..first], &text[end..]),
+    )
+    .unwrap();
+    let (code, err) = optuna(&journal, &dir.join("inf-out"));
+    assert_eq!(code, Some(0), "{err}");
+    let p = db(
         "seeds",
         "UPDATE studies SET study_name = 'tpe-4294967296' WHERE study_id = 1;
          UPDATE studies SET study_name = 'tpe-4294967297' WHERE study_id = 2;",

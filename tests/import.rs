@@ -328,6 +328,43 @@ fn malformed_syne_tune_folders_are_refused_naming_file_row_and_field() {
         e.contains("results.csv.zip (results.csv): row 5 (line 6), column 'accuracy': 'oops' is not a number"),
         "{e}"
     );
+    // Two metrics (a multi-objective run): refused unless --metric names one, whose own mode
+    // is then taken from the list.
+    let d = syne_tune_variant(
+        "st-two-metrics",
+        |m| {
+            m.replace(
+                "\"metric_names\": [\"accuracy\"]",
+                "\"metric_names\": [\"accuracy\", \"elapsed_time\"]",
+            )
+            .replace(
+                "\"metric_mode\": \"max\"",
+                "\"metric_mode\": [\"max\", \"min\"]",
+            )
+        },
+        same,
+    );
+    let e = run_fails(&["import", "syne-tune", s(&d), "--out", &out(&d)], 1);
+    assert!(
+        e.contains("the run has 2 metrics (accuracy, elapsed_time), a multi-objective run")
+            && e.contains("--metric"),
+        "{e}"
+    );
+    let o = run_ok(&[
+        "import",
+        "syne-tune",
+        s(&d),
+        "--out",
+        &out(&d),
+        "--metric",
+        "elapsed_time",
+    ]);
+    let lock = std::fs::read_to_string(Path::new(&out(&d)).join("experiment.lock.toml")).unwrap();
+    assert!(
+        lock.contains("minimize"),
+        "{}\n{lock}",
+        String::from_utf8_lossy(&o.stdout)
+    );
     // No seed in metadata.json: the file and the key, and the option that names another.
     let d = syne_tune_variant("st-no-seed", |m| m.replace("\"seed\": 0, ", ""), same);
     let e = run_fails(&["import", "syne-tune", s(&d), "--out", &out(&d)], 1);

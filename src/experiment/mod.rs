@@ -552,3 +552,30 @@ pub(crate) fn merge_results(dirs: &[PathBuf], out: &Path) -> Result<MergeSummary
         folders: dirs.len(),
     })
 }
+
+#[cfg(test)]
+mod caught_tests {
+    use super::caught;
+
+    #[test]
+    fn a_panic_becomes_an_error_that_says_it_is_a_bug_and_names_the_cell() {
+        let hook = std::panic::take_hook();
+        std::panic::set_hook(Box::new(|_| {}));
+        let e = caught("cell 7", || -> anyhow::Result<u8> {
+            let v: Vec<u8> = Vec::new();
+            let i = v.len();
+            Ok(v[i])
+        })
+        .unwrap_err()
+        .to_string();
+        std::panic::set_hook(hook);
+        assert!(
+            e.starts_with("cell 7: internal error (a bug in banditbench")
+                && e.contains("index out of bounds"),
+            "{e}"
+        );
+        assert_eq!(caught("cell 8", || Ok(3)).unwrap(), 3);
+        let e = caught("cell 9", || -> anyhow::Result<()> { anyhow::bail!("no") }).unwrap_err();
+        assert_eq!(e.to_string(), "no");
+    }
+}

@@ -83,6 +83,27 @@ pub(crate) fn seconds(text: &str) -> Option<f64> {
         d.next()?.parse().ok()?,
         d.next()?.parse().ok()?,
     );
+    // A date and time that exists: month 1-12, a day of that month, hours 0-23, minutes 0-59,
+    // seconds below 61 (a leap second), offsets within ±14:59; NaN, inf and signs are not
+    // numbers of a clock.
+    let leap = y % 4 == 0 && (y % 100 != 0 || y % 400 == 0);
+    let month_days = [
+        31,
+        if leap { 29 } else { 28 },
+        31,
+        30,
+        31,
+        30,
+        31,
+        31,
+        30,
+        31,
+        30,
+        31,
+    ];
+    if !(1..=12).contains(&m) || !(1..=month_days[(m - 1) as usize]).contains(&day) {
+        return None;
+    }
     // Days from 1970-01-01 (Howard Hinnant's days_from_civil).
     let y2 = if m <= 2 { y - 1 } else { y };
     let era = y2.div_euclid(400);
@@ -95,21 +116,29 @@ pub(crate) fn seconds(text: &str) -> Option<f64> {
         None => (rest, ""),
     };
     let mut c = clock.split(':');
-    let (h, mi, s): (f64, f64, f64) = (
-        c.next()?.parse().ok()?,
-        c.next()?.parse().ok()?,
-        c.next()?.parse().ok()?,
-    );
+    let (h, mi): (u8, u8) = (c.next()?.parse().ok()?, c.next()?.parse().ok()?);
+    let s_text = c.next()?;
+    if c.next().is_some() || !s_text.starts_with(|ch: char| ch.is_ascii_digit()) {
+        return None;
+    }
+    let s: f64 = s_text.parse().ok()?;
+    if h > 23 || mi > 59 || !(0.0..61.0).contains(&s) {
+        return None;
+    }
+    let (h, mi) = (f64::from(h), f64::from(mi));
     let off = match offset {
         "" | "Z" => 0.0,
         o => {
             let sign = if o.starts_with('-') { -1.0 } else { 1.0 };
             let mut p = o[1..].split(':');
-            let (oh, om): (f64, f64) = (
+            let (oh, om): (u8, u8) = (
                 p.next()?.parse().ok()?,
                 p.next().unwrap_or("0").parse().ok()?,
             );
-            sign * (oh * 3600.0 + om * 60.0)
+            if oh > 14 || om > 59 {
+                return None;
+            }
+            sign * (f64::from(oh) * 3600.0 + f64::from(om) * 60.0)
         }
     };
     Some(days as f64 * 86_400.0 + h * 3600.0 + mi * 60.0 + s - off)
@@ -129,7 +158,8 @@ pub(crate) fn read_journal(path: &Path) -> Result<Vec<Study>> {
             continue;
         }
         let at = format!("{}: line {}", path.display(), i + 1);
-        let op: serde_json::Map<String, Value> = match serde_json::from_str(line) {
+        let line = python_json(line);
+        let op: serde_json::Map<String, Value> = match serde_json::from_str(&line) {
             Ok(Value::Object(m)) => m,
             Ok(_) => bail!("{at}: not a JSON object; an Optuna journal has one operation per line"),
             Err(e) => bail!(
@@ -216,12 +246,12 @@ pub(crate) fn read_journal(path: &Path) -> Result<Vec<Study>> {
                 };
                 let values = match op.get("values") {
                     Some(Value::Array(a)) => Some(numbers(a, &at)?),
-                    _ => op.get("value").and_then(Value::as_f64).map(|v| vec![v]),
+                    _ => op.get("value").and_then(number).map(|v| vec![v]),
                 };
                 let intermediate = match op.get("intermediate_values") {
                     Some(Value::Object(m)) => m
                         .iter()
-                        .filter_map(|(k, v)| Some((k.parse::<i64>().ok()?, v.as_f64()?)))
+                        .filter_map(|(k, v)| Some((k.parse::<i64>().ok()?, number(v)?)))
                         .collect(),
                     _ => BTreeMap::new(),
                 };
@@ -280,7 +310,7 @@ pub(crate) fn read_journal(path: &Path) -> Result<Vec<Study>> {
                     }
                     7 => {
                         let step = int("step")?;
-                        let v = field("intermediate_value")?.as_f64().unwrap_or(f64::NAN);
+                        let v = number(field("intermediate_value")?).unwrap_or(f64::NAN);
                         t.intermediate.insert(step, v);
                     }
                     _ => {
@@ -303,11 +333,66 @@ fn numbers(a: &[Value], at: &str) -> Result<Vec<f64>> {
     a.iter()
         .map(|v| match v {
             Value::Null => Ok(f64::NAN),
-            v => v
-                .as_f64()
-                .with_context(|| format!("{at}: value {v} is not a number")),
+            v => number(v).with_context(|| format!("{at}: value {v} is not a number")),
         })
         .collect()
+}
+
+/// Marks `python_json` puts in place of Python's bare `NaN`, `Infinity` and `-Infinity`.
+const PY_NAN: &str = "\u{0}NaN";
+const PY_INF: &str = "\u{0}Infinity";
+const PY_NEG_INF: &str = "\u{0}-Infinity";
+
+/// A JSON number, or one of Python's non-finite floats as `python_json` marked it.
+fn number(v: &Value) -> Option<f64> {
+    match v {
+        Value::String(s) if s == PY_NAN => Some(f64::NAN),
+        Value::String(s) if s == PY_INF => Some(f64::INFINITY),
+        Value::String(s) if s == PY_NEG_INF => Some(f64::NEG_INFINITY),
+        v => v.as_f64(),
+    }
+}
+
+/// A line of JSON as Python's `json` writes it, which (like Optuna's JournalStorage, for trials
+/// that return them) writes the non-finite floats as bare `NaN`, `Infinity` and `-Infinity`:
+/// those tokens outside strings become marked strings that [`number`] reads back; the rest is
+/// unchanged (and returned borrowed when there are none).
+fn python_json(line: &str) -> std::borrow::Cow<'_, str> {
+    if !line.contains("NaN") && !line.contains("Infinity") {
+        return std::borrow::Cow::Borrowed(line);
+    }
+    let mut out = String::with_capacity(line.len() + 16);
+    let (mut in_string, mut escaped) = (false, false);
+    let mut rest = line;
+    while let Some(c) = rest.chars().next() {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == '"' {
+                in_string = false;
+            }
+        } else if c == '"' {
+            in_string = true;
+        } else {
+            let token = [
+                ("-Infinity", PY_NEG_INF),
+                ("Infinity", PY_INF),
+                ("NaN", PY_NAN),
+            ]
+            .into_iter()
+            .find(|(t, _)| rest.starts_with(t));
+            if let Some((t, mark)) = token {
+                out.push_str(&serde_json::to_string(mark).unwrap_or_default());
+                rest = &rest[t.len()..];
+                continue;
+            }
+        }
+        out.push(c);
+        rest = &rest[c.len_utf8()..];
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 /// Read an SQLite storage's studies.
@@ -394,6 +479,16 @@ pub(crate) fn read_sqlite(path: &Path) -> Result<Vec<Study>> {
         };
         let state = State::from_name(&state)
             .with_context(|| format!("{p}: trial {tid}: state '{state}' is not one of Optuna's"))?;
+        let date = |text: Option<&str>, column: &str| -> Result<Option<f64>> {
+            match text {
+                None => Ok(None),
+                Some(t) => seconds(t).map(Some).with_context(|| {
+                    format!(
+                        "{p}: trial {tid}: column '{column}' is '{t}', not a date and time (YYYY-MM-DD HH:MM:SS[.ffffff])"
+                    )
+                }),
+            }
+        };
         s.trials.push(Trial {
             number: u32::try_from(number).map_err(|_| {
                 anyhow::anyhow!(
@@ -402,8 +497,8 @@ pub(crate) fn read_sqlite(path: &Path) -> Result<Vec<Study>> {
             })?,
             state,
             values: None,
-            start: start.as_deref().and_then(seconds),
-            complete: complete.as_deref().and_then(seconds),
+            start: date(start.as_deref(), "datetime_start")?,
+            complete: date(complete.as_deref(), "datetime_complete")?,
             intermediate: BTreeMap::new(),
             user_attrs: Default::default(),
         });
@@ -728,6 +823,40 @@ fn study_run(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn dates_and_times_that_do_not_exist_are_not_read() {
+        for bad in [
+            "2026-13-01T00:00:00",
+            "2026-02-29T00:00:00",
+            "2026-04-31T00:00:00",
+            "2026-01-01T99:00:00",
+            "2026-01-01T00:60:00",
+            "2026-01-01T00:00:NaN",
+            "2026-01-01T00:00:inf",
+            "2026-01-01T00:00:-5",
+            "2026-01-01T00:00:00+15:00",
+            "2026-01-01T-1:00:00",
+        ] {
+            assert_eq!(seconds(bad), None, "{bad}");
+        }
+        assert!(seconds("2024-02-29T23:59:60.5").is_some());
+    }
+
+    #[test]
+    fn pythons_non_finite_floats_in_a_journal_line_are_read() {
+        let line = r#"{"values":[Infinity],"x":"NaN in a string","v":-Infinity,"w":NaN,"n":-1.5}"#;
+        let v: Value = serde_json::from_str(&python_json(line)).unwrap();
+        assert_eq!(number(&v["values"][0]), Some(f64::INFINITY));
+        assert_eq!(number(&v["v"]), Some(f64::NEG_INFINITY));
+        assert!(number(&v["w"]).unwrap().is_nan());
+        assert_eq!(v["x"], "NaN in a string");
+        assert_eq!(number(&v["n"]), Some(-1.5));
+        assert!(matches!(
+            python_json("{\"a\":1}"),
+            std::borrow::Cow::Borrowed(_)
+        ));
+    }
 
     #[test]
     fn optuna_datetimes_read_as_seconds_since_1970() {

@@ -121,19 +121,41 @@ fn read_run(dir: &Path, opts: &Options) -> Result<(ImportedRun, bool, String)> {
         )
     })?;
     let seed = parse_seed(&seed_text, &format!("{m}, key '{}'", opts.seed_key))?;
-    let metric = match &opts.metric {
-        Some(x) => x.clone(),
-        None => match meta.get("metric_names") {
-            Some(Value::Array(a)) if !a.is_empty() => a[0]
-                .as_str()
-                .context(format!("{m}: metric_names[0] is not text"))?
-                .to_string(),
-            _ => bail!("{m}: no 'metric_names'; name the metric with --metric"),
-        },
+    let names: Vec<String> = match meta.get("metric_names") {
+        Some(Value::Array(a)) => a
+            .iter()
+            .enumerate()
+            .map(|(i, v)| {
+                v.as_str()
+                    .map(String::from)
+                    .with_context(|| format!("{m}: metric_names[{i}] is not text"))
+            })
+            .collect::<Result<_>>()?,
+        _ => Vec::new(),
     };
+    let metric = match (&opts.metric, names.len()) {
+        (Some(x), _) => x.clone(),
+        (None, 0) => bail!("{m}: no 'metric_names'; name the metric with --metric"),
+        (None, 1) => names[0].clone(),
+        (None, _) => bail!(
+            "{m}: the run has {} metrics ({}), a multi-objective run; banditbench ranks one objective: name it with --metric",
+            names.len(),
+            names.join(", ")
+        ),
+    };
+    // metric_mode: one mode for every metric, or a list beside metric_names.
     let mode = match meta.get("metric_mode") {
         Some(Value::String(s)) => s.clone(),
-        Some(Value::Array(a)) if !a.is_empty() => a[0].as_str().unwrap_or("").to_string(),
+        Some(Value::Array(a)) if a.len() == 1 => a[0].as_str().unwrap_or("").to_string(),
+        Some(Value::Array(a)) if !a.is_empty() => {
+            let at = names.iter().position(|n| *n == metric).with_context(|| {
+                format!(
+                    "{m}: metric_mode lists a mode per metric, and --metric {metric} is not among metric_names ({})",
+                    names.join(", ")
+                )
+            })?;
+            a.get(at).and_then(Value::as_str).unwrap_or("").to_string()
+        }
         _ => bail!("{m}: no 'metric_mode' (\"max\" or \"min\")"),
     };
     let maximize = match mode.as_str() {
