@@ -627,58 +627,46 @@ fn run(
     progress: Option<Py<PyAny>>,
 ) -> PyResult<(String, Vec<(String, String)>)> {
     guarded("run", || {
-        run_guarded(py, path, out, threads, batch_size, fresh, progress)
+        if threads == Some(0) || batch_size == Some(0) {
+            return Err(BanditbenchError::new_err(
+                "threads and batch_size are at least 1",
+            ));
+        }
+        let (exp, data) = experiment::prepare(&path).map_err(to_py)?;
+        let notes: Vec<(String, String)> = data
+            .notices(&exp)
+            .into_iter()
+            .map(|(warning, text)| {
+                (
+                    if warning { "warning" } else { "note" }.to_string(),
+                    text.to_string(),
+                )
+            })
+            .collect();
+        let opts = RunOptions {
+            out,
+            threads,
+            batch_size,
+            shard: None,
+            fresh,
+        };
+        let progress = progress.map(|p| PyProgress(p, false.into()));
+        let summary = py.detach(|| -> Result<RunSummary> {
+            match &progress {
+                Some(p) => experiment::run_experiment(&exp, &data, &opts, p),
+                None => experiment::run_experiment(&exp, &data, &opts, &experiment::Silent),
+            }
+        });
+        let interrupted = progress.is_some_and(|p| p.1.load(std::sync::atomic::Ordering::Relaxed));
+        let summary = summary.map_err(|e| {
+            if interrupted {
+                pyo3::exceptions::PyKeyboardInterrupt::new_err(format!("{e:#}"))
+            } else {
+                to_py(e)
+            }
+        })?;
+        Ok((summary.out.display().to_string(), notes))
     })
-}
-
-fn run_guarded(
-    py: Python<'_>,
-    path: PathBuf,
-    out: Option<PathBuf>,
-    threads: Option<usize>,
-    batch_size: Option<usize>,
-    fresh: bool,
-    progress: Option<Py<PyAny>>,
-) -> PyResult<(String, Vec<(String, String)>)> {
-    if threads == Some(0) || batch_size == Some(0) {
-        return Err(BanditbenchError::new_err(
-            "threads and batch_size are at least 1",
-        ));
-    }
-    let (exp, data) = experiment::prepare(&path).map_err(to_py)?;
-    let notes: Vec<(String, String)> = data
-        .notices(&exp)
-        .into_iter()
-        .map(|(warning, text)| {
-            (
-                if warning { "warning" } else { "note" }.to_string(),
-                text.to_string(),
-            )
-        })
-        .collect();
-    let opts = RunOptions {
-        out,
-        threads,
-        batch_size,
-        shard: None,
-        fresh,
-    };
-    let progress = progress.map(|p| PyProgress(p, false.into()));
-    let summary = py.detach(|| -> Result<RunSummary> {
-        match &progress {
-            Some(p) => experiment::run_experiment(&exp, &data, &opts, p),
-            None => experiment::run_experiment(&exp, &data, &opts, &experiment::Silent),
-        }
-    });
-    let interrupted = progress.is_some_and(|p| p.1.load(std::sync::atomic::Ordering::Relaxed));
-    let summary = summary.map_err(|e| {
-        if interrupted {
-            pyo3::exceptions::PyKeyboardInterrupt::new_err(format!("{e:#}"))
-        } else {
-            to_py(e)
-        }
-    })?;
-    Ok((summary.out.display().to_string(), notes))
 }
 
 /// Register `factory` (a `banditbench.Policy` subclass) as the in-process policy `name`.

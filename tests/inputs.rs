@@ -465,3 +465,77 @@ fn a_pandas_parquet_with_category_and_int8_columns_loads() {
         }
     }
 }
+
+/// Names holding characters XML does not allow (ESC, other control characters), as other tools'
+/// policy names may: every figure of a report is still written (they show as U+FFFD).
+#[test]
+fn policy_names_with_control_characters_still_make_every_figure() {
+    let dir = scratch("inputs-xml");
+    let scores = dir.join("scores.csv");
+    let mut csv = String::from("unit,policy,score\n");
+    for (u, unit) in ["d1", "d2", "d3", "d4"].iter().enumerate() {
+        for (p, name) in ["plain", "esc\u{1b}[31mred", "bell\u{7}x"]
+            .iter()
+            .enumerate()
+        {
+            csv.push_str(&format!(
+                "{unit},{name},{}\n",
+                0.5 + 0.1 * p as f64 + 0.01 * u as f64
+            ));
+        }
+    }
+    std::fs::write(&scores, csv).unwrap();
+    let out = dir.join("report");
+    common::run_ok(&[
+        "report",
+        "--scores",
+        scores.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let svgs: Vec<_> = std::fs::read_dir(&out)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "svg"))
+        .collect();
+    assert!(!svgs.is_empty());
+    for svg in svgs {
+        let png = svg.with_extension("png");
+        assert!(png.is_file(), "{} has no PNG", svg.display());
+    }
+}
+
+/// A CSV as pandas writes it for a name holding a line break (RFC 4180: the field is quoted and
+/// the break kept) is read; a ragged record after it still names its own line.
+#[test]
+fn a_quoted_line_break_in_a_csv_field_is_part_of_the_field() {
+    let dir = scratch("inputs-quoted-newline");
+    let scores = dir.join("scores.csv");
+    let mut csv = String::from("unit,policy,score\n");
+    for (u, unit) in ["d1", "d2", "d3"].iter().enumerate() {
+        for (p, name) in ["plain", "\"two\nlines\""].iter().enumerate() {
+            csv.push_str(&format!(
+                "{unit},{name},{}\n",
+                0.5 + 0.1 * p as f64 + 0.01 * u as f64
+            ));
+        }
+    }
+    std::fs::write(&scores, &csv).unwrap();
+    let out = dir.join("report");
+    common::run_ok(&[
+        "report",
+        "--scores",
+        scores.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let summary = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    assert!(summary.contains("\"two\nlines\",3,1,"), "{summary}");
+    // A ragged record after a quoted break: named by the line it starts on (line 11).
+    std::fs::write(&scores, format!("{csv}d4,plain\n")).unwrap();
+    let e = fails(&["report", "--scores", scores.to_str().unwrap()]);
+    assert!(
+        e.contains("line 11: 2 field(s), but the header has 3"),
+        "{e}"
+    );
+}

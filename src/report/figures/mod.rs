@@ -82,7 +82,21 @@ pub fn render(fig: &impl Figure, page: &Page) -> Result<String> {
         size.0 as f64 / UNITS_PER_PT,
         size.1 as f64 / UNITS_PER_PT
     );
-    Ok(text.replacen(&from, &to, 1))
+    Ok(xml_safe(text.replacen(&from, &to, 1)))
+}
+
+/// The SVG with every character XML 1.0 does not allow (control characters other than tab,
+/// line feed and carriage return; U+FFFE, U+FFFF) replaced by U+FFFD. Labels come from results
+/// files and other tools' names, which may hold them (an ESC, a NUL); plotters escapes markup
+/// but not these, and a reader then refuses the whole figure. Every figure passes through here.
+fn xml_safe(text: String) -> String {
+    let bad = |c: char| matches!(c, '\u{0}'..='\u{8}' | '\u{b}' | '\u{c}' | '\u{e}'..='\u{1f}' | '\u{fffe}' | '\u{ffff}');
+    if !text.contains(bad) {
+        return text;
+    }
+    text.chars()
+        .map(|c| if bad(c) { '\u{fffd}' } else { c })
+        .collect()
 }
 
 /// Write `<name>.pdf`, `<name>.svg`, `<name>.png` (300 dpi) and `<name>.csv` into `dir`.

@@ -8,7 +8,7 @@ use std::path::Path;
 /// Check a CSV file's shape before polars reads it, so that problems name the line: valid UTF-8,
 /// no duplicate header, and as many fields on every line as in the header (quotes respected).
 pub fn check_csv_shape(path: &Path) -> Result<()> {
-    let bytes = std::fs::read(path).with_context(|| format!("{}: cannot read", path.display()))?;
+    let bytes = crate::files::read_bytes(path, "a CSV file", crate::files::MAX_TEXT)?;
     let text = match std::str::from_utf8(&bytes) {
         Ok(t) => t,
         Err(e) => {
@@ -36,10 +36,28 @@ pub fn check_csv_shape(path: &Path) -> Result<()> {
         out.push(cur);
         out
     };
-    let mut lines = text
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty());
+    // Records, not lines: a quoted field may hold a line break (RFC 4180; pandas writes one
+    // for a name that has it). Each record keeps the index of the line it starts on.
+    let mut records: Vec<(usize, &str)> = Vec::new();
+    let (mut start, mut line, mut start_line, mut quoted) = (0usize, 0usize, 0usize, false);
+    for (i, b) in text.bytes().enumerate() {
+        match b {
+            b'"' => quoted = !quoted,
+            b'\n' => {
+                if !quoted {
+                    records.push((start_line, &text[start..i]));
+                    start = i + 1;
+                    start_line = line + 1;
+                }
+                line += 1;
+            }
+            _ => {}
+        }
+    }
+    if start < text.len() {
+        records.push((start_line, &text[start..]));
+    }
+    let mut lines = records.into_iter().filter(|(_, l)| !l.trim().is_empty());
     let Some((_, header)) = lines.next() else {
         bail!(
             "{}: the file is empty; it needs a header line",
