@@ -522,6 +522,37 @@ family = "ucb1"
 /// worker's. A slice that one worker may take is refused with three, naming the keys, before any
 /// memory is spent (an LCDB cell with slice 1e-6 and 20 workers once aborted at 8 GiB).
 #[test]
+fn work_times_that_overflow_or_underflow_the_clock_are_refused() {
+    let dir = scratch("workers-work-bounds");
+    let e = dir.join("w.toml");
+    for (keys, want) in [
+        (
+            "work_s = 1.7e308\nwork = \"exponential\"",
+            "'world.work_s' is 1.7e308; give the seconds one pull takes, from 1e-9 to 1e12",
+        ),
+        ("work_s = 1e-12", "'world.work_s' is 1e-12"),
+        (
+            "work = \"lognormal\"\nwork_sigma = 1e9",
+            "'world.work_sigma' is 1e9; give the standard deviation of the log work time, a number above 0 and at most 10",
+        ),
+    ] {
+        std::fs::write(
+            &e,
+            format!(
+                "name = \"w\"\nseed = 1\n[world]\nkind = \"synthetic\"\nbudgets = [10]\nworkers = 2\n{keys}\narms = [{{ name = \"a\", distribution = \"gaussian\", mean = 0.5, sd = 0.1 }}, {{ name = \"b\", distribution = \"gaussian\", mean = 0.6, sd = 0.1 }}]\n\n[[policies]]\nfamily = \"ucb1\"\n"
+            ),
+        )
+        .unwrap();
+        let o = run(&e, &dir.join("out"), "1");
+        assert!(
+            !o.status.success() && err(&o).contains(want),
+            "{keys}: {}",
+            err(&o)
+        );
+    }
+}
+
+#[test]
 fn the_decision_cap_counts_the_workers() {
     let dir = scratch("workers-cap");
     let e = dir.join("cap.toml");

@@ -311,9 +311,11 @@ fn work_time(file: &Path, w: &WorldSpec) -> Result<WorkTime> {
         Some("lognormal") => WorkTime::Lognormal {
             sigma: match w.work_sigma {
                 None => 1.0,
-                Some(s) if s.is_finite() && s > 0.0 => s,
+                // Above 10 the mean-preserving log-mean (ln work_s − σ²/2) sends most draws
+                // below any time a clock can tell apart, and past about 38 to exactly 0.
+                Some(s) if s.is_finite() && s > 0.0 && s <= 10.0 => s,
                 Some(s) => bail!(
-                    "{at}: key 'world.work_sigma' is {s}; give the standard deviation of the log work time, a positive number"
+                    "{at}: key 'world.work_sigma' is {s:e}; give the standard deviation of the log work time, a number above 0 and at most 10"
                 ),
             },
         },
@@ -339,11 +341,12 @@ pub(super) fn resolve_world(file: &Path, w: &WorldSpec) -> Result<WorldSetup> {
             "{at}: key 'world.workers' is {k}; give the number of simulated workers, 1 to {MAX_WORKERS}"
         ),
     };
+    // Bounded so that sums of drawn times stay finite and distinct: 1 ns to about 31 700 years.
     if let Some(s) = w.work_s
-        && !(s.is_finite() && s > 0.0)
+        && !(s.is_finite() && (1e-9..=1e12).contains(&s))
     {
         bail!(
-            "{at}: key 'world.work_s' is {s}; give the seconds one pull takes, a positive number"
+            "{at}: key 'world.work_s' is {s:e}; give the seconds one pull takes, from 1e-9 to 1e12"
         );
     }
     if let WorldOptions::Pool(o) = &setup.options
