@@ -62,7 +62,8 @@ impl KnownValues {
             })
         };
         let (u, b, w) = (at("unit")?, at("best")?, at("worst")?);
-        let mut rows = Vec::new();
+        let mut rows: Vec<(String, f64, f64)> = Vec::new();
+        let mut first_line: std::collections::HashMap<String, usize> = Default::default();
         for (i, line) in lines {
             let f: Vec<&str> = line.split(',').map(str::trim).collect();
             let get = |k: usize, name: &str| {
@@ -82,11 +83,14 @@ impl KnownValues {
                         )
                     })
             };
-            rows.push((
-                get(u, "unit")?.to_string(),
-                num(b, "best")?,
-                num(w, "worst")?,
-            ));
+            let unit = get(u, "unit")?.to_string();
+            if let Some(j) = first_line.insert(unit.clone(), i + 1) {
+                return Err(format!(
+                    "{path}: line {}: unit '{unit}' is given again (first on line {j}); give each unit one row",
+                    i + 1
+                ));
+            }
+            rows.push((unit, num(b, "best")?, num(w, "worst")?));
         }
         Ok(KnownValues {
             file: path.to_string(),
@@ -275,6 +279,22 @@ mod tests {
         // Minimising reverses best and worst.
         let m = normalized(&table(false), &Normalize::Range).unwrap();
         assert_eq!(m.rows[2].mean, 1.0);
+    }
+
+    #[test]
+    fn a_unit_given_twice_in_the_known_values_is_refused_naming_both_lines() {
+        let dir = std::env::temp_dir().join(format!("banditbench-known2-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("known.csv");
+        std::fs::write(&f, "unit,best,worst\na,1.0,0.0\nb,0.8,0.6\na,0.9,0.1\n").unwrap();
+        let e = KnownValues::read(f.to_str().unwrap()).unwrap_err();
+        assert!(
+            e.ends_with(
+                "line 4: unit 'a' is given again (first on line 2); give each unit one row"
+            ),
+            "{e}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
