@@ -4,6 +4,7 @@
 mod common;
 
 use common::{bin, experiment, run_ok, scratch, set_line, tiny_variant};
+use std::path::{Path, PathBuf};
 
 const ONE_POLICY: &str = "[[policies]]\nfamily = \"round-robin\"\n";
 
@@ -466,25 +467,22 @@ fn a_pandas_parquet_with_category_and_int8_columns_loads() {
     }
 }
 
-/// Names holding characters XML does not allow (ESC, other control characters), as other tools'
-/// policy names may: every figure of a report is still written (they show as U+FFFD).
-#[test]
-fn policy_names_with_control_characters_still_make_every_figure() {
-    let dir = scratch("inputs-xml");
+/// A long table of scores (`unit,policy,score`) with `names` as its policies on `units` units,
+/// written to `dir/scores.csv`; returns the CSV's text and the report folder `report --scores`
+/// wrote from it.
+fn report_on_names(dir: &Path, names: &[&str], units: usize) -> (String, PathBuf) {
     let scores = dir.join("scores.csv");
     let mut csv = String::from("unit,policy,score\n");
-    for (u, unit) in ["d1", "d2", "d3", "d4"].iter().enumerate() {
-        for (p, name) in ["plain", "esc\u{1b}[31mred", "bell\u{7}x"]
-            .iter()
-            .enumerate()
-        {
+    for u in 0..units {
+        for (p, name) in names.iter().enumerate() {
             csv.push_str(&format!(
-                "{unit},{name},{}\n",
+                "d{},{name},{}\n",
+                u + 1,
                 0.5 + 0.1 * p as f64 + 0.01 * u as f64
             ));
         }
     }
-    std::fs::write(&scores, csv).unwrap();
+    std::fs::write(&scores, &csv).unwrap();
     let out = dir.join("report");
     common::run_ok(&[
         "report",
@@ -493,6 +491,15 @@ fn policy_names_with_control_characters_still_make_every_figure() {
         "--out",
         out.to_str().unwrap(),
     ]);
+    (csv, out)
+}
+
+/// Names holding characters XML does not allow (ESC, other control characters), as other tools'
+/// policy names may: every figure of a report is still written (they show as U+FFFD).
+#[test]
+fn policy_names_with_control_characters_still_make_every_figure() {
+    let dir = scratch("inputs-xml");
+    let (_, out) = report_on_names(&dir, &["plain", "esc\u{1b}[31mred", "bell\u{7}x"], 4);
     let svgs: Vec<_> = std::fs::read_dir(&out)
         .unwrap()
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -510,28 +517,11 @@ fn policy_names_with_control_characters_still_make_every_figure() {
 #[test]
 fn a_quoted_line_break_in_a_csv_field_is_part_of_the_field() {
     let dir = scratch("inputs-quoted-newline");
-    let scores = dir.join("scores.csv");
-    let mut csv = String::from("unit,policy,score\n");
-    for (u, unit) in ["d1", "d2", "d3"].iter().enumerate() {
-        for (p, name) in ["plain", "\"two\nlines\""].iter().enumerate() {
-            csv.push_str(&format!(
-                "{unit},{name},{}\n",
-                0.5 + 0.1 * p as f64 + 0.01 * u as f64
-            ));
-        }
-    }
-    std::fs::write(&scores, &csv).unwrap();
-    let out = dir.join("report");
-    common::run_ok(&[
-        "report",
-        "--scores",
-        scores.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let (csv, out) = report_on_names(&dir, &["plain", "\"two\nlines\""], 3);
     let summary = std::fs::read_to_string(out.join("summary.csv")).unwrap();
     assert!(summary.contains("\"two\nlines\",3,1,"), "{summary}");
     // A ragged record after a quoted break: named by the line it starts on (line 11).
+    let scores = dir.join("scores.csv");
     std::fs::write(&scores, format!("{csv}d4,plain\n")).unwrap();
     let e = fails(&["report", "--scores", scores.to_str().unwrap()]);
     assert!(
