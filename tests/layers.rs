@@ -1,7 +1,7 @@
 //! The layering check: the top-level modules of `src/` (src/NAME.rs or src/NAME/) and which
 //! use which, read from their `crate::NAME` paths outside `#[cfg(test)]` items. No two modules
 //! may reach each other (a circle of imports), so each layer can be read, tested and replaced
-//! on its own (`../shared/DESIGN.md`, "Module map").
+//! on its own (`docs/DESIGN.md`, "Module map").
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -157,7 +157,7 @@ fn the_check_sees_uses_and_skips_tests() {
     assert!(reach(&g, "x").contains("x"));
 }
 
-/// The layers of `../shared/DESIGN.md` ("Module map"), bottom to top: what each module may use
+/// The layers of `docs/DESIGN.md` ("Module map"), bottom to top: what each module may use
 /// besides the foundations (`rng`, `build`, `names`, `normal`, `space`: small modules that use
 /// nothing of the crate, usable everywhere). `bench`, `slurm` and the crate root sit on top.
 const LAYERS: &[(&str, &[&str])] = &[
