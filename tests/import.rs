@@ -328,6 +328,22 @@ fn malformed_syne_tune_folders_are_refused_naming_file_row_and_field() {
         e.contains("results.csv.zip (results.csv): row 5 (line 6), column 'accuracy': 'oops' is not a number"),
         "{e}"
     );
+    // A negative budget reaches the importer's own check (clap once took -5 for a flag and
+    // advised '-- -5', which does not work).
+    let d = syne_tune_variant("st-budget", same, same);
+    let e = run_fails(
+        &[
+            "import",
+            "syne-tune",
+            s(&d),
+            "--out",
+            &out(&d),
+            "--budget",
+            "-5",
+        ],
+        1,
+    );
+    assert!(e.contains("--budget -5: must be a positive number"), "{e}");
     // Two metrics (a multi-objective run): refused unless --metric names one, whose own mode
     // is then taken from the list.
     let d = syne_tune_variant(

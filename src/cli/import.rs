@@ -174,7 +174,7 @@ struct Common {
     out: PathBuf,
     /// The budget on the clock: later results are left out [default: the latest time any run
     /// reached]
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     budget: Option<f64>,
     /// The task of every run, overriding what the files say (dataset, dataset/run or
     /// dataset/run/learner)
