@@ -11,7 +11,6 @@ import base64
 import enum
 import functools
 import hashlib
-import inspect
 import json
 import os
 import pathlib

@@ -92,20 +92,10 @@ fn try_run(path: &Path) -> Outcome {
         return Outcome::Refused(format!("{e:#}"));
     }
     for cell in data.expand_cells(&exp) {
-        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            data.run_cell(&cell, &exp, true)
-        }));
-        match r {
-            Ok(Ok(_)) => {}
-            Ok(Err(e)) => return Outcome::Failed(format!("cell {}: {e:#}", cell.index)),
-            Err(p) => {
-                let msg = p
-                    .downcast_ref::<String>()
-                    .cloned()
-                    .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
-                    .unwrap_or_default();
-                return Outcome::Failed(format!("cell {}: panic: {msg}", cell.index));
-            }
+        // A panic becomes an error as in a run (`caught`), so it fails the combination.
+        let what = format!("cell {}", cell.index);
+        if let Err(e) = super::caught(&what, || data.run_cell(&cell, &exp, true)) {
+            return Outcome::Failed(format!("{what}: {e:#}"));
         }
     }
     Outcome::Finished

@@ -307,6 +307,8 @@ fn run_cells(
     };
     let mut failed: Vec<u64> = Vec::new();
     let mut ran_ok = 0usize;
+    // Stopped by the caller (Ctrl-C), not by a cell: a rerun then simply resumes.
+    let mut interrupted = false;
     while todo.peek().is_some() {
         let now: Vec<Cell> = todo.by_ref().take(chunk).map(|i| grid.cell(i)).collect();
         let tb = std::time::Instant::now();
@@ -344,12 +346,12 @@ fn run_cells(
         segment.push(runs, traj)?;
         if stop.is_none() && todo.peek().is_some() && progress.interrupted() {
             stop = Some(anyhow::anyhow!("interrupted"));
+            interrupted = true;
         }
         if let Some(e) = stop {
             // Every cell that finished is kept: published now, resumed past on the next run.
             store.publish_part(segment)?;
             store.merge()?;
-            let interrupted = e.to_string() == "interrupted";
             return Err(e.context(format!(
                 "the run stopped; {} finished cells of this run are kept in {} ({})",
                 n_mine - n_todo + ran_ok,

@@ -28,10 +28,6 @@ pub fn did_you_mean<'a>(given: &str, names: impl IntoIterator<Item = &'a str>) -
     )
 }
 
-/// `banditbench policies [NAME] [--world W]`: every registered family (and the external policy)
-/// with its summary, worlds, source and parameters, rendered from the registry. `name` keeps the
-/// families whose name contains it; `world` those that run in that world. A name that matches
-/// nothing is an error that suggests the nearest names.
 /// Where a family runs on several simulated workers, in words.
 pub fn parallel_text(f: &Family) -> String {
     if f.parallel.is_empty() {
@@ -44,6 +40,10 @@ pub fn parallel_text(f: &Family) -> String {
     }
 }
 
+/// `banditbench policies [NAME] [--world W]`: every registered family (and the external policy)
+/// with its summary, worlds, source and parameters, rendered from the registry. `name` keeps the
+/// families whose name contains it; `world` those that run in that world. A name that matches
+/// nothing is an error that suggests the nearest names.
 pub fn describe_registry(name: Option<&str>, world: Option<WorldKind>) -> Result<String> {
     use std::fmt::Write as _;
     let all_worlds = WorldKind::ALL;

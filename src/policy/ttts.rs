@@ -24,10 +24,11 @@
 //!   challenger of one queried arm may be another (also a fresh draw).
 //!
 //! Arms whose curves are trained to their end (or failed) take no part in the draws: no unit is
-//! left to learn from. With several workers, arms running on another worker take no part either
-//! (their θ is still drawn, so one worker draws as before); when every arm is running and no
-//! configuration is left to draw, the policy waits for one to return. When none is left, a fresh configuration is drawn (also for `ttts` and
-//! `t3c`, whose K then grows rather than waste budget).
+//! left to learn from. When none is left, a fresh configuration is drawn (also for `ttts` and
+//! `t3c`, whose K then grows rather than waste budget). With several workers, arms running on
+//! another worker take no part either (their θ is still drawn, so one worker draws as before);
+//! when every arm is running and no configuration is left to draw, the policy waits for one to
+//! return.
 //!
 //! Rewards are binarised (Agrawal & Goyal 2012): a unit with score r ∈ [0, 1] counts as a success
 //! with probability r (scores outside [0, 1] are clamped). A failed unit counts as a failure. The
@@ -267,10 +268,6 @@ impl TopTwo {
             self.fail.resize(n_arms, 0.0);
         }
         for (arm, r) in std::mem::take(&mut self.pending) {
-            while self.succ.len() <= arm {
-                self.succ.push(0.0);
-                self.fail.push(0.0);
-            }
             let success = r.is_some_and(|r| rng.chance(r.clamp(0.0, 1.0)));
             if success {
                 self.succ[arm] += 1.0;
