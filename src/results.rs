@@ -231,13 +231,17 @@ pub struct Results {
     pub workers: u64,
 }
 
-/// Refuse a results folder whose lock file declares a results format newer than this build
-/// reads (older formats hold every column the reader needs).
+/// Refuse a results folder that is not whole: no lock file or a damaged one (every folder
+/// banditbench writes, by `run`, `import` or `merge`, has one, naming what made the results), a
+/// results format newer than this build reads (older formats hold every column the reader
+/// needs), or no `trajectories.parquet` where the lock says decisions were written.
 fn check_format(dir: &Path) -> Result<()> {
     let lock = dir.join(LOCK);
-    // A missing or damaged lock file does not stop a report (`run` and `merge` refuse it).
-    let Ok(Some(t)) = read_lock_file(&lock) else {
-        return Ok(());
+    let Some(t) = read_lock_file(&lock)? else {
+        bail!(
+            "{}: no {LOCK} beside {RUNS}; banditbench writes one with every results folder (run, import, merge), naming what made the results, so this folder is incomplete or was copied in part: copy the lock file too, or rerun the experiment into it (finished cells are kept)",
+            dir.display()
+        );
     };
     let format = t.resolved.results_format;
     if format > RESULTS_FORMAT {
@@ -245,6 +249,13 @@ fn check_format(dir: &Path) -> Result<()> {
             "{}: results format {format}, newer than the {} this build reads; use a newer banditbench",
             lock.display(),
             RESULTS_FORMAT
+        );
+    }
+    if t.resolved.trajectories != "none" && !dir.join(TRAJECTORIES).is_file() {
+        bail!(
+            "{}: no {TRAJECTORIES}, though {LOCK} says the decisions were written (trajectories = \"{}\"); the folder was copied in part: copy that file too, or rerun the experiment into a new folder",
+            dir.display(),
+            t.resolved.trajectories
         );
     }
     Ok(())

@@ -406,6 +406,30 @@ fn malformed_syne_tune_folders_are_refused_naming_file_row_and_field() {
         e.contains("key 'task'") && e.contains("'zero' is not a run number"),
         "{e}"
     );
+    // A header with no rows, and a metric column with no values: said so, not "its type is str".
+    let d = syne_tune_variant("st-header-only", same, |csv| {
+        csv.lines().next().unwrap().to_string() + "\n"
+    });
+    let e = run_fails(&["import", "syne-tune", s(&d), "--out", &out(&d)], 1);
+    assert!(
+        e.contains("(results.csv): no rows, only a header") && !e.contains("type is"),
+        "{e}"
+    );
+    let d = syne_tune_variant("st-empty-metric", same, |csv| {
+        let mut lines: Vec<String> = csv.lines().map(String::from).collect();
+        let at = lines[0].split(',').position(|c| c == "accuracy").unwrap();
+        for l in lines.iter_mut().skip(1) {
+            let mut row: Vec<&str> = l.split(',').collect();
+            row[at] = "";
+            *l = row.join(",");
+        }
+        lines.join("\n") + "\n"
+    });
+    let e = run_fails(&["import", "syne-tune", s(&d), "--out", &out(&d)], 1);
+    assert!(
+        e.contains("column 'accuracy' has no values (every one of its") && !e.contains("type is"),
+        "{e}"
+    );
     // A missing clock column.
     let d = syne_tune_variant("st-no-time", same, |csv| {
         csv.replace("st_tuner_time", "tuner_time")
@@ -473,6 +497,18 @@ fn malformed_optuna_storages_are_refused_naming_file_line_and_field() {
     let p = write("fake.db", "not a database\n".repeat(100));
     let e = run_fails(&["import", "optuna", s(&p), "--out", s(&out)], 1);
     assert!(e.contains("fake.db"), "{e}");
+    // A storage another process holds an exclusive lock on (a study still writing): said so,
+    // after a second's wait, not "not an Optuna storage".
+    let locked = dir.join("locked.db");
+    std::fs::copy(fixtures("optuna").join("studies.db"), &locked).unwrap();
+    let writer = rusqlite::Connection::open(&locked).unwrap();
+    writer.execute_batch("BEGIN EXCLUSIVE;").unwrap();
+    let e = run_fails(&["import", "optuna", s(&locked), "--out", s(&out)], 1);
+    assert!(
+        e.contains("locked.db: locked by another process") && !e.contains("not an Optuna"),
+        "{e}"
+    );
+    writer.execute_batch("ROLLBACK;").unwrap();
     // A clock attribute some trial lacks: the study and the trial.
     let e = run_fails(
         &[
@@ -633,11 +669,9 @@ fn report_ranks_several_folders_together_on_their_common_units() {
     assert!(e.contains("policy 'syne-tune:asha' is in both"), "{e}");
     let flipped = dir.join("op-minimize");
     std::fs::create_dir(&flipped).unwrap();
-    std::fs::copy(
-        op.join("trajectories.parquet"),
-        flipped.join("trajectories.parquet"),
-    )
-    .unwrap();
+    for f in ["trajectories.parquet", "experiment.lock.toml"] {
+        std::fs::copy(op.join(f), flipped.join(f)).unwrap();
+    }
     let mut runs = read_parquet(&op.join("runs.parquet")).unwrap();
     let n = runs.height();
     runs.with_column(Column::new("direction".into(), vec!["minimize"; n]))
@@ -1330,6 +1364,33 @@ fn malformed_blackboxes_are_refused_naming_the_file_and_what_is_wrong() {
         e.contains("fidelities_values.npy: not a NumPy .npy file"),
         "{e}"
     );
+    // Evaluations cut short (a copy that stopped): the file, not a partial pool. And a header
+    // promising 10^12 values in a small file: refused without reserving memory for them.
+    let d = variant("bb-cut", &|d| {
+        let p = d.join("objectives_evaluations.npy");
+        let b = std::fs::read(&p).unwrap();
+        std::fs::write(&p, &b[..b.len() / 2]).unwrap();
+    });
+    let e = fails(&d, &flags);
+    assert!(
+        e.contains("objectives_evaluations.npy: ends before the values its shape promises"),
+        "{e}"
+    );
+    let d = variant("bb-huge-shape", &|d| {
+        let p = d.join("objectives_evaluations.npy");
+        let mut b = std::fs::read(&p).unwrap();
+        // 625 configurations become 999999999, the header padded to its old length (the
+        // spaces before its closing newline), so that the values stay where they were.
+        let shape = b"(1, 625, 3, 27, 3), }";
+        let at = b.windows(shape.len()).position(|w| w == shape).unwrap();
+        let end = at + b[at..].iter().position(|&c| c == b'\n').unwrap();
+        let mut patched = b"(1, 999999999, 3, 27, 3), }".to_vec();
+        patched.resize(end - at, b' ');
+        b[at..end].copy_from_slice(&patched);
+        std::fs::write(&p, &b).unwrap();
+    });
+    let e = fails(&d, &flags);
+    assert!(e.contains("999999999"), "{e}");
     // A hyperparameter value outside its domain.
     let d = variant("bb-domain", &|d| {
         replace_in(
@@ -1387,6 +1448,20 @@ fn malformed_blackboxes_are_refused_naming_the_file_and_what_is_wrong() {
     let e = fails(&d, &flags);
     assert!(
         e.contains("names the task 'phoneme' twice (entries 0 and 1)"),
+        "{e}"
+    );
+    // No tasks, and a task named "": a pool `run` would refuse is refused at import.
+    let d = variant("bb-no-tasks", &|d| {
+        replace_in(&d.join("metadata.json"), "[\"phoneme\"]", "[]")
+    });
+    let e = fails(&d, &flags);
+    assert!(e.contains("'task_names' is empty"), "{e}");
+    let d = variant("bb-empty-task", &|d| {
+        replace_in(&d.join("metadata.json"), "[\"phoneme\"]", "[\"\"]")
+    });
+    let e = fails(&d, &flags);
+    assert!(
+        e.contains("'task_names' entry 0 is \"\"; a task name must be non-empty"),
         "{e}"
     );
     // Damaged JSON: line and column.

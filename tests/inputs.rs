@@ -172,6 +172,28 @@ fn csv_problems_name_the_line() {
         !e.contains("infer_schema_length") && !e.contains("ignore_errors"),
         "{e}"
     );
+    // A header and no rows: said so, not "the trace set has the datasets " and nothing.
+    let empty = tiny_variant(
+        "inputs-header-only",
+        |c| c.lines().next().unwrap().to_string() + "\n",
+        |m| m.into(),
+    );
+    let e = validate_output(&empty);
+    assert!(e.contains("evaluations.csv: no rows, only a header"), "{e}");
+    // A NUL and an escape sequence in a learner's name (a damaged file): the row, escaped, never
+    // printed raw to the terminal.
+    let nul = tiny_variant(
+        "inputs-nul-name",
+        |c| c.replace("d1,a,0,1,", "d1,a\0\u{1b}[31m,0,1,"),
+        |m| m.into(),
+    );
+    let e = validate_output(&nul);
+    assert!(
+        e.contains("row 2 (line 3), column 'learner': 'a\\0\\u{1b}[31m' holds a control character")
+            && !e.contains('\0')
+            && !e.contains('\u{1b}'),
+        "{e}"
+    );
     let dir = scratch("inputs-utf8");
     let scores = dir.join("scores.csv");
     let mut bytes = b"unit,policy,score\nu1,a,0.5\nu1,b,0.4\nu2,a,0.3\n".to_vec();
@@ -308,8 +330,37 @@ fn damaged_results_folders_name_the_file_and_what_to_do() {
     let other = dir.join("other");
     std::fs::create_dir_all(&other).unwrap();
     std::fs::copy(out.join("trajectories.parquet"), other.join("runs.parquet")).unwrap();
+    // Without its lock file the folder is not whole: said before anything is ranked.
+    let e = fails(&["report", other.to_str().unwrap()]);
+    assert!(
+        e.contains("no experiment.lock.toml beside runs.parquet") && e.contains("copy the lock"),
+        "{e}"
+    );
+    std::fs::copy(
+        out.join("experiment.lock.toml"),
+        other.join("experiment.lock.toml"),
+    )
+    .unwrap();
+    // Without the trajectories its lock says were written: named.
+    let e = fails(&["report", other.to_str().unwrap()]);
+    assert!(
+        e.contains("no trajectories.parquet, though experiment.lock.toml says"),
+        "{e}"
+    );
+    std::fs::copy(
+        out.join("trajectories.parquet"),
+        other.join("trajectories.parquet"),
+    )
+    .unwrap();
     let e = fails(&["report", other.to_str().unwrap()]);
     assert!(e.contains("runs.parquet") && e.contains("no column"), "{e}");
+    // A garbage lock file stops the report too, with the same advice as a resume.
+    std::fs::write(other.join("experiment.lock.toml"), "\u{0}garbage = = \n").unwrap();
+    let e = fails(&["report", other.to_str().unwrap()]);
+    assert!(
+        e.contains("experiment.lock.toml: not a valid lock file"),
+        "{e}"
+    );
     // A truncated lock file blocks a resume with advice.
     let lock = out.join("experiment.lock.toml");
     let text = std::fs::read_to_string(&lock).unwrap();

@@ -478,3 +478,103 @@ fn wait_with_rusage(pid: u32) -> Result<(i32, i64)> {
     };
     Ok((code, usage.ru_maxrss))
 }
+
+/// Peak memory of `import blackbox` against the size of the evaluations it reads.
+pub struct ImportMemory {
+    /// Bytes of `objectives_evaluations.npy` in the large blackbox.
+    pub input_bytes: u64,
+    /// Its shape.
+    pub shape: Vec<u64>,
+    /// Peak RSS of the import of the large blackbox, MiB.
+    pub peak_rss_mib: f64,
+    /// Peak RSS of the import of the blackbox as given (the process's fixed cost), MiB.
+    pub baseline_rss_mib: f64,
+    /// Wall seconds of the large import.
+    pub seconds: f64,
+}
+
+/// Import the blackbox at `fixture`, and the same blackbox with its evaluations repeated
+/// `copies` times along the seed axis (its recorded values, repeated to reach a size where
+/// memory shows: a measurement input, never a data set), each in a fresh `banditbench import
+/// blackbox` process, measuring each process's peak resident memory.
+pub fn measure_blackbox_import(
+    fixture: &Path,
+    copies: usize,
+    args: &[&str],
+    dir: &Path,
+) -> Result<ImportMemory> {
+    use anyhow::{Context, bail};
+    use npyz::WriterBuilder;
+    let _ = std::fs::remove_dir_all(dir);
+    let big = dir.join("blackbox");
+    std::fs::create_dir_all(&big)?;
+    for e in std::fs::read_dir(fixture)
+        .with_context(|| format!("{}: cannot read the blackbox", fixture.display()))?
+    {
+        let e = e?;
+        if e.file_name() != "objectives_evaluations.npy" {
+            std::fs::copy(e.path(), big.join(e.file_name()))?;
+        }
+    }
+    let ev = fixture.join("objectives_evaluations.npy");
+    let npy = npyz::NpyFile::new(std::io::BufReader::new(
+        std::fs::File::open(&ev).with_context(|| format!("{}: cannot open", ev.display()))?,
+    ))
+    .with_context(|| format!("{}: not a .npy file", ev.display()))?;
+    let shape = npy.shape().to_vec();
+    let [t, c, s, f, o] = shape[..] else {
+        bail!("{}: shape {shape:?} is not a blackbox's", ev.display());
+    };
+    let values: Vec<f32> = npy
+        .into_vec()
+        .with_context(|| format!("{}: not float32 values", ev.display()))?;
+    let new_shape = vec![t, c, s * copies as u64, f, o];
+    let out_path = big.join("objectives_evaluations.npy");
+    let mut w = npyz::WriteOptions::<f32>::new()
+        .default_dtype()
+        .shape(&new_shape)
+        .writer(std::io::BufWriter::new(std::fs::File::create(&out_path)?))
+        .begin_nd()?;
+    let block = (s * f * o) as usize;
+    for tc in 0..(t * c) as usize {
+        let seeds = &values[tc * block..(tc + 1) * block];
+        for _ in 0..copies {
+            w.extend(seeds.iter().copied())?;
+        }
+    }
+    w.finish()?;
+    let input_bytes = std::fs::metadata(&out_path)?.len();
+    let exe = std::env::current_exe().context("cannot find this program's path")?;
+    let import = |from: &Path, out: &Path| -> Result<(f64, f64)> {
+        let t0 = Instant::now();
+        let child = std::process::Command::new(&exe)
+            .args(["import", "blackbox"])
+            .arg(from)
+            .arg("--out")
+            .arg(out)
+            .args(args)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .with_context(|| format!("cannot start {}", exe.display()))?;
+        let (status, maxrss_kib) = wait_with_rusage(child.id())?;
+        if status != 0 {
+            bail!(
+                "banditbench import blackbox {} {} exited with status {status}",
+                from.display(),
+                args.join(" ")
+            );
+        }
+        Ok((maxrss_kib as f64 / 1024.0, t0.elapsed().as_secs_f64()))
+    };
+    let (baseline_rss_mib, _) = import(fixture, &dir.join("pool-small"))?;
+    let (peak_rss_mib, seconds) = import(&big, &dir.join("pool-large"))?;
+    let _ = std::fs::remove_dir_all(dir);
+    Ok(ImportMemory {
+        input_bytes,
+        shape: new_shape,
+        peak_rss_mib,
+        baseline_rss_mib,
+        seconds,
+    })
+}

@@ -53,6 +53,16 @@ pub struct Args {
     /// Repetitions of --memory-experiment the memory measurement runs it with, one process each
     #[arg(long, value_delimiter = ',', default_value = "1,2,4,8")]
     memory_repetitions: Vec<u32>,
+    /// The Syne Tune blackbox the import-blackbox measurement imports
+    #[arg(
+        long,
+        default_value = "tests/fixtures/import/blackbox/sklearn-grid-hgb-phoneme"
+    )]
+    blackbox: PathBuf,
+    /// How many times import-blackbox repeats the blackbox's evaluations along the seed axis
+    /// (220 makes the bundled one 134 MB)
+    #[arg(long, default_value_t = 220)]
+    blackbox_copies: usize,
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
@@ -70,6 +80,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
         python,
         memory_experiment,
         memory_repetitions,
+        blackbox,
+        blackbox_copies,
         autorank_python,
     } = args;
     if let Some(t) = threads {
@@ -163,6 +175,33 @@ pub fn run(args: Args) -> Result<ExitCode> {
             );
         }
     }
+    if want(Section::ImportBlackbox) {
+        let m = bench::measure_blackbox_import(
+            &blackbox,
+            blackbox_copies,
+            &[
+                "--metric",
+                "score",
+                "--test-metric",
+                "test_score",
+                "--cost",
+                "cost_s",
+            ],
+            &scratch.join("import"),
+        )?;
+        let input_mib = m.input_bytes as f64 / (1024.0 * 1024.0);
+        println!(
+            "import blackbox: {} with its evaluations repeated {}x along the seeds, shape {:?}, {:.1} MiB of evaluations: peak RSS {:.0} MiB ({:.2}x the evaluations; the same import of the blackbox as given peaks at {:.0} MiB), {:.1} s",
+            blackbox.display(),
+            blackbox_copies,
+            m.shape,
+            input_mib,
+            m.peak_rss_mib,
+            m.peak_rss_mib / input_mib.max(1e-9),
+            m.baseline_rss_mib,
+            m.seconds
+        );
+    }
     if want(Section::Store) {
         // The same run writing no trajectories first (its peak RSS is then the smaller one).
         let none = bench::measure_store(store_decisions, "none", &scratch, threads)?;
@@ -218,6 +257,9 @@ enum Section {
     /// Peak RSS of `run` against its number of cells: --memory-experiment at each of
     /// --memory-repetitions, one process each (only when named)
     Memory,
+    /// Peak RSS of `import blackbox` against the size of its evaluations: --blackbox with its
+    /// evaluations repeated --blackbox-copies times (only when named)
+    ImportBlackbox,
 }
 
 impl Section {
@@ -225,7 +267,11 @@ impl Section {
     fn only_when_named(self) -> bool {
         matches!(
             self,
-            Section::Store | Section::WriteCost | Section::Protocol | Section::Memory
+            Section::Store
+                | Section::WriteCost
+                | Section::Protocol
+                | Section::Memory
+                | Section::ImportBlackbox
         )
     }
 }

@@ -61,17 +61,90 @@ fn read_json(path: &Path) -> Result<Value> {
     })
 }
 
-/// A `.npy` file's shape and values as f64 (any numeric dtype).
-fn read_npy(path: &Path) -> Result<(Vec<usize>, Vec<f64>)> {
-    let open = || -> Result<npyz::NpyFile<std::io::BufReader<std::fs::File>>> {
-        let f = crate::files::open(
-            path,
-            "a .npy file (Syne Tune's serialize writes it in every blackbox folder)",
-        )?;
-        npyz::NpyFile::new(std::io::BufReader::new(f))
-            .map_err(|e| anyhow::anyhow!("{}: not a NumPy .npy file ({e})", path.display()))
-    };
-    let npy = open()?;
+type NpyReader<T> = npyz::NpyReader<T, std::io::BufReader<std::fs::File>>;
+
+/// A `.npy` file's values, read in file (C) order a slice at a time, so that an import holds
+/// one task's evaluations, at their stored width, rather than the whole file widened to f64.
+struct NpyValues {
+    reader: Typed,
+    /// How many values the file's size can hold at most: no more is ever reserved, since a
+    /// header may promise more than the file holds.
+    room: usize,
+}
+
+enum Typed {
+    F4(NpyReader<f32>),
+    F8(NpyReader<f64>),
+    I8(NpyReader<i64>),
+    I4(NpyReader<i32>),
+}
+
+/// Consecutive values of a `.npy` file: 32-bit floats as stored, every other type as f64.
+enum Slice {
+    F32(Vec<f32>),
+    F64(Vec<f64>),
+}
+
+impl Slice {
+    fn get(&self, i: usize) -> f64 {
+        match self {
+            Slice::F32(v) => f64::from(v[i]),
+            Slice::F64(v) => v[i],
+        }
+    }
+}
+
+impl NpyValues {
+    /// The next `n` values; an error naming the file if it ends before them.
+    fn take(&mut self, n: usize, path: &Path) -> Result<Slice> {
+        let room = self.room;
+        fn next<T: npyz::Deserialize>(
+            r: &mut NpyReader<T>,
+            n: usize,
+            room: usize,
+            path: &Path,
+        ) -> Result<Vec<T>> {
+            // Reserved whole (no doubling while it fills), but never past what the file holds.
+            let mut out = Vec::with_capacity(n.min(room));
+            for _ in 0..n {
+                match r.next() {
+                    Some(Ok(v)) => out.push(v),
+                    Some(Err(e)) if e.kind() != std::io::ErrorKind::UnexpectedEof => {
+                        bail!("{}: cannot read its values ({e})", path.display())
+                    }
+                    Some(Err(_)) | None => bail!(
+                        "{}: ends before the values its shape promises (a file cut short)",
+                        path.display()
+                    ),
+                }
+            }
+            Ok(out)
+        }
+        Ok(match &mut self.reader {
+            Typed::F4(r) => Slice::F32(next(r, n, room, path)?),
+            Typed::F8(r) => Slice::F64(next(r, n, room, path)?),
+            Typed::I8(r) => Slice::F64(
+                next(r, n, room, path)?
+                    .into_iter()
+                    .map(|v| v as f64)
+                    .collect(),
+            ),
+            Typed::I4(r) => {
+                Slice::F64(next(r, n, room, path)?.into_iter().map(f64::from).collect())
+            }
+        })
+    }
+}
+
+/// Open a `.npy` file: its shape and a reader of its values (any little-endian numeric dtype).
+fn open_npy(path: &Path) -> Result<(Vec<usize>, NpyValues)> {
+    let f = crate::files::open(
+        path,
+        "a .npy file (Syne Tune's serialize writes it in every blackbox folder)",
+    )?;
+    let bytes = f.metadata().map(|m| m.len()).unwrap_or(0) as usize;
+    let npy = npyz::NpyFile::new(std::io::BufReader::new(f))
+        .map_err(|e| anyhow::anyhow!("{}: not a NumPy .npy file ({e})", path.display()))?;
     let shape: Vec<usize> = npy.shape().iter().map(|&s| s as usize).collect();
     if npy.order() != npyz::Order::C {
         bail!(
@@ -80,34 +153,27 @@ fn read_npy(path: &Path) -> Result<(Vec<usize>, Vec<f64>)> {
         );
     }
     let dtype = npy.dtype().descr();
-    let bad =
-        |e: std::io::Error| anyhow::anyhow!("{}: cannot read its values ({e})", path.display());
-    let values: Vec<f64> = match dtype.as_str() {
-        "'<f4'" => npy
-            .into_vec::<f32>()
-            .map_err(bad)?
-            .into_iter()
-            .map(f64::from)
-            .collect(),
-        "'<f8'" => npy.into_vec::<f64>().map_err(bad)?,
-        "'<i8'" => npy
-            .into_vec::<i64>()
-            .map_err(bad)?
-            .into_iter()
-            .map(|v| v as f64)
-            .collect(),
-        "'<i4'" => npy
-            .into_vec::<i32>()
-            .map_err(bad)?
-            .into_iter()
-            .map(f64::from)
-            .collect(),
+    let bad = |e: npyz::DTypeError| anyhow::anyhow!("{}: {e}", path.display());
+    let (reader, width) = match dtype.as_str() {
+        "'<f4'" => (Typed::F4(npy.data().map_err(bad)?), 4),
+        "'<f8'" => (Typed::F8(npy.data().map_err(bad)?), 8),
+        "'<i8'" => (Typed::I8(npy.data().map_err(bad)?), 8),
+        "'<i4'" => (Typed::I4(npy.data().map_err(bad)?), 4),
         other => bail!(
             "{}: values of type {other}; a blackbox holds little-endian floats or integers",
             path.display()
         ),
     };
-    Ok((shape, values))
+    let room = bytes / width;
+    Ok((shape, NpyValues { reader, room }))
+}
+
+/// A whole (small) `.npy` file: its shape and values as f64.
+fn read_npy(path: &Path) -> Result<(Vec<usize>, Vec<f64>)> {
+    let (shape, mut values) = open_npy(path)?;
+    let n = shape.iter().product();
+    let slice = values.take(n, path)?;
+    Ok((shape, (0..n).map(|i| slice.get(i)).collect()))
 }
 
 /// One hyperparameter: its levels (as JSON values) and whether they are ordered.
@@ -286,7 +352,7 @@ pub(crate) fn import(dir: &Path, out: &Path, opts: &Options) -> Result<Written> 
     // Fidelities and evaluations.
     let (_, fidelities) = read_npy(&dir.join("fidelities_values.npy"))?;
     let ev_path = dir.join("objectives_evaluations.npy");
-    let (shape, ev) = read_npy(&ev_path)?;
+    let (shape, mut ev) = open_npy(&ev_path)?;
     let [n_tasks, n_configs, n_seeds, n_fid, n_obj] = shape[..] else {
         bail!(
             "{}: shape {shape:?}; Syne Tune's is (tasks, configurations, seeds, fidelities, objectives)",
@@ -405,14 +471,22 @@ pub(crate) fn import(dir: &Path, out: &Path, opts: &Options) -> Result<Written> 
             "config" => config_json,
         )?;
         write_parquet(&tmp.join("configs.parquet"), &mut configs)?;
-        let at = |t: usize, c: usize, s: usize, f: usize, k: usize| {
-            ev[(((t * n_configs + c) * n_seeds + s) * n_fid + f) * n_obj + k]
-        };
+        let per_task = [n_seeds, n_fid, n_obj]
+            .iter()
+            .try_fold(n_configs, |a, &b| a.checked_mul(b))
+            .with_context(|| format!("{}: shape {shape:?} is too large", ev_path.display()))?;
         let mut failed_curves = 0;
         for (t, task) in tasks.iter().enumerate() {
-            let (mut run, mut cid, mut unit) = (Vec::new(), Vec::new(), Vec::new());
-            let (mut score, mut test, mut cost, mut status) =
-                (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+            // One task's evaluations in memory at a time, at their stored width; its curves go
+            // out in batches of rows (one parquet row group each).
+            let slice = ev.take(per_task, &ev_path)?;
+            let at = |_t: usize, c: usize, s: usize, f: usize, k: usize| {
+                slice.get(((c * n_seeds + s) * n_fid + f) * n_obj + k)
+            };
+            // Named by the task's place, so that no two tasks can share a file (`a/b` and
+            // `a-b` once did); the name after it is for a reader, the `dataset` column is the key.
+            let file = format!("{t:05}-{}.parquet", crate::names::file_part(task));
+            let mut curves = Curves::create(&tmp.join("curves").join(file), task)?;
             for s in 0..n_seeds {
                 for c in 0..n_configs {
                     let mut before = 0.0;
@@ -467,40 +541,24 @@ pub(crate) fn import(dir: &Path, out: &Path, opts: &Options) -> Result<Written> 
                                 num(t_val)
                             );
                         }
-                        run.push(s as i32);
-                        cid.push(c as i32);
-                        unit.push(f as i32 + 1);
-                        score.push(x as f32);
-                        test.push(t_val as f32);
-                        cost.push(if step.is_finite() {
+                        let cost = if step.is_finite() {
                             step.max(0.0) as f32
                         } else {
                             0.0
-                        });
+                        };
+                        curves.push(
+                            [s as i32, c as i32, f as i32 + 1],
+                            [x as f32, t_val as f32, cost],
+                            !x.is_nan(),
+                        )?;
                         if x.is_nan() {
-                            status.push("failed");
                             failed_curves += 1;
                             break;
                         }
-                        status.push("ok");
                     }
                 }
             }
-            let rows = run.len();
-            let mut df = df!(
-                "dataset" => vec![task.as_str(); rows],
-                "run" => run,
-                "config_id" => cid,
-                "unit" => unit,
-                "score" => score,
-                "test_score" => test,
-                "cost_s" => cost,
-                "status" => status,
-            )?;
-            // Named by the task's place, so that no two tasks can share a file (`a/b` and
-            // `a-b` once did); the name after it is for a reader, the `dataset` column is the key.
-            let file = format!("{t:05}-{}.parquet", crate::names::file_part(task));
-            write_parquet(&tmp.join("curves").join(file), &mut df)?;
+            curves.finish()?;
         }
         let manifest = manifest_text(
             &opts.name.clone().unwrap_or_else(|| {
@@ -542,6 +600,127 @@ pub(crate) fn import(dir: &Path, out: &Path, opts: &Options) -> Result<Written> 
             let _ = std::fs::remove_dir_all(&tmp);
             Err(e)
         }
+    }
+}
+
+/// One task's curves file, written in batches of [`Curves::BATCH`] rows, so that a task of any
+/// size costs the same memory to write.
+struct Curves<'a> {
+    path: std::path::PathBuf,
+    task: &'a str,
+    writer: polars::io::parquet::write::BatchedWriter<std::fs::File>,
+    run: Vec<i32>,
+    config_id: Vec<i32>,
+    unit: Vec<i32>,
+    score: Vec<f32>,
+    test: Vec<f32>,
+    cost: Vec<f32>,
+    ok: Vec<bool>,
+}
+
+impl<'a> Curves<'a> {
+    const BATCH: usize = 1 << 18;
+
+    fn create(path: &Path, task: &'a str) -> Result<Curves<'a>> {
+        let f = std::fs::File::create(path)
+            .with_context(|| format!("{}: cannot create", path.display()))?;
+        let schema = Self::frame(task, &[], &[], &[], &[], &[], &[], &[])?
+            .schema()
+            .clone();
+        let writer = ParquetWriter::new(f)
+            .with_compression(ParquetCompression::Zstd(None))
+            .batched(&schema)
+            .map_err(|e| anyhow::anyhow!("{}: cannot write ({e})", path.display()))?;
+        Ok(Curves {
+            path: path.to_path_buf(),
+            task,
+            writer,
+            run: Vec::new(),
+            config_id: Vec::new(),
+            unit: Vec::new(),
+            score: Vec::new(),
+            test: Vec::new(),
+            cost: Vec::new(),
+            ok: Vec::new(),
+        })
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn frame(
+        task: &str,
+        run: &[i32],
+        config_id: &[i32],
+        unit: &[i32],
+        score: &[f32],
+        test: &[f32],
+        cost: &[f32],
+        ok: &[bool],
+    ) -> Result<DataFrame> {
+        let rows = run.len();
+        let status: Vec<&str> = ok
+            .iter()
+            .map(|&o| if o { "ok" } else { "failed" })
+            .collect();
+        Ok(df!(
+            "dataset" => vec![task; rows],
+            "run" => run,
+            "config_id" => config_id,
+            "unit" => unit,
+            "score" => score,
+            "test_score" => test,
+            "cost_s" => cost,
+            "status" => status,
+        )?)
+    }
+
+    /// One row: (run, configuration, unit), (score, test score, seconds), whether it succeeded.
+    fn push(&mut self, keys: [i32; 3], values: [f32; 3], ok: bool) -> Result<()> {
+        self.run.push(keys[0]);
+        self.config_id.push(keys[1]);
+        self.unit.push(keys[2]);
+        self.score.push(values[0]);
+        self.test.push(values[1]);
+        self.cost.push(values[2]);
+        self.ok.push(ok);
+        if self.run.len() >= Self::BATCH {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<()> {
+        if self.run.is_empty() {
+            return Ok(());
+        }
+        let df = Self::frame(
+            self.task,
+            &self.run,
+            &self.config_id,
+            &self.unit,
+            &self.score,
+            &self.test,
+            &self.cost,
+            &self.ok,
+        )?;
+        self.writer
+            .write_batch(&df)
+            .map_err(|e| anyhow::anyhow!("{}: cannot write ({e})", self.path.display()))?;
+        for v in [&mut self.run, &mut self.config_id, &mut self.unit] {
+            v.clear();
+        }
+        for v in [&mut self.score, &mut self.test, &mut self.cost] {
+            v.clear();
+        }
+        self.ok.clear();
+        Ok(())
+    }
+
+    fn finish(mut self) -> Result<()> {
+        self.flush()?;
+        self.writer
+            .finish()
+            .map_err(|e| anyhow::anyhow!("{}: cannot write ({e})", self.path.display()))?;
+        Ok(())
     }
 }
 

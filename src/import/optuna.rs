@@ -402,8 +402,17 @@ pub(crate) fn read_sqlite(path: &Path) -> Result<Vec<Study>> {
     crate::files::check(path, "an Optuna SQLite storage (.db)")?;
     let db = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)
         .map_err(|e| anyhow::anyhow!("{p}: cannot open as SQLite ({e})"))?;
+    // A study still running holds write locks for moments: wait a second for one to pass.
+    db.busy_timeout(std::time::Duration::from_secs(1))
+        .map_err(|e| anyhow::anyhow!("{p}: cannot open as SQLite ({e})"))?;
     let q = |e: rusqlite::Error| {
-        anyhow::anyhow!("{p}: not an Optuna storage, or one of another schema ({e})")
+        use rusqlite::ErrorCode::{DatabaseBusy, DatabaseLocked};
+        match e.sqlite_error_code() {
+            Some(DatabaseBusy | DatabaseLocked) => anyhow::anyhow!(
+                "{p}: locked by another process (an optimization still writing to it?); import it when that has finished, or import a copy ({e})"
+            ),
+            _ => anyhow::anyhow!("{p}: not an Optuna storage, or one of another schema ({e})"),
+        }
     };
     let mut studies: BTreeMap<i64, Study> = BTreeMap::new();
     {

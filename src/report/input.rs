@@ -87,6 +87,15 @@ pub(crate) fn numbers_or(path: &Path, df: &DataFrame, name: &str, hint: &str) ->
                 i + 2,
                 v.unwrap_or("")
             ),
+            None if col.is_empty() => bail!(
+                "{}: no rows, only a header; column '{name}' needs values",
+                path.display()
+            ),
+            None if col.null_count() == col.len() => bail!(
+                "{}: column '{name}' has no values (every one of its {} cells is empty)",
+                path.display(),
+                col.len()
+            ),
             None => bail!(
                 "{}: column '{name}' must be numeric, but its type is {}",
                 path.display(),

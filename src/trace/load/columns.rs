@@ -228,6 +228,14 @@ pub(super) fn check_rows(r: &Rows, rows: RowNamer, p: &mut Problems) -> Vec<Stat
                 ));
             }
         }
+        for (name, text) in [("dataset", &r.dataset[i]), ("learner", &r.learner[i])] {
+            if let Some(t) = text.as_deref().filter(|t| t.chars().any(char::is_control)) {
+                p.push(format!(
+                    "{at}, column '{name}': '{}' holds a control character; names are printable text (a NUL or an escape sequence here is usually a damaged file)",
+                    t.escape_debug()
+                ));
+            }
+        }
         if let Some(v) = r.run[i].filter(|v| *v < 0) {
             p.push(format!(
                 "{at}, column 'run': {v} is negative (runs are numbered from 0)"

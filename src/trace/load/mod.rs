@@ -175,6 +175,17 @@ pub fn load_trace_set(dir: &Path, opts: &LoadOptions) -> Result<TraceSet> {
     let ev_path = evaluations_path(dir, &mut notes)?;
     let content_hash = hash_files(&[&manifest_path, &ev_path])?;
     let df = read_frame(&ev_path)?;
+    if df.height() == 0 {
+        bail!(
+            "{}: no rows{}; a trace set holds one row per evaluation",
+            ev_path.display(),
+            if df.width() > 0 {
+                ", only a header"
+            } else {
+                ""
+            }
+        );
+    }
     let rows = RowNamer {
         csv: ev_path.extension().is_some_and(|e| e == "csv"),
     };
