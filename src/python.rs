@@ -592,9 +592,8 @@ impl Progress for PyProgress {
 /// print as the binary prints them.
 #[pyfunction]
 fn cli(py: Python<'_>, argv: Vec<String>) -> i32 {
-    use clap::Parser as _;
     let args = std::iter::once("banditbench".to_string()).chain(argv);
-    let parsed = match crate::cli::Cli::try_parse_from(args) {
+    let parsed = match crate::cli::parse_from(args) {
         Ok(c) => c,
         Err(e) => {
             let _ = e.print();

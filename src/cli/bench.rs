@@ -84,6 +84,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
         blackbox_copies,
         autorank_python,
     } = args;
+    if !(seconds.is_finite() && seconds > 0.0) {
+        anyhow::bail!("--seconds {seconds}: must be a positive number of seconds");
+    }
     if let Some(t) = threads {
         // As in `run`: bound polars' own pool too, before polars is first used.
         unsafe { std::env::set_var("POLARS_MAX_THREADS", t.to_string()) };

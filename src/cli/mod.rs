@@ -16,12 +16,15 @@ mod traces;
 use std::process::ExitCode;
 
 use anyhow::Result;
-use clap::{Parser, Subcommand};
+use clap::{FromArgMatches, Parser, Subcommand};
 
 /// The `banditbench` command: parse the command line, run the command, print its error.
 pub fn main() -> ExitCode {
     crate::tune_allocator();
-    let args = Cli::parse();
+    let args = match parse_from(std::env::args_os()) {
+        Ok(args) => args,
+        Err(e) => e.exit(),
+    };
     match dispatch(args) {
         Ok(code) => code,
         Err(e) => {
@@ -29,6 +32,29 @@ pub fn main() -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+/// The command line's grammar, with negative numbers taken as values everywhere: `--budget -5`
+/// then reaches the option's own check ("must be a positive number"), where clap alone would
+/// answer with advice to write `-- -5`, which does not work for an option.
+pub(crate) fn command() -> clap::Command {
+    fn negative_numbers(c: clap::Command) -> clap::Command {
+        c.allow_negative_numbers(true)
+            .mut_subcommands(negative_numbers)
+    }
+    negative_numbers(<Cli as clap::CommandFactory>::command())
+}
+
+/// Parse a command line (program name first) by [`command`]'s grammar: the binary and Python's
+/// `banditbench.cli` parse alike.
+pub(crate) fn parse_from<I, T>(args: I) -> Result<Cli, clap::Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    command()
+        .try_get_matches_from(args)
+        .and_then(|m| Cli::from_arg_matches(&m))
 }
 
 #[derive(Parser)]
@@ -91,5 +117,46 @@ pub(crate) fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Traces(a) => traces::run(a),
         Command::Policies(a) => policies::run(a),
         Command::Bench(a) => bench::run(a),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// Every option of every command that takes a value, given a negative number, either takes it
+    /// (and the command's own check judges it) or refuses it for what it is: never clap's advice
+    /// to write `-- -5`, which does not work for an option.
+    #[test]
+    fn no_option_answers_a_negative_number_with_dashdash_advice() {
+        fn walk(path: &mut Vec<String>, c: &clap::Command, checked: &mut usize) {
+            for arg in c.get_arguments() {
+                let takes_value = arg.get_num_args().is_some_and(|n| n.takes_values());
+                let Some(long) = arg.get_long().filter(|_| takes_value) else {
+                    continue;
+                };
+                let mut argv: Vec<String> = vec!["banditbench".into()];
+                argv.extend(path.iter().cloned());
+                argv.extend([format!("--{long}"), "-5".into()]);
+                if let Err(e) = super::command().try_get_matches_from(&argv) {
+                    let text = e.to_string();
+                    assert!(
+                        !text.contains("-- -5")
+                            && e.kind() != clap::error::ErrorKind::UnknownArgument,
+                        "{}: {text}",
+                        argv.join(" ")
+                    );
+                }
+                *checked += 1;
+            }
+            for sub in c.get_subcommands() {
+                path.push(sub.get_name().to_string());
+                walk(path, sub, checked);
+                path.pop();
+            }
+        }
+        let mut checked = 0;
+        let mut root = super::command();
+        root.build();
+        walk(&mut Vec::new(), &root, &mut checked);
+        assert!(checked > 50, "only {checked} options checked");
     }
 }
