@@ -454,6 +454,11 @@ fn every_bench_section_runs() {
                 "1,2".into(),
             ],
         ),
+        (
+            "import-blackbox",
+            "x the evaluations; the same import of the blackbox as given peaks at",
+            vec!["--blackbox-copies".into(), "2".into()],
+        ),
     ];
     let names: Vec<String> = sections.iter().map(|s| s.0.to_string()).collect();
     assert_eq!(listed, names, "bench --help lists other sections:\n{help}");

@@ -1587,3 +1587,160 @@ fn malformed_deepcave_runs_are_refused_naming_file_row_and_column() {
         "{e}"
     );
 }
+
+/// Every time an importer reads, set to NaN, infinity or a negative number in one row of a real
+/// fixture, is refused naming the file, the row (or line) and the field: no importer writes a
+/// decision at time NaN or −∞, or lets a negative duration pull its clock back.
+#[test]
+fn every_time_column_refuses_non_finite_and_negative_values() {
+    let bad = ["NaN", "inf", "-1"];
+    let mut checked = 0;
+    // Syne Tune: st_tuner_time in results.csv.zip, row 5.
+    for v in bad {
+        let d = syne_tune_variant(
+            &format!("time-st-{v}"),
+            |m| m.to_string(),
+            |csv| {
+                let mut lines: Vec<String> = csv.lines().map(String::from).collect();
+                let at = lines[0]
+                    .split(',')
+                    .position(|c| c == "st_tuner_time")
+                    .unwrap();
+                let mut row: Vec<String> = lines[5].split(',').map(String::from).collect();
+                row[at] = v.into();
+                lines[5] = row.join(",");
+                lines.join("\n") + "\n"
+            },
+        );
+        let out = d.parent().unwrap().join("out");
+        let e = run_fails(&["import", "syne-tune", s(&d), "--out", s(&out)], 1);
+        assert!(
+            e.contains("row 5 (line 6), column 'st_tuner_time'"),
+            "{v}: {e}"
+        );
+        checked += 1;
+    }
+    // Optuna: a trial's cost attribute under --clock attr:cost_s (a journal writes Python's NaN,
+    // Infinity), and its completion date under --clock seconds.
+    let log = std::fs::read_to_string(fixtures("optuna").join("journal.log")).unwrap();
+    for v in ["NaN", "Infinity", "-1"] {
+        let dir = scratch(&format!("time-optuna-{v}"));
+        let first = log.find("\"cost_s\":").unwrap() + "\"cost_s\":".len();
+        let end = first + log[first..].find('}').unwrap();
+        let p = dir.join("journal.log");
+        std::fs::write(&p, format!("{}{v}{}", &log[..first], &log[end..])).unwrap();
+        let out = dir.join("out");
+        let args = ["import", "optuna", s(&p), "--out", s(&out)];
+        let e = run_fails(&[&args[..], &["--clock", "attr:cost_s"]].concat(), 1);
+        assert!(
+            e.contains("trial 0: user attribute 'cost_s' is") && e.contains("non-negative"),
+            "{v}: {e}"
+        );
+        checked += 1;
+    }
+    let first = log.find("\"datetime_complete\":\"").unwrap() + "\"datetime_complete\":\"".len();
+    let end = first + log[first..].find('"').unwrap();
+    for v in ["NaN", "2026-13-01T00:00:00.000000", "-1"] {
+        let dir = scratch("time-optuna-date");
+        let p = dir.join("journal.log");
+        std::fs::write(&p, format!("{}{v}{}", &log[..first], &log[end..])).unwrap();
+        let out = dir.join("out");
+        let args = ["import", "optuna", s(&p), "--out", s(&out)];
+        let e = run_fails(&[&args[..], &["--clock", "seconds"]].concat(), 1);
+        assert!(e.contains("datetime_complete") && e.contains(v), "{v}: {e}");
+        checked += 1;
+    }
+    // CARP-S: an evaluation's virtual_time, and the clocks n_trials and starttime, line 5 (JSON
+    // has no NaN or infinity; Python's json writes them, and they are refused as not JSON).
+    for (field, clock, v) in [
+        ("virtual_time", "seconds", "-1"),
+        ("virtual_time", "seconds", "NaN"),
+        ("starttime", "seconds", "-1e300"),
+        ("n_trials", "trials", "-1"),
+        ("n_trials", "trials", "Infinity"),
+    ] {
+        let d = carps_variant(
+            &format!("time-carps-{field}-{v}"),
+            |l| {
+                edit_line(l, 5, |x| {
+                    let key = format!("\"{field}\": ");
+                    let a = x.find(&key).unwrap() + key.len();
+                    let b = a + x[a..].find([',', '}']).unwrap();
+                    format!("{}{v}{}", &x[..a], &x[b..])
+                })
+            },
+            |c| c.to_string(),
+        );
+        let out = d.parent().unwrap().join("out");
+        let e = run_fails(
+            &["import", "carps", s(&d), "--clock", clock, "--out", s(&out)],
+            1,
+        );
+        assert!(e.contains("trial_logs.jsonl: line 5"), "{field} {v}: {e}");
+        checked += 1;
+    }
+    // hposuite: result.budget_used_total, row 3.
+    for v in [f64::NAN, f64::INFINITY, -1.0] {
+        let p = hposuite_variant(&format!("time-hposuite-{v}"), |mut df| {
+            let c = df.column("result.budget_used_total").unwrap();
+            let mut vals: Vec<Option<f64>> = c
+                .cast(&DataType::Float64)
+                .unwrap()
+                .f64()
+                .unwrap()
+                .iter()
+                .collect();
+            vals[2] = Some(v);
+            df.with_column(Column::new("result.budget_used_total".into(), vals))
+                .unwrap();
+            df
+        });
+        let out = p.parent().unwrap().join("out");
+        let e = run_fails(
+            &["import", "hposuite", s(&p), "--task", "t", "--out", s(&out)],
+            1,
+        );
+        assert!(
+            e.contains("row 3") && e.contains("result.budget_used_total"),
+            "{v}: {e}"
+        );
+        checked += 1;
+    }
+    // DeepCAVE: start_time and end_time, line 4 (row 3).
+    let src = fixtures("deepcave").join("run_3");
+    for (col, v) in [
+        ("start_time", "nan"),
+        ("start_time", "-1"),
+        ("end_time", "inf"),
+        ("end_time", "-1"),
+    ] {
+        let d = scratch(&format!("time-deepcave-{col}-{v}")).join("run_3");
+        std::fs::create_dir_all(&d).unwrap();
+        let t = std::fs::read_to_string(src.join("trials.csv")).unwrap();
+        let at = t
+            .lines()
+            .next()
+            .unwrap()
+            .split(',')
+            .position(|c| c == col)
+            .unwrap();
+        let t = edit_line(&t, 4, |l| {
+            let mut f: Vec<&str> = l.split(',').collect();
+            f[at] = v;
+            f.join(",")
+        });
+        std::fs::write(d.join("trials.csv"), t).unwrap();
+        std::fs::copy(src.join("configspace.csv"), d.join("configspace.csv")).unwrap();
+        let out = d.parent().unwrap().join("out");
+        let e = run_fails(
+            &["import", "deepcave", s(&d), "--task", "t", "--out", s(&out)],
+            1,
+        );
+        assert!(
+            e.contains(&format!("row 3 (line 4), column '{col}'")),
+            "{col} {v}: {e}"
+        );
+        checked += 1;
+    }
+    assert_eq!(checked, 3 + 3 + 3 + 5 + 3 + 4);
+}

@@ -347,7 +347,16 @@ fn read_run(dir: &Path, opts: &Options) -> Result<ImportedRun> {
             Clock::Calls => number("n_function_calls")?,
             Clock::Seconds => {
                 let start = number("trial_value.starttime")?;
-                virtual_sum += number("trial_value.virtual_time")?;
+                let seconds = number("trial_value.virtual_time")?;
+                // Each evaluation's recorded seconds on their own: a negative one would pull the
+                // running sum back while the clock still reads a valid time.
+                if !(seconds.is_finite() && seconds >= 0.0) {
+                    bail!(
+                        "{}: {seconds} seconds; an evaluation's time must be a non-negative number",
+                        at("trial_value.virtual_time")
+                    );
+                }
+                virtual_sum += seconds;
                 start - *first_start.get_or_insert(start) + virtual_sum
             }
         };

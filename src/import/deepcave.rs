@@ -236,6 +236,30 @@ fn read_run(
         None => 0,
     };
 
+    // Every trial that ran has a start and an end on one clock: a missing, non-finite or
+    // negative start would move the run's origin (and so every time) silently.
+    for i in 0..df.height() {
+        let ran = !matches!(
+            status[i].as_deref(),
+            Some("running" | "not_evaluated") | None
+        );
+        let at = |c: &str| format!("{p}: row {} (line {}), column '{c}'", i + 1, i + 2);
+        if ran && !(start[i].is_finite() && start[i] >= 0.0) {
+            bail!(
+                "{}: {} is not a time; a trial that ran has a non-negative start time",
+                at("start_time"),
+                start[i]
+            );
+        }
+        if ran && !(end[i].is_finite() && end[i] >= start[i]) {
+            bail!(
+                "{}: {} is not a time after the trial's start ({})",
+                at("end_time"),
+                end[i],
+                start[i]
+            );
+        }
+    }
     let t0 = start
         .iter()
         .copied()

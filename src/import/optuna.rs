@@ -774,7 +774,7 @@ fn study_run(
                 c - t0
             }
             Clock::Attr(a) => {
-                let v = t.user_attrs.get(a).and_then(Value::as_f64).with_context(|| {
+                let v = t.user_attrs.get(a).and_then(number).with_context(|| {
                     format!("{at}: no numeric user attribute '{a}' for --clock attr:{a}; every finished trial needs one")
                 })?;
                 if !(v.is_finite() && v >= 0.0) {

@@ -87,19 +87,26 @@ pub(crate) fn numbers_or(path: &Path, df: &DataFrame, name: &str, hint: &str) ->
                 i + 2,
                 v.unwrap_or("")
             ),
+            // Text that all reads as numbers ("nan", "inf", which polars leaves as text): the
+            // numbers, so that the caller's checks of each row see them.
+            None if !col.is_empty() && col.null_count() < col.len() => {
+                return Ok(texts
+                    .str()?
+                    .iter()
+                    .map(|v| {
+                        v.and_then(|v| v.trim().parse::<f64>().ok())
+                            .unwrap_or(f64::NAN)
+                    })
+                    .collect());
+            }
             None if col.is_empty() => bail!(
                 "{}: no rows, only a header; column '{name}' needs values",
                 path.display()
             ),
-            None if col.null_count() == col.len() => bail!(
+            None => bail!(
                 "{}: column '{name}' has no values (every one of its {} cells is empty)",
                 path.display(),
                 col.len()
-            ),
-            None => bail!(
-                "{}: column '{name}' must be numeric, but its type is {}",
-                path.display(),
-                col.dtype()
             ),
         }
     }
