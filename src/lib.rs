@@ -25,6 +25,7 @@
 pub mod analysis;
 pub(crate) mod bench;
 pub(crate) mod build;
+pub(crate) mod bundled;
 pub mod cli;
 pub mod curve;
 pub mod experiment;

@@ -744,6 +744,17 @@ fn trace_sets(folder: PathBuf) -> PyResult<Vec<[String; 5]>> {
     })
 }
 
+/// The experiment file `name` names: the path itself, or a bundled experiment by name
+/// (`quickstart`) or by its path in a clone (`experiments/quickstart.toml`), from any folder.
+#[pyfunction]
+fn experiment_file(name: PathBuf) -> PyResult<String> {
+    guarded("experiment_file", || {
+        crate::bundled::experiment(&name)
+            .map(|p| p.display().to_string())
+            .map_err(to_py)
+    })
+}
+
 /// The extension module.
 #[pymodule]
 fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -757,5 +768,6 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(ranking, m)?)?;
     m.add_function(wrap_pyfunction!(policies, m)?)?;
     m.add_function(wrap_pyfunction!(trace_sets, m)?)?;
+    m.add_function(wrap_pyfunction!(experiment_file, m)?)?;
     Ok(())
 }

@@ -576,3 +576,76 @@ fn reproduce_lists_the_registry_and_refuses_an_unknown_paper() {
         stderr(&o)
     );
 }
+
+/// The bundled experiments and trace sets from any folder: by `BANDITBENCH_DATA` (what the
+/// Python package sets to its data wheel), and, without it, from any folder inside a clone (a
+/// notebook's kernel starts in `examples/`). Outside both, a bare name is refused listing what
+/// was tried.
+#[test]
+fn bundled_experiments_and_trace_sets_are_found_from_any_folder() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let away = scratch("bundled-away");
+    let run = |cwd: &Path, data: Option<&Path>, args: &[&str]| {
+        let mut c = bin();
+        c.current_dir(cwd).args(args).env_remove("BANDITBENCH_DATA");
+        if let Some(d) = data {
+            c.env("BANDITBENCH_DATA", d);
+        }
+        let o = c.output().unwrap();
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stdout).to_string(),
+            String::from_utf8_lossy(&o.stderr).to_string(),
+        )
+    };
+    // Outside a clone, nothing named: what was tried, and where bundled data comes from.
+    let (code, _, err) = run(&away, None, &["run", "quickstart"]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("quickstart: no such experiment file (looked for quickstart, experiments/quickstart.toml)")
+            && err.contains("BANDITBENCH_DATA"),
+        "{err}"
+    );
+    // With the data named: the list, and an experiment of one's own whose traces are named as in
+    // a clone (`../traces/lcdb`), found by name among the bundled ones.
+    let (code, out, err) = run(&away, Some(root), &["traces", "list"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        out.contains("lcdb") && out.contains("sklearn-grid"),
+        "{out}"
+    );
+    std::fs::write(
+        away.join("mine.toml"),
+        format!(
+            "name = \"mine\"\ntraces = \"../traces/lcdb\"\nseed = 1\n[tasks]\nmax_tasks = 2\n[world]\nkind = \"time-sliced\"\nbudget_unit = \"task\"\nbudgets = [0.05]\nslice = 0.002\n{POLICIES}"
+        ),
+    )
+    .unwrap();
+    let (code, _, err) = run(&away, Some(root), &["run", "mine.toml", "--quiet"]);
+    assert_eq!(code, Some(0), "{err}");
+    let lock = std::fs::read_to_string(away.join("results/mine/experiment.lock.toml")).unwrap();
+    assert!(lock.contains("traces/lcdb"), "{lock}");
+    // A bare name with the data named: the bundled file; an unknown one lists the names.
+    let (code, _, err) = run(&away, Some(root), &["run", "no-such", "--quiet"]);
+    assert_eq!(code, Some(1));
+    assert!(
+        err.contains("the bundled experiments are") && err.contains("quickstart"),
+        "{err}"
+    );
+    // Inside a clone, below its root, without the variable: the clone's data.
+    let (code, out, err) = run(&root.join("examples"), None, &["traces", "list"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("lcdb"), "{out}");
+    let (code, out, err) = run(
+        &root.join("examples"),
+        None,
+        &[
+            "traces",
+            "inspect",
+            "traces/tiny-does-not-exist",
+            "traces/lcdb",
+        ],
+    );
+    assert_eq!(code, Some(1), "{out}{err}");
+    assert!(err.contains("tiny-does-not-exist"), "{err}");
+}

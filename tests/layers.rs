@@ -179,7 +179,9 @@ const LAYERS: &[(&str, &[&str])] = &[
     ),
 ];
 
-const FOUNDATIONS: &[&str] = &["rng", "build", "names", "normal", "space", "files"];
+const FOUNDATIONS: &[&str] = &[
+    "rng", "build", "bundled", "names", "normal", "space", "files",
+];
 
 /// Uses across the layers that remain to be removed (issue #26): each is named here so that no
 /// new one can appear unseen. `report` reads a results folder's trace set for `--regret trace`

@@ -399,7 +399,7 @@ fn pairwise_tests_cover_the_family_asked_for() {
         1,
     );
     assert!(
-        err.contains("--pairs against:ucb9: no policy 'ucb9' here; the policies are p0, p1"),
+        err.contains("--pairs against:ucb9: no policy 'ucb9' here (a policy id, or a family one policy has); the policies are p0, p1"),
         "{err}"
     );
     let err = run_fails(&["report", "--scores", scores, "--pairs", "some"], 2);
@@ -1064,7 +1064,7 @@ fn the_leaderboard_matches_evalica_and_draws_the_win_rates() {
         1,
     );
     assert!(
-        e.contains("--baseline 'optuna' is not among") && e.contains("smac3"),
+        e.contains("--baseline optuna: no policy 'optuna' here") && e.contains("smac3"),
         "{e}"
     );
     // Off: no leaderboard file, and tests.json says why.
@@ -1268,7 +1268,7 @@ fn normalized_scores_are_relative_to_a_baseline_or_the_units_range() {
     args.extend(["--normalize", "baseline:grid", "--out", x.to_str().unwrap()]);
     let e = run_fails(&args, 1);
     assert!(
-        e.contains("--normalize baseline:grid: 'grid' is not among the policies"),
+        e.contains("--normalize baseline:grid: no policy 'grid' here"),
         "{e}"
     );
     // Known values that miss a unit: the units named.

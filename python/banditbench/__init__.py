@@ -18,6 +18,23 @@
 # checks it.
 import threading  # noqa: F401
 
+
+def _bundled_data() -> None:
+    """Name the bundled trace sets and experiments (the ``banditbench-data`` wheel) in
+    ``BANDITBENCH_DATA``, unless it is set, so that ``run("quickstart")``, ``trace_sets()`` and
+    the ``banditbench`` command find them from any folder."""
+    import importlib.util
+    import os
+
+    if os.environ.get("BANDITBENCH_DATA"):
+        return
+    spec = importlib.util.find_spec("banditbench_data")
+    if spec is not None and spec.submodule_search_locations:
+        os.environ["BANDITBENCH_DATA"] = list(spec.submodule_search_locations)[0]
+
+
+_bundled_data()
+
 from .protocol import (PROTOCOL, Action, Cell, Choose, Draw, Mutate, Observation, Policy, Stop, View,
                        Wait, serve)
 from .results import read_runs, read_trajectories

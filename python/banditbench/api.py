@@ -15,6 +15,8 @@ import json
 import os
 import pathlib
 import sys
+import re
+import shutil
 import tempfile
 import types
 import warnings
@@ -31,8 +33,11 @@ def _engine():
         from . import _engine as engine
     except ImportError as e:  # the source tree without a built extension
         raise ImportError(
-            "banditbench's engine is not built into this installation: install the wheel "
-            "(pip install banditbench-engine, or pip install . in a clone)"
+            "banditbench's engine is not built into this installation. Build its wheel in a "
+            "clone of banditbench (Rust and maturin needed; the wheel then installs on Linux "
+            "machines without them): pip install maturin==1.16.0 && maturin build --release "
+            "--out dist && python scripts/wheel/build_data_wheel.py --out dist, then "
+            "pip install dist/*.whl (see python/README.md, 'Install')"
         ) from e
     return engine
 
@@ -75,7 +80,14 @@ class _Progress:
             return
         print(line, file=sys.stderr)
         try:
-            from tqdm.auto import tqdm
+            import importlib.util
+
+            # tqdm.auto draws a widget in Jupyter when ipywidgets is there, and otherwise warns
+            # ("IProgress not found") before falling back to text: take the text bar directly.
+            if importlib.util.find_spec("ipywidgets") is not None:
+                from tqdm.auto import tqdm
+            else:
+                from tqdm import tqdm
         except ImportError:
             return
         self.bar = tqdm(total=cells, unit="cell", desc="banditbench")
@@ -321,11 +333,16 @@ def run(
 ) -> "Results":
     """Run an experiment and return its :class:`Results`.
 
-    ``experiment`` is an experiment file's path or the same content as a dict (its ``traces``
-    relative to the current directory). ``policies`` adds Python policies run in-process:
+    ``experiment`` is an experiment file's path, a bundled experiment's name (``"quickstart"``,
+    found from any folder), or the same content as a dict. Relative paths in it are taken from
+    where the experiment is: a file's folder, or the current folder for a dict; a ``traces``
+    folder that is not there is looked up by its name among the bundled trace sets
+    (``"traces/lcdb"`` works anywhere). Errors about a dict name the dict. ``policies`` adds Python policies run in-process:
     ``{"my-ucb": UCB1}``, ``{"my-ucb": (UCB1, {"c": [1.0, 2.0]})}`` (lists expand, as in an
     experiment file) or ``[UCB1]`` (named after the class). ``threads`` defaults to all cores,
-    or 1 when Python policies run (they share the interpreter). Rerunning skips finished cells;
+    or 1 when Python policies run (they share the interpreter). Results go to ``out``, by default
+    ``results/NAME`` (the experiment's name), or ``results/NAME+POLICY`` when ``policies`` adds
+    some, so that the experiment without them keeps its folder. Rerunning skips finished cells;
     ``fresh=True`` runs every cell again.
     """
     engine = _engine()
@@ -334,9 +351,8 @@ def run(
         spec = json.loads(json.dumps(experiment))
         base = os.getcwd()
     else:
-        path = os.fspath(experiment)
-        if not os.path.isfile(path):
-            raise FileNotFoundError(f"{path}: no such experiment file")
+        # A path, or a bundled experiment by name ("quickstart") from any folder.
+        path = engine.experiment_file(os.fspath(experiment))
         spec = None
         base = os.path.dirname(os.path.abspath(path))
     tmp = None
@@ -345,9 +361,14 @@ def run(
             spec = _load_toml(path)
         if policies:
             spec.setdefault("policies", [])
-            spec["policies"] = list(spec["policies"]) + _policy_entries(policies)
+            added = _policy_entries(policies)
+            spec["policies"] = list(spec["policies"]) + added
             if threads is None:
                 threads = 1
+            if out is None:
+                # Not results/NAME, which holds the experiment without them: results/NAME+POLICY.
+                names = "+".join(re.sub(r"[^A-Za-z0-9._+-]", "_", e["name"]) for e in added)
+                out = os.path.join("results", f"{spec.get('name', 'experiment')}+{names}")
         if isinstance(spec.get("traces"), str):
             spec["traces"] = os.path.join(base, spec["traces"])
         import tomli_w
@@ -365,6 +386,17 @@ def run(
             fresh=fresh,
             progress=_Progress(progress),
         )
+    except engine.BanditbenchError as e:
+        if tmp is None:
+            raise
+        # Messages name the file the engine read, a temporary copy gone by now: name what the
+        # user gave instead.
+        given = (
+            f"the experiment dict {spec.get('name', '')!r}"
+            if isinstance(experiment, Mapping)
+            else f"{os.fspath(experiment)} (with the policies given to run)"
+        )
+        raise engine.BanditbenchError(str(e).replace(path, given)) from None
     finally:
         if tmp is not None:
             tmp.cleanup()
@@ -464,6 +496,8 @@ def import_runs(
     tool: str,
     paths: Union[PathLike, Sequence[PathLike]],
     out: PathLike,
+    *,
+    fresh: bool = False,
     **options: Any,
 ) -> Union["Results", "pathlib.Path"]:
     """``banditbench import TOOL PATHS --out OUT``: another tool's run logs (``tool`` is
@@ -472,19 +506,85 @@ def import_runs(
     blackbox into a pool, whose folder is returned as a path for experiments to name.
     Options as on the command line, ``_`` for ``-``: ``budget=60``, ``names="{policy}.{dataset}.{seed}"``,
     ``clock="attr:cost_s"``, ``task="phoneme/0"``, ``prefix="st:"``, ``one_minus=True``,
-    ``metric="score"``, ``cost="cost_s"``."""
+    ``metric="score"``, ``cost="cost_s"``.
+
+    Rerunning is safe: when ``out`` exists, the import is made again beside it and compared
+    file by file. The same inputs and options give the same folder, which is kept and returned
+    (so "Run all" in a notebook works twice); anything else is refused unless ``fresh=True``,
+    which replaces the folder with the new import."""
     engine = _engine()
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
-    args = ["import", tool] + [os.fspath(p) for p in paths] + ["--out", os.fspath(out)] + _flags(options)
-    code = engine.cli(args)
-    if code != 0:
-        raise engine.BanditbenchError(
-            f"banditbench {' '.join(args)} failed (exit {code}); its message is above"
-        )
+    out = os.fspath(out)
+    target = out
+    tmp = None
+    if os.path.exists(out):
+        # Imported under the same folder name (the name is part of what an import writes).
+        parent = os.path.dirname(os.path.abspath(out))
+        tmp = tempfile.mkdtemp(prefix=".banditbench-import-", dir=parent)
+        target = os.path.join(tmp, os.path.basename(os.path.abspath(out)))
+    try:
+        args = ["import", tool] + [os.fspath(p) for p in paths] + ["--out", target] + _flags(options)
+        code = engine.cli(args)
+        if code != 0:
+            raise engine.BanditbenchError(
+                f"banditbench {' '.join(args)} failed (exit {code}); its message is above"
+            )
+        if tmp is not None:
+            if not _same_files(target, out):
+                if not fresh:
+                    raise engine.BanditbenchError(
+                        f"{out}: already holds an import of other runs or other options; pass "
+                        "fresh=True to replace it, or give another out"
+                    )
+                if not _is_import(out):
+                    raise engine.BanditbenchError(
+                        f"{out}: exists and is not a folder banditbench imported (no "
+                        "experiment.lock.toml naming an import, no pool.toml); it is left as it is: "
+                        "give another out"
+                    )
+                shutil.rmtree(out)
+                os.replace(target, out)
+    finally:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
     if tool == "blackbox":
         return pathlib.Path(out)
     return Results(out)
+
+
+def _files(folder: str) -> Dict[str, str]:
+    """Relative path -> full path of the files under ``folder``, the run lock (a transient file
+    naming the process) left out."""
+    found = {}
+    for dirpath, _, filenames in os.walk(folder):
+        for fn in filenames:
+            if fn == ".banditbench.lock":
+                continue
+            full = os.path.join(dirpath, fn)
+            found[os.path.relpath(full, folder)] = full
+    return found
+
+
+def _same_files(a: str, b: str) -> bool:
+    fa, fb = _files(a), _files(b)
+    if fa.keys() != fb.keys():
+        return False
+    for rel, pa in fa.items():
+        with open(pa, "rb") as x, open(fb[rel], "rb") as y:
+            if x.read() != y.read():
+                return False
+    return True
+
+
+def _is_import(folder: str) -> bool:
+    """A results folder an import wrote (its lock names the import), or a pool."""
+    if os.path.isfile(os.path.join(folder, "pool.toml")):
+        return True
+    lock = os.path.join(folder, "experiment.lock.toml")
+    if not os.path.isfile(lock):
+        return False
+    return "imported" in _load_toml(lock).get("resolved", {})
 
 
 def report(

@@ -156,6 +156,36 @@ pub struct Options {
     pub unit_weights: UnitWeights,
 }
 
+/// The policy of `policies` that `given` names: its full id, or a family (the id's text before
+/// `(`) that exactly one policy has. `option` starts the error, which lists the candidates.
+pub fn policy_named(option: &str, given: &str, policies: &[String]) -> anyhow::Result<String> {
+    if policies.iter().any(|p| p == given) {
+        return Ok(given.to_string());
+    }
+    let family = |p: &str| p.split('(').next().unwrap_or(p).to_string();
+    let members: Vec<&String> = policies.iter().filter(|p| family(p) == given).collect();
+    match members[..] {
+        [one] => Ok(one.clone()),
+        [] => {
+            let shown: Vec<&str> = policies.iter().take(10).map(String::as_str).collect();
+            anyhow::bail!(
+                "{option} no policy '{given}' here (a policy id, or a family one policy has); the policies are {}{}",
+                shown.join(", "),
+                if policies.len() > 10 { ", …" } else { "" }
+            )
+        }
+        _ => anyhow::bail!(
+            "{option} '{given}' is the family of {} policies here ({}); give one's full id",
+            members.len(),
+            members
+                .iter()
+                .map(|m| m.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
 /// How much each unit's matches count in the leaderboard (Elo, Bradley–Terry, win rates). The
 /// rank tests treat units as exchangeable and do not use weights.
 #[derive(Clone, Debug, PartialEq, Default)]
@@ -325,25 +355,27 @@ impl Options {
         Ok(())
     }
 
-    /// Refuse a `--pairs against:` control or a `--baseline` that is not among `policies`.
-    pub fn check_policies(&self, policies: &[String]) -> anyhow::Result<()> {
-        if let Some(b) = &self.baseline
-            && !policies.contains(b)
-        {
-            anyhow::bail!(
-                "--baseline '{b}' is not among the policies compared: {}",
-                policies.join(", ")
-            );
+    /// These options with every policy they name (`--pairs against:`, `--baseline`,
+    /// `--normalize baseline:`) made a full id of `policies`: a full id as it is, or a family
+    /// name that one policy has (`ucb1` for `ucb1(tie_break=first, log_t=pulls)`). An unknown
+    /// name, or a family several policies share, is an error naming the candidates.
+    pub fn resolved(&self, policies: &[String]) -> anyhow::Result<Options> {
+        let mut o = self.clone();
+        if let Some(b) = &self.baseline {
+            o.baseline = Some(policy_named(&format!("--baseline {b}:"), b, policies)?);
         }
-        if let super::normalize::Normalize::Baseline(b) = &self.normalize
-            && !policies.contains(b)
-        {
-            anyhow::bail!(
-                "--normalize baseline:{b}: '{b}' is not among the policies compared: {}",
-                policies.join(", ")
-            );
+        if let super::normalize::Normalize::Baseline(b) = &self.normalize {
+            o.normalize = super::normalize::Normalize::Baseline(policy_named(
+                &format!("--normalize baseline:{b}:"),
+                b,
+                policies,
+            )?);
         }
-        self.pairs.family(policies).map(|_| ())
+        if let Pairs::Against(p) = &self.pairs {
+            o.pairs = Pairs::Against(policy_named(&format!("--pairs against:{p}:"), p, policies)?);
+        }
+        o.pairs.family(policies)?;
+        Ok(o)
     }
 
     /// Refuse unit weights, or known values (`--normalize known:FILE`), that miss a unit of the
@@ -895,6 +927,50 @@ fn cliques_by(n: usize, ok: impl Fn(usize, usize) -> bool) -> Vec<(usize, usize)
 
 #[cfg(test)]
 mod tests {
+    /// Every option that names a policy (`--baseline`, `--normalize baseline:`, `--pairs
+    /// against:`) takes a full id or a family one policy has, and says which policies a shared
+    /// family or an unknown name could mean.
+    #[test]
+    fn options_name_a_policy_by_id_or_by_a_family_one_policy_has() {
+        let policies: Vec<String> = [
+            "ucb1(tie_break=first, log_t=pulls)",
+            "epsilon-greedy(epsilon=0.1)",
+            "epsilon-greedy(epsilon=0.05)",
+            "round-robin",
+        ]
+        .map(String::from)
+        .to_vec();
+        let ucb1 = policies[0].clone();
+        assert_eq!(policy_named("--baseline", "ucb1", &policies).unwrap(), ucb1);
+        assert_eq!(policy_named("--baseline", &ucb1, &policies).unwrap(), ucb1);
+        assert_eq!(
+            policy_named("--baseline", "round-robin", &policies).unwrap(),
+            "round-robin"
+        );
+        let e = policy_named("--baseline", "epsilon-greedy", &policies)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("the family of 2 policies here"), "{e}");
+        let e = policy_named("--baseline", "ucb", &policies)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("no policy 'ucb' here"), "{e}");
+        let o = Options {
+            baseline: Some("ucb1".into()),
+            normalize: super::super::normalize::Normalize::Baseline("round-robin".into()),
+            pairs: Pairs::Against("ucb1".into()),
+            ..Options::default()
+        }
+        .resolved(&policies)
+        .unwrap();
+        assert_eq!(o.baseline.as_deref(), Some(ucb1.as_str()));
+        assert_eq!(o.pairs, Pairs::Against(ucb1.clone()));
+        assert_eq!(
+            o.normalize,
+            super::super::normalize::Normalize::Baseline("round-robin".into())
+        );
+    }
+
     use super::*;
 
     fn rows(data: &[(&str, &str, f64)]) -> Vec<(String, String, f64)> {

@@ -29,6 +29,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             allow_incomplete,
         } => {
             for d in &dirs {
+                let d = &crate::bundled::folder(d);
                 if d.is_file() {
                     eprintln!(
                         "note: skipped {}: a file, not a trace-set or pool folder",
@@ -93,6 +94,7 @@ fn validate(
 ) -> Result<ExitCode> {
     let mut bad = 0;
     for d in dirs {
+        let d = &crate::bundled::folder(d);
         if pool::is_pool(d) {
             match pool::load_pool(d, allow_incomplete) {
                 Ok(p) => println!(

@@ -210,6 +210,8 @@ pub struct DecidingExternal<'a> {
 
 /// Parse and check an experiment file. Errors name the file, the key and the allowed values.
 pub fn load_experiment(path: &Path) -> Result<Experiment> {
+    // A bare name (`quickstart`) or a bundled experiment's path, from any folder.
+    let path = &crate::bundled::experiment(path)?;
     let source = std::fs::read_to_string(path)
         .with_context(|| format!("{}: cannot read the experiment file", path.display()))?;
     let f: File = toml::from_str(&source)
@@ -322,7 +324,7 @@ pub fn load_experiment(path: &Path) -> Result<Experiment> {
             "{}: key 'traces' ('{t}') does not apply to the synthetic world, whose arms are [[world.arms]]",
             path.display()
         ),
-        (Some(t), _) => Some(base.join(t)),
+        (Some(t), _) => Some(crate::bundled::traces(base, t)),
         (None, WorldKind::Synthetic) => None,
         (None, _) => bail!(
             "{}: missing key 'traces' (the trace-set folder, relative to this file, e.g. \"../traces/lcdb\")",

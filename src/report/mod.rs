@@ -208,9 +208,9 @@ pub(crate) fn report_scores(
     let (table, more) = ScoreTable::from_rows(&rows, !minimize, opts.stats.missing, false)
         .with_context(|| format!("{}", csv.display()))?;
     notes.extend(more);
-    opts.stats.check_policies(&table.policies)?;
-    opts.stats.check_units(&table.units)?;
-    let c = compare(table, &opts.stats).with_incomplete_units(&rows, false);
+    let stats = opts.stats.resolved(&table.policies)?;
+    stats.check_units(&table.units)?;
+    let c = compare(table, &stats).with_incomplete_units(&rows, false);
     let options = options_json(&c, &[("input", json!(csv.display().to_string()))]);
     let names = Names::new(
         &c.table
@@ -578,9 +578,9 @@ fn report_runs(
         ));
     }
     notes.extend(table_notes);
-    opts.stats.check_policies(&table.policies)?;
-    opts.stats.check_units(&table.units)?;
-    let c = compare(table, &opts.stats).with_incomplete_units(&units.rows, true);
+    let stats = opts.stats.resolved(&table.policies)?;
+    stats.check_units(&table.units)?;
+    let c = compare(table, &stats).with_incomplete_units(&units.rows, true);
     let options = options_json(
         &c,
         &[

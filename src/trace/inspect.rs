@@ -112,6 +112,7 @@ pub fn summary(ts: &TraceSet) -> String {
 /// the manifest's description. Folders that are neither are skipped.
 pub fn list(dir: &std::path::Path) -> anyhow::Result<String> {
     use std::fmt::Write as _;
+    let dir = &crate::bundled::folder(dir);
     let rows = list_rows(dir)?;
     let head = ["folder", "kind", "metric", "size", "description"];
     let w: Vec<usize> = (0..4)
@@ -149,6 +150,7 @@ pub fn list(dir: &std::path::Path) -> anyhow::Result<String> {
 
 /// [`list`]'s rows: folder, kind, metric (direction), size, description.
 pub(crate) fn list_rows(dir: &std::path::Path) -> anyhow::Result<Vec<[String; 5]>> {
+    let dir = &crate::bundled::folder(dir);
     use anyhow::Context as _;
     fn size(p: &std::path::Path) -> u64 {
         match std::fs::symlink_metadata(p) {

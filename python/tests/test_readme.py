@@ -1,0 +1,66 @@
+"""The README's Python snippet ("From Python"), extracted from README.md and run as written from
+a clone's root, twice: the second run reuses every result (a notebook's "Run all" again)."""
+import os
+import re
+
+import pytest
+
+from conftest import ROOT
+
+try:
+    import banditbench._engine  # noqa: F401
+except ImportError as e:  # pragma: no cover
+    if os.environ.get("BANDITBENCH_REQUIRE_ENGINE") == "1":
+        raise
+    pytest.skip(f"the engine is not built (pip install .): {e}", allow_module_level=True)
+
+
+def snippet() -> str:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text.split("\n## From Python\n", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"```python\n(.*?)```", section, flags=re.S)
+    assert blocks, "README.md: no ```python block under 'From Python'"
+    return blocks[0]
+
+
+def test_the_readme_snippet_runs_as_written_twice(tmp_path, monkeypatch):
+    # A clone's root whose results/ is this test's own: the clone's data, linked.
+    for name in ("traces", "experiments", "examples", "scripts", "Cargo.toml"):
+        os.symlink(ROOT / name, tmp_path / name)
+    monkeypatch.chdir(tmp_path)
+    code = snippet()
+    for attempt in (1, 2):
+        scope = {"__name__": f"readme_{attempt}"}
+        exec(compile(code, "README.md (From Python)", "exec"), scope)
+    bb = scope["bb"]
+    assert (tmp_path / "results" / "quickstart+greedy" / "runs.parquet").is_file()
+    greedy = bb.Results(tmp_path / "results" / "quickstart+greedy").runs
+    assert "greedy" in set(greedy["policy"])
+    assert (tmp_path / "results" / "joint").is_dir()
+    rep = scope["rep"]
+    assert "ucb1(tie_break=first, log_t=pulls)" in str(rep.tests)
+
+
+def test_import_runs_reruns_keep_the_same_folder_and_fresh_replaces_it(tmp_path):
+    import banditbench as bb
+
+    src = ROOT / "examples" / "other-tools" / "syne-tune"
+    out = tmp_path / "st"
+    first = bb.import_runs("syne-tune", src, out, budget=60)
+    stamp = (out / "runs.parquet").stat().st_mtime_ns
+    again = bb.import_runs("syne-tune", src, out, budget=60)
+    assert again.runs.equals(first.runs)
+    assert (out / "runs.parquet").stat().st_mtime_ns == stamp  # the folder was kept, not rewritten
+    with pytest.raises(bb.BanditbenchError, match="already holds an import of other runs or other options"):
+        bb.import_runs("syne-tune", src, out, budget=30)
+    assert (out / "runs.parquet").stat().st_mtime_ns == stamp
+    cut = bb.import_runs("syne-tune", src, out, budget=30, fresh=True)
+    assert set(cut.runs["budget_abs"]) == {30.0}
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".banditbench-import-")]
+    # A folder that is not an import is never replaced.
+    other = tmp_path / "mine"
+    other.mkdir()
+    (other / "notes.txt").write_text("mine")
+    with pytest.raises(bb.BanditbenchError, match="not a folder banditbench imported"):
+        bb.import_runs("syne-tune", src, other, budget=60, fresh=True)
+    assert (other / "notes.txt").read_text() == "mine"
