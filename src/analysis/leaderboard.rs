@@ -118,15 +118,24 @@ pub fn bradley_terry(
     if !strongly_connected(&wins) {
         return None;
     }
+    // Row i of `won` is what i scored against each j, row i of `lost` what each j scored
+    // against i: both read in order by the sweep below (the same sums, in the same order, as
+    // reading `wins` by rows and by columns).
+    let won: Vec<f64> = wins.iter().flatten().copied().collect();
+    let lost: Vec<f64> = (0..k)
+        .flat_map(|i| wins.iter().map(move |row| row[i]))
+        .collect();
     let mut next = p.clone();
     while sweeps < limit {
         sweeps += 1;
         for i in 0..k {
             let (mut num, mut den) = (0.0, 0.0);
+            let (won_i, lost_i) = (&won[i * k..(i + 1) * k], &lost[i * k..(i + 1) * k]);
+            let ni = next[i];
             for j in 0..k {
-                let sum = next[i] + next[j];
-                num += wins[i][j] * next[j] / sum;
-                den += wins[j][i] / sum;
+                let sum = ni + next[j];
+                num += won_i[j] * next[j] / sum;
+                den += lost_i[j] / sum;
             }
             next[i] = num / den;
         }
@@ -183,6 +192,62 @@ pub fn elo(k: usize, rounds: &[&[Match]], e: EloParams) -> Vec<f64> {
         r[m.b] += e.k * (m.weight * (1.0 - m.result) - (1.0 - ea));
     }
     r
+}
+
+/// Elo of `k` policies for several sequences of units at once (`lanes[i]` lists the units the
+/// i-th rating plays, in order; `per_unit[u]` holds unit u's matches), each exactly what [`elo`]
+/// gives for it. Every unit plays the same pairs in the same order (each pair of policies once,
+/// `a < b`), so the ratings advance in lockstep, eight at a time: the eight chains are
+/// independent, and the processor overlaps their exponentials where one chain alone waits on
+/// each. The arithmetic of each rating is that of [`elo`], operation for operation.
+pub fn elo_lanes(
+    k: usize,
+    per_unit: &[Vec<Match>],
+    lanes: &[Vec<usize>],
+    e: EloParams,
+) -> Vec<Vec<f64>> {
+    const W: usize = 8;
+    let pairs: Vec<(usize, usize)> = per_unit
+        .first()
+        .map(|m| m.iter().map(|m| (m.a, m.b)).collect())
+        .unwrap_or_default();
+    let lockstep = per_unit
+        .iter()
+        .all(|m| m.len() == pairs.len() && m.iter().zip(&pairs).all(|(m, p)| (m.a, m.b) == *p))
+        && lanes.iter().all(|l| l.len() == lanes[0].len());
+    if !lockstep {
+        return lanes
+            .iter()
+            .map(|l| {
+                let ms: Vec<&[Match]> = l.iter().map(|&u| per_unit[u].as_slice()).collect();
+                elo(k, &ms, e)
+            })
+            .collect();
+    }
+    let c = e.base.ln() / e.scale;
+    let mut out = Vec::with_capacity(lanes.len());
+    for chunk in lanes.chunks(W) {
+        let w = chunk.len();
+        // r[p * W + i]: policy p's rating in lane i.
+        let mut r = vec![e.initial; k * W];
+        for slot in 0..chunk[0].len() {
+            let ms: [&[Match]; W] =
+                std::array::from_fn(|i| per_unit[chunk[i.min(w - 1)][slot]].as_slice());
+            for (j, &(a, b)) in pairs.iter().enumerate() {
+                let (ra, rb) = (a * W, b * W);
+                for (i, m) in ms.iter().enumerate() {
+                    let m = &m[j];
+                    let ea = 1.0 / (1.0 + ((r[rb + i] - r[ra + i]) * c).exp());
+                    r[ra + i] += e.k * (m.weight * m.result - ea);
+                    r[rb + i] += e.k * (m.weight * (1.0 - m.result) - (1.0 - ea));
+                }
+            }
+        }
+        for i in 0..w {
+            out.push((0..k).map(|p| r[p * W + i]).collect());
+        }
+    }
+    out
 }
 
 /// What `leaderboard` computes, in the table's policy order.
@@ -264,13 +329,17 @@ fn ratings(
         .iter()
         .map(|x| 400.0 * (x.log10() - log_ref) + 1000.0)
         .collect();
-    let raw = elo(k, &ms, o.elo);
-    let shift = match o.baseline {
-        Some(b) => 1000.0 - raw[b],
-        None => 1000.0 - raw.iter().sum::<f64>() / k as f64,
-    };
-    let el = raw.iter().map(|x| x + shift).collect();
+    let el = calibrated(&elo(k, &ms, o.elo), o.baseline);
     (p, bt, el, sweeps)
+}
+
+/// Elo ratings shifted so that the baseline, or else their mean, is 1000.
+fn calibrated(raw: &[f64], baseline: Option<usize>) -> Vec<f64> {
+    let shift = match baseline {
+        Some(b) => 1000.0 - raw[b],
+        None => 1000.0 - raw.iter().sum::<f64>() / raw.len() as f64,
+    };
+    raw.iter().map(|x| x + shift).collect()
 }
 
 /// The leaderboard of a score table: matches on every unit (units in name order).
@@ -319,19 +388,36 @@ pub fn leaderboard(t: &ScoreTable, opts: &LeaderboardOptions) -> Leaderboard {
         use rayon::prelude::*;
         let n = order.len();
         // Each resample has its own seed, so the intervals are the same at any thread count.
-        let draws: Vec<(Vec<f64>, Vec<f64>)> = (0..o.samples as u64)
-            .into_par_iter()
+        let resamples: Vec<Vec<usize>> = (0..o.samples as u64)
             .map(|i| {
                 let mut rng =
                     Rng::new(crate::rng::derive_seed(o.seed, &format!("leaderboard {i}")));
                 let mut draw: Vec<usize> = (0..n).map(|_| order[rng.below(n)]).collect();
                 // Elo plays the resample in name order too: only which units are drawn varies.
                 draw.sort_by(|&a, &b| t.units[a].cmp(&t.units[b]));
-                // From the full data's strengths: the same fixed point, in far fewer sweeps.
-                let (_, b, e, _) = ratings(k, &per_unit, &draw, Some(&p), &o);
-                (b, e)
+                draw
             })
             .collect();
+        // Bradley–Terry from the full data's strengths: the same fixed point, in far fewer
+        // sweeps. Elo eight resamples at a time (`elo_lanes`), the same numbers as one by one.
+        let bt_draws: Vec<Vec<f64>> = resamples
+            .par_iter()
+            .map(|draw| {
+                let ms: Vec<&[Match]> = draw.iter().map(|&u| per_unit[u].as_slice()).collect();
+                let (q, _) = bradley_terry(k, &ms, Some(&p), o.tolerance, o.limit)
+                    .unwrap_or((vec![f64::NAN; k], 0));
+                let log_ref = o.baseline.map_or(0.0, |b| q[b].log10());
+                q.iter()
+                    .map(|x| 400.0 * (x.log10() - log_ref) + 1000.0)
+                    .collect()
+            })
+            .collect();
+        let elo_draws: Vec<Vec<f64>> = resamples
+            .par_chunks(32)
+            .flat_map_iter(|chunk| elo_lanes(k, &per_unit, chunk, o.elo))
+            .map(|raw| calibrated(&raw, o.baseline))
+            .collect();
+        let draws: Vec<(Vec<f64>, Vec<f64>)> = bt_draws.into_iter().zip(elo_draws).collect();
         let mut bts = vec![Vec::with_capacity(o.samples); k];
         let mut els = vec![Vec::with_capacity(o.samples); k];
         for (b, e) in draws {
@@ -376,6 +462,47 @@ pub fn leaderboard(t: &ScoreTable, opts: &LeaderboardOptions) -> Leaderboard {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Eight ratings in lockstep are, bit for bit, the ratings one at a time: for any number of
+    /// lanes (a last chunk of fewer than eight too), and through the fallback when units do not
+    /// share their pairs.
+    #[test]
+    fn elo_in_lanes_is_elo_one_sequence_at_a_time() {
+        let k = 6;
+        let mut rng = Rng::new(11);
+        let unit = |rng: &mut Rng, skip: bool| -> Vec<Match> {
+            let mut out = Vec::new();
+            for a in 0..k {
+                for b in a + 1..k {
+                    if skip && a == 0 {
+                        continue;
+                    }
+                    out.push(Match {
+                        a,
+                        b,
+                        result: [0.0, 0.5, 1.0][rng.below(3)],
+                        weight: 0.5 + rng.below(4) as f64,
+                    });
+                }
+            }
+            out
+        };
+        for uneven in [false, true] {
+            let per_unit: Vec<Vec<Match>> =
+                (0..9).map(|u| unit(&mut rng, uneven && u == 4)).collect();
+            let lanes: Vec<Vec<usize>> = (0..19)
+                .map(|_| (0..12).map(|_| rng.below(9)).collect())
+                .collect();
+            let got = elo_lanes(k, &per_unit, &lanes, EloParams::default());
+            assert_eq!(got.len(), lanes.len());
+            for (l, g) in lanes.iter().zip(&got) {
+                let ms: Vec<&[Match]> = l.iter().map(|&u| per_unit[u].as_slice()).collect();
+                let want = elo(k, &ms, EloParams::default());
+                let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(g), bits(&want), "uneven {uneven}");
+            }
+        }
+    }
 
     /// The golden table: real runs of Optuna's TPE, SMAC3 and banditbench's CASH optimisers
     /// (`scripts/reference/cash-optuna-smac.csv`), unit = dataset/seed.

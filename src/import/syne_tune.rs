@@ -195,9 +195,11 @@ fn read_run(dir: &Path, opts: &Options) -> Result<(ImportedRun, bool, String)> {
         .read_to_end(&mut bytes)
         .map_err(|e| anyhow::anyhow!("{}: cannot decompress ({e})", label.display()))?;
     drop(inner);
+    // Every column read as text in one pass (inferring types read the whole file twice); the
+    // few columns used are parsed below, a value that is not a number named by its row.
     let df = CsvReadOptions::default()
         .with_has_header(true)
-        .with_infer_schema_length(None)
+        .with_infer_schema_length(Some(0))
         .into_reader_with_file_handle(std::io::Cursor::new(bytes))
         .finish()
         .map_err(|e| anyhow::anyhow!("{}: cannot read as CSV ({e})", label.display()))?;
