@@ -1744,3 +1744,62 @@ fn every_time_column_refuses_non_finite_and_negative_values() {
     }
     assert_eq!(checked, 3 + 3 + 3 + 5 + 3 + 4);
 }
+
+/// A run's `failures` counts its trials that failed within the budget, as its decisions do:
+/// with `--budget` cutting a run short, failures past the cut are left out with the rest (the
+/// Optuna study `mixed-0` fails 6 of its 31 trials). Checked against the failed decisions that
+/// trajectories.parquet holds, cell by cell.
+#[test]
+fn failures_count_only_trials_that_failed_within_the_budget() {
+    let dir = scratch("failures-budget");
+    let journal = fixtures("optuna").join("journal.log");
+    let failed_in = |out: &Path| -> BTreeMap<u64, (u64, u64)> {
+        let runs = read_parquet(&out.join("runs.parquet")).unwrap();
+        let tr = read_parquet(&out.join("trajectories.parquet")).unwrap();
+        let mut arms: BTreeMap<u64, std::collections::BTreeSet<u32>> = BTreeMap::new();
+        let (cell, action, arm) = (
+            tr.column("cell").unwrap().u64().unwrap().clone(),
+            tr.column("action").unwrap().str().unwrap().clone(),
+            tr.column("arm").unwrap().u32().unwrap().clone(),
+        );
+        for i in 0..tr.height() {
+            if action.get(i) == Some("failed") {
+                arms.entry(cell.get(i).unwrap())
+                    .or_default()
+                    .insert(arm.get(i).unwrap());
+            }
+        }
+        let (c, f) = (
+            runs.column("cell").unwrap().u64().unwrap().clone(),
+            runs.column("failures").unwrap().u64().unwrap().clone(),
+        );
+        (0..runs.height())
+            .map(|i| {
+                let cell = c.get(i).unwrap();
+                let seen = arms.get(&cell).map_or(0, |s| s.len() as u64);
+                (cell, (f.get(i).unwrap(), seen))
+            })
+            .collect()
+    };
+    let mut totals = Vec::new();
+    for budget in ["31", "10"] {
+        let out = dir.join(format!("b{budget}"));
+        run_ok(&[
+            "import",
+            "optuna",
+            s(&journal),
+            "--budget",
+            budget,
+            "--out",
+            s(&out),
+        ]);
+        let per_cell = failed_in(&out);
+        for (cell, (failures, seen)) in &per_cell {
+            assert_eq!(failures, seen, "budget {budget}, cell {cell}");
+        }
+        totals.push(per_cell.values().map(|v| v.0).sum::<u64>());
+    }
+    // The whole study fails 6 trials; ten trials in, fewer.
+    assert_eq!(totals[0], 6, "{totals:?}");
+    assert!(totals[1] < 6, "{totals:?}");
+}

@@ -287,7 +287,7 @@ fn read_run(dir: &Path, opts: &Options) -> Result<ImportedRun> {
     let mut arms: HashMap<String, u32> = HashMap::new();
     let mut first_start: Option<f64> = None;
     let mut virtual_sum = 0.0;
-    let (mut failed, mut pending) = (std::collections::BTreeSet::new(), 0u64);
+    let mut pending = 0u64;
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
@@ -321,10 +321,7 @@ fn read_run(dir: &Path, opts: &Options) -> Result<ImportedRun> {
                 continue;
             }
             1 if whole => "result",
-            2..=4 if whole => {
-                failed.insert(trial);
-                "failed"
-            }
+            2..=4 if whole => "failed",
             _ => bail!(
                 "{}: {status} is not a CARP-S status (0 running, 1 success, 2 crashed, 3 timeout, 4 memory out)",
                 at("trial_value.status")
@@ -397,7 +394,6 @@ fn read_run(dir: &Path, opts: &Options) -> Result<ImportedRun> {
         task,
         seed,
         evals,
-        failures: failed.len() as u64,
         pending,
     })
 }

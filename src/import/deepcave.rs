@@ -269,7 +269,7 @@ fn read_run(
     order.sort_by(|&a, &b| end[a].total_cmp(&end[b]));
     let mut arms: HashMap<String, u32> = HashMap::new();
     let mut evals = Vec::new();
-    let (mut failed, mut pending) = (std::collections::BTreeSet::new(), 0u64);
+    let mut pending = 0u64;
     let mut finished = 0.0;
     for i in order {
         let at = |c: &str| format!("{p}: row {} (line {}), column '{c}'", i + 1, i + 2);
@@ -287,10 +287,7 @@ fn read_run(
                 pending += 1;
                 continue;
             }
-            "timeout" | "memoryout" | "crashed" | "aborted" => {
-                failed.insert(trial);
-                "failed"
-            }
+            "timeout" | "memoryout" | "crashed" | "aborted" => "failed",
             other => bail!(
                 "{}: '{other}' is not a DeepCAVE status (success, timeout, memoryout, crashed, aborted, not_evaluated, running)",
                 at("status")
@@ -335,7 +332,6 @@ fn read_run(
             task,
             seed,
             evals,
-            failures: failed.len() as u64,
             pending,
         },
         maximize,

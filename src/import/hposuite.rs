@@ -272,7 +272,6 @@ fn read_run(path: &Path, opts: &Options) -> Result<(ImportedRun, bool, String, S
             task,
             seed,
             evals,
-            failures: 0,
             pending: 0,
         },
         maximize,

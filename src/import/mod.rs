@@ -48,10 +48,8 @@ pub(crate) struct ImportedRun {
     pub policy: String,
     pub task: Task,
     pub seed: u64,
-    /// In time order.
+    /// In time order; a failed trial's evaluation has the action `failed`.
     pub evals: Vec<Eval>,
-    /// Trials that failed.
-    pub failures: u64,
     /// Trials still running or waiting when the log was written (left out).
     pub pending: u64,
 }
@@ -290,6 +288,8 @@ pub(crate) fn write(imp: &Import, out: &Path, budget: Option<f64>) -> Result<Wri
     let mut decisions = vec![0u64; n];
     let mut used = vec![0.0; n];
     let (mut cut, mut pending, mut failures) = (0usize, 0u64, 0u64);
+    // A run's failures are its trials that failed within the budget, as its decisions are.
+    let mut failed_trials = vec![0u64; n];
     let mut t_cell = Vec::new();
     let mut t_step = Vec::new();
     let mut t_action = Vec::new();
@@ -301,7 +301,7 @@ pub(crate) fn write(imp: &Import, out: &Path, budget: Option<f64>) -> Result<Wri
     let mut t_inc = Vec::new();
     for (cell, r) in runs.iter().enumerate() {
         pending += r.pending;
-        failures += r.failures;
+        let mut failed = std::collections::BTreeSet::new();
         let mut inc = f64::NAN;
         let mut step = 0u32;
         for e in &r.evals {
@@ -310,6 +310,9 @@ pub(crate) fn write(imp: &Import, out: &Path, budget: Option<f64>) -> Result<Wri
                 continue;
             }
             step += 1;
+            if e.action == "failed" {
+                failed.insert(e.trial);
+            }
             if !e.value.is_nan() && (inc.is_nan() || better(e.value, inc)) {
                 inc = e.value;
                 found_at[cell] = e.time;
@@ -327,6 +330,8 @@ pub(crate) fn write(imp: &Import, out: &Path, budget: Option<f64>) -> Result<Wri
         }
         best[cell] = inc;
         decisions[cell] = u64::from(step);
+        failed_trials[cell] = failed.len() as u64;
+        failures += failed.len() as u64;
     }
     let text = |v: Vec<String>| v;
     let s = |name: &str, v: Vec<String>| Column::new(name.into(), v);
@@ -382,10 +387,7 @@ pub(crate) fn write(imp: &Import, out: &Path, budget: Option<f64>) -> Result<Wri
         nulls_u32("workers"),
         nulls_f64("makespan_s"),
         nulls_f64("idle_s"),
-        Column::new(
-            "failures".into(),
-            runs.iter().map(|r| r.failures).collect::<Vec<u64>>(),
-        ),
+        Column::new("failures".into(), failed_trials),
         Column::new("exhausted_pulls".into(), vec![0u64; n]),
         Column::new("exhausted_budget".into(), vec![0.0; n]),
         s("replay", vec![format!("imported from {}", imp.tool); n]),

@@ -762,7 +762,6 @@ fn study_run(
         .fold(f64::INFINITY, f64::min);
     let mut clock = 0.0;
     let mut evals = Vec::with_capacity(done.len());
-    let mut failures = 0;
     for (i, t) in done.iter().enumerate() {
         let at = format!("{src}, trial {}", t.number);
         let time = match &opts.clock {
@@ -805,10 +804,7 @@ fn study_run(
                     .and_then(|&s| u32::try_from(s).ok()),
                 "pruned",
             ),
-            _ => {
-                failures += 1;
-                (f64::NAN, None, "failed")
-            }
+            _ => (f64::NAN, None, "failed"),
         };
         evals.push(Eval {
             time,
@@ -824,7 +820,6 @@ fn study_run(
         task,
         seed,
         evals,
-        failures,
         pending,
     })
 }

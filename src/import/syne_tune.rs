@@ -243,7 +243,6 @@ fn read_run(dir: &Path, opts: &Options) -> Result<(ImportedRun, bool, String)> {
         Err(_) => vec![None; df.height()],
     };
     let mut evals = Vec::with_capacity(df.height());
-    let mut failed = std::collections::BTreeSet::new();
     for i in 0..df.height() {
         let at = |col: &str| {
             format!(
@@ -269,9 +268,6 @@ fn read_run(dir: &Path, opts: &Options) -> Result<(ImportedRun, bool, String)> {
             _ => None,
         };
         let is_failed = status[i].as_deref() == Some("Failed");
-        if is_failed {
-            failed.insert(id as u32);
-        }
         evals.push(Eval {
             time: t,
             value: value[i],
@@ -289,7 +285,6 @@ fn read_run(dir: &Path, opts: &Options) -> Result<(ImportedRun, bool, String)> {
             task,
             seed,
             evals,
-            failures: failed.len() as u64,
             pending: 0,
         },
         maximize,
