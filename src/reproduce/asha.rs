@@ -131,21 +131,38 @@ fn at_fraction(r: &Ran, j: usize) -> Vec<Run> {
 }
 
 /// Means over `family`'s cells: busy workers (worker-seconds deciding or training per simulated
-/// second, at most K), units trained per simulated second, and configurations drawn.
+/// second of the budget, at most K: a cell that stops early, its last work done before the
+/// budget ends, counts its idle workers to the end of the budget), units trained per simulated
+/// second of the budget, and configurations drawn.
 fn throughput(r: &Ran, family: &str) -> (f64, f64, f64) {
     let (mut busy, mut rate, mut drawn, mut n) = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
     for x in r.runs.iter().filter(|x| x.family == family) {
         if let Some(&(units, configs, makespan, idle_s)) = r.work.get(&x.cell)
-            && makespan > 0.0
+            && x.budget_abs > 0.0
         {
-            busy += r.workers as f64 - idle_s / makespan;
-            rate += units as f64 / makespan;
+            busy += (r.workers as f64 * makespan - idle_s) / x.budget_abs;
+            rate += units as f64 / x.budget_abs;
             drawn += configs as f64;
             n += 1.0;
         }
     }
     let n = n.max(1.0);
     (busy / n, rate / n, drawn / n)
+}
+
+/// `family`'s cells that stopped early (their last work done before 99.9 % of the budget), and
+/// all its cells.
+fn stopped_early(r: &Ran, family: &str) -> (usize, usize) {
+    let cells: Vec<_> = r.runs.iter().filter(|x| x.family == family).collect();
+    let early = cells
+        .iter()
+        .filter(|x| {
+            r.work
+                .get(&x.cell)
+                .is_some_and(|w| w.2 < 0.999 * x.budget_abs)
+        })
+        .count();
+    (early, cells.len())
 }
 
 /// "better" / "worse" / "no significant difference" for one baseline of a family test.
@@ -209,7 +226,9 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<Vec<PathBuf>> {
             "## `{name}`\n\n### 1. The incumbent at equal wall-clock time\n\n\
              ASHA against synchronous successive halving and Hyperband, the validation accuracy of \
              the incumbent at a quarter, half and all of the budget: one family of two hypotheses \
-             per (workers, time), exact Wilcoxon signed-rank at `{}` units (each the mean over \
+             per (workers, time), Wilcoxon signed-rank (exact where SciPy's `auto` is: n ≤ 50 \
+             without ties or zeros; otherwise the normal approximation, or the exact sign-flip \
+             permutation with ties at n ≤ 13) at `{}` units (each the mean over \
              {}{}), Holm-adjusted within the family; no correction across the twelve families, which are read together. \
              Δ = ASHA − baseline, the mean over units with its 95 % t interval.\n\n\
              | workers | time | against synchronous SH | against Hyperband |\n|---|---|---|---|",
@@ -296,15 +315,21 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<Vec<PathBuf>> {
         let _ = writeln!(
             md,
             "### 2. Throughput\n\nBusy workers: worker-seconds spent training (or deciding) per \
-             simulated second, the mean over cells (K when no worker ever waits); ASHA's units \
-             trained per simulated second and configurations drawn per cell:\n\n\
-             | workers | ASHA: busy workers | units/s | configurations drawn | synchronous SH: busy workers | Hyperband: busy workers | BOHB: busy workers | random search: busy workers |\n|---|---|---|---|---|---|---|---|"
+             simulated second of the budget, the mean over cells (K when no worker ever waits; a \
+             cell that stops early idles to the end of the budget); ASHA's units trained per \
+             simulated second of the budget, configurations drawn per cell, and the cells that \
+             stopped early (nothing left to promote or draw):\n\n\
+             | workers | ASHA: busy workers | units/s | configurations drawn | cells stopped early | synchronous SH: busy workers | Hyperband: busy workers | BOHB: busy workers | random search: busy workers |\n|---|---|---|---|---|---|---|---|---|"
         );
         let mut linear = true;
         for r in &by_k {
             let (busy, rate, drawn) = throughput(r, "asha");
             linear &= busy >= 0.9 * r.workers as f64;
-            let mut row = format!("| {} | {busy:.1} | {rate:.3} | {drawn:.0} |", r.workers);
+            let (early, cells) = stopped_early(r, "asha");
+            let mut row = format!(
+                "| {} | {busy:.1} | {rate:.3} | {drawn:.0} | {early} of {cells} |",
+                r.workers
+            );
             for f in [
                 "asha",
                 "successive-halving",
@@ -384,7 +409,7 @@ mod tests {
             // (units, configurations drawn, makespan, idle seconds)
             work: [
                 (0, (40, 20, 10.0, 0.0)),
-                (1, (20, 10, 10.0, 4.0)),
+                (1, (20, 10, 5.0, 2.0)),
                 (2, (10, 9, 10.0, 20.0)),
             ]
             .into(),
@@ -402,9 +427,12 @@ mod tests {
     #[test]
     fn busy_workers_units_per_second_and_draws_are_means_over_the_familys_cells() {
         let r = ran();
-        // ASHA: busy 4 - 0/10 = 4 and 4 - 4/10 = 3.6; units/s 4 and 2; draws 20 and 10.
+        // ASHA, budget 10: busy (4·10 − 0)/10 = 4, and (4·5 − 2)/10 = 1.8 for the cell that
+        // stopped at 5 s; units/s 40/10 and 20/10; draws 20 and 10.
         let (busy, rate, drawn) = throughput(&r, "asha");
-        assert!((busy - 3.8).abs() < 1e-12 && (rate - 3.0).abs() < 1e-12 && drawn == 15.0);
+        assert!((busy - 2.9).abs() < 1e-12 && (rate - 3.0).abs() < 1e-12 && drawn == 15.0);
+        assert_eq!(stopped_early(&r, "asha"), (1, 2));
+        assert_eq!(stopped_early(&r, "successive-halving"), (0, 1));
         let (busy, _, _) = throughput(&r, "successive-halving");
         assert!((busy - 2.0).abs() < 1e-12);
         assert_eq!(throughput(&r, "hyperband"), (0.0, 0.0, 0.0));
