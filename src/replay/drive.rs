@@ -361,6 +361,7 @@ pub fn drive_workers<W: World + ?Sized>(
             busy_s += finish - decided_at;
             if k == 1 {
                 // Deliver at once: the sequential loop.
+                world.completed(arm);
                 let charged = observe_s.map_or(0.0, |s| world.ledger_mut().clock.add_overhead(s));
                 busy_s += charged;
                 now = finish + charged;
@@ -453,6 +454,7 @@ pub fn drive_workers<W: World + ?Sized>(
                     seen.incumbent = Some(r.reward);
                 }
             }
+            world.completed(arm);
             let reward = f.has_reward.then_some(f.reward);
             let t1 = (overhead == Overhead::Measured).then(Instant::now);
             policy.observe(&Observation {

@@ -204,6 +204,11 @@ pub trait World {
         (self.ledger().arm_best[arm], f64::NEG_INFINITY, false)
     }
 
+    /// The work on `arm` has completed: its result is revealed to the policy now (with several
+    /// workers, in the order work finishes; with one, right after it started). The pool world
+    /// counts the result for its recommendation here, so ties go by revealed order.
+    fn completed(&mut self, _arm: usize) {}
+
     /// What `arm` is, for the trajectory: its configuration in the pool world, else the arm
     /// (learner) index itself.
     fn config_of(&self, arm: usize) -> u32 {

@@ -54,6 +54,10 @@ pub struct PoolWorld<'a> {
     /// Per arm: the sum of its ok unit rewards and their count (for `mean-of-units`).
     sums: Vec<(f64, u32)>,
     best_seen: Option<(usize, u32, f64)>,
+    /// Results in flight, (arm, unit, reward): they count for the best seen when their work
+    /// completes, so that among equal scores the first *revealed* is kept with any number of
+    /// workers (with one, work completes before the next starts).
+    in_flight: Vec<(usize, u32, f64)>,
     pub draws: u64,
     pub mutations: u64,
     pub mutation_fallbacks: u64,
@@ -115,6 +119,7 @@ impl<'a> PoolWorld<'a> {
             config: Vec::new(),
             sums: Vec::new(),
             best_seen: None,
+            in_flight: Vec::new(),
             draws: 0,
             mutations: 0,
             mutation_fallbacks: 0,
@@ -335,13 +340,7 @@ impl<'a> PoolWorld<'a> {
             self.last[arm] = reward;
             self.sums[arm].0 += reward;
             self.sums[arm].1 += 1;
-            let better = |b: f64| match self.cfg.ties {
-                Ties::First => reward > b,
-                Ties::Last => reward >= b,
-            };
-            if self.best_seen.is_none_or(|b| better(b.2)) {
-                self.best_seen = Some((arm, u as u32, reward));
-            }
+            self.in_flight.push((arm, u as u32, reward));
         }
         self.done[arm] = !ok || u + 1 >= curve.len() || u + 1 >= self.pool.manifest.units as usize;
         if self.cfg.incumbent == IncumbentRule::Last {
@@ -373,7 +372,15 @@ impl<'a> PoolWorld<'a> {
     /// The configuration the cell recommends under the configured rule.
     pub fn recommend(&self) -> Option<Recommended> {
         let (arm, unit) = match self.cfg.recommendation {
-            Recommendation::BestSeen => self.best_seen.map(|(a, u, _)| (a, u))?,
+            Recommendation::BestSeen => {
+                // Results still in flight (a world driven without the loop, which completes
+                // every piece of work before a cell ends) count in the order they started.
+                let best = self
+                    .in_flight
+                    .iter()
+                    .fold(self.best_seen, |b, &r| self.cfg.ties.better(b, r));
+                best.map(|(a, u, _)| (a, u))?
+            }
             Recommendation::Last => {
                 let a = argmax_finite(&self.last)?;
                 (a, self.last_ok_unit(a)?)
@@ -444,6 +451,14 @@ fn argmax_finite(v: &[f64]) -> Option<usize> {
 }
 
 impl World for PoolWorld<'_> {
+    fn completed(&mut self, arm: usize) {
+        let Some(i) = self.in_flight.iter().position(|x| x.0 == arm) else {
+            return;
+        };
+        let result = self.in_flight.remove(i);
+        self.best_seen = self.cfg.ties.better(self.best_seen, result);
+    }
+
     fn kind(&self) -> WorldKind {
         WorldKind::Pool
     }
@@ -742,6 +757,76 @@ pub(crate) mod tests {
             let test = if c == 1 { 0.7 } else { 0.79 };
             assert!((r.test_score - test).abs() < 1e-6, "{ties:?}");
         }
+    }
+
+    /// Draws every configuration, then waits for the work in flight.
+    struct DrawAll;
+
+    impl crate::protocol::Policy for DrawAll {
+        fn decide(&mut self, view: &View<'_>, _rng: &mut Rng) -> Action {
+            match view.pool {
+                Some(p) if p.undrawn > 0 => Action::Draw,
+                _ if !view.pending.is_empty() => Action::Wait,
+                _ => Action::Stop,
+            }
+        }
+        fn observe(&mut self, _obs: &Observation<'_>) {}
+    }
+
+    /// With two workers, ties go to the first *revealed* result, as with one: two configurations
+    /// reach the same validation score in one unit, the one drawn first trains 1.0 s and the
+    /// other 0.1 s, so the second is revealed first and is recommended (`ties = first`), and the
+    /// first with `ties = last`. Over seeds both draw orders occur.
+    #[test]
+    fn with_two_workers_ties_go_by_the_order_results_are_revealed() {
+        let mut pool = hand_pool(2, 1, |_| vec![0.8]);
+        pool.tasks[0].curves[1].test_score = vec![0.7];
+        let mut orders = std::collections::BTreeSet::new();
+        for seed in 1..12 {
+            for ties in [Ties::First, Ties::Last] {
+                let mut costs = pool.clone();
+                let cfg = PoolWorldConfig {
+                    ties,
+                    ..PoolWorldConfig::default()
+                };
+                // Which configuration the world draws first depends on the seed: learn it, then
+                // make that one the slow one.
+                let mut probe = PoolWorld::new(&pool, &pool.tasks[0], cfg, 2.0, 1.0, seed);
+                let first = probe.apply(Action::Draw).unwrap().arm;
+                let first_config = probe.arm_configs()[first] as usize;
+                orders.insert(first_config);
+                costs.tasks[0].curves[first_config].cost_s = vec![1.0];
+                costs.tasks[0].curves[1 - first_config].cost_s = vec![0.1];
+                let mut w = PoolWorld::new(&costs, &costs.tasks[0], cfg, 2.0, 1.0, seed);
+                let mut steps: Vec<super::super::Step> = Vec::new();
+                super::super::drive_workers(
+                    &mut w,
+                    &mut DrawAll,
+                    "draw-all",
+                    &mut Rng::new(seed),
+                    super::super::Overhead::None,
+                    2,
+                    &mut [&mut steps],
+                )
+                .unwrap();
+                assert_eq!(steps.len(), 2);
+                // Steps come in the order work finished: the fast one first.
+                assert!(steps[0].finish < steps[1].finish);
+                let revealed_first = steps[0].config as usize;
+                assert_ne!(revealed_first, first_config, "seed {seed}");
+                let want = match ties {
+                    Ties::First => revealed_first,
+                    Ties::Last => first_config,
+                };
+                let r = w.recommend().unwrap();
+                assert_eq!(r.config as usize, want, "seed {seed}, {ties:?}");
+            }
+        }
+        assert_eq!(
+            orders.len(),
+            2,
+            "both configurations drawn first at some seed"
+        );
     }
 
     #[test]

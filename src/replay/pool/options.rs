@@ -43,6 +43,22 @@ pub enum Ties {
 }
 
 impl Ties {
+    /// The best of `best` and `result` (arm, unit, reward) under this rule: `first` keeps the
+    /// earlier of equal rewards, `last` takes the later.
+    pub fn better(
+        self,
+        best: Option<(usize, u32, f64)>,
+        result: (usize, u32, f64),
+    ) -> Option<(usize, u32, f64)> {
+        let wins = best.is_none_or(|b| match self {
+            Ties::First => result.2 > b.2,
+            Ties::Last => result.2 >= b.2,
+        });
+        if wins { Some(result) } else { best }
+    }
+}
+
+impl Ties {
     pub fn as_str(self) -> &'static str {
         match self {
             Ties::First => "first",
