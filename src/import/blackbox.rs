@@ -480,19 +480,19 @@ pub(crate) fn import(dir: &Path, out: &Path, opts: &Options) -> Result<Written> 
             // One task's evaluations in memory at a time, at their stored width; its curves go
             // out in batches of rows (one parquet row group each).
             let slice = ev.take(per_task, &ev_path)?;
-            let at = |_t: usize, c: usize, s: usize, f: usize, k: usize| {
+            let at = |c: usize, s: usize, f: usize, k: usize| {
                 slice.get(((c * n_seeds + s) * n_fid + f) * n_obj + k)
             };
             // Named by the task's place, so that no two tasks can share a file (`a/b` and
             // `a-b` once did); the name after it is for a reader, the `dataset` column is the key.
             let file = format!("{t:05}-{}.parquet", crate::names::file_part(task));
-            let mut curves = Curves::create(&tmp.join("curves").join(file), task)?;
+            let mut curves = Curves::new(&tmp.join("curves").join(file), task);
             for s in 0..n_seeds {
                 for c in 0..n_configs {
                     let mut before = 0.0;
                     for f in 0..n_fid {
-                        let x = at(t, c, s, f, score_k);
-                        let secs = at(t, c, s, f, cost_k);
+                        let x = at(c, s, f, score_k);
+                        let secs = at(c, s, f, cost_k);
                         let step = if cumulative { secs - before } else { secs };
                         before = secs;
                         let here = || {
@@ -532,7 +532,7 @@ pub(crate) fn import(dir: &Path, out: &Path, opts: &Options) -> Result<Written> 
                                 num(x)
                             );
                         }
-                        let t_val = test_k.map_or(f64::NAN, |k| at(t, c, s, f, k));
+                        let t_val = test_k.map_or(f64::NAN, |k| at(c, s, f, k));
                         if t_val.is_infinite() || t_val.is_finite() && !(t_val as f32).is_finite() {
                             bail!(
                                 "{}: {} is {}, which a pool's 32-bit test scores cannot hold; give finite values, or NaN for none",
@@ -608,7 +608,8 @@ pub(crate) fn import(dir: &Path, out: &Path, opts: &Options) -> Result<Written> 
 struct Curves<'a> {
     path: std::path::PathBuf,
     task: &'a str,
-    writer: polars::io::parquet::write::BatchedWriter<std::fs::File>,
+    /// Made at the first flush, from that batch's schema.
+    writer: Option<polars::io::parquet::write::BatchedWriter<std::fs::File>>,
     run: Vec<i32>,
     config_id: Vec<i32>,
     unit: Vec<i32>,
@@ -621,20 +622,11 @@ struct Curves<'a> {
 impl<'a> Curves<'a> {
     const BATCH: usize = 1 << 18;
 
-    fn create(path: &Path, task: &'a str) -> Result<Curves<'a>> {
-        let f = std::fs::File::create(path)
-            .with_context(|| format!("{}: cannot create", path.display()))?;
-        let schema = Self::frame(task, &[], &[], &[], &[], &[], &[], &[])?
-            .schema()
-            .clone();
-        let writer = ParquetWriter::new(f)
-            .with_compression(ParquetCompression::Zstd(None))
-            .batched(&schema)
-            .map_err(|e| anyhow::anyhow!("{}: cannot write ({e})", path.display()))?;
-        Ok(Curves {
+    fn new(path: &Path, task: &'a str) -> Curves<'a> {
+        Curves {
             path: path.to_path_buf(),
             task,
-            writer,
+            writer: None,
             run: Vec::new(),
             config_id: Vec::new(),
             unit: Vec::new(),
@@ -642,35 +634,7 @@ impl<'a> Curves<'a> {
             test: Vec::new(),
             cost: Vec::new(),
             ok: Vec::new(),
-        })
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn frame(
-        task: &str,
-        run: &[i32],
-        config_id: &[i32],
-        unit: &[i32],
-        score: &[f32],
-        test: &[f32],
-        cost: &[f32],
-        ok: &[bool],
-    ) -> Result<DataFrame> {
-        let rows = run.len();
-        let status: Vec<&str> = ok
-            .iter()
-            .map(|&o| if o { "ok" } else { "failed" })
-            .collect();
-        Ok(df!(
-            "dataset" => vec![task; rows],
-            "run" => run,
-            "config_id" => config_id,
-            "unit" => unit,
-            "score" => score,
-            "test_score" => test,
-            "cost_s" => cost,
-            "status" => status,
-        )?)
+        }
     }
 
     /// One row: (run, configuration, unit), (score, test score, seconds), whether it succeeded.
@@ -688,23 +652,40 @@ impl<'a> Curves<'a> {
         Ok(())
     }
 
+    /// Write the rows held as one batch (none: only make the writer) and clear them.
     fn flush(&mut self) -> Result<()> {
-        if self.run.is_empty() {
-            return Ok(());
-        }
-        let df = Self::frame(
-            self.task,
-            &self.run,
-            &self.config_id,
-            &self.unit,
-            &self.score,
-            &self.test,
-            &self.cost,
-            &self.ok,
+        let status: Vec<&str> = self
+            .ok
+            .iter()
+            .map(|&o| if o { "ok" } else { "failed" })
+            .collect();
+        let df = df!(
+            "dataset" => vec![self.task; self.run.len()],
+            "run" => &self.run,
+            "config_id" => &self.config_id,
+            "unit" => &self.unit,
+            "score" => &self.score,
+            "test_score" => &self.test,
+            "cost_s" => &self.cost,
+            "status" => status,
         )?;
-        self.writer
-            .write_batch(&df)
-            .map_err(|e| anyhow::anyhow!("{}: cannot write ({e})", self.path.display()))?;
+        let bad = |e: PolarsError| anyhow::anyhow!("{}: cannot write ({e})", self.path.display());
+        if self.writer.is_none() {
+            let f = std::fs::File::create(&self.path)
+                .with_context(|| format!("{}: cannot create", self.path.display()))?;
+            let w = ParquetWriter::new(f)
+                .with_compression(ParquetCompression::Zstd(None))
+                .batched(df.schema())
+                .map_err(bad)?;
+            self.writer = Some(w);
+        }
+        if df.height() > 0 {
+            self.writer
+                .as_mut()
+                .expect("made above")
+                .write_batch(&df)
+                .map_err(bad)?;
+        }
         for v in [&mut self.run, &mut self.config_id, &mut self.unit] {
             v.clear();
         }
@@ -717,9 +698,10 @@ impl<'a> Curves<'a> {
 
     fn finish(mut self) -> Result<()> {
         self.flush()?;
-        self.writer
-            .finish()
-            .map_err(|e| anyhow::anyhow!("{}: cannot write ({e})", self.path.display()))?;
+        if let Some(w) = &self.writer {
+            w.finish()
+                .map_err(|e| anyhow::anyhow!("{}: cannot write ({e})", self.path.display()))?;
+        }
         Ok(())
     }
 }
