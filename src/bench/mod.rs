@@ -392,7 +392,7 @@ pub fn measure_memory(
     dir: &Path,
     threads: Option<usize>,
 ) -> Result<Vec<MemoryPoint>> {
-    use anyhow::{Context, bail};
+    use anyhow::Context;
     let text = std::fs::read_to_string(file)
         .with_context(|| format!("{}: cannot read the experiment file", file.display()))?;
     let table: toml::Table = toml::from_str(&text)
@@ -422,42 +422,46 @@ pub fn measure_memory(
             .arg("--out")
             .arg(&out)
             .arg("--quiet")
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::piped());
+            .stdout(std::process::Stdio::null());
         if let Some(n) = threads {
             cmd.arg("--threads").arg(n.to_string());
         }
-        let t0 = Instant::now();
-        let mut child = cmd
-            .spawn()
-            .with_context(|| format!("cannot start {}", exe.display()))?;
-        // Its messages (warnings about the traces) are read while it runs and shown only if it
-        // fails: the pipe must not fill up and stall it.
-        let mut stderr = child.stderr.take().context("no stderr pipe")?;
-        let reader = std::thread::spawn(move || {
-            let mut s = String::new();
-            let _ = std::io::Read::read_to_string(&mut stderr, &mut s);
-            s
-        });
-        let (status, maxrss_kib) = wait_with_rusage(child.id())?;
-        let seconds = t0.elapsed().as_secs_f64();
-        let messages = reader.join().unwrap_or_default();
-        if status != 0 {
-            bail!(
-                "banditbench run {} exited with status {status}:\n{messages}",
-                variant.display()
-            );
-        }
+        let (peak_rss_mib, seconds) = measured(cmd)?;
         let _ = std::fs::remove_dir_all(&out);
         points.push(MemoryPoint {
             repetitions: r,
             cells: per_repetition * r as usize,
-            peak_rss_mib: maxrss_kib as f64 / 1024.0,
+            peak_rss_mib,
             seconds,
         });
     }
     let _ = std::fs::remove_dir_all(dir);
     Ok(points)
+}
+
+/// Run `cmd` (a banditbench command) to its end: its peak resident memory in MiB and its wall
+/// seconds. Its messages are read while it runs (the pipe must not fill up and stall it) and
+/// shown only if it fails.
+fn measured(mut cmd: std::process::Command) -> Result<(f64, f64)> {
+    use anyhow::{Context, bail};
+    let t0 = Instant::now();
+    let mut child = cmd
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .with_context(|| format!("cannot start {cmd:?}"))?;
+    let mut stderr = child.stderr.take().context("no stderr pipe")?;
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = std::io::Read::read_to_string(&mut stderr, &mut s);
+        s
+    });
+    let (status, maxrss_kib) = wait_with_rusage(child.id())?;
+    let seconds = t0.elapsed().as_secs_f64();
+    let messages = reader.join().unwrap_or_default();
+    if status != 0 {
+        bail!("{cmd:?} exited with status {status}:\n{messages}");
+    }
+    Ok((maxrss_kib as f64 / 1024.0, seconds))
 }
 
 /// Wait for child `pid` and return its exit status (128 + signal if killed) and its own peak
@@ -546,26 +550,14 @@ pub fn measure_blackbox_import(
     let input_bytes = std::fs::metadata(&out_path)?.len();
     let exe = std::env::current_exe().context("cannot find this program's path")?;
     let import = |from: &Path, out: &Path| -> Result<(f64, f64)> {
-        let t0 = Instant::now();
-        let child = std::process::Command::new(&exe)
-            .args(["import", "blackbox"])
+        let mut cmd = std::process::Command::new(&exe);
+        cmd.args(["import", "blackbox"])
             .arg(from)
             .arg("--out")
             .arg(out)
             .args(args)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .with_context(|| format!("cannot start {}", exe.display()))?;
-        let (status, maxrss_kib) = wait_with_rusage(child.id())?;
-        if status != 0 {
-            bail!(
-                "banditbench import blackbox {} {} exited with status {status}",
-                from.display(),
-                args.join(" ")
-            );
-        }
-        Ok((maxrss_kib as f64 / 1024.0, t0.elapsed().as_secs_f64()))
+            .stdout(std::process::Stdio::null());
+        measured(cmd)
     };
     let (baseline_rss_mib, _) = import(fixture, &dir.join("pool-small"))?;
     let (peak_rss_mib, seconds) = import(&big, &dir.join("pool-large"))?;
