@@ -309,28 +309,25 @@ impl Default for LeaderboardOptions {
     }
 }
 
-/// Both ratings of one sequence of units (indices into `per_unit`, each unit's matches),
-/// calibrated.
-fn ratings(
+/// Bradley–Terry on one sequence of units (indices into `per_unit`, each unit's matches), from
+/// `start` if given: the strengths (NaN where they do not exist), the ratings on the Elo scale
+/// with the baseline (or the strengths' geometric mean) at 1000, and the sweeps taken.
+fn bt_ratings(
     k: usize,
     per_unit: &[Vec<Match>],
     units: &[usize],
     start: Option<&[f64]>,
     o: &LeaderboardOptions,
-) -> (Vec<f64>, Vec<f64>, Vec<f64>, usize) {
+) -> (Vec<f64>, Vec<f64>, usize) {
     let ms: Vec<&[Match]> = units.iter().map(|&u| per_unit[u].as_slice()).collect();
     let (p, sweeps) =
         bradley_terry(k, &ms, start, o.tolerance, o.limit).unwrap_or((vec![f64::NAN; k], 0));
-    let log_ref = match o.baseline {
-        Some(b) => p[b].log10(),
-        None => 0.0,
-    };
-    let bt: Vec<f64> = p
+    let log_ref = o.baseline.map_or(0.0, |b| p[b].log10());
+    let bt = p
         .iter()
         .map(|x| 400.0 * (x.log10() - log_ref) + 1000.0)
         .collect();
-    let el = calibrated(&elo(k, &ms, o.elo), o.baseline);
-    (p, bt, el, sweeps)
+    (p, bt, sweeps)
 }
 
 /// Elo ratings shifted so that the baseline, or else their mean, is 1000.
@@ -381,7 +378,11 @@ pub fn leaderboard(t: &ScoreTable, opts: &LeaderboardOptions) -> Leaderboard {
                 .collect()
         })
         .collect();
-    let (p, bt, el, sweeps) = ratings(k, &per_unit, &order, None, &o);
+    let (p, bt, sweeps) = bt_ratings(k, &per_unit, &order, None, &o);
+    let el = calibrated(
+        &elo_lanes(k, &per_unit, &[order.clone()], o.elo)[0],
+        o.baseline,
+    );
     let (mut bt_interval, mut elo_interval) = (Vec::new(), Vec::new());
     let mut bt_undefined = 0;
     if o.samples > 0 {
@@ -402,15 +403,7 @@ pub fn leaderboard(t: &ScoreTable, opts: &LeaderboardOptions) -> Leaderboard {
         // sweeps. Elo eight resamples at a time (`elo_lanes`), the same numbers as one by one.
         let bt_draws: Vec<Vec<f64>> = resamples
             .par_iter()
-            .map(|draw| {
-                let ms: Vec<&[Match]> = draw.iter().map(|&u| per_unit[u].as_slice()).collect();
-                let (q, _) = bradley_terry(k, &ms, Some(&p), o.tolerance, o.limit)
-                    .unwrap_or((vec![f64::NAN; k], 0));
-                let log_ref = o.baseline.map_or(0.0, |b| q[b].log10());
-                q.iter()
-                    .map(|x| 400.0 * (x.log10() - log_ref) + 1000.0)
-                    .collect()
-            })
+            .map(|draw| bt_ratings(k, &per_unit, draw, Some(&p), &o).1)
             .collect();
         let elo_draws: Vec<Vec<f64>> = resamples
             .par_chunks(32)
