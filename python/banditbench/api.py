@@ -567,14 +567,10 @@ def _files(folder: str) -> Dict[str, str]:
 
 
 def _same_files(a: str, b: str) -> bool:
+    import filecmp
+
     fa, fb = _files(a), _files(b)
-    if fa.keys() != fb.keys():
-        return False
-    for rel, pa in fa.items():
-        with open(pa, "rb") as x, open(fb[rel], "rb") as y:
-            if x.read() != y.read():
-                return False
-    return True
+    return fa.keys() == fb.keys() and all(filecmp.cmp(fa[k], fb[k], shallow=False) for k in fa)
 
 
 def _is_import(folder: str) -> bool:
