@@ -330,33 +330,27 @@ fn damaged_results_folders_name_the_file_and_what_to_do() {
     let other = dir.join("other");
     std::fs::create_dir_all(&other).unwrap();
     std::fs::copy(out.join("trajectories.parquet"), other.join("runs.parquet")).unwrap();
+    let copy = |f: &str| std::fs::copy(out.join(f), other.join(f)).unwrap();
+    let report = || fails(&["report", other.to_str().unwrap()]);
     // Without its lock file the folder is not whole: said before anything is ranked.
-    let e = fails(&["report", other.to_str().unwrap()]);
+    let e = report();
     assert!(
         e.contains("no experiment.lock.toml beside runs.parquet") && e.contains("copy the lock"),
         "{e}"
     );
-    std::fs::copy(
-        out.join("experiment.lock.toml"),
-        other.join("experiment.lock.toml"),
-    )
-    .unwrap();
+    copy("experiment.lock.toml");
     // Without the trajectories its lock says were written: named.
-    let e = fails(&["report", other.to_str().unwrap()]);
+    let e = report();
     assert!(
         e.contains("no trajectories.parquet, though experiment.lock.toml says"),
         "{e}"
     );
-    std::fs::copy(
-        out.join("trajectories.parquet"),
-        other.join("trajectories.parquet"),
-    )
-    .unwrap();
-    let e = fails(&["report", other.to_str().unwrap()]);
+    copy("trajectories.parquet");
+    let e = report();
     assert!(e.contains("runs.parquet") && e.contains("no column"), "{e}");
     // A garbage lock file stops the report too, with the same advice as a resume.
     std::fs::write(other.join("experiment.lock.toml"), "\u{0}garbage = = \n").unwrap();
-    let e = fails(&["report", other.to_str().unwrap()]);
+    let e = report();
     assert!(
         e.contains("experiment.lock.toml: not a valid lock file"),
         "{e}"
