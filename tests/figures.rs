@@ -201,6 +201,40 @@ fn heat_maps_fit() {
             },
         );
     }
+    // The win-rate matrix: rows named by policies, one of them far longer than a page (its
+    // label is shortened, as every figure's row labels are).
+    for n in [2, 6] {
+        let mut rows = labels(n);
+        rows.push("p".repeat(400));
+        let k = rows.len();
+        check(
+            "heatmap-win-rate",
+            &HeatMaps {
+                title: "Win rate over 20 units (row against column)".into(),
+                x_name: "opponent (numbered as the rows)".into(),
+                y_name: "policy".into(),
+                x_values: (1..=k).map(|r| r.to_string()).collect(),
+                y_values: rows
+                    .iter()
+                    .enumerate()
+                    .map(|(r, l)| format!("{}. {l}", r + 1))
+                    .collect(),
+                panels: vec![(
+                    String::new(),
+                    (0..k)
+                        .map(|a| {
+                            (0..k)
+                                .map(|b| if a == b { f64::NAN } else { 0.5 })
+                                .collect()
+                        })
+                        .collect(),
+                )],
+                scale: Scale::Share {
+                    name: "win rate".into(),
+                },
+            },
+        );
+    }
 }
 
 #[test]

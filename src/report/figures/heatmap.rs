@@ -103,8 +103,16 @@ impl HeatMaps {
         (lo, hi)
     }
 
-    fn y_label_width(&self) -> u32 {
-        max_width(self.y_values.iter().map(|s| s.as_str()), TICK_PT) + upt(14.0)
+    /// The row labels' column: the widest label, at most 45 % of the page (longer labels are
+    /// shortened with an ellipsis), plus a gap.
+    fn y_label_width(&self, page: &Page) -> u32 {
+        // Room the cells and the axis name leave on the page, never more than 45 % of it.
+        let cells = self.cell_w() * self.x_values.len() as u32 + upt(8.0 + 14.0 + TEXT_PT * 2.0);
+        let room = page
+            .width()
+            .saturating_sub(cells)
+            .min(page.width() * 45 / 100);
+        max_width(self.y_values.iter().map(|s| s.as_str()), TICK_PT).min(room) + upt(14.0)
     }
 
     fn cell_w(&self) -> u32 {
@@ -113,13 +121,13 @@ impl HeatMaps {
             .max(upt(16.0))
     }
 
-    fn panel_w(&self) -> u32 {
-        self.y_label_width() + self.cell_w() * self.x_values.len() as u32 + upt(8.0)
+    fn panel_w(&self, page: &Page) -> u32 {
+        self.y_label_width(page) + self.cell_w() * self.x_values.len() as u32 + upt(8.0)
     }
 
     fn grid(&self, page: &Page) -> (usize, usize) {
         let n = self.panels.len().max(1);
-        let cols = ((page.width() / self.panel_w().max(1)) as usize).clamp(1, n);
+        let cols = ((page.width() / self.panel_w(page).max(1)) as usize).clamp(1, n);
         (n.div_ceil(cols), cols)
     }
 
@@ -141,13 +149,13 @@ impl Figure for HeatMaps {
         let (rows, cols) = self.grid(page);
         let areas = body.split_evenly((rows, cols));
         let (cw, ch) = (self.cell_w() as i32, pt(CELL_H_PT));
-        let ylw = self.y_label_width() as i32;
+        let ylw = self.y_label_width(page) as i32;
         // The colour scale spans the mean ranks shown (not 1..k, which would spend most of the
         // scale on values no setting has), rounded out to halves.
         let (lo, hi) = self.range();
         for ((caption, grid), area) in self.panels.iter().zip(&areas) {
             let aw = area.dim_in_pixel().0 as i32;
-            let left = ((aw - self.panel_w() as i32) / 2).max(0) + ylw;
+            let left = ((aw - self.panel_w(page) as i32) / 2).max(0) + ylw;
             let top = pt(TEXT_PT * 1.6);
             area.draw(&Text::new(
                 fit(caption, TEXT_PT, aw as u32),
@@ -161,7 +169,7 @@ impl Figure for HeatMaps {
             for (yi, row) in grid.iter().enumerate() {
                 let y = top + ch * yi as i32;
                 area.draw(&Text::new(
-                    self.y_values[yi].clone(),
+                    fit(&self.y_values[yi], TICK_PT, (ylw - pt(14.0)).max(0) as u32),
                     (left - pt(2.0), y + ch / 2),
                     anchored(TICK_PT, HPos::Right, VPos::Center),
                 ))
@@ -202,12 +210,12 @@ impl Figure for HeatMaps {
                 ))
                 .map_err(de)?;
             }
+            // Centred under the cells, moved in where that would leave the figure.
+            let half = text_width(&self.x_name, TEXT_PT) as i32 / 2;
+            let centre = left + cw * self.x_values.len() as i32 / 2;
             area.draw(&Text::new(
                 self.x_name.clone(),
-                (
-                    left + cw * self.x_values.len() as i32 / 2,
-                    bottom + pt(10.0),
-                ),
+                (centre.min(aw - half).max(half), bottom + pt(10.0)),
                 anchored(TEXT_PT, HPos::Center, VPos::Top),
             ))
             .map_err(de)?;
