@@ -3,13 +3,15 @@
 //! loads, naming the family and the key, exactly when the family does not declare that it runs on
 //! several workers in that world. This is the class test for "a family claims a world or a worker
 //! count it cannot run": a panic, a collision on a running arm or a refusal that the declaration
-//! does not predict fails it.
+//! does not predict fails it. Every finished cell's bookkeeping is checked against its trajectory
+//! too (`bookkeeping`): one definition of when the best was found, at every worker count.
 
 use std::path::{Path, PathBuf};
 
 use super::data::prepare;
 use crate::policy::registry;
 use crate::replay::WorldKind;
+use crate::replay::pool::{IncumbentRule, Recommendation};
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -91,14 +93,68 @@ fn try_run(path: &Path) -> Outcome {
     if let Err(e) = data.check(&exp) {
         return Outcome::Refused(format!("{e:#}"));
     }
+    // The pool world's recommendation can differ from its anytime incumbent.
+    let best_seen = match &exp.world.options {
+        super::WorldOptions::Pool(o) => {
+            o.incumbent == IncumbentRule::BestSeen && o.recommendation == Recommendation::BestSeen
+        }
+        _ => true,
+    };
     for cell in data.expand_cells(&exp) {
         // A panic becomes an error as in a run (`caught`), so it fails the combination.
         let what = format!("cell {}", cell.index);
-        if let Err(e) = super::caught(&what, || data.run_cell(&cell, &exp, true)) {
-            return Outcome::Failed(format!("{what}: {e:#}"));
+        match super::caught(&what, || data.run_cell(&cell, &exp, true)) {
+            Err(e) => return Outcome::Failed(format!("{what}: {e:#}")),
+            Ok(r) => {
+                if let Err(e) = bookkeeping(&r, best_seen) {
+                    return Outcome::Failed(format!("{what}: {e}"));
+                }
+            }
         }
     }
     Outcome::Finished
+}
+
+/// The numbers of a cell agree with its trajectory: `best_found_at` is the `time` of the step
+/// that revealed the reported best (with a best-seen incumbent, the first step whose incumbent
+/// reaches it), and idle time is never negative before its floor at zero.
+fn bookkeeping(r: &super::CellResult, best_seen: bool) -> Result<(), String> {
+    let steps = &r.steps;
+    if r.best_score.is_nan() {
+        return match r.best_found_at.is_nan() {
+            true => Ok(()),
+            false => Err(format!(
+                "best_found_at is {} with nothing found",
+                r.best_found_at
+            )),
+        };
+    }
+    if !steps.iter().any(|s| s.time == r.best_found_at) {
+        return Err(format!(
+            "best_found_at {} is the time of no step",
+            r.best_found_at
+        ));
+    }
+    if best_seen {
+        let first = steps
+            .iter()
+            .find(|s| s.incumbent == r.best_score)
+            .map(|s| s.time);
+        if first != Some(r.best_found_at) {
+            return Err(format!(
+                "best_found_at {} but the incumbent first reaches the best {} at time {first:?}",
+                r.best_found_at, r.best_score
+            ));
+        }
+    }
+    let busy = r.workers as f64 * r.makespan_s - r.idle_s;
+    if busy < -1e-9 * r.makespan_s.max(1.0) {
+        return Err(format!(
+            "busy worker-seconds {busy} are negative (makespan {}, idle {})",
+            r.makespan_s, r.idle_s
+        ));
+    }
+    Ok(())
 }
 
 #[test]

@@ -354,6 +354,7 @@ pub fn run_pool_cell(
     let mut r = CellResult::from_world(cell, &world, budget_abs, steps);
     r.best_score = recommended.map_or(f64::NAN, |x| x.score);
     r.best_test_score = recommended.map_or(f64::NAN, |x| x.test_score);
+    r.best_found_at = recommended.map_or(f64::NAN, |x| x.found_at);
     r.best_arm = recommended.map(|x| data.pool.configs[x.config as usize].learner);
     r.pulls = learner_units;
     r.time_s = learner_s;

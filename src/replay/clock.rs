@@ -3,9 +3,10 @@
 //! charged to it), the tolerance at which it counts as spent, and a policy's request to stop.
 //!
 //! The overhead models say how much of a policy's computation is charged; the replay loop
-//! (`drive`) says when: a `fixed` charge before each decision (the cell ends if it spends the
-//! budget), a `per_fit` charge after the decision for the curve fits it made, a `measured` charge
-//! after the observation for the wall time of both calls. A budget that counts pulls or units has
+//! (`drive`) says when: a `fixed` charge before each decision (a decision that would not finish
+//! within the budget is not taken and not charged: the worker retires), a `per_fit` charge after
+//! the decision for the curve fits it made, a `measured` charge after the observation for the wall
+//! time of both calls. Every charged second is the deciding worker's busy time. A budget that counts pulls or units has
 //! no time to charge, so there every model charges nothing.
 
 /// How the policy's own computation is charged to the budget.

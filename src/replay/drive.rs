@@ -187,10 +187,13 @@ fn event_worker(key: u128) -> usize {
 /// on one worker at a time. A worker may wait for the next completion; a wait holds for the rest
 /// of the instant, so the other free workers wait with it (nothing new can arrive before then).
 ///
-/// Charging order per decision: a `fixed` overhead before the decision (a worker whose start
-/// would pass the budget retires), a `per_fit` charge and the `measured` decision time after it,
-/// all delaying this worker's start; the `measured` time of an observation delays the next start
-/// of the worker whose result it was. Overhead is time only in a budget of seconds.
+/// Charging order per decision: a `fixed` overhead before the decision (a worker whose decision
+/// would not finish within the budget retires without deciding, charged nothing), a `per_fit`
+/// charge and the `measured` decision time after it, all delaying this worker's start; the
+/// `measured` time of an observation delays the next start of the worker whose result it was.
+/// Overhead is time only in a budget of seconds. Every charged second is deciding time, never
+/// idle: a decision to wait or to stop included (the makespan lasts until a stop was decided).
+/// A result counts for the incumbent when its work completes, found at the budget used then.
 ///
 /// With one worker this is the sequential loop: decide, act, observe, until the world is done or
 /// the policy stops. An action the world cannot take is an error naming the policy.
@@ -204,6 +207,8 @@ pub fn drive_workers<W: World + ?Sized>(
     observers: &mut [&mut dyn Observer],
 ) -> Result<()> {
     let k = workers.max(1);
+    // Results count for the incumbent when their work completes.
+    world.ledger_mut().defer = true;
     let sign = world.sign();
     let timed = world.ledger().clock.is_timed();
     let mut now = world.ledger().clock.used;
@@ -212,6 +217,7 @@ pub fn drive_workers<W: World + ?Sized>(
     // Idle workers (free, or waiting for the next completion), lowest index first.
     let mut free: BinaryHeap<Reverse<usize>> = (0..k).map(Reverse).collect();
     let mut stopped = false;
+    let mut stopped_at = now;
     // The standard library's binary heap, kept after measuring the alternatives on `bench
     // --only workers` (random search, 256 workers, callgrind, loop instructions per decision:
     // this heap about 170 of about 1 000): a tournament tree (its delivered worker's path is
@@ -247,10 +253,15 @@ pub fn drive_workers<W: World + ?Sized>(
                 continue;
             }
             if let Overhead::Fixed(s) = overhead {
-                start += world.ledger_mut().clock.add_overhead(s);
-                if at_start(world, start) {
+                // A decision that would not finish within the budget is not taken: the worker
+                // retires at once, and nothing is charged (its time counts as idle).
+                if at_start(world, start + s) {
+                    if timed {
+                        world.ledger_mut().clock.used = start;
+                    }
                     continue;
                 }
+                start += world.ledger_mut().clock.add_overhead(s);
             }
             let t0 = (overhead == Overhead::Measured).then(Instant::now);
             let action = {
@@ -282,7 +293,11 @@ pub fn drive_workers<W: World + ?Sized>(
             }
             let kind = match action {
                 Action::Stop => {
+                    // The decision to stop took its overhead too: deciding time, and the
+                    // makespan lasts until it was taken.
                     stopped = true;
+                    busy_s += start - decided_at;
+                    stopped_at = start;
                     world.ledger_mut().clock.stop();
                     break;
                 }
@@ -294,7 +309,11 @@ pub fn drive_workers<W: World + ?Sized>(
                         );
                     }
                     // Nothing new can arrive before the next completion: every free worker
-                    // waits for it (a wait holds for the rest of this instant).
+                    // waits for it (a wait holds for the rest of this instant). The decision
+                    // to wait took its overhead: the worker was deciding, not idle, and decides
+                    // again no earlier than it finished deciding.
+                    busy_s += start - decided_at;
+                    ready[w] = start;
                     free.push(Reverse(w));
                     break;
                 }
@@ -361,7 +380,6 @@ pub fn drive_workers<W: World + ?Sized>(
             busy_s += finish - decided_at;
             if k == 1 {
                 // Deliver at once: the sequential loop.
-                world.completed(arm);
                 let charged = observe_s.map_or(0.0, |s| world.ledger_mut().clock.add_overhead(s));
                 busy_s += charged;
                 now = finish + charged;
@@ -369,6 +387,7 @@ pub fn drive_workers<W: World + ?Sized>(
                 if timed {
                     world.ledger_mut().clock.used = now;
                 }
+                world.completed(arm);
                 let reward = reward.map_or(f64::NAN, |r| sign * r);
                 emit(
                     world, observers, sign, kind, arm, reward, 0, start, finish, None,
@@ -436,6 +455,10 @@ pub fn drive_workers<W: World + ?Sized>(
                 seen.at[moved.arm] = i;
             }
             seen.busy[arm] = false;
+            if timed {
+                world.ledger_mut().clock.used = now;
+            }
+            world.completed(arm);
             let one;
             let revealed: &[Revealed] = match f.n_revealed {
                 0 => &[],
@@ -454,7 +477,6 @@ pub fn drive_workers<W: World + ?Sized>(
                     seen.incumbent = Some(r.reward);
                 }
             }
-            world.completed(arm);
             let reward = f.has_reward.then_some(f.reward);
             let t1 = (overhead == Overhead::Measured).then(Instant::now);
             policy.observe(&Observation {
@@ -493,7 +515,7 @@ pub fn drive_workers<W: World + ?Sized>(
     }
     let c = &mut world.ledger_mut().clock;
     c.workers = k;
-    c.wall = now;
+    c.wall = now.max(stopped_at);
     c.busy = busy_s;
     Ok(())
 }
@@ -850,5 +872,73 @@ mod tests {
         );
         let c = &w.ledger().clock;
         assert_eq!((c.overhead, c.wall, c.busy), (1.0, 2.0, 4.0));
+    }
+    #[test]
+    fn a_decision_the_budget_cuts_off_is_not_taken_and_every_charged_second_is_deciding() {
+        let t = task(vec![arm("a", &[(5.0, 0.5)]), arm("b", &[(5.0, 0.6)])]);
+        let world = |budget_s| {
+            TimeSliced::new(
+                &t,
+                TimeSlicedConfig {
+                    budget_s,
+                    slice_s: 1.0,
+                },
+                1.0,
+            )
+        };
+        // One worker, 0.6 s a decision: decide 0-0.6, slice 0.6-1.6; the next decision would
+        // end at 2.2, past the budget of 2: it is not taken and not charged.
+        let mut w = world(2.0);
+        let mut p = Lowest {
+            left: vec![9, 9],
+            seen: Vec::new(),
+        };
+        let mut steps = Vec::new();
+        drive(
+            &mut w,
+            &mut p,
+            "lowest",
+            &mut Rng::new(1),
+            Overhead::Fixed(0.6),
+            &mut [&mut steps],
+        )
+        .unwrap();
+        assert_eq!(p.seen.len(), 1);
+        let c = &w.ledger().clock;
+        assert_eq!((c.overhead, c.used, c.wall, c.busy), (0.6, 1.6, 1.6, 1.6));
+        assert_eq!(c.idle(), 0.0);
+
+        /// Pulls arm 0 once, then waits while anything runs, then stops.
+        struct OnceThenWait(bool);
+        impl Policy for OnceThenWait {
+            fn decide(&mut self, view: &View<'_>, _rng: &mut Rng) -> Action {
+                if !self.0 {
+                    self.0 = true;
+                    Action::Pull(0)
+                } else if view.pending.is_empty() {
+                    Action::Stop
+                } else {
+                    Action::Wait
+                }
+            }
+            fn observe(&mut self, _obs: &Observation<'_>) {}
+        }
+        // Two workers, 0.25 s a decision: worker 0 decides and pulls (0.25-1.25), worker 1
+        // decides to wait (0-0.25, deciding, not idle); at 1.25 worker 0 decides to stop
+        // (1.25-1.5, deciding; the makespan lasts until then). Busy 1.25 + 0.25 + 0.25.
+        let mut w = world(10.0);
+        drive_workers(
+            &mut w,
+            &mut OnceThenWait(false),
+            "once-then-wait",
+            &mut Rng::new(1),
+            Overhead::Fixed(0.25),
+            2,
+            &mut [],
+        )
+        .unwrap();
+        let c = &w.ledger().clock;
+        assert_eq!((c.overhead, c.wall, c.busy), (0.75, 1.5, 1.75));
+        assert_eq!(c.idle(), 2.0 * 1.5 - 1.75);
     }
 }

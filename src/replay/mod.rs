@@ -53,7 +53,8 @@ pub struct Incumbent {
     pub eval: usize,
     /// Reward orientation.
     pub reward: f64,
-    /// World time (budget used) when it was revealed.
+    /// Budget used when its result came in: the `time` of the trajectory step whose work
+    /// revealed it (with several workers, when that work completed, not when it started).
     pub found_at: f64,
 }
 
@@ -76,6 +77,13 @@ pub struct Ledger {
     /// Budget (seconds or pulls) spent on arms past the end of their traces.
     pub exhausted_budget: f64,
     revealed: Vec<Revealed>,
+    /// Set by the replay loop: a revealed result counts for the incumbent when its work
+    /// completes (`complete`), so that the incumbent, its ties and `found_at` follow the order
+    /// results come in with any number of workers. Unset (a world driven by hand), it counts at
+    /// once.
+    pub(crate) defer: bool,
+    /// Results revealed by work still running, (arm, evaluation, reward), in reveal order.
+    arriving: Vec<(usize, usize, f64)>,
 }
 
 impl Ledger {
@@ -92,7 +100,45 @@ impl Ledger {
             exhausted_pulls: 0,
             exhausted_budget: 0.0,
             revealed: Vec::with_capacity(16),
+            defer: false,
+            arriving: Vec::new(),
         }
+    }
+
+    /// Count `reward` (evaluation `eval` of `arm`) for the incumbent now: a strictly better
+    /// result replaces it, so among equal rewards the first to come in stays.
+    fn count(&mut self, arm: usize, eval: usize, reward: f64) {
+        if self.incumbent.is_none_or(|inc| reward > inc.reward) {
+            self.incumbent = Some(Incumbent {
+                arm,
+                eval,
+                reward,
+                found_at: self.clock.used,
+            });
+        }
+    }
+
+    /// The work on `arm` has completed: what it revealed counts for the incumbent now, found at
+    /// the budget used now.
+    pub(crate) fn complete(&mut self, arm: usize) {
+        if self.arriving.is_empty() {
+            return;
+        }
+        let mut i = 0;
+        while i < self.arriving.len() {
+            let (a, eval, reward) = self.arriving[i];
+            if a == arm {
+                self.arriving.remove(i);
+                self.count(arm, eval, reward);
+            } else {
+                i += 1;
+            }
+        }
+    }
+
+    /// Forget what running work on `arm` revealed (a world whose incumbent follows another rule).
+    pub(crate) fn discard(&mut self, arm: usize) {
+        self.arriving.retain(|x| x.0 != arm);
     }
 
     /// The view of this ledger that every world hands its policy.
@@ -132,29 +178,19 @@ impl Ledger {
         self.arm_clock[arm] = self.pulls[arm] as f64;
     }
 
-    /// Record evaluation `eval` of `arm` as revealed: `time` is what the policy sees (arm clock),
-    /// `world_time` the budget used when it finished (for anytime curves).
-    fn reveal(
-        &mut self,
-        arm: usize,
-        eval: usize,
-        time: f64,
-        world_time: f64,
-        status: Status,
-        reward: f64,
-    ) {
+    /// Record evaluation `eval` of `arm` as revealed: `time` is what the policy sees (arm clock).
+    /// Call it after the work's budget is charged: a result counted at once is found at the
+    /// budget used then.
+    fn reveal(&mut self, arm: usize, eval: usize, time: f64, status: Status, reward: f64) {
         let ok = status == Status::Ok;
         if ok {
             if reward > self.arm_best[arm] {
                 self.arm_best[arm] = reward;
             }
-            if self.incumbent.is_none_or(|inc| reward > inc.reward) {
-                self.incumbent = Some(Incumbent {
-                    arm,
-                    eval,
-                    reward,
-                    found_at: world_time,
-                });
+            if self.defer {
+                self.arriving.push((arm, eval, reward));
+            } else {
+                self.count(arm, eval, reward);
             }
         } else {
             self.failures += 1;
@@ -205,9 +241,12 @@ pub trait World {
     }
 
     /// The work on `arm` has completed: its result is revealed to the policy now (with several
-    /// workers, in the order work finishes; with one, right after it started). The pool world
-    /// counts the result for its recommendation here, so ties go by revealed order.
-    fn completed(&mut self, _arm: usize) {}
+    /// workers, in the order work finishes; with one, right after it started). What it revealed
+    /// counts for the incumbent (and the pool world's recommendation) here, at the budget used
+    /// now, so ties go by revealed order and `found_at` is the time of the step that revealed it.
+    fn completed(&mut self, arm: usize) {
+        self.ledger_mut().complete(arm);
+    }
 
     /// What `arm` is, for the trajectory: its configuration in the pool world, else the arm
     /// (learner) index itself.

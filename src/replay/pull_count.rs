@@ -145,7 +145,7 @@ impl PullCount<'_> {
             };
             l.arm_time_s[arm] += a.cost_s[idx];
             let r = self.sign * a.score[idx];
-            l.reveal(arm, idx, world_time, world_time, a.status[idx], r);
+            l.reveal(arm, idx, world_time, a.status[idx], r);
             if a.status[idx] == Status::Ok {
                 reward = Some(r);
                 break;

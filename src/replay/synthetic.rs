@@ -153,7 +153,7 @@ impl Synthetic {
         self.last_work = self.work.draw(self.work_s, &mut self.work_rng);
         let eval = l.decisions as usize - 1;
         let t = l.clock.used;
-        l.reveal(arm, eval, t, t, Status::Ok, x);
+        l.reveal(arm, eval, t, Status::Ok, x);
         Observation {
             arm,
             reward: Some(x),

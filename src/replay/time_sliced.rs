@@ -84,7 +84,6 @@ impl TimeSliced<'_> {
         l.revealed.clear();
         let dt = self.slice_s.min(l.clock.left());
         let clock_before = l.arm_clock[arm];
-        let used_before = l.clock.used;
         let clock = clock_before + dt;
         l.clock.spend(dt);
         l.pulls[arm] += 1;
@@ -103,8 +102,7 @@ impl TimeSliced<'_> {
         while self.next[arm] < a.len() && a.elapsed_s[self.next[arm]] <= limit {
             let i = self.next[arm];
             let e = a.elapsed_s[i];
-            let world_time = used_before + (e - clock_before).clamp(0.0, dt);
-            l.reveal(arm, i, e, world_time, a.status[i], self.sign * a.score[i]);
+            l.reveal(arm, i, e, a.status[i], self.sign * a.score[i]);
             self.next[arm] += 1;
         }
         let best = l.arm_best[arm];

@@ -54,6 +54,10 @@ pub struct PoolWorld<'a> {
     /// Per arm: the sum of its ok unit rewards and their count (for `mean-of-units`).
     sums: Vec<(f64, u32)>,
     best_seen: Option<(usize, u32, f64)>,
+    /// Budget used when `best_seen` came in.
+    best_seen_at: f64,
+    /// Per arm: budget used when its last ok unit came in.
+    ok_at: Vec<f64>,
     /// Results in flight, (arm, unit, reward): they count for the best seen when their work
     /// completes, so that among equal scores the first *revealed* is kept with any number of
     /// workers (with one, work completes before the next starts).
@@ -119,6 +123,8 @@ impl<'a> PoolWorld<'a> {
             config: Vec::new(),
             sums: Vec::new(),
             best_seen: None,
+            best_seen_at: f64::NAN,
+            ok_at: Vec::new(),
             in_flight: Vec::new(),
             draws: 0,
             mutations: 0,
@@ -174,6 +180,7 @@ impl<'a> PoolWorld<'a> {
         self.done.push(false);
         self.config.push(c);
         self.sums.push((0.0, 0));
+        self.ok_at.push(f64::NAN);
         self.config.len() - 1
     }
 
@@ -334,7 +341,7 @@ impl<'a> PoolWorld<'a> {
         l.arm_time_s[arm] += cost_s;
         let reward = self.sign * f64::from(curve.score[u]);
         let world_time = l.clock.used;
-        l.reveal(arm, u, (u + 1) as f64, world_time, status, reward);
+        l.reveal(arm, u, (u + 1) as f64, status, reward);
         let ok = status == Status::Ok;
         if ok {
             self.last[arm] = reward;
@@ -420,12 +427,20 @@ impl<'a> PoolWorld<'a> {
         };
         let c = self.config[arm];
         let curve = &self.task.curves[c as usize];
+        // When the recommended unit came in; a result still in flight comes in now.
+        let running = self.in_flight.iter().any(|x| x.0 == arm && x.1 == unit);
+        let found_at = match self.cfg.recommendation {
+            _ if running => self.ledger.clock.used,
+            Recommendation::BestSeen => self.best_seen_at,
+            _ => self.ok_at[arm],
+        };
         Some(Recommended {
             arm,
             config: c,
             unit: unit + 1,
             score: f64::from(curve.score[unit as usize]),
             test_score: f64::from(curve.test_score[unit as usize]),
+            found_at,
         })
     }
 
@@ -452,11 +467,21 @@ fn argmax_finite(v: &[f64]) -> Option<usize> {
 
 impl World for PoolWorld<'_> {
     fn completed(&mut self, arm: usize) {
+        // The anytime incumbent `last` is kept by `apply`; `best-seen` counts results here.
+        match self.cfg.incumbent {
+            IncumbentRule::BestSeen => self.ledger.complete(arm),
+            IncumbentRule::Last => self.ledger.discard(arm),
+        }
         let Some(i) = self.in_flight.iter().position(|x| x.0 == arm) else {
             return;
         };
         let result = self.in_flight.remove(i);
-        self.best_seen = self.cfg.ties.better(self.best_seen, result);
+        let now = self.ledger.clock.used;
+        self.ok_at[arm] = now;
+        let best = self.cfg.ties.better(self.best_seen, result);
+        if best != self.best_seen {
+            (self.best_seen, self.best_seen_at) = (best, now);
+        }
     }
 
     fn kind(&self) -> WorldKind {

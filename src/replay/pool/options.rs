@@ -213,7 +213,8 @@ impl PoolOptions {
 }
 
 /// The configuration a cell recommends: its arm, configuration index, the unit whose scores are
-/// reported, and the validation and test scores there (trace orientation).
+/// reported, the validation and test scores there (trace orientation), and the budget used when
+/// that unit's result came in (`found_at`, as `Incumbent::found_at`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Recommended {
     pub arm: usize,
@@ -221,4 +222,5 @@ pub struct Recommended {
     pub unit: u32,
     pub score: f64,
     pub test_score: f64,
+    pub found_at: f64,
 }
