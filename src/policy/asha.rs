@@ -10,9 +10,10 @@
 //!   no worker waits for stragglers.
 //! - `async-hyperband` (the same paper, Section 3.3: "asynchronous Hyperband" loops ASHA over
 //!   brackets): brackets s = 0 … s_max, each an ASHA with early-stopping rate s; a new
-//!   configuration goes to the brackets in turn (s_max first, as Hyperband's first bracket), and
-//!   promotions are looked for in every bracket before a new draw, the most aggressive bracket
-//!   first.
+//!   configuration goes to the brackets in turn, the most aggressive first (s = 0, whose bottom
+//!   rung trains r_min units: Hyperband's first bracket, its s = s_max in the other notation),
+//!   and promotions are looked for in every bracket before a new draw, the most aggressive
+//!   bracket first.
 //!
 //! Training is incremental, as the pool records one curve per configuration: a job trains the
 //! configuration's next units up to its rung, one unit per decision, and a free worker first
@@ -251,10 +252,12 @@ impl Policy for Asha {
             return Action::Pull(arm);
         }
         if pool.undrawn > 0 {
-            // A new configuration at the bottom rung; the brackets take turns (Hyperband's
-            // order: the most aggressive first).
-            let n = self.brackets.len();
-            let b = n - 1 - self.next_bracket % n;
+            // A new configuration at the bottom rung; the brackets take turns in Hyperband's
+            // order, the most aggressive first: ASHA's rate s = 0 (bottom rung r_min, the
+            // most rungs) is Hyperband's s = s_max (Li et al. 2018, Algorithm 1, whose outer
+            // loop runs s = s_max … 0; mlr3hyperband's asynchronous Hyperband, citing Li et
+            // al. 2020, also starts with the bracket whose base stage gets r_min).
+            let b = self.next_bracket % self.brackets.len();
             self.next_bracket += 1;
             let target = self.brackets[b].units[0];
             self.set_job(
@@ -476,5 +479,22 @@ mod tests {
             f.add(0, f64::NEG_INFINITY, a);
         }
         assert_eq!(f.promotable(3, |_, _| false), None);
+    }
+    #[test]
+    fn async_hyperband_draws_into_the_most_aggressive_bracket_first() {
+        // R = 9, eta = 3: brackets s = 0 (rungs 1, 3, 9), 1 (3, 9), 2 (9). One worker, budget
+        // 9 + 3 + 1 units: the first configuration trains 1 unit (s = 0), the second 3 (s = 1),
+        // the third 9 (s = 2), in that order; the most aggressive bracket comes first.
+        let pool = equal_cost_pool();
+        let (_, steps, pulls) = run(
+            &pool,
+            "async-hyperband",
+            &[("r_max", toml::Value::Integer(9))],
+            1,
+            13.0,
+        );
+        assert_eq!(pulls, vec![1, 3, 9]);
+        let arms: Vec<u32> = steps.iter().map(|s| s.arm).collect();
+        assert_eq!(arms, vec![0, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 2]);
     }
 }
