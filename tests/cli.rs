@@ -200,7 +200,7 @@ fn results_are_byte_identical_at_one_and_two_threads() {
 fn a_killed_run_resumes_to_the_same_results() {
     let dir = scratch("kill");
     let body = format!(
-        "seed = 5\nrepetitions = 150\n[world]\nkind = \"pull-count\"\nbudgets = [400]\nexhausted = \"resample\"\n{POLICIES}"
+        "seed = 5\nrepetitions = 1500\n[world]\nkind = \"pull-count\"\nbudgets = [400]\nexhausted = \"resample\"\n{POLICIES}"
     );
     let exp = experiment(&dir, "killme", &body);
     let whole = dir.join("whole");
@@ -235,9 +235,31 @@ fn a_killed_run_resumes_to_the_same_results() {
             })
             .unwrap_or(0)
     };
-    while published(&parts) < 5 {
-        assert!(t0.elapsed() < Duration::from_secs(120), "no part appeared");
-        std::thread::sleep(Duration::from_millis(2));
+    // The highest part number published so far (parts are numbered in order and merged only at
+    // the end). A part is published at most every 0.1 s, so the run must last well over half a
+    // second for five to appear: 15 000 cells take about 2.5 s here.
+    let highest = |p: &Path| {
+        std::fs::read_dir(p)
+            .map(|d| {
+                d.filter_map(Result::ok)
+                    .filter_map(|e| {
+                        let n = e.file_name().to_string_lossy().to_string();
+                        n.strip_prefix("runs-")?
+                            .strip_suffix(".parquet")?
+                            .parse::<u64>()
+                            .ok()
+                    })
+                    .max()
+                    .unwrap_or(0)
+            })
+            .unwrap_or(0)
+    };
+    while highest(&parts) < 5 {
+        assert!(
+            t0.elapsed() < Duration::from_secs(120) && !cut.join("runs.parquet").exists(),
+            "no part appeared before the run ended"
+        );
+        std::thread::sleep(Duration::from_millis(1));
     }
     child.kill().unwrap(); // SIGKILL: no chance to clean up
     child.wait().unwrap();
