@@ -203,11 +203,18 @@ impl View<'_> {
 /// fresh configuration (seeded, without replacement) and trains its first unit, `Mutate(arm)` adds
 /// an unevaluated grid neighbour of `arm` and trains its first unit, `Pull(arm)` trains `arm` one
 /// more unit. A new arm's id is the number of arms before it; the policy learns it from the
-/// observation that follows.
+/// observation that follows. `Train(arm, to)` and `DrawTo(to)` train to a fidelity in one piece
+/// of work: every unit up to unit `to` (1-based, at least one more), revealed together when the
+/// work finishes, with one decision and one trajectory step, as an optimiser that evaluates a
+/// configuration at a fidelity does (a full-fidelity random search, an Optuna trial).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Action {
     Pull(usize),
     Draw,
+    /// Pool world: train `arm` up to unit `to` in one piece of work (at least one unit).
+    Train(usize, u32),
+    /// Pool world: a fresh configuration, as `Draw`, trained up to unit `to` in one piece of work.
+    DrawTo(u32),
     Mutate(usize),
     /// Pool world: this configuration (index into the pool's configurations) becomes a new arm
     /// and trains its first unit. Pool-based optimisers (TPE, SMAC-style, grid search, Ex-Def)

@@ -283,7 +283,7 @@ impl PyPolicy {
 fn action_of(a: &Bound<'_, PyAny>) -> std::result::Result<Action, String> {
     let bad = || {
         format!(
-            "decide returned {}; return an arm index (int), Draw(), Mutate(arm), Choose(config), Stop() or Wait()",
+            "decide returned {}; return an arm index (int), Draw(), Draw(to=unit), Train(arm, to=unit), Mutate(arm), Choose(config), Stop() or Wait()",
             a.repr()
                 .map(|r| r.to_string())
                 .unwrap_or_else(|_| "an object".into())
@@ -307,8 +307,25 @@ fn action_of(a: &Bound<'_, PyAny>) -> std::result::Result<Action, String> {
             .and_then(|x| x.extract::<i64>())
             .map_err(|_| bad())
     };
+    let to = || -> std::result::Result<Option<u32>, String> {
+        match a.getattr("to") {
+            Ok(x) if x.is_none() => Ok(None),
+            Ok(x) => x
+                .extract::<i64>()
+                .ok()
+                .and_then(|t| u32::try_from(t).ok())
+                .map(Some)
+                .ok_or_else(bad),
+            Err(_) => Ok(None),
+        }
+    };
     match name.as_str() {
-        "Draw" => Ok(Action::Draw),
+        "Draw" => Ok(to()?.map_or(Action::Draw, Action::DrawTo)),
+        "Train" => {
+            let arm = usize::try_from(field("arm")?).map_err(|_| bad())?;
+            let t = to()?.ok_or_else(bad)?;
+            Ok(Action::Train(arm, t))
+        }
         "Stop" => Ok(Action::Stop),
         "Wait" => Ok(Action::Wait),
         "Mutate" => usize::try_from(field("arm")?)

@@ -579,3 +579,84 @@ fn the_decision_cap_counts_the_workers() {
     );
     assert!(!dir.join("out3").join("runs.parquet").exists());
 }
+
+/// Runs `random-search` with `work` on two datasets' MLP grids of `sklearn-grid` in `budget`
+/// (`world` keys), at `workers`; returns runs.parquet and trajectories.parquet.
+fn random_search(dir: &Path, work: &str, world: &str, workers: u32) -> (DataFrame, DataFrame) {
+    let name = format!("rs-{work}-{workers}-{}", world.len());
+    let e = dir.join(format!("{name}.toml"));
+    std::fs::write(
+        &e,
+        format!(
+            "name = \"{name}\"\ntraces = \"{}\"\nseed = 7\nrepetitions = 3\n[tasks]\ndatasets = [\"car\", \"phoneme\"]\nruns = [0]\nlearners = [\"mlp\"]\n[world]\nkind = \"pool\"\nper_learner = true\nworkers = {workers}\n{world}\n[[policies]]\nfamily = \"random-search\"\nwork = \"{work}\"\n",
+            grid().display()
+        ),
+    )
+    .unwrap();
+    let out = dir.join(&name);
+    let o = run(&e, &out, "2");
+    assert!(o.status.success(), "{}", err(&o));
+    (
+        read(&out.join("runs.parquet")),
+        read(&out.join("trajectories.parquet")),
+    )
+}
+
+fn column_f64(df: &DataFrame, name: &str) -> Vec<f64> {
+    df.column(name)
+        .unwrap()
+        .cast(&DataType::Float64)
+        .unwrap()
+        .f64()
+        .unwrap()
+        .into_no_null_iter()
+        .collect()
+}
+
+#[test]
+fn a_configuration_trained_in_one_piece_of_work_is_one_decision_and_one_step() {
+    // (That it finds what unit steps find, with the same draws, is checked with equal seeds in
+    // `policy::hyperband`: here the policy id, and so the seeds, differ.)
+    let dir = scratch("whole-configuration");
+    for world in [
+        "budget_unit = \"units\"\nbudgets = [100]",
+        "budget_unit = \"seconds\"\nbudgets = [30.0]",
+    ] {
+        let (unit, unit_t) = random_search(&dir, "unit", world, 1);
+        for k in [1, 2, 4] {
+            let (r, t) = random_search(&dir, "configuration", world, k);
+            assert_eq!(
+                column_f64(&r, "decisions"),
+                column_f64(&r, "configs_drawn"),
+                "{world}, {k} workers: one decision per configuration"
+            );
+            assert_eq!(
+                t.height() as f64,
+                column_f64(&r, "decisions").iter().sum::<f64>(),
+                "{world}, {k} workers: one trajectory step per decision"
+            );
+            assert!(t.height() * 5 < unit_t.height(), "{world}");
+            // A step trains its configuration to unit 27 unless the budget ended it: only each
+            // cell's (six cells') last configurations, one per worker, can stop short.
+            let full = column_f64(&t, "fidelity")
+                .iter()
+                .filter(|&&f| f == 27.0)
+                .count();
+            assert!(
+                t.height() - full <= 6 * k as usize,
+                "{world}: {full} of {}",
+                t.height()
+            );
+            assert!(column_f64(&r, "best_score").iter().all(|s| s.is_finite()));
+            // The budget is spent as with unit steps (to within the last cut configuration).
+            let (a, b) = (
+                column_f64(&unit, "budget_used"),
+                column_f64(&r, "budget_used"),
+            );
+            assert!(
+                a.iter().zip(&b).all(|(x, y)| (x - y).abs() <= 0.05 * x),
+                "{a:?} {b:?}"
+            );
+        }
+    }
+}

@@ -35,8 +35,8 @@ def _bundled_data() -> None:
 
 _bundled_data()
 
-from .protocol import (PROTOCOL, Action, Cell, Choose, Draw, Mutate, Observation, Policy, Stop, View,
-                       Wait, serve)
+from .protocol import (PROTOCOL, Action, Cell, Choose, Draw, Mutate, Observation, Policy, Stop, Train,
+                       View, Wait, serve)
 from .results import read_runs, read_trajectories
 from .api import Report, Results, import_runs, policies, report, run, trace_sets
 
@@ -59,6 +59,7 @@ __all__ = [
     "Observation",
     "Policy",
     "Stop",
+    "Train",
     "View",
     "Wait",
     "serve",

@@ -26,7 +26,7 @@ import random
 import sys
 import traceback
 from types import SimpleNamespace
-from typing import Any, Callable, Union
+from typing import Any, Callable, Optional, Union
 
 PROTOCOL = 1
 
@@ -82,10 +82,27 @@ class Observation(SimpleNamespace):
 
 
 class Draw:
-    """Pool world: add a fresh configuration and train its first unit."""
+    """Pool world: add a fresh configuration and train its first unit, or with ``to`` train it up
+    to unit ``to`` in one piece of work (``Draw(to=27)``: a full-fidelity evaluation when the pool
+    has 27 units)."""
+
+    def __init__(self, to: Optional[int] = None):
+        self.to = to
 
     def __repr__(self) -> str:
-        return "Draw()"
+        return "Draw()" if self.to is None else f"Draw(to={self.to})"
+
+
+class Train:
+    """Pool world: train ``arm`` up to its unit ``to`` in one piece of work (at least one more
+    unit): one decision, every unit revealed together when the work finishes."""
+
+    def __init__(self, arm: int, to: int):
+        self.arm = arm
+        self.to = to
+
+    def __repr__(self) -> str:
+        return f"Train({self.arm}, to={self.to})"
 
 
 class Mutate:
@@ -123,14 +140,15 @@ class Wait:
         return "Wait()"
 
 
-Action = Union[int, Draw, Mutate, Choose, Stop, Wait]
+Action = Union[int, Draw, Train, Mutate, Choose, Stop, Wait]
 
 
 class Policy:
     """Base class of a policy: override ``decide`` (and usually ``observe``).
 
     ``decide`` returns an arm index (pull that arm) or, in the pool world, ``Draw()``,
-    ``Mutate(arm)``, ``Choose(config)`` or ``Stop()``; with several workers also ``Wait()``.
+    ``Draw(to=unit)``, ``Train(arm, to=unit)``, ``Mutate(arm)``, ``Choose(config)`` or
+    ``Stop()``; with several workers also ``Wait()``.
     """
 
     def __init__(self, cell: Cell, **params: Any):
@@ -153,7 +171,11 @@ def _encode(action: Any) -> bytes:
     if type(action) is int:
         return b"%d\n" % action
     if isinstance(action, Draw):
-        return b'{"action":"draw"}\n'
+        if action.to is None:
+            return b'{"action":"draw"}\n'
+        return b'{"action":"draw","to":%d}\n' % int(action.to)
+    if isinstance(action, Train):
+        return b'{"action":"pull","arm":%d,"to":%d}\n' % (int(action.arm), int(action.to))
     if isinstance(action, Mutate):
         return b'{"action":"mutate","arm":%d}\n' % int(action.arm)
     if isinstance(action, Choose):
@@ -166,7 +188,7 @@ def _encode(action: Any) -> bytes:
     if hasattr(action, "__index__") and not isinstance(action, bool):
         return b"%d\n" % action.__index__()
     raise TypeError(
-        f"decide returned {action!r}; return an arm index (int), Draw(), Mutate(arm), Choose(config) or Stop()"
+        f"decide returned {action!r}; return an arm index (int), Draw(), Train(arm, to), Mutate(arm), Choose(config) or Stop()"
     )
 
 

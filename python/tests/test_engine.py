@@ -15,7 +15,7 @@ except ImportError as e:
     pytest.skip(f"the engine is not built (pip install .): {e}", allow_module_level=True)
 
 import banditbench
-from banditbench import Policy
+from banditbench import Draw, Policy, Stop, Train
 
 from conftest import ROOT, write_experiment
 
@@ -198,3 +198,42 @@ def test_carps_runs_with_one_minus_and_a_blackbox_into_a_pool(tmp_path):
                                    test_metric="test_score", cost="cost_s")
     assert pool == tmp_path / "pool" and (pool / "pool.toml").is_file()
     assert len(list((pool / "curves").glob("*.parquet"))) == 1
+
+
+class WholeConfigurations(Policy):
+    """Full-fidelity random search, the built-in random-search(work = "configuration")'s rule:
+    draw and train to the last unit in one piece of work; here through Train after a one-unit
+    Draw, half the time, to use both actions."""
+
+    def __init__(self, cell, **params):
+        super().__init__(cell, **params)
+        self.units = cell.pool["units"]
+        self.pending = None
+
+    def decide(self, view):
+        if self.pending is not None:
+            arm, self.pending = self.pending, None
+            return Train(arm, to=self.units)
+        if view.pool["undrawn"] == 0:
+            return Stop()
+        return Draw(to=self.units) if view.step % 2 == 0 else Draw()
+
+    def observe(self, obs):
+        if obs.arm_clock == 1 and not obs.exhausted:
+            self.pending = obs.arm
+
+
+def test_training_to_a_unit_in_one_action_from_python(tmp_path):
+    exp = {"name": "whole", "traces": str(ROOT / "traces/sklearn-grid"), "seed": 1, "repetitions": 2,
+           "tasks": {"datasets": ["car"], "runs": [0], "learners": ["mlp"]},
+           "world": {"kind": "pool", "per_learner": True, "budget_unit": "units", "budgets": [200]}}
+    r = banditbench.run(exp, policies={"whole": WholeConfigurations}, out=tmp_path / "whole",
+                        progress=False)
+    t = r.trajectories
+    runs = r.runs
+    # Every configuration reaches unit 27 in one or two steps: one Draw(to=27), or a Draw() and a
+    # Train(arm, to=27); the budget cuts only each cell's last.
+    assert set(t["fidelity"]) <= set(range(1, 28))
+    assert (t["fidelity"] == 27).sum() >= runs["configs_drawn"].sum() - 2
+    assert runs["units_trained"].tolist() == [200, 200]
+    assert len(t) < 200

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from banditbench import Choose, Draw, Mutate, Policy, Stop, serve
+from banditbench import Choose, Draw, Mutate, Policy, Stop, Train, serve
 from banditbench.protocol import _encode
 
 
@@ -130,6 +130,8 @@ def test_the_pool_world_view_grows_with_new_arms():
 def test_actions_encode_and_bad_ones_are_refused():
     assert _encode(3) == b"3\n"
     assert _encode(Draw()) == b'{"action":"draw"}\n'
+    assert _encode(Draw(to=27)) == b'{"action":"draw","to":27}\n'
+    assert _encode(Train(2, to=9)) == b'{"action":"pull","arm":2,"to":9}\n'
     assert _encode(Mutate(2)) == b'{"action":"mutate","arm":2}\n'
     assert _encode(Choose(12)) == b'{"action":"choose","config":12}\n'
     assert _encode(Stop()) == b'{"action":"stop"}\n'

@@ -263,3 +263,139 @@ pub fn measure_cash(
         max_ms: 1e3 * times.last().copied().unwrap_or(f64::NAN),
     })
 }
+
+/// Random search at full fidelity through `run` (replay, results store and all, one thread):
+/// what one configuration costs with each `work` of `random-search`.
+pub struct ConfigurationCost {
+    pub work: &'static str,
+    pub configurations: u64,
+    pub steps: u64,
+    pub cpu_seconds: f64,
+}
+
+impl ConfigurationCost {
+    pub fn us_per_configuration(&self) -> f64 {
+        self.cpu_seconds / self.configurations.max(1) as f64 * 1e6
+    }
+}
+
+/// The MLP grid of `phoneme`/run 0 of `pool_dir` (sklearn-grid): random search draws every
+/// configuration and trains it to the full curve, `repetitions` cells, every step written to
+/// trajectories.parquet; once with `work = "unit"`, once with `work = "configuration"`. Also
+/// writes `table.csv` (each configuration's score and summed cost at the last unit, the work a
+/// full-fidelity peer replays) into `dir`; returns it with the measurements.
+pub fn measure_configurations(
+    pool_dir: &std::path::Path,
+    dir: &std::path::Path,
+    repetitions: u32,
+) -> Result<(Vec<ConfigurationCost>, std::path::PathBuf)> {
+    use anyhow::Context as _;
+    let pool_dir = std::fs::canonicalize(pool_dir)
+        .with_context(|| format!("{}: no such pool", pool_dir.display()))?;
+    let _ = std::fs::remove_dir_all(dir);
+    std::fs::create_dir_all(dir)?;
+    let pool = crate::trace::pool::load_pool_selecting(
+        &pool_dir,
+        false,
+        Some(&|tasks: &[(String, i64)]| {
+            tasks
+                .iter()
+                .filter(|(d, r)| d == "phoneme" && *r == 0)
+                .cloned()
+                .collect()
+        }),
+    )?;
+    let mlp = pool
+        .manifest
+        .learners
+        .iter()
+        .position(|l| l.name == "mlp")
+        .context("the pool has no learner mlp (use sklearn-grid)")?;
+    let task = pool
+        .tasks
+        .first()
+        .context("the pool has no task phoneme/0")?;
+    let mut table = String::from("score,cost_s\n");
+    let mut n = 0u64;
+    for (c, conf) in pool.configs.iter().enumerate() {
+        let curve = &task.curves[c];
+        if conf.learner != mlp || curve.is_empty() {
+            continue;
+        }
+        let last = curve.len() - 1;
+        let cost: f64 = curve.cost_s.iter().map(|&x| f64::from(x)).sum();
+        table.push_str(&format!("{},{cost}\n", curve.score[last]));
+        n += 1;
+    }
+    let table_path = dir.join("table.csv");
+    std::fs::write(&table_path, table)?;
+    let units = n * u64::from(pool.manifest.units);
+    let mut out = Vec::new();
+    for work in ["unit", "configuration"] {
+        let file = dir.join(format!("{work}.toml"));
+        std::fs::write(
+            &file,
+            format!(
+                "name = \"whole-{work}\"\ntraces = {:?}\nseed = 1\nrepetitions = {repetitions}\ntrajectories = \"every-decision\"\n[tasks]\ndatasets = [\"phoneme\"]\nruns = [0]\nlearners = [\"mlp\"]\n[world]\nkind = \"pool\"\nper_learner = true\nbudget_unit = \"units\"\nbudgets = [{units}]\n[[policies]]\nfamily = \"random-search\"\nwork = \"{work}\"\n",
+                pool_dir.display().to_string()
+            ),
+        )?;
+        let (exp, data) = crate::experiment::prepare(&file)?;
+        let results = dir.join(work);
+        let opts = crate::experiment::RunOptions {
+            out: Some(results.clone()),
+            threads: Some(1),
+            ..Default::default()
+        };
+        let c0 = super::cpu_seconds();
+        crate::experiment::run_experiment(&exp, &data, &opts, &crate::experiment::Silent)?;
+        let cpu_seconds = super::cpu_seconds() - c0;
+        let runs = crate::results::read_parquet(&results.join("runs.parquet"))?;
+        let configurations: u64 = runs
+            .column("configs_drawn")?
+            .cast(&polars::prelude::DataType::UInt64)?
+            .u64()?
+            .into_no_null_iter()
+            .sum();
+        let steps = crate::results::read_parquet(&results.join("trajectories.parquet"))?.height();
+        out.push(ConfigurationCost {
+            work,
+            configurations,
+            steps: steps as u64,
+            cpu_seconds,
+        });
+    }
+    Ok((out, table_path))
+}
+
+/// mfhpo-simulator's in-process CPU seconds for `evaluations` full-fidelity random-search
+/// evaluations of `table` on one worker, from `scripts/reference/mfhpo_timing.py` run by
+/// `python` (mfhpo-simulator 1.4.6, scripts/reference/requirements-mfhpo.txt).
+pub fn mfhpo_cpu_seconds(python: &str, table: &std::path::Path, evaluations: u64) -> Result<f64> {
+    use anyhow::Context as _;
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/reference/mfhpo_timing.py");
+    let out = std::process::Command::new(python)
+        .arg(&script)
+        .arg(table)
+        .arg(evaluations.to_string())
+        .output()
+        .with_context(|| format!("--mfhpo-python {python}: cannot start it"))?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    if !out.status.success() {
+        anyhow::bail!(
+            "{}: failed under {python} (is mfhpo-simulator 1.4.6 installed? pip install -r scripts/reference/requirements-mfhpo.txt): {}",
+            script.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    text.split_whitespace()
+        .find_map(|w| w.strip_prefix("mfhpo_cpu_s="))
+        .and_then(|v| v.parse().ok())
+        .with_context(|| {
+            format!(
+                "{}: no mfhpo_cpu_s= in its output: {text}",
+                script.display()
+            )
+        })
+}

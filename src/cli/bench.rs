@@ -63,6 +63,13 @@ pub struct Args {
     /// (220 makes the bundled one 134 MB)
     #[arg(long, default_value_t = 220)]
     blackbox_copies: usize,
+    /// With pool-configuration: a Python with mfhpo-simulator 1.4.6 (scripts/reference/
+    /// requirements-mfhpo.txt) that replays the same full-fidelity random search, side by side
+    #[arg(long)]
+    mfhpo_python: Option<String>,
+    /// Cells of the pool-configuration measurement (each trains all 625 configurations)
+    #[arg(long, default_value_t = 20)]
+    configuration_repetitions: u32,
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
@@ -83,6 +90,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
         blackbox,
         blackbox_copies,
         autorank_python,
+        mfhpo_python,
+        configuration_repetitions,
     } = args;
     if !(seconds.is_finite() && seconds > 0.0) {
         anyhow::bail!("--seconds {seconds}: must be a positive number of seconds");
@@ -178,6 +187,37 @@ pub fn run(args: Args) -> Result<ExitCode> {
             );
         }
     }
+    if want(Section::PoolConfiguration) {
+        if configuration_repetitions == 0 {
+            anyhow::bail!("--configuration-repetitions 0: give at least one cell");
+        }
+        let (costs, table) = bench::measure_configurations(
+            &pool_dir,
+            &scratch.join("configuration"),
+            configuration_repetitions,
+        )?;
+        let peer = match &mfhpo_python {
+            Some(py) => {
+                let n = costs[0].configurations;
+                Some(bench::mfhpo_cpu_seconds(py, &table, n)? / n as f64 * 1e6)
+            }
+            None => None,
+        };
+        for c in &costs {
+            println!(
+                "pool configuration: random-search(work={}) through run, one thread: {} configurations at full fidelity, {} trajectory steps, {:.2} CPU-s: {:.2} us per configuration{}",
+                c.work,
+                c.configurations,
+                c.steps,
+                c.cpu_seconds,
+                c.us_per_configuration(),
+                peer.map_or(String::new(), |p| format!(
+                    "; mfhpo-simulator 1.4.6 {p:.2} us per full-fidelity evaluation: {:.1}x its time",
+                    p / c.us_per_configuration()
+                ))
+            );
+        }
+    }
     if want(Section::ImportBlackbox) {
         let m = bench::measure_blackbox_import(
             &blackbox,
@@ -263,6 +303,10 @@ enum Section {
     /// Peak RSS of `import blackbox` against the size of its evaluations: --blackbox with its
     /// evaluations repeated --blackbox-copies times (only when named)
     ImportBlackbox,
+    /// Random search at full fidelity through `run`, one unit a decision against one
+    /// configuration a decision, per configuration; with --mfhpo-python beside mfhpo-simulator
+    /// (only when named)
+    PoolConfiguration,
 }
 
 impl Section {
@@ -275,6 +319,7 @@ impl Section {
                 | Section::Protocol
                 | Section::Memory
                 | Section::ImportBlackbox
+                | Section::PoolConfiguration
         )
     }
 }

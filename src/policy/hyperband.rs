@@ -32,10 +32,16 @@ pub fn family_random_search() -> Family {
         source: "Bergstra & Bengio 2012, 'Random Search for Hyper-Parameter Optimization', JMLR 13",
         worlds: WORLDS,
         parallel: WORLDS,
-        params: vec![],
-        build: |_: &Params, _| {
+        params: vec![ParamDef {
+            name: "work",
+            kind: Kind::Choice(&["unit", "configuration"]),
+            default: Value::Text("unit".into()),
+            doc: "a piece of work: one unit a decision (each unit's score is seen as it finishes), or the whole configuration to full fidelity in one decision (one event and one trajectory step per configuration, every unit revealed when it finishes, as a full-fidelity evaluation in Syne Tune or mfhpo-simulator)",
+        }],
+        build: |p: &Params, _| {
             Box::new(RandomSearch {
                 ready: std::collections::VecDeque::new(),
+                whole: p.text("work") == "configuration",
             })
         },
     }
@@ -133,6 +139,8 @@ pub fn family_hyperband() -> Family {
 pub struct RandomSearch {
     /// Arms whose curve goes on and that are not running, in the order their units finished.
     ready: std::collections::VecDeque<usize>,
+    /// `work = "configuration"`: draw and train to full fidelity in one action.
+    whole: bool,
 }
 
 impl Policy for RandomSearch {
@@ -145,6 +153,9 @@ impl Policy for RandomSearch {
         }
         if p.undrawn == 0 && !view.pending.is_empty() {
             return Action::Wait;
+        }
+        if self.whole {
+            return Action::DrawTo(p.units);
         }
         Action::Draw
     }
@@ -447,5 +458,81 @@ mod tests {
         )
         .unwrap();
         assert_eq!(world.ledger().pulls, vec![4, 4, 2]);
+    }
+    #[test]
+    fn one_piece_of_work_per_configuration_finds_what_unit_steps_find() {
+        use crate::replay::pool::{PoolBudget, PoolWorldConfig};
+        // The recorded MLP grids of sklearn-grid on two tasks, budgets of units and seconds: with
+        // one worker and the same seed, the same configurations train the same units, so the
+        // recommendation and the budget used agree; only the decisions differ (one per
+        // configuration instead of one per unit).
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let pool = crate::trace::pool::load_pool_selecting(
+            &root.join("traces/sklearn-grid"),
+            false,
+            Some(&|tasks: &[(String, i64)]| {
+                tasks
+                    .iter()
+                    .filter(|(d, r)| *r == 0 && (d == "car" || d == "phoneme"))
+                    .cloned()
+                    .collect()
+            }),
+        )
+        .unwrap();
+        let mlp = pool
+            .manifest
+            .learners
+            .iter()
+            .position(|l| l.name == "mlp")
+            .unwrap();
+        let mut compared = 0;
+        for task in &pool.tasks {
+            for (unit, budget) in [(PoolBudget::Units, 100.0), (PoolBudget::Seconds, 30.0)] {
+                for seed in 1..=3 {
+                    let run = |work: &str| {
+                        let cfg = PoolWorldConfig {
+                            budget_unit: unit,
+                            ..PoolWorldConfig::default()
+                        };
+                        let mut world = PoolWorld::new(&pool, task, cfg, budget, 1.0, seed);
+                        world.restrict_to_learners(&[mlp]);
+                        let mut p = testing::build(
+                            "random-search",
+                            &[("work", toml::Value::String(work.into()))],
+                            0,
+                        );
+                        drive(
+                            &mut world,
+                            p.as_mut(),
+                            "random-search",
+                            &mut Rng::new(seed),
+                            crate::replay::Overhead::None,
+                            &mut [],
+                        )
+                        .unwrap();
+                        // Every unit of every piece of work was counted when it completed.
+                        assert_eq!(world.in_flight(), 0, "{work}");
+                        let l = world.ledger();
+                        let r = world.recommend().unwrap();
+                        (
+                            (r.config, r.unit, r.score, r.test_score),
+                            l.clock.used,
+                            l.pulls.clone(),
+                            l.decisions,
+                            world.n_arms(),
+                        )
+                    };
+                    let (a, b) = (run("unit"), run("configuration"));
+                    assert_eq!((a.0, a.1, &a.2), (b.0, b.1, &b.2), "seed {seed}");
+                    // A decision per unit (and one for a unit the budget cut off).
+                    let units: u64 = a.2.iter().sum();
+                    assert!(a.3 == units || a.3 == units + 1, "{} {units}", a.3);
+                    assert_eq!(b.3 as usize, b.4, "one decision per configuration");
+                    assert!(b.4 >= 3, "{} configurations", b.4);
+                    compared += 1;
+                }
+            }
+        }
+        assert_eq!(compared, 12);
     }
 }

@@ -72,6 +72,7 @@ const LATER_PARAMS: &[(&str, &str, &str)] = &[
     ("ucb1", "pending", "count"),
     ("tpe", "liar", "none"),
     ("smac", "liar", "none"),
+    ("random-search", "work", "unit"),
 ];
 
 /// `name` of `family` is a later parameter at its default.

@@ -34,8 +34,8 @@ impl ActionKind {
     /// The kind of `action`; `None` for `Stop` and `Wait`, which are no steps.
     pub fn of(action: Action) -> Option<ActionKind> {
         match action {
-            Action::Pull(_) => Some(ActionKind::Pull),
-            Action::Draw => Some(ActionKind::Draw),
+            Action::Pull(_) | Action::Train(..) => Some(ActionKind::Pull),
+            Action::Draw | Action::DrawTo(_) => Some(ActionKind::Draw),
             Action::Mutate(_) => Some(ActionKind::Mutate),
             Action::Choose(_) => Some(ActionKind::Choose),
             Action::Stop | Action::Wait => None,
@@ -317,7 +317,7 @@ pub fn drive_workers<W: World + ?Sized>(
                     free.push(Reverse(w));
                     break;
                 }
-                Action::Pull(a) => {
+                Action::Pull(a) | Action::Train(a, _) => {
                     if seen.busy.get(a).is_some_and(|&b| b) {
                         let p = seen.pending[seen.at[a]];
                         bail!(
@@ -328,13 +328,15 @@ pub fn drive_workers<W: World + ?Sized>(
                     }
                     ActionKind::Pull
                 }
-                Action::Draw => ActionKind::Draw,
+                Action::Draw | Action::DrawTo(_) => ActionKind::Draw,
                 Action::Mutate(_) => ActionKind::Mutate,
                 Action::Choose(_) => ActionKind::Choose,
             };
             // The arm's recorded seconds before the work (a new arm has none).
             let time_before = match action {
-                Action::Pull(a) if a < world.n_arms() => world.ledger().arm_time_s[a],
+                Action::Pull(a) | Action::Train(a, _) if a < world.n_arms() => {
+                    world.ledger().arm_time_s[a]
+                }
                 _ => 0.0,
             };
             if timed {

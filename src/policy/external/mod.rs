@@ -381,10 +381,17 @@ impl Policy for ExternalPolicy {
         } else {
             let r = self.check_error_reply(&line)?;
             self.fits += r.fits.unwrap_or(0);
+            let to = r.to.map(|t| u32::try_from(t).unwrap_or(u32::MAX));
             match (r.action.as_deref(), r.arm, r.config) {
-                (Some("pull"), Some(a), None) => Action::Pull(a as usize),
-                (Some("mutate"), Some(a), None) => Action::Mutate(a as usize),
-                (Some("draw"), None, None) => Action::Draw,
+                (Some("pull"), Some(a), None) => match to {
+                    Some(t) => Action::Train(a as usize, t),
+                    None => Action::Pull(a as usize),
+                },
+                (Some("mutate"), Some(a), None) if to.is_none() => Action::Mutate(a as usize),
+                (Some("draw"), None, None) => match to {
+                    Some(t) => Action::DrawTo(t),
+                    None => Action::Draw,
+                },
                 (Some("choose"), None, Some(c)) if c <= u64::from(u32::MAX) => {
                     Action::Choose(c as u32)
                 }
@@ -392,7 +399,7 @@ impl Policy for ExternalPolicy {
                 (Some("wait"), None, None) => Action::Wait,
                 _ => {
                     return Err(self.fail(format!(
-                        "it answered `{}`, which is not an action: expected an arm index such as `3`, or {{\"action\": \"pull\", \"arm\": 3}}, {{\"action\": \"draw\"}}, {{\"action\": \"mutate\", \"arm\": 3}}, {{\"action\": \"choose\", \"config\": 12}}, {{\"action\": \"stop\"}} or, with several workers, {{\"action\": \"wait\"}} (docs/protocol.md)",
+                        "it answered `{}`, which is not an action: expected an arm index such as `3`, or {{\"action\": \"pull\", \"arm\": 3}}, {{\"action\": \"draw\"}} (either with \"to\": a unit, to train up to it in one piece of work), {{\"action\": \"mutate\", \"arm\": 3}}, {{\"action\": \"choose\", \"config\": 12}}, {{\"action\": \"stop\"}} or, with several workers, {{\"action\": \"wait\"}} (docs/protocol.md)",
                         excerpt(&line, 200)
                     )));
                 }
@@ -496,18 +503,24 @@ impl Policy for Failed {
 /// the pool world's actions only in the pool world. The error says what is wrong.
 pub(crate) fn check_action(action: Action, n: usize, world: WorldKind) -> Result<Action, String> {
     match action {
-        Action::Pull(a) | Action::Mutate(a) if a >= n => Err(format!(
+        Action::Pull(a) | Action::Train(a, _) | Action::Mutate(a) if a >= n => Err(format!(
             "it chose arm {a}, but the cell has {n} arm{} (0 to {})",
             if n == 1 { "" } else { "s" },
             n.saturating_sub(1)
         )),
-        Action::Draw | Action::Mutate(_) | Action::Choose(_) | Action::Stop
+        Action::Draw
+        | Action::DrawTo(_)
+        | Action::Train(..)
+        | Action::Mutate(_)
+        | Action::Choose(_)
+        | Action::Stop
             if world != WorldKind::Pool =>
         {
             Err(format!(
                 "it asked to {}, which only the pool world offers; the {} world takes arm indices",
                 match action {
-                    Action::Draw => "draw a configuration",
+                    Action::Draw | Action::DrawTo(_) => "draw a configuration",
+                    Action::Train(..) => "train an arm to a unit",
                     Action::Mutate(_) => "mutate an arm",
                     Action::Choose(_) => "choose a configuration",
                     _ => "stop",

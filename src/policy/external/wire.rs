@@ -12,6 +12,8 @@ pub(super) struct Reply {
     pub(super) action: Option<String>,
     pub(super) arm: Option<u64>,
     pub(super) config: Option<u64>,
+    /// Pool world: train to this unit in one piece of work (`pull` and `draw`).
+    pub(super) to: Option<u64>,
     pub(super) fits: Option<u64>,
     pub(super) protocol: Option<u32>,
     pub(super) message: Option<String>,

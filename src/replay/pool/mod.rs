@@ -198,8 +198,24 @@ impl<'a> PoolWorld<'a> {
 
     /// Apply a policy's action; an action the world cannot take is an error in words.
     fn apply_action(&mut self, action: Action) -> Result<Observation<'_>, String> {
+        let to = match action {
+            Action::Train(a, to) => {
+                if a < self.config.len() && u64::from(to) <= self.ledger.pulls[a] {
+                    return Err(format!(
+                        "asked to train arm {a} to unit {to}, but it has trained {} units already: train to a later unit",
+                        self.ledger.pulls[a]
+                    ));
+                }
+                to
+            }
+            Action::DrawTo(0) => {
+                return Err("asked to draw and train to unit 0: units count from 1".into());
+            }
+            Action::DrawTo(to) => to,
+            _ => 0,
+        };
         let arm = match action {
-            Action::Pull(a) => {
+            Action::Pull(a) | Action::Train(a, _) => {
                 if a >= self.config.len() {
                     return Err(format!(
                         "pulled arm {a}, but only {} arms exist",
@@ -241,7 +257,7 @@ impl<'a> PoolWorld<'a> {
                 self.draws += 1;
                 self.add_arm(c)
             }
-            Action::Draw | Action::Mutate(_) => {
+            Action::Draw | Action::DrawTo(_) | Action::Mutate(_) => {
                 if self.cfg.max_arms.is_some_and(|m| self.config.len() >= m) {
                     return Err(format!(
                         "asked for a new arm beyond the cap of {} live arms",
@@ -283,17 +299,43 @@ impl<'a> PoolWorld<'a> {
                 }
             }
         };
-        Ok(self.train(arm))
+        Ok(self.train(arm, to))
     }
 
-    /// Train `arm` one more unit.
-    fn train(&mut self, arm: usize) -> Observation<'_> {
+    /// Train `arm` up to unit `to` (at least one more unit) in one decision: unit by unit as
+    /// `train_unit`, until unit `to`, the end of its curve, a failed unit, or the budget.
+    fn train(&mut self, arm: usize, to: u32) -> Observation<'_> {
+        self.ledger.decisions += 1;
+        self.ledger.revealed.clear();
+        let mut reward;
+        loop {
+            let (r, go_on) = self.train_unit(arm);
+            reward = r;
+            if !go_on
+                || self.done[arm]
+                || self.ledger.pulls[arm] >= u64::from(to)
+                || self.ledger.clock.done()
+            {
+                break;
+            }
+        }
+        let l = &self.ledger;
+        Observation {
+            arm,
+            reward,
+            revealed: &l.revealed,
+            arm_clock: l.arm_clock[arm],
+            exhausted: self.done[arm],
+        }
+    }
+
+    /// Train `arm` one more unit: its reward (None if it failed or revealed nothing), and whether
+    /// training can go on (false once the budget cut the unit off or the curve had ended).
+    fn train_unit(&mut self, arm: usize) -> (Option<f64>, bool) {
         let task = self.task;
         let curve = &task.curves[self.config[arm] as usize];
         let u = self.ledger.pulls[arm] as usize;
         let l = &mut self.ledger;
-        l.decisions += 1;
-        l.revealed.clear();
         if self.done[arm] || u >= curve.len() {
             self.done[arm] = true;
             let cost = match self.cfg.budget_unit {
@@ -303,13 +345,7 @@ impl<'a> PoolWorld<'a> {
             l.clock.spend(cost);
             l.exhausted_pulls += 1;
             l.exhausted_budget += cost;
-            return Observation {
-                arm,
-                reward: None,
-                revealed: &l.revealed,
-                arm_clock: l.arm_clock[arm],
-                exhausted: true,
-            };
+            return (None, false);
         }
         let cost_s = f64::from(curve.cost_s[u]);
         let status = curve.status[u];
@@ -322,13 +358,7 @@ impl<'a> PoolWorld<'a> {
             // The unit does not finish within the budget: it costs what is left, reveals
             // nothing, and the cell ends.
             l.clock.used = l.clock.budget;
-            return Observation {
-                arm,
-                reward: None,
-                revealed: &l.revealed,
-                arm_clock: l.arm_clock[arm],
-                exhausted: false,
-            };
+            return (None, false);
         }
         if charged {
             l.clock.spend(match self.cfg.budget_unit {
@@ -367,13 +397,13 @@ impl<'a> PoolWorld<'a> {
                     found_at: world_time,
                 });
         }
-        Observation {
-            arm,
-            reward: ok.then_some(reward),
-            revealed: &l.revealed,
-            arm_clock: (u + 1) as f64,
-            exhausted: self.done[arm],
-        }
+        (ok.then_some(reward), true)
+    }
+
+    /// Results of work that has not completed (none once the replay loop has finished a cell).
+    #[cfg(test)]
+    pub(crate) fn in_flight(&self) -> usize {
+        self.in_flight.len()
     }
 
     /// The configuration the cell recommends under the configured rule.
@@ -472,15 +502,20 @@ impl World for PoolWorld<'_> {
             IncumbentRule::BestSeen => self.ledger.complete(arm),
             IncumbentRule::Last => self.ledger.discard(arm),
         }
-        let Some(i) = self.in_flight.iter().position(|x| x.0 == arm) else {
-            return;
-        };
-        let result = self.in_flight.remove(i);
+        // Every unit the work trained counts, in the order they were trained.
         let now = self.ledger.clock.used;
-        self.ok_at[arm] = now;
-        let best = self.cfg.ties.better(self.best_seen, result);
-        if best != self.best_seen {
-            (self.best_seen, self.best_seen_at) = (best, now);
+        let mut i = 0;
+        while i < self.in_flight.len() {
+            if self.in_flight[i].0 != arm {
+                i += 1;
+                continue;
+            }
+            let result = self.in_flight.remove(i);
+            self.ok_at[arm] = now;
+            let best = self.cfg.ties.better(self.best_seen, result);
+            if best != self.best_seen {
+                (self.best_seen, self.best_seen_at) = (best, now);
+            }
         }
     }
 
