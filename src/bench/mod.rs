@@ -570,3 +570,101 @@ pub fn measure_blackbox_import(
         seconds,
     })
 }
+
+/// `import syne-tune`'s reader in-process: CPU seconds to read every experiment folder under
+/// `dir` into runs, the median of three reads, and the folders and result rows read.
+pub struct SyneTuneRead {
+    pub folders: usize,
+    pub rows: usize,
+    pub cpu_seconds: f64,
+}
+
+/// Copy the recorded Syne Tune experiment folders under `fixture` (results.csv.zip and
+/// metadata.json as Syne Tune 0.16 wrote them) `copies` times into `dir`, each copy's seed made
+/// unique, and time banditbench's reader on them all (the files are real; only their number is
+/// multiplied, for a speed measure).
+pub fn measure_syne_tune_read(fixture: &Path, copies: usize, dir: &Path) -> Result<SyneTuneRead> {
+    use anyhow::Context as _;
+    let _ = std::fs::remove_dir_all(dir);
+    std::fs::create_dir_all(dir)?;
+    let mut originals: Vec<std::path::PathBuf> = std::fs::read_dir(fixture)
+        .with_context(|| format!("{}: cannot list", fixture.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.join("metadata.json").is_file())
+        .collect();
+    originals.sort();
+    if originals.is_empty() {
+        anyhow::bail!("{}: no Syne Tune experiment folders", fixture.display());
+    }
+    let mut folders = 0;
+    for c in 0..copies {
+        for o in &originals {
+            let name = o.file_name().unwrap_or_default().to_string_lossy();
+            let to = dir.join(format!("{name}-copy{c}"));
+            std::fs::create_dir_all(&to)?;
+            std::fs::copy(o.join("results.csv.zip"), to.join("results.csv.zip"))?;
+            let text = std::fs::read_to_string(o.join("metadata.json"))?;
+            let mut meta: serde_json::Value = serde_json::from_str(&text)
+                .with_context(|| format!("{}: not JSON", o.join("metadata.json").display()))?;
+            let seed = meta["seed"].as_i64().unwrap_or(0);
+            meta["seed"] = serde_json::Value::from(seed + 1000 * c as i64);
+            std::fs::write(to.join("metadata.json"), meta.to_string())?;
+            folders += 1;
+        }
+    }
+    let opts = crate::import::syne_tune::Options {
+        policy_key: None,
+        task: None,
+        task_key: "task".into(),
+        seed_key: "seed".into(),
+        metric: None,
+        fidelity: None,
+        prefix: "syne-tune:".into(),
+    };
+    let paths = vec![dir.to_path_buf()];
+    let mut times = Vec::new();
+    let mut rows = 0;
+    for _ in 0..3 {
+        let c0 = cpu_seconds();
+        let (runs, ..) = crate::import::syne_tune::read(&paths, &opts)?;
+        times.push(cpu_seconds() - c0);
+        rows = runs.iter().map(|r| r.evals.len()).sum();
+    }
+    times.sort_by(f64::total_cmp);
+    Ok(SyneTuneRead {
+        folders,
+        rows,
+        cpu_seconds: times[1],
+    })
+}
+
+/// Syne Tune 0.16's own reader (`syne_tune.experiments.load_experiment`) on every folder under
+/// `dir`, from `scripts/reference/synetune_read_timing.py` run by `python`: its CPU seconds
+/// (median of three passes).
+pub fn synetune_read_cpu_seconds(python: &str, dir: &Path) -> Result<f64> {
+    use anyhow::Context as _;
+    let script =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/reference/synetune_read_timing.py");
+    let out = std::process::Command::new(python)
+        .arg(&script)
+        .arg(dir)
+        .output()
+        .with_context(|| format!("--synetune-python {python}: cannot start it"))?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    if !out.status.success() {
+        anyhow::bail!(
+            "{}: failed under {python} (is Syne Tune 0.16.0 installed? pip install -r scripts/reference/requirements-synetune.txt): {}",
+            script.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    text.split_whitespace()
+        .find_map(|w| w.strip_prefix("synetune_cpu_s="))
+        .and_then(|v| v.parse().ok())
+        .with_context(|| {
+            format!(
+                "{}: no synetune_cpu_s= in its output: {text}",
+                script.display()
+            )
+        })
+}

@@ -70,6 +70,13 @@ pub struct Args {
     /// Cells of the pool-configuration measurement (each trains all 625 configurations)
     #[arg(long, default_value_t = 20)]
     configuration_repetitions: u32,
+    /// With import-syne-tune: a Python with Syne Tune 0.16.0 (scripts/reference/
+    /// requirements-synetune.txt) that reads the same folders with its own reader, side by side
+    #[arg(long)]
+    synetune_python: Option<String>,
+    /// How many copies of the recorded Syne Tune experiment folders import-syne-tune reads
+    #[arg(long, default_value_t = 100)]
+    synetune_copies: usize,
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
@@ -92,6 +99,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
         autorank_python,
         mfhpo_python,
         configuration_repetitions,
+        synetune_python,
+        synetune_copies,
     } = args;
     if !(seconds.is_finite() && seconds > 0.0) {
         anyhow::bail!("--seconds {seconds}: must be a positive number of seconds");
@@ -186,6 +195,27 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 (last.peak_rss_mib - before.peak_rss_mib) * 1024.0 * 1024.0 / more
             );
         }
+    }
+    if want(Section::ImportSyneTune) {
+        let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/import/syne-tune");
+        let dir = scratch.join("syne-tune");
+        let m = bench::measure_syne_tune_read(&fixture, synetune_copies, &dir)?;
+        let peer = match &synetune_python {
+            Some(py) => Some(bench::synetune_read_cpu_seconds(py, &dir)?),
+            None => None,
+        };
+        println!(
+            "import syne-tune: read {} experiment folders ({} copies of the recorded ones), {} result rows, in {:.3} CPU-s in-process{}",
+            m.folders,
+            synetune_copies,
+            m.rows,
+            m.cpu_seconds,
+            peer.map_or(String::new(), |p| format!(
+                "; Syne Tune 0.16.0's load_experiment {p:.3} CPU-s: {:.2}x its speed",
+                p / m.cpu_seconds.max(1e-9)
+            ))
+        );
     }
     if want(Section::PoolConfiguration) {
         if configuration_repetitions == 0 {
@@ -307,6 +337,9 @@ enum Section {
     /// configuration a decision, per configuration; with --mfhpo-python beside mfhpo-simulator
     /// (only when named)
     PoolConfiguration,
+    /// `import syne-tune`'s reader on copies of the recorded experiment folders; with
+    /// --synetune-python beside Syne Tune's own reader (only when named)
+    ImportSyneTune,
 }
 
 impl Section {
@@ -320,6 +353,7 @@ impl Section {
                 | Section::Memory
                 | Section::ImportBlackbox
                 | Section::PoolConfiguration
+                | Section::ImportSyneTune
         )
     }
 }
