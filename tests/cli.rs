@@ -481,6 +481,16 @@ fn every_bench_section_runs() {
             "x the evaluations; the same import of the blackbox as given peaks at",
             vec!["--blackbox-copies".into(), "2".into()],
         ),
+        (
+            "pool-configuration",
+            "random-search(work=configuration) through run, one thread: 625 configurations",
+            vec!["--configuration-repetitions".into(), "1".into()],
+        ),
+        (
+            "import-syne-tune",
+            "read 8 experiment folders (2 copies of the recorded ones), 6624 result rows",
+            vec!["--synetune-copies".into(), "2".into()],
+        ),
     ];
     let names: Vec<String> = sections.iter().map(|s| s.0.to_string()).collect();
     assert_eq!(listed, names, "bench --help lists other sections:\n{help}");
