@@ -107,6 +107,62 @@ pub fn bradley_terry(
         wins[m.a][m.b] += m.weight * m.result;
         wins[m.b][m.a] += m.weight * (1.0 - m.result);
     }
+    bradley_terry_wins(k, wins, start, tolerance, limit)
+}
+
+/// Each unit's results as a dense k × k matrix (row a, column b: what a scored against b), for
+/// resamples to add whole rows instead of scattering matches. Each pair plays at most once in a
+/// unit, so adding a unit's rows in draw order is, bit for bit, adding its matches in that order
+/// (a pair that did not play adds 0.0). None when the matrices would take more than 64 MiB.
+fn dense_units(k: usize, per_unit: &[Vec<Match>]) -> Option<Vec<Vec<f64>>> {
+    if per_unit.len().saturating_mul(k * k) > 1 << 23 {
+        return None;
+    }
+    let mut out = Vec::with_capacity(per_unit.len());
+    for unit in per_unit {
+        let mut w = vec![0.0; k * k];
+        let mut seen = vec![false; k * k];
+        for m in unit {
+            if std::mem::replace(&mut seen[m.a * k + m.b], true) {
+                return None;
+            }
+            w[m.a * k + m.b] += m.weight * m.result;
+            w[m.b * k + m.a] += m.weight * (1.0 - m.result);
+        }
+        out.push(w);
+    }
+    Some(out)
+}
+
+/// Bradley–Terry on the units `draw` (indices into `dense`, `dense_units`' matrices): the same
+/// numbers as `bradley_terry` on their matches in that order.
+fn bradley_terry_dense(
+    k: usize,
+    dense: &[Vec<f64>],
+    draw: &[usize],
+    start: Option<&[f64]>,
+    tolerance: f64,
+    limit: usize,
+) -> Option<(Vec<f64>, usize)> {
+    let mut wins = vec![vec![0.0; k]; k];
+    for &u in draw {
+        for (row, add) in wins.iter_mut().zip(dense[u].chunks_exact(k.max(1))) {
+            for (x, y) in row.iter_mut().zip(add) {
+                *x += y;
+            }
+        }
+    }
+    bradley_terry_wins(k, wins, start, tolerance, limit)
+}
+
+/// Zermelo's iteration on `wins` (see `bradley_terry`).
+fn bradley_terry_wins(
+    k: usize,
+    wins: Vec<Vec<f64>>,
+    start: Option<&[f64]>,
+    tolerance: f64,
+    limit: usize,
+) -> Option<(Vec<f64>, usize)> {
     let mut p = match start {
         Some(s) if s.len() == k && s.iter().all(|x| x.is_finite() && *x > 0.0) => s.to_vec(),
         _ => vec![1.0; k],
@@ -315,13 +371,19 @@ impl Default for LeaderboardOptions {
 fn bt_ratings(
     k: usize,
     per_unit: &[Vec<Match>],
+    dense: Option<&[Vec<f64>]>,
     units: &[usize],
     start: Option<&[f64]>,
     o: &LeaderboardOptions,
 ) -> (Vec<f64>, Vec<f64>, usize) {
-    let ms: Vec<&[Match]> = units.iter().map(|&u| per_unit[u].as_slice()).collect();
-    let (p, sweeps) =
-        bradley_terry(k, &ms, start, o.tolerance, o.limit).unwrap_or((vec![f64::NAN; k], 0));
+    let solved = match dense {
+        Some(d) => bradley_terry_dense(k, d, units, start, o.tolerance, o.limit),
+        None => {
+            let ms: Vec<&[Match]> = units.iter().map(|&u| per_unit[u].as_slice()).collect();
+            bradley_terry(k, &ms, start, o.tolerance, o.limit)
+        }
+    };
+    let (p, sweeps) = solved.unwrap_or((vec![f64::NAN; k], 0));
     let log_ref = o.baseline.map_or(0.0, |b| p[b].log10());
     let bt = p
         .iter()
@@ -378,7 +440,7 @@ pub fn leaderboard(t: &ScoreTable, opts: &LeaderboardOptions) -> Leaderboard {
                 .collect()
         })
         .collect();
-    let (p, bt, sweeps) = bt_ratings(k, &per_unit, &order, None, &o);
+    let (p, bt, sweeps) = bt_ratings(k, &per_unit, None, &order, None, &o);
     let el = calibrated(
         &elo_lanes(k, &per_unit, &[order.clone()], o.elo)[0],
         o.baseline,
@@ -401,9 +463,10 @@ pub fn leaderboard(t: &ScoreTable, opts: &LeaderboardOptions) -> Leaderboard {
             .collect();
         // Bradley–Terry from the full data's strengths: the same fixed point, in far fewer
         // sweeps. Elo eight resamples at a time (`elo_lanes`), the same numbers as one by one.
+        let dense = dense_units(k, &per_unit);
         let bt_draws: Vec<Vec<f64>> = resamples
             .par_iter()
-            .map(|draw| bt_ratings(k, &per_unit, draw, Some(&p), &o).1)
+            .map(|draw| bt_ratings(k, &per_unit, dense.as_deref(), draw, Some(&p), &o).1)
             .collect();
         let elo_draws: Vec<Vec<f64>> = resamples
             .par_chunks(32)
@@ -459,6 +522,44 @@ mod tests {
     /// Eight ratings in lockstep are, bit for bit, the ratings one at a time: for any number of
     /// lanes (a last chunk of fewer than eight too), and through the fallback when units do not
     /// share their pairs.
+    /// Bradley–Terry on a resample from the units' dense matrices is, bit for bit, Bradley–Terry
+    /// on the resample's matches: units drawn twice, pairs missing from a unit, draws and weights.
+    #[test]
+    fn bradley_terry_from_dense_units_is_bradley_terry_on_their_matches() {
+        let k = 7;
+        let mut rng = Rng::new(5);
+        let per_unit: Vec<Vec<Match>> = (0..11)
+            .map(|u| {
+                let mut out = Vec::new();
+                for a in 0..k {
+                    for b in a + 1..k {
+                        if u == 3 && b == 6 {
+                            continue;
+                        }
+                        out.push(Match {
+                            a,
+                            b,
+                            result: [0.0, 0.5, 1.0][rng.below(3)],
+                            weight: 0.25 + rng.below(4) as f64,
+                        });
+                    }
+                }
+                out
+            })
+            .collect();
+        let dense = dense_units(k, &per_unit).unwrap();
+        for _ in 0..20 {
+            let draw: Vec<usize> = (0..11).map(|_| rng.below(11)).collect();
+            let ms: Vec<&[Match]> = draw.iter().map(|&u| per_unit[u].as_slice()).collect();
+            let want = bradley_terry(k, &ms, None, 1e-9, 1000);
+            let got = bradley_terry_dense(k, &dense, &draw, None, 1e-9, 1000);
+            assert_eq!(
+                want.map(|(p, n)| (p.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), n)),
+                got.map(|(p, n)| (p.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), n))
+            );
+        }
+    }
+
     #[test]
     fn elo_in_lanes_is_elo_one_sequence_at_a_time() {
         let k = 6;
