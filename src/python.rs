@@ -629,6 +629,28 @@ fn cli(py: Python<'_>, argv: Vec<String>) -> i32 {
     )
 }
 
+/// Run a command line (`argv` without the program name) for the Python API (`report`,
+/// `import_runs`): what it prints goes to stdout as the binary's does, and a failure raises
+/// `BanditbenchError` with its whole message (clap's, for a bad command line), so that a notebook
+/// shows why, where `cli` prints the message to a stderr a notebook may never show.
+#[pyfunction]
+fn command(py: Python<'_>, argv: Vec<String>) -> PyResult<()> {
+    let shown = argv.join(" ");
+    let args = std::iter::once("banditbench".to_string()).chain(argv);
+    let parsed = crate::cli::parse_from(args)
+        .map_err(|e| BanditbenchError::new_err(e.render().to_string().trim().to_string()))?;
+    let code = py
+        .detach(|| crate::experiment::caught("banditbench", || crate::cli::dispatch(parsed)))
+        .map_err(to_py)?;
+    if code == std::process::ExitCode::SUCCESS {
+        Ok(())
+    } else {
+        Err(BanditbenchError::new_err(format!(
+            "banditbench {shown} failed; its findings are printed above"
+        )))
+    }
+}
+
 /// Run the experiment file `path`; returns (results folder, notes). `progress` receives the
 /// run's progress (see `PyProgress`).
 #[pyfunction]
@@ -780,6 +802,7 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_class::<Observation>()?;
     m.add_function(wrap_pyfunction!(cli, m)?)?;
+    m.add_function(wrap_pyfunction!(command, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(register, m)?)?;
     m.add_function(wrap_pyfunction!(ranking, m)?)?;

@@ -525,11 +525,7 @@ def import_runs(
         target = os.path.join(tmp, os.path.basename(os.path.abspath(out)))
     try:
         args = ["import", tool] + [os.fspath(p) for p in paths] + ["--out", target] + _flags(options)
-        code = engine.cli(args)
-        if code != 0:
-            raise engine.BanditbenchError(
-                f"banditbench {' '.join(args)} failed (exit {code}); its message is above"
-            )
+        engine.command(args)
         if tmp is not None:
             if not _same_files(target, out):
                 if not fresh:
@@ -616,14 +612,10 @@ def report(
         out = os.path.join(os.fspath(results), "report")
     args += ["--out", os.fspath(out)] + _flags(options)
     try:
-        code = engine.cli(args)
+        engine.command(args)
     finally:
         if tmp is not None:
             tmp.cleanup()
-    if code != 0:
-        raise engine.BanditbenchError(
-            f"banditbench {' '.join(args)} failed (exit {code}); its message is above"
-        )
     return Report(out)
 
 

@@ -237,3 +237,17 @@ def test_training_to_a_unit_in_one_action_from_python(tmp_path):
     assert (t["fidelity"] == 27).sum() >= runs["configs_drawn"].sum() - 2
     assert runs["units_trained"].tolist() == [200, 200]
     assert len(t) < 200
+
+
+def test_report_and_import_failures_raise_with_their_message(tmp_path, capfd):
+    # The message travels in the exception (a notebook may never show stderr), for the
+    # command's own checks, clap's refusals and the importers' alike.
+    missing = tmp_path / "no-such-results"
+    with pytest.raises(banditbench.BanditbenchError, match=str(missing)):
+        banditbench.report(missing)
+    with pytest.raises(banditbench.BanditbenchError, match="--no-such-flag"):
+        banditbench.report(missing, no_such_flag=1)
+    with pytest.raises(banditbench.BanditbenchError, match="metadata.json"):
+        banditbench.import_runs("syne-tune", tmp_path, out=tmp_path / "imported")
+    captured = capfd.readouterr()
+    assert "error:" not in captured.err, captured.err

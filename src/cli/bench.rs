@@ -79,6 +79,13 @@ pub struct Args {
     synetune_copies: usize,
 }
 
+impl Args {
+    /// `--threads`, which `cli::main` also gives polars' own pool.
+    pub(super) fn threads(&self) -> Option<usize> {
+        self.threads
+    }
+}
+
 pub fn run(args: Args) -> Result<ExitCode> {
     let Args {
         traces,
@@ -104,10 +111,6 @@ pub fn run(args: Args) -> Result<ExitCode> {
     } = args;
     if !(seconds.is_finite() && seconds > 0.0) {
         anyhow::bail!("--seconds {seconds}: must be a positive number of seconds");
-    }
-    if let Some(t) = threads {
-        // As in `run`: bound polars' own pool too, before polars is first used.
-        unsafe { std::env::set_var("POLARS_MAX_THREADS", t.to_string()) };
     }
     run_bench(
         &traces,

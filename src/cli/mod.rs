@@ -25,6 +25,13 @@ pub fn main() -> ExitCode {
         Ok(args) => args,
         Err(e) => e.exit(),
     };
+    if let Some(t) = args.threads() {
+        // polars keeps its own thread pool (for parquet and CSV), sized once from this variable
+        // on first use: bound it by --threads as well. Nothing has used polars yet and no other
+        // thread runs, so changing the environment here is sound. Only the binary does it: in a
+        // live Python interpreter other threads may read the environment.
+        unsafe { std::env::set_var("POLARS_MAX_THREADS", t.to_string()) };
+    }
     match dispatch(args) {
         Ok(code) => code,
         Err(e) => {
@@ -102,6 +109,17 @@ pub(crate) enum Command {
     Policies(policies::Args),
     /// Measure replay throughput (UCB1, one thread) and trace-set load time and memory
     Bench(bench::Args),
+}
+
+impl Cli {
+    /// The command's `--threads`, where it has one.
+    fn threads(&self) -> Option<usize> {
+        match &self.command {
+            Command::Run(a) => a.threads(),
+            Command::Bench(a) => a.threads(),
+            _ => None,
+        }
+    }
 }
 
 /// Run the command the user gave.

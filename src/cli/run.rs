@@ -56,12 +56,6 @@ fn run_file(
     quiet: bool,
     fresh: bool,
 ) -> Result<ExitCode> {
-    if let Some(t) = threads {
-        // polars keeps its own thread pool (for parquet and CSV), sized once from this variable
-        // on first use: bound it by --threads as well. Nothing has used polars yet, and no other
-        // thread runs, so changing the environment here is sound.
-        unsafe { std::env::set_var("POLARS_MAX_THREADS", t.to_string()) };
-    }
     let opts = RunOptions {
         out,
         threads,
@@ -132,4 +126,11 @@ fn parse_shard(s: &str) -> Result<experiment::Shard, String> {
             .trim_start_matches(&format!("--shard '{s}': "))
             .to_string()
     })
+}
+
+impl Args {
+    /// `--threads`, which `cli::main` also gives polars' own pool.
+    pub(super) fn threads(&self) -> Option<usize> {
+        self.threads
+    }
 }
