@@ -398,3 +398,56 @@ fn skillings_mack_matches_tlsfuzzer_and_pmcmrplus() {
     ];
     assert!(banditbench::analysis::stats::skillings_mack(&apart, true, 0.0).is_none());
 }
+
+/// The quickstart's fingerprint and first ten cell seeds (`tests/golden/identity.json`): the
+/// identity of a cell (which results a rerun resumes, each cell's random stream) changes only
+/// deliberately, with a results-format bump, never as a side effect of renaming a field or
+/// adding a parameter.
+#[test]
+fn the_quickstarts_fingerprint_and_first_seeds_are_unchanged() {
+    use polars::prelude::*;
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let want: Value = serde_json::from_str(
+        &std::fs::read_to_string(root.join("tests/golden/identity.json")).unwrap(),
+    )
+    .unwrap();
+    let out = std::env::temp_dir().join(format!("banditbench-identity-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_banditbench"))
+        .args(["run", "experiments/quickstart.toml", "--out"])
+        .arg(&out)
+        .arg("--quiet")
+        .current_dir(root)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let lock: toml::Table = std::fs::read_to_string(out.join("experiment.lock.toml"))
+        .unwrap()
+        .parse()
+        .unwrap();
+    let lock = lock["resolved"].as_table().unwrap();
+    assert_eq!(
+        lock["results_format"].as_integer(),
+        want["results_format"].as_i64()
+    );
+    assert_eq!(
+        lock["fingerprint"].as_str(),
+        want["fingerprint"].as_str(),
+        "the quickstart's fingerprint changed"
+    );
+    let runs = ParquetReader::new(std::fs::File::open(out.join("runs.parquet")).unwrap())
+        .finish()
+        .unwrap();
+    assert_eq!(runs.height() as u64, want["cells"].as_u64().unwrap());
+    let seeds = runs.column("seed").unwrap().u64().unwrap();
+    let policies = runs.column("policy").unwrap().str().unwrap();
+    for (i, pair) in want["first_seeds"].as_array().unwrap().iter().enumerate() {
+        assert_eq!(policies.get(i), pair[0].as_str(), "cell {i}'s policy");
+        assert_eq!(
+            seeds.get(i).map(|s| s.to_string()).as_deref(),
+            pair[1].as_str(),
+            "cell {i}'s seed changed"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&out);
+}
