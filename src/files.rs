@@ -208,3 +208,14 @@ mod tests {
         std::fs::remove_dir_all(&d).unwrap();
     }
 }
+
+/// Read a parquet file, naming it in the error (the one copy: results, pools and importers).
+pub fn read_parquet(path: &Path) -> Result<polars::prelude::DataFrame> {
+    use polars::prelude::SerReader as _;
+    let file =
+        std::fs::File::open(path).with_context(|| format!("{}: cannot open", path.display()))?;
+    polars::prelude::ParquetReader::new(file)
+        .finish()
+        .map_err(anyhow::Error::from)
+        .with_context(|| format!("{}: cannot read as parquet", path.display()))
+}

@@ -20,15 +20,7 @@ pub(crate) const LOCK: &str = "experiment.lock.toml";
 /// `worker`, `start`, `finish` in trajectories).
 pub(crate) const RESULTS_FORMAT: i64 = 4;
 
-/// Read a parquet file, naming it in the error.
-pub fn read_parquet(path: &Path) -> Result<DataFrame> {
-    let file =
-        std::fs::File::open(path).with_context(|| format!("{}: cannot open", path.display()))?;
-    ParquetReader::new(file)
-        .finish()
-        .map_err(anyhow::Error::from)
-        .with_context(|| format!("{}: cannot read as parquet", path.display()))
-}
+pub use crate::files::read_parquet;
 
 /// The lock file (`experiment.lock.toml`), typed: what a run resolved and the experiment file as
 /// it was written. The one reader and writer of the file's keys.

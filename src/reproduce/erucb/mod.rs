@@ -77,11 +77,13 @@ fn label(p: &str) -> String {
     }
 }
 
+/// The sample mean and standard deviation (n − 1); one value has no spread (0, not NaN), as
+/// the tables print it.
 fn mean_sd(x: &[f64]) -> (f64, f64) {
-    let n = x.len() as f64;
-    let m = x.iter().sum::<f64>() / n;
-    let v = x.iter().map(|v| (v - m).powi(2)).sum::<f64>() / (n - 1.0).max(1.0);
-    (m, v.sqrt())
+    match x {
+        [one] => (*one, 0.0),
+        _ => crate::analysis::stats::mean_sd(x),
+    }
 }
 
 fn run(

@@ -9,14 +9,7 @@ use polars::prelude::*;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
-pub(super) fn read_parquet_file(path: &Path) -> Result<DataFrame> {
-    let file =
-        std::fs::File::open(path).with_context(|| format!("{}: cannot open", path.display()))?;
-    ParquetReader::new(file)
-        .finish()
-        .map_err(anyhow::Error::from)
-        .with_context(|| format!("{}: cannot read as parquet", path.display()))
-}
+pub(super) use crate::files::read_parquet as read_parquet_file;
 
 /// Only the columns `names` of a parquet file (an error names the file).
 /// The tasks (dataset, run) of a curve file from its footer alone, when every row group's
