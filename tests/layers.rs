@@ -177,6 +177,8 @@ const LAYERS: &[(&str, &[&str])] = &[
         "reproduce",
         &["experiment", "report", "analysis", "results"],
     ),
+    // Importers write results folders through the store and parse numbers as `report` does.
+    ("import", &["experiment", "report", "results", "trace"]),
 ];
 
 const FOUNDATIONS: &[&str] = &[

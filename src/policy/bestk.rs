@@ -1,7 +1,8 @@
-//! BestK-Rewards and BestK-Velocity, with the semantics of BTB's selectors (MLBazaar/BTB
-//! `baytune/selection/best.py`, after PR #100 which HAMLET's co-author prompted;
-//! the BTB library (MLBazaar/BTB, baytune/selection; Smith et al. 2020, "The Machine Learning Bazaar", SIGMOD)), the baselines "BestKReward-K" and "BestKVelocity-K"
-//! of HAMLET (Schmidt, Gastinger, Nicolas & Schülke 2020, "HAMLET: A Learning Curve-Enabled Multi-Armed Bandit for Algorithm Selection", IJCNN, §III-B-3, K in Table II).
+//! BestK-Rewards and BestK-Velocity, with the semantics of BTB's selectors (MLBazaar/BTB,
+//! `baytune/selection/best.py`, after PR #100, which HAMLET's co-author prompted; Smith et al.
+//! 2020, "The Machine Learning Bazaar", SIGMOD): the baselines "BestKReward-K" and
+//! "BestKVelocity-K" of HAMLET (Schmidt, Gastinger, Nicolas & Schülke 2020, "HAMLET: A Learning
+//! Curve-Enabled Multi-Armed Bandit for Algorithm Selection", IJCNN, §III-B-3, K in Table II).
 //!
 //! Each arm's rewards form a list (one entry per pull; a pull without a reward is NaN there).
 //! While some arm has fewer than K_MIN = 2 entries, every arm is scored by plain BTB UCB1 on its

@@ -1,13 +1,14 @@
-//! ER-UCB, extreme-region UCB (Hu, Yu & Liao, IJCAI 2019; Hu, Yu & Liao 2019, "Cascaded Algorithm-Selection and Hyper-Parameter Optimization with Extreme-Region Upper Confidence Bound Bandit", IJCAI,
-//! eq. 17 and Algorithm 1): pick the arm whose *extreme region* looks best, not its mean.
+//! ER-UCB, extreme-region UCB (Hu, Yu & Liao 2019, "Cascaded Algorithm-Selection and
+//! Hyper-Parameter Optimization with Extreme-Region Upper Confidence Bound Bandit", IJCAI, eq. 17
+//! and Algorithm 1): pick the arm whose *extreme region* looks best, not its mean.
 //!
 //! With Y = X − β and Z = (X − β)², per arm i with T_i pulls, μ̂_Y and μ̂_Z the running means,
 //!     index_i = γ · (μ̂_Y + sqrt(μ̂_Z / θ)) + sqrt(2 ln t / T_i) + sqrt((1/θ) · sqrt(2 ln t / T_i))
 //! (the practical Hoeffding rule, eq. 17: γ·Ω_i + Ψ'_i of eqs. 14–15 with α = 4).
 //! Algorithm 1 pulls every arm once first (lines 1–4), in index order.
 //!
-//! Choices the paper leaves open, as parameters, defaulting to the authors' code
-//! (the authors' released code): `t_index` = `round` (t counts the pull being chosen,
+//! Choices the paper leaves open, as parameters, defaulting to the authors' released code:
+//! `t_index` = `round` (t counts the pull being chosen,
 //! i.e. pulls so far + 1) or `pulls` (pulls so far); `tie_break` = `first` (numpy argmax) or
 //! `random`. A pull without a reward (a failure that consumed the pull) counts in T_i only.
 //! The paper's defaults: θ = 0.01, γ = 20; β is set per task (0.85 on the synthetic problem).

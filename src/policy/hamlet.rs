@@ -1,5 +1,6 @@
-//! HAMLET's learning-curve bandits (Schmidt, Gastinger, Nicolas & Schülke;
-//! Schmidt, Gastinger, Nicolas & Schülke 2020, "HAMLET: A Learning Curve-Enabled Multi-Armed Bandit for Algorithm Selection", IJCNN, §III-A, Algorithms 1 and 2).
+//! HAMLET's learning-curve bandits (Schmidt, Gastinger, Nicolas & Schülke 2020, "HAMLET: A
+//! Learning Curve-Enabled Multi-Armed Bandit for Algorithm Selection", IJCNN, §III-A,
+//! Algorithms 1 and 2).
 //!
 //! Every arm's observed learning curve is fitted with the arctan model (eq. 1, `crate::curve`)
 //! and extrapolated to the end of the budget: r_i = LC_i(t_i + B_rem), with t_i the arm's clock and
