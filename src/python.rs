@@ -279,7 +279,10 @@ impl PyPolicy {
     }
 }
 
-/// An action as Python returned it.
+/// An action as Python returned it: an arm index, or an instance of one of
+/// `banditbench.protocol`'s action classes (a subclass too), decided by `isinstance` as the
+/// protocol's encoder decides, never by the class's name (a user's own class named `Draw` is
+/// not an action).
 fn action_of(a: &Bound<'_, PyAny>) -> std::result::Result<Action, String> {
     let bad = || {
         format!(
@@ -297,11 +300,22 @@ fn action_of(a: &Bound<'_, PyAny>) -> std::result::Result<Action, String> {
             .map(Action::Pull)
             .map_err(|_| format!("decide returned arm {i}; arms are numbered from 0"));
     }
-    let name = a
-        .get_type()
-        .name()
-        .map(|n| n.to_string())
-        .unwrap_or_default();
+    let py = a.py();
+    static CLASSES: pyo3::sync::PyOnceLock<Vec<Py<PyAny>>> = pyo3::sync::PyOnceLock::new();
+    const NAMES: [&str; 6] = ["Draw", "Train", "Stop", "Wait", "Mutate", "Choose"];
+    let classes = CLASSES
+        .get_or_try_init(py, || -> PyResult<Vec<Py<PyAny>>> {
+            let m = py.import("banditbench.protocol")?;
+            NAMES
+                .iter()
+                .map(|n| m.getattr(*n).map(Bound::unbind))
+                .collect()
+        })
+        .map_err(|e| format!("cannot read banditbench.protocol's actions: {e}"))?;
+    let which = classes
+        .iter()
+        .position(|c| a.is_instance(c.bind(py)).unwrap_or(false))
+        .map(|i| NAMES[i]);
     let field = |f: &str| -> std::result::Result<i64, String> {
         a.getattr(f)
             .and_then(|x| x.extract::<i64>())
@@ -319,19 +333,19 @@ fn action_of(a: &Bound<'_, PyAny>) -> std::result::Result<Action, String> {
             Err(_) => Ok(None),
         }
     };
-    match name.as_str() {
-        "Draw" => Ok(to()?.map_or(Action::Draw, Action::DrawTo)),
-        "Train" => {
+    match which {
+        Some("Draw") => Ok(to()?.map_or(Action::Draw, Action::DrawTo)),
+        Some("Train") => {
             let arm = usize::try_from(field("arm")?).map_err(|_| bad())?;
             let t = to()?.ok_or_else(bad)?;
             Ok(Action::Train(arm, t))
         }
-        "Stop" => Ok(Action::Stop),
-        "Wait" => Ok(Action::Wait),
-        "Mutate" => usize::try_from(field("arm")?)
+        Some("Stop") => Ok(Action::Stop),
+        Some("Wait") => Ok(Action::Wait),
+        Some("Mutate") => usize::try_from(field("arm")?)
             .map(Action::Mutate)
             .map_err(|_| bad()),
-        "Choose" => u32::try_from(field("config")?)
+        Some("Choose") => u32::try_from(field("config")?)
             .map(Action::Choose)
             .map_err(|_| bad()),
         _ => Err(bad()),

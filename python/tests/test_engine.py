@@ -251,3 +251,29 @@ def test_report_and_import_failures_raise_with_their_message(tmp_path, capfd):
         banditbench.import_runs("syne-tune", tmp_path, out=tmp_path / "imported")
     captured = capfd.readouterr()
     assert "error:" not in captured.err, captured.err
+
+
+def test_in_process_actions_are_decided_by_isinstance_not_by_name(tmp_path):
+    # A class of one's own that happens to be named Draw is not an action; a subclass of the
+    # protocol's Draw with another name is one (as the protocol's encoder decides).
+    class Draw:  # noqa: F811 (shadows the protocol's on purpose)
+        pass
+
+    class FreshDraw(banditbench.Draw):
+        pass
+
+    class Named(Policy):
+        def decide(self, view):
+            return Draw()
+
+    class Subclassed(Policy):
+        def decide(self, view):
+            return FreshDraw() if view.pool["undrawn"] > 0 else Stop()
+
+    exp = {"name": "isinstance", "traces": str(ROOT / "traces/sklearn-grid"), "seed": 1,
+           "repetitions": 1, "tasks": {"datasets": ["car"], "runs": [0], "learners": ["mlp"]},
+           "world": {"kind": "pool", "per_learner": True, "budget_unit": "units", "budgets": [5]}}
+    with pytest.raises(banditbench.BanditbenchError, match="decide returned .*Draw object"):
+        banditbench.run(exp, policies={"named": Named}, out=tmp_path / "named", progress=False)
+    r = banditbench.run(exp, policies={"sub": Subclassed}, out=tmp_path / "sub", progress=False)
+    assert r.runs["configs_drawn"].tolist() == [5]
