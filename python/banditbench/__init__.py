@@ -74,4 +74,15 @@ __all__ = [
     "import_runs",
     "BanditbenchError",
 ]
-__version__ = "0.1.0"
+def _version() -> str:
+    """The installed distribution's version, which maturin takes from Cargo.toml (one version
+    string); a source tree that is not installed has none."""
+    try:
+        from importlib.metadata import PackageNotFoundError, version
+
+        return version("banditbench-engine")
+    except (ImportError, PackageNotFoundError):
+        return "unknown (not installed)"
+
+
+__version__ = _version()

@@ -84,3 +84,14 @@ def test_the_command_finds_the_bundled_data_from_any_folder(elsewhere):
     assert (elsewhere / "q" / "runs.parquet").is_file()
     missing = subprocess.run([exe, "run", "no-such-experiment"], cwd=elsewhere, env=env, capture_output=True, text=True)
     assert missing.returncode == 1 and "the bundled experiments are" in missing.stderr and "quickstart" in missing.stderr
+
+
+def test_one_version_string():
+    # Cargo.toml's version is the crate's, the engine's and the installed wheel's.
+    import re
+    from pathlib import Path
+
+    cargo = (Path(__file__).resolve().parents[2] / "Cargo.toml").read_text()
+    want = re.search(r'^version = "([^"]+)"', cargo, re.M).group(1)
+    assert bb.__version__ == want
+    assert bb._engine.__version__ == want
