@@ -1803,3 +1803,89 @@ fn failures_count_only_trials_that_failed_within_the_budget() {
     assert_eq!(totals[0], 6, "{totals:?}");
     assert!(totals[1] < 6, "{totals:?}");
 }
+
+/// Column names and types of a parquet file, in order.
+fn schema_of(path: &Path) -> Vec<(String, String)> {
+    read_parquet(path)
+        .unwrap()
+        .schema()
+        .iter()
+        .map(|(n, t)| (n.to_string(), format!("{t:?}")))
+        .collect()
+}
+
+/// One results schema: folders written by `run` (a learner-level world and the pool world) and by
+/// every importer have the same columns, in the same order, of the same types, in runs.parquet
+/// and trajectories.parquet alike, so `report` reads them as one.
+#[test]
+fn runs_and_every_importers_folders_share_one_schema() {
+    let dir = scratch("one-schema");
+    let mut folders: Vec<(String, PathBuf)> = Vec::new();
+    // A learner-level run and a pool run (with several workers, the richest trajectories).
+    let tiny = common::experiment(
+        &dir,
+        "learner",
+        &format!(
+            "seed = 1\n[world]\nkind = \"time-sliced\"\nbudgets = [6.0]\nslice = 1.0\n{}",
+            common::POLICIES
+        ),
+    );
+    run_ok(&["run", s(&tiny), "--out", s(&dir.join("learner")), "--quiet"]);
+    folders.push(("run, time-sliced".into(), dir.join("learner")));
+    let pool = dir.join("pool.toml");
+    std::fs::write(
+        &pool,
+        format!(
+            "name = \"pool\"\ntraces = {:?}\nseed = 1\n[tasks]\ndatasets = [\"car\"]\nruns = [0]\nlearners = [\"mlp\"]\n[world]\nkind = \"pool\"\nper_learner = true\nworkers = 2\nbudget_unit = \"units\"\nbudgets = [30]\n[[policies]]\nfamily = \"asha\"\n",
+            root().join("traces/sklearn-grid").display().to_string()
+        ),
+    )
+    .unwrap();
+    run_ok(&["run", s(&pool), "--out", s(&dir.join("pool")), "--quiet"]);
+    folders.push(("run, pool, 2 workers".into(), dir.join("pool")));
+    // Every importer on its recorded fixture.
+    let imports: Vec<(&str, Vec<String>)> = vec![
+        ("syne-tune", vec![s(&fixtures("syne-tune")).into()]),
+        (
+            "optuna",
+            vec![s(&fixtures("optuna").join("journal.log")).into()],
+        ),
+        ("carps", vec![s(&fixtures("carps").join("runs")).into()]),
+        (
+            "hposuite",
+            vec![
+                s(&fixtures("hposuite")).into(),
+                "--task".into(),
+                "phoneme/0/hist-gradient-boosting".into(),
+            ],
+        ),
+        (
+            "deepcave",
+            vec![
+                s(&fixtures("deepcave").join("run_1")).into(),
+                "--task".into(),
+                "t".into(),
+            ],
+        ),
+    ];
+    for (tool, args) in imports {
+        let out = dir.join(tool);
+        let mut argv: Vec<String> = vec!["import".into(), tool.into()];
+        argv.extend(args);
+        argv.extend(["--out".into(), s(&out).into()]);
+        let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+        run_ok(&argv);
+        folders.push((format!("import {tool}"), out));
+    }
+    for file in ["runs.parquet", "trajectories.parquet"] {
+        let (first, want) = (&folders[0].0, schema_of(&folders[0].1.join(file)));
+        assert!(want.len() > 10, "{file}: {want:?}");
+        for (what, folder) in &folders[1..] {
+            assert_eq!(
+                schema_of(&folder.join(file)),
+                want,
+                "{file} of {what} differs from {first}'s"
+            );
+        }
+    }
+}
