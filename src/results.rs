@@ -624,3 +624,23 @@ pub(crate) fn anytime_curves(
     finish(cur, &mut curve, &mut j, last, &mut out);
     Ok(out)
 }
+
+/// A float column in which NaN is null, built over `values` without copying them (a column of
+/// `Option<f64>` costs a copy and a branch per row). The one copy: the engine's frames and the
+/// importers write the results' nullable floats through it.
+pub(crate) fn nan_as_null(name: &str, values: Vec<f64>) -> Column {
+    // NaNs are rare: all bits set, then the few NaNs cleared.
+    let valid = values.iter().any(|x| x.is_nan()).then(|| {
+        let mut bits = polars_arrow::bitmap::MutableBitmap::from_len_set(values.len());
+        for (i, x) in values.iter().enumerate() {
+            if x.is_nan() {
+                bits.set(i, false);
+            }
+        }
+        polars_arrow::bitmap::Bitmap::from(bits)
+    });
+    let array = polars_arrow::array::PrimitiveArray::<f64>::from_vec(values).with_validity(valid);
+    Float64Chunked::with_chunk(name.into(), array)
+        .into_series()
+        .into()
+}

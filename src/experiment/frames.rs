@@ -129,24 +129,7 @@ pub(crate) fn text_column(name: &str, n: usize, mut row: impl FnMut(usize, &mut 
         .into()
 }
 
-/// A float column in which NaN is null, built over `values` without copying them (a column of
-/// `Option<f64>` costs a copy and a branch per row).
-pub(crate) fn nan_as_null(name: &str, values: Vec<f64>) -> Column {
-    // NaNs are rare: all bits set, then the few NaNs cleared.
-    let valid = values.iter().any(|x| x.is_nan()).then(|| {
-        let mut bits = polars_arrow::bitmap::MutableBitmap::from_len_set(values.len());
-        for (i, x) in values.iter().enumerate() {
-            if x.is_nan() {
-                bits.set(i, false);
-            }
-        }
-        polars_arrow::bitmap::Bitmap::from(bits)
-    });
-    let array = polars_arrow::array::PrimitiveArray::<f64>::from_vec(values).with_validity(valid);
-    Float64Chunked::with_chunk(name.into(), array)
-        .into_series()
-        .into()
-}
+pub(crate) use crate::results::nan_as_null;
 
 /// Where a cell's identity comes from: its cell and its task's dataset and run.
 pub(crate) struct Identity<'a> {

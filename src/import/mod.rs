@@ -495,13 +495,7 @@ pub(crate) fn write(imp: &Import, out: &Path, budget: Option<f64>) -> Result<Wri
 }
 
 /// A float column in which NaN is null.
-fn nan_as_null(name: &str, values: Vec<f64>) -> Column {
-    let v: Vec<Option<f64>> = values
-        .into_iter()
-        .map(|x| (!x.is_nan()).then_some(x))
-        .collect();
-    Column::new(name.into(), v)
-}
+use crate::results::nan_as_null;
 
 /// A file's 64-bit FNV-1a content hash (hex), as the lock file keeps external files'.
 fn file_hash(path: &Path) -> Result<String> {
