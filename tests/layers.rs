@@ -231,3 +231,43 @@ fn every_module_uses_only_the_layers_below_it() {
         );
     }
 }
+
+/// The README's "Where things live" names real files: every path it gives (`src/…`, `docs/…`,
+/// `scripts/…`, `tests/…`; placeholders such as `<family>` aside) exists, and every module it
+/// calls a foundation is one here.
+#[test]
+fn where_things_live_names_real_files() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let section = readme
+        .split("### Where things live")
+        .nth(1)
+        .and_then(|s| s.split("\n## ").next())
+        .expect("the README has a section \"Where things live\"");
+    let mut named = 0;
+    let mut missing = Vec::new();
+    for quoted in section.split('`').skip(1).step_by(2) {
+        let path = quoted.trim_end_matches(['/', ',']);
+        let is_path = ["src/", "docs/", "scripts/", "tests/"]
+            .iter()
+            .any(|p| path.starts_with(p));
+        if !is_path || path.contains('<') || path.contains(' ') {
+            continue;
+        }
+        named += 1;
+        if !root.join(path).exists() {
+            missing.push(path.to_string());
+        }
+    }
+    assert!(named >= 15, "only {named} paths found in the section");
+    assert!(
+        missing.is_empty(),
+        "the README names files that do not exist: {missing:?}"
+    );
+    for f in FOUNDATIONS {
+        assert!(
+            section.contains(&format!("`{f}`")),
+            "{f} is a foundation here but the README does not say so"
+        );
+    }
+}
