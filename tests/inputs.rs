@@ -485,6 +485,22 @@ fn finding_ones_way_among_traces_and_policies() {
     );
     let e = fails(&["policies", "mutant-ubc"]);
     assert!(e.contains("did you mean 'mutant-ucb'"), "{e}");
+    // Every world is listed by its name, and an unknown one is refused naming them all.
+    for (world, has, lacks) in [
+        ("time-sliced", "\nhamlet-ucb\n", "\nmutant-ucb\n"),
+        ("pull-count", "\ner-ucb\n", "\nmutant-ucb\n"),
+        ("synthetic", "\ner-ucb\n", "\nhyperband\n"),
+        ("pool", "\nhyperband\n", "\nhamlet-ucb\n"),
+    ] {
+        let out =
+            String::from_utf8_lossy(&run_ok(&["policies", "--world", world]).stdout).to_string();
+        assert!(out.contains(has) && !out.contains(lacks), "{world}: {out}");
+    }
+    let e = fails(&["policies", "--world", "grid"]);
+    assert!(
+        e.contains("the worlds are time-sliced, pull-count, synthetic, pool"),
+        "{e}"
+    );
 }
 
 /// A trace set written by pandas with `category` strings and `int8`/`int16` integers

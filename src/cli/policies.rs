@@ -7,19 +7,28 @@ use anyhow::Result;
 pub struct Args {
     /// Only the policies whose name contains this (e.g. ucb)
     name: Option<String>,
-    /// Only the policies that run in this world
-    #[arg(long, value_parser = ["time-sliced", "pull-count", "synthetic", "pool"])]
-    world: Option<String>,
+    /// Only the policies that run in this world (time-sliced, pull-count, synthetic or pool)
+    #[arg(long, value_parser = world_kind)]
+    world: Option<WorldKind>,
+}
+
+/// A world by its name, from the one list of worlds (`WorldKind::ALL`).
+fn world_kind(name: &str) -> Result<WorldKind, String> {
+    WorldKind::ALL
+        .iter()
+        .copied()
+        .find(|w| w.as_str() == name)
+        .ok_or_else(|| {
+            let names: Vec<&str> = WorldKind::ALL.iter().map(|w| w.as_str()).collect();
+            format!(
+                "no world is called {name:?}; the worlds are {}",
+                names.join(", ")
+            )
+        })
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
     let Args { name, world } = args;
-    let world = world.map(|w| match w.as_str() {
-        "time-sliced" => WorldKind::TimeSliced,
-        "pull-count" => WorldKind::PullCount,
-        "synthetic" => WorldKind::Synthetic,
-        _ => WorldKind::Pool,
-    });
     print!(
         "{}",
         crate::policy::describe_registry(name.as_deref(), world)?
