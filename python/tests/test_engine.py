@@ -277,3 +277,51 @@ def test_in_process_actions_are_decided_by_isinstance_not_by_name(tmp_path):
         banditbench.run(exp, policies={"named": Named}, out=tmp_path / "named", progress=False)
     r = banditbench.run(exp, policies={"sub": Subclassed}, out=tmp_path / "sub", progress=False)
     assert r.runs["configs_drawn"].tolist() == [5]
+
+
+WHOLE_SCRIPT = '''
+from banditbench import Draw, Policy, Stop, Train, serve
+
+
+class Whole(Policy):
+    def __init__(self, cell, **params):
+        super().__init__(cell, **params)
+        self.units = cell.pool["units"]
+        self.pending = None
+
+    def decide(self, view):
+        if self.pending is not None:
+            arm, self.pending = self.pending, None
+            return Train(arm, to=self.units)
+        if view.pool["undrawn"] == 0:
+            return Stop()
+        return Draw(to=self.units) if view.step % 2 == 0 else Draw()
+
+    def observe(self, obs):
+        if obs.arm_clock == 1 and not obs.exhausted:
+            self.pending = obs.arm
+
+
+serve(Whole)
+'''
+
+
+def test_training_to_a_unit_through_the_protocol_matches_in_process(tmp_path):
+    # The same rule through the JSON protocol ("to" on pull and draw) and in-process.
+    script = tmp_path / "whole.py"
+    script.write_text(WHOLE_SCRIPT)
+    world = {"kind": "pool", "per_learner": True, "budget_unit": "units", "budgets": [200]}
+    base = {"traces": str(ROOT / "traces/sklearn-grid"), "seed": 1, "repetitions": 2,
+            "tasks": {"datasets": ["car"], "runs": [0], "learners": ["mlp"]}, "world": world}
+    by_process = banditbench.run(
+        dict(base, name="whole", policies=[{
+            "family": "external", "name": "whole", "command": [sys.executable, str(script)],
+            "env": {"PYTHONPATH": str(ROOT / "python")}}]),
+        out=tmp_path / "process", progress=False)
+    in_process = banditbench.run(dict(base, name="whole"), policies={"whole": WholeConfigurations},
+                                 out=tmp_path / "inproc", progress=False)
+    a, b = by_process.trajectories, in_process.trajectories
+    assert len(a) == len(b) and len(a) < 200
+    for col in ["cell", "step", "action", "config", "fidelity", "reward", "incumbent", "time"]:
+        assert a[col].tolist() == b[col].tolist(), col
+    assert (a["fidelity"] == 27).sum() >= 10
