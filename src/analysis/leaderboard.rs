@@ -281,27 +281,32 @@ pub fn elo_lanes(
             .collect();
     }
     let c = e.base.ln() / e.scale;
+    // Per unit and pair, what a and b score (the same products `elo` forms), contiguous.
+    let scores: Vec<Vec<(f64, f64)>> = per_unit
+        .iter()
+        .map(|ms| {
+            ms.iter()
+                .map(|m| (m.weight * m.result, m.weight * (1.0 - m.result)))
+                .collect()
+        })
+        .collect();
     let mut out = Vec::with_capacity(lanes.len());
     for chunk in lanes.chunks(W) {
         let w = chunk.len();
-        // r[p * W + i]: policy p's rating in lane i.
-        let mut r = vec![e.initial; k * W];
+        // r[p][i]: policy p's rating in lane i.
+        let mut r = vec![[e.initial; W]; k];
         for slot in 0..chunk[0].len() {
-            let ms: [&[Match]; W] =
-                std::array::from_fn(|i| per_unit[chunk[i.min(w - 1)][slot]].as_slice());
+            let us: [&[(f64, f64)]; W] =
+                std::array::from_fn(|i| scores[chunk[i.min(w - 1)][slot]].as_slice());
             for (j, &(a, b)) in pairs.iter().enumerate() {
-                let (ra, rb) = (a * W, b * W);
-                for (i, m) in ms.iter().enumerate() {
-                    let m = &m[j];
-                    let ea = 1.0 / (1.0 + ((r[rb + i] - r[ra + i]) * c).exp());
-                    r[ra + i] += e.k * (m.weight * m.result - ea);
-                    r[rb + i] += e.k * (m.weight * (1.0 - m.result) - (1.0 - ea));
-                }
+                let (ra, rb) = (r[a], r[b]);
+                let ea: [f64; W] =
+                    std::array::from_fn(|i| 1.0 / (1.0 + ((rb[i] - ra[i]) * c).exp()));
+                r[a] = std::array::from_fn(|i| ra[i] + e.k * (us[i][j].0 - ea[i]));
+                r[b] = std::array::from_fn(|i| rb[i] + e.k * (us[i][j].1 - (1.0 - ea[i])));
             }
         }
-        for i in 0..w {
-            out.push((0..k).map(|p| r[p * W + i]).collect());
-        }
+        out.extend((0..w).map(|i| r.iter().map(|x| x[i]).collect::<Vec<f64>>()));
     }
     out
 }
