@@ -25,6 +25,7 @@ import os
 import random
 import sys
 import traceback
+from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any, Callable, Optional, Union
 
@@ -81,51 +82,52 @@ class Observation(SimpleNamespace):
     """
 
 
+@dataclass(frozen=True, repr=False)
 class Draw:
     """Pool world: add a fresh configuration and train its first unit, or with ``to`` train it up
     to unit ``to`` in one piece of work (``Draw(to=27)``: a full-fidelity evaluation when the pool
     has 27 units)."""
 
-    def __init__(self, to: Optional[int] = None):
-        self.to = to
+    to: Optional[int] = None
 
     def __repr__(self) -> str:
         return "Draw()" if self.to is None else f"Draw(to={self.to})"
 
 
+@dataclass(frozen=True, repr=False)
 class Train:
     """Pool world: train ``arm`` up to its unit ``to`` in one piece of work (at least one more
     unit): one decision, every unit revealed together when the work finishes."""
 
-    def __init__(self, arm: int, to: int):
-        self.arm = arm
-        self.to = to
+    arm: int
+    to: int
 
     def __repr__(self) -> str:
         return f"Train({self.arm}, to={self.to})"
 
 
+@dataclass(frozen=True, repr=False)
 class Mutate:
     """Pool world: add an untried grid neighbour of ``arm`` and train its first unit."""
 
-    def __init__(self, arm: int):
-        self.arm = arm
+    arm: int
 
     def __repr__(self) -> str:
         return f"Mutate({self.arm})"
 
 
+@dataclass(frozen=True, repr=False)
 class Choose:
     """Pool world: add configuration ``config`` (an index into the pool's configurations, e.g. a
     learner's default from ``cell.pool["defaults"]``) and train its first unit."""
 
-    def __init__(self, config: int):
-        self.config = config
+    config: int
 
     def __repr__(self) -> str:
         return f"Choose({self.config})"
 
 
+@dataclass(frozen=True, repr=False)
 class Stop:
     """Pool world: end the cell; the rest of its budget goes unused."""
 
@@ -133,6 +135,7 @@ class Stop:
         return "Stop()"
 
 
+@dataclass(frozen=True, repr=False)
 class Wait:
     """Several workers: this worker idles until the next running piece of work finishes."""
 
