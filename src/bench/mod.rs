@@ -218,33 +218,52 @@ pub fn measure_report(units: usize, policies: usize, dir: &Path) -> Result<Repor
     })
 }
 
-/// autorank's in-process CPU seconds on the scores table `csv`, from
-/// `scripts/reference/autorank_timing.py` run by `python` (median of 3 calls).
-pub fn autorank_cpu_seconds(python: &str, csv: &Path) -> Result<f64> {
+/// A peer's CPU seconds, from a timing script under `scripts/reference/` run by `python` with
+/// `args`: the script prints `KEY=SECONDS`. `flag` is the bench option that named `python`, and
+/// `needs` what it must have installed (said when the script fails).
+pub(crate) fn peer_cpu_seconds(
+    python: &str,
+    script: &str,
+    args: &[&std::ffi::OsStr],
+    key: &str,
+    flag: &str,
+    needs: &str,
+) -> Result<f64> {
     use anyhow::Context as _;
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/reference/autorank_timing.py");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("scripts/reference")
+        .join(script);
     let out = std::process::Command::new(python)
         .arg(&script)
-        .arg(csv)
+        .args(args)
         .output()
-        .with_context(|| format!("--autorank-python {python}: cannot start it"))?;
+        .with_context(|| format!("{flag} {python}: cannot start it"))?;
     let text = String::from_utf8_lossy(&out.stdout);
     if !out.status.success() {
         anyhow::bail!(
-            "{}: failed under {python} (is autorank 1.3.0 installed? pip install -r scripts/reference/requirements-autorank.txt): {}",
+            "{}: failed under {python} (is {needs} installed?): {}",
             script.display(),
             String::from_utf8_lossy(&out.stderr).trim()
         );
     }
+    let prefix = format!("{key}=");
     text.split_whitespace()
-        .find_map(|w| w.strip_prefix("autorank_cpu_s="))
+        .find_map(|w| w.strip_prefix(prefix.as_str()))
         .and_then(|v| v.parse().ok())
-        .with_context(|| {
-            format!(
-                "{}: no autorank_cpu_s= in its output: {text}",
-                script.display()
-            )
-        })
+        .with_context(|| format!("{}: no {prefix} in its output: {text}", script.display()))
+}
+
+/// autorank's in-process CPU seconds on the scores table `csv`, from
+/// `scripts/reference/autorank_timing.py` run by `python` (median of 3 calls).
+pub fn autorank_cpu_seconds(python: &str, csv: &Path) -> Result<f64> {
+    peer_cpu_seconds(
+        python,
+        "autorank_timing.py",
+        &[csv.as_os_str()],
+        "autorank_cpu_s",
+        "--autorank-python",
+        "autorank 1.3.0 (pip install -r scripts/reference/requirements-autorank.txt)",
+    )
 }
 
 /// A run through the results store: decisions, seconds, peak RSS and the files' sizes.
@@ -642,29 +661,12 @@ pub fn measure_syne_tune_read(fixture: &Path, copies: usize, dir: &Path) -> Resu
 /// `dir`, from `scripts/reference/synetune_read_timing.py` run by `python`: its CPU seconds
 /// (median of three passes).
 pub fn synetune_read_cpu_seconds(python: &str, dir: &Path) -> Result<f64> {
-    use anyhow::Context as _;
-    let script =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/reference/synetune_read_timing.py");
-    let out = std::process::Command::new(python)
-        .arg(&script)
-        .arg(dir)
-        .output()
-        .with_context(|| format!("--synetune-python {python}: cannot start it"))?;
-    let text = String::from_utf8_lossy(&out.stdout);
-    if !out.status.success() {
-        anyhow::bail!(
-            "{}: failed under {python} (is Syne Tune 0.16.0 installed? pip install -r scripts/reference/requirements-synetune.txt): {}",
-            script.display(),
-            String::from_utf8_lossy(&out.stderr).trim()
-        );
-    }
-    text.split_whitespace()
-        .find_map(|w| w.strip_prefix("synetune_cpu_s="))
-        .and_then(|v| v.parse().ok())
-        .with_context(|| {
-            format!(
-                "{}: no synetune_cpu_s= in its output: {text}",
-                script.display()
-            )
-        })
+    peer_cpu_seconds(
+        python,
+        "synetune_read_timing.py",
+        &[dir.as_os_str()],
+        "synetune_cpu_s",
+        "--synetune-python",
+        "Syne Tune 0.16.0 (pip install -r scripts/reference/requirements-synetune.txt)",
+    )
 }

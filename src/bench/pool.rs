@@ -372,30 +372,13 @@ pub fn measure_configurations(
 /// evaluations of `table` on one worker, from `scripts/reference/mfhpo_timing.py` run by
 /// `python` (mfhpo-simulator 1.4.6, scripts/reference/requirements-mfhpo.txt).
 pub fn mfhpo_cpu_seconds(python: &str, table: &std::path::Path, evaluations: u64) -> Result<f64> {
-    use anyhow::Context as _;
-    let script =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/reference/mfhpo_timing.py");
-    let out = std::process::Command::new(python)
-        .arg(&script)
-        .arg(table)
-        .arg(evaluations.to_string())
-        .output()
-        .with_context(|| format!("--mfhpo-python {python}: cannot start it"))?;
-    let text = String::from_utf8_lossy(&out.stdout);
-    if !out.status.success() {
-        anyhow::bail!(
-            "{}: failed under {python} (is mfhpo-simulator 1.4.6 installed? pip install -r scripts/reference/requirements-mfhpo.txt): {}",
-            script.display(),
-            String::from_utf8_lossy(&out.stderr).trim()
-        );
-    }
-    text.split_whitespace()
-        .find_map(|w| w.strip_prefix("mfhpo_cpu_s="))
-        .and_then(|v| v.parse().ok())
-        .with_context(|| {
-            format!(
-                "{}: no mfhpo_cpu_s= in its output: {text}",
-                script.display()
-            )
-        })
+    let n = evaluations.to_string();
+    super::peer_cpu_seconds(
+        python,
+        "mfhpo_timing.py",
+        &[table.as_os_str(), std::ffi::OsStr::new(&n)],
+        "mfhpo_cpu_s",
+        "--mfhpo-python",
+        "mfhpo-simulator 1.4.6 (pip install -r scripts/reference/requirements-mfhpo.txt)",
+    )
 }
