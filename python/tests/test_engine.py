@@ -15,7 +15,7 @@ except ImportError as e:
     pytest.skip(f"the engine is not built (pip install .): {e}", allow_module_level=True)
 
 import banditbench
-from banditbench import Draw, Policy, Stop, Train
+from banditbench import Policy, Stop
 
 from conftest import ROOT, write_experiment
 
@@ -200,34 +200,20 @@ def test_carps_runs_with_one_minus_and_a_blackbox_into_a_pool(tmp_path):
     assert len(list((pool / "curves").glob("*.parquet"))) == 1
 
 
-class WholeConfigurations(Policy):
-    """Full-fidelity random search, the built-in random-search(work = "configuration")'s rule:
-    draw and train to the last unit in one piece of work; here through Train after a one-unit
-    Draw, half the time, to use both actions."""
+WHOLE_FILE = ROOT / "python" / "examples" / "whole_configurations.py"
 
-    def __init__(self, cell, **params):
-        super().__init__(cell, **params)
-        self.units = cell.pool["units"]
-        self.pending = None
 
-    def decide(self, view):
-        if self.pending is not None:
-            arm, self.pending = self.pending, None
-            return Train(arm, to=self.units)
-        if view.pool["undrawn"] == 0:
-            return Stop()
-        return Draw(to=self.units) if view.step % 2 == 0 else Draw()
+def load_whole():
+    from banditbench._hosted import load_class
 
-    def observe(self, obs):
-        if obs.arm_clock == 1 and not obs.exhausted:
-            self.pending = obs.arm
+    return load_class(f"{WHOLE_FILE}:WholeConfigurations")
 
 
 def test_training_to_a_unit_in_one_action_from_python(tmp_path):
     exp = {"name": "whole", "traces": str(ROOT / "traces/sklearn-grid"), "seed": 1, "repetitions": 2,
            "tasks": {"datasets": ["car"], "runs": [0], "learners": ["mlp"]},
            "world": {"kind": "pool", "per_learner": True, "budget_unit": "units", "budgets": [200]}}
-    r = banditbench.run(exp, policies={"whole": WholeConfigurations}, out=tmp_path / "whole",
+    r = banditbench.run(exp, policies={"whole": load_whole()}, out=tmp_path / "whole",
                         progress=False)
     t = r.trajectories
     runs = r.runs
@@ -256,7 +242,7 @@ def test_report_and_import_failures_raise_with_their_message(tmp_path, capfd):
 def test_in_process_actions_are_decided_by_isinstance_not_by_name(tmp_path):
     # A class of one's own that happens to be named Draw is not an action; a subclass of the
     # protocol's Draw with another name is one (as the protocol's encoder decides).
-    class Draw:  # noqa: F811 (shadows the protocol's on purpose)
+    class Draw:  # a class of its own that happens to share the name
         pass
 
     class FreshDraw(banditbench.Draw):
@@ -279,46 +265,17 @@ def test_in_process_actions_are_decided_by_isinstance_not_by_name(tmp_path):
     assert r.runs["configs_drawn"].tolist() == [5]
 
 
-WHOLE_SCRIPT = '''
-from banditbench import Draw, Policy, Stop, Train, serve
-
-
-class Whole(Policy):
-    def __init__(self, cell, **params):
-        super().__init__(cell, **params)
-        self.units = cell.pool["units"]
-        self.pending = None
-
-    def decide(self, view):
-        if self.pending is not None:
-            arm, self.pending = self.pending, None
-            return Train(arm, to=self.units)
-        if view.pool["undrawn"] == 0:
-            return Stop()
-        return Draw(to=self.units) if view.step % 2 == 0 else Draw()
-
-    def observe(self, obs):
-        if obs.arm_clock == 1 and not obs.exhausted:
-            self.pending = obs.arm
-
-
-serve(Whole)
-'''
-
-
 def test_training_to_a_unit_through_the_protocol_matches_in_process(tmp_path):
     # The same rule through the JSON protocol ("to" on pull and draw) and in-process.
-    script = tmp_path / "whole.py"
-    script.write_text(WHOLE_SCRIPT)
     world = {"kind": "pool", "per_learner": True, "budget_unit": "units", "budgets": [200]}
     base = {"traces": str(ROOT / "traces/sklearn-grid"), "seed": 1, "repetitions": 2,
             "tasks": {"datasets": ["car"], "runs": [0], "learners": ["mlp"]}, "world": world}
     by_process = banditbench.run(
         dict(base, name="whole", policies=[{
-            "family": "external", "name": "whole", "command": [sys.executable, str(script)],
+            "family": "external", "name": "whole", "command": [sys.executable, str(WHOLE_FILE)],
             "env": {"PYTHONPATH": str(ROOT / "python")}}]),
         out=tmp_path / "process", progress=False)
-    in_process = banditbench.run(dict(base, name="whole"), policies={"whole": WholeConfigurations},
+    in_process = banditbench.run(dict(base, name="whole"), policies={"whole": load_whole()},
                                  out=tmp_path / "inproc", progress=False)
     a, b = by_process.trajectories, in_process.trajectories
     assert len(a) == len(b) and len(a) < 200
