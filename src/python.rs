@@ -619,28 +619,34 @@ impl Progress for PyProgress {
     }
 }
 
+/// Parse `argv` (without the program name) and run it with the GIL released, a panic caught:
+/// the command line's refusal, or the command's outcome. `cli` and `command` differ only in
+/// where they put a failure.
+fn run_argv(
+    py: Python<'_>,
+    argv: Vec<String>,
+) -> std::result::Result<anyhow::Result<std::process::ExitCode>, clap::Error> {
+    let args = std::iter::once("banditbench".to_string()).chain(argv);
+    let parsed = crate::cli::parse_from(args)?;
+    Ok(py.detach(|| crate::experiment::caught("banditbench", || crate::cli::dispatch(parsed))))
+}
+
 /// Run the command line with `argv` (without the program name); returns the exit code. Errors
 /// print as the binary prints them.
 #[pyfunction]
 fn cli(py: Python<'_>, argv: Vec<String>) -> i32 {
-    let args = std::iter::once("banditbench".to_string()).chain(argv);
-    let parsed = match crate::cli::parse_from(args) {
-        Ok(c) => c,
+    match run_argv(py, argv) {
         Err(e) => {
             let _ = e.print();
-            return e.exit_code();
+            e.exit_code()
         }
-    };
-    py.detach(
-        || match crate::experiment::caught("banditbench", || crate::cli::dispatch(parsed)) {
-            Ok(code) if code == std::process::ExitCode::SUCCESS => 0,
-            Ok(_) => 1,
-            Err(e) => {
-                eprintln!("error: {e:#}");
-                1
-            }
-        },
-    )
+        Ok(Ok(code)) if code == std::process::ExitCode::SUCCESS => 0,
+        Ok(Ok(_)) => 1,
+        Ok(Err(e)) => {
+            eprintln!("error: {e:#}");
+            1
+        }
+    }
 }
 
 /// Run a command line (`argv` without the program name) for the Python API (`report`,
@@ -650,11 +656,8 @@ fn cli(py: Python<'_>, argv: Vec<String>) -> i32 {
 #[pyfunction]
 fn command(py: Python<'_>, argv: Vec<String>) -> PyResult<()> {
     let shown = argv.join(" ");
-    let args = std::iter::once("banditbench".to_string()).chain(argv);
-    let parsed = crate::cli::parse_from(args)
-        .map_err(|e| BanditbenchError::new_err(e.render().to_string().trim().to_string()))?;
-    let code = py
-        .detach(|| crate::experiment::caught("banditbench", || crate::cli::dispatch(parsed)))
+    let code = run_argv(py, argv)
+        .map_err(|e| BanditbenchError::new_err(e.render().to_string().trim().to_string()))?
         .map_err(to_py)?;
     if code == std::process::ExitCode::SUCCESS {
         Ok(())
