@@ -156,6 +156,12 @@ pub struct ReportMeasure {
     pub analysis_cpu_seconds: f64,
     pub rss_before_mib: f64,
     pub rss_after_mib: f64,
+    /// The leaderboard alone, forced on whatever the number of policies: CPU seconds of its
+    /// point ratings (Elo, Bradley–Terry, win rates), and of each bootstrap resample beyond
+    /// (measured on `LEADERBOARD_PROBE` resamples: one lane of eight Elo chains). NaN beyond
+    /// `AUTO_ALL_PAIRS` policies, where the leaderboard is off by default.
+    pub leaderboard_point_cpu_seconds: f64,
+    pub leaderboard_resample_cpu_seconds: f64,
     /// The generated table (for a peer to read).
     pub csv: std::path::PathBuf,
 }
@@ -176,6 +182,9 @@ pub fn process_cpu_seconds() -> f64 {
 
 /// `report --scores` on a generated long table of `units` x `policies` scores (seeded: a load
 /// test, not data), written to and reported in `dir`.
+/// Bootstrap resamples the report measurement times the leaderboard on, to price one.
+pub const LEADERBOARD_PROBE: usize = 8;
+
 pub fn measure_report(units: usize, policies: usize, dir: &Path) -> Result<ReportMeasure> {
     use std::fmt::Write as _;
     let units = units.max(2);
@@ -201,6 +210,30 @@ pub fn measure_report(units: usize, policies: usize, dir: &Path) -> Result<Repor
     let c0 = process_cpu_seconds();
     std::hint::black_box(crate::analysis::compare::compare(table, &opts.stats));
     let analysis_cpu_seconds = process_cpu_seconds() - c0;
+    let (table, _) =
+        crate::analysis::compare::ScoreTable::from_rows(&rows, true, opts.stats.missing, false)?;
+    let lb = |samples| {
+        let c0 = process_cpu_seconds();
+        std::hint::black_box(crate::analysis::leaderboard::leaderboard(
+            &table,
+            &crate::analysis::leaderboard::LeaderboardOptions {
+                samples,
+                ..Default::default()
+            },
+        ));
+        process_cpu_seconds() - c0
+    };
+    // Beyond the policies where the leaderboard is on by default, Bradley–Terry's iteration can
+    // take minutes on these tables (near-separable: the best policy rarely loses), so the
+    // probe stops there.
+    let (leaderboard_point_cpu_seconds, leaderboard_resample_cpu_seconds) =
+        if policies <= crate::analysis::compare::AUTO_ALL_PAIRS {
+            let point = lb(0);
+            let each = (lb(LEADERBOARD_PROBE) - point).max(0.0) / LEADERBOARD_PROBE as f64;
+            (point, each)
+        } else {
+            (f64::NAN, f64::NAN)
+        };
     let rss_before_mib = peak_rss_mib();
     let c0 = process_cpu_seconds();
     let t0 = Instant::now();
@@ -214,6 +247,8 @@ pub fn measure_report(units: usize, policies: usize, dir: &Path) -> Result<Repor
         analysis_cpu_seconds,
         rss_before_mib,
         rss_after_mib: peak_rss_mib(),
+        leaderboard_point_cpu_seconds,
+        leaderboard_resample_cpu_seconds,
         csv,
     })
 }

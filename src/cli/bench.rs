@@ -552,6 +552,20 @@ fn report_policies_section(
             m.seconds,
             m.cpu_seconds
         );
+        let default_samples = crate::analysis::leaderboard::LeaderboardOptions::default().samples;
+        if m.leaderboard_point_cpu_seconds.is_finite() {
+            println!(
+                "report on {} units x {} policies: the leaderboard alone (forced on): point ratings {:.3} s CPU, each bootstrap resample {:.4} s CPU (over {}), so {:.2} s CPU with the default {} resamples",
+                m.units,
+                m.policies,
+                m.leaderboard_point_cpu_seconds,
+                m.leaderboard_resample_cpu_seconds,
+                bench::LEADERBOARD_PROBE,
+                m.leaderboard_point_cpu_seconds
+                    + default_samples as f64 * m.leaderboard_resample_cpu_seconds,
+                default_samples
+            );
+        }
         if let Some(py) = autorank_python {
             let peer = bench::autorank_cpu_seconds(py, &m.csv)?;
             println!(
