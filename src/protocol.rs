@@ -203,7 +203,7 @@ impl View<'_> {
 /// fresh configuration (seeded, without replacement) and trains its first unit, `Mutate(arm)` adds
 /// an unevaluated grid neighbour of `arm` and trains its first unit, `Pull(arm)` trains `arm` one
 /// more unit. A new arm's id is the number of arms before it; the policy learns it from the
-/// observation that follows. `Train(arm, to)` and `DrawTo(to)` train to a fidelity in one piece
+/// observation that follows. `Train(arm, to)`, `DrawTo(to)` and `ChooseTo(config, to)` train to a fidelity in one piece
 /// of work: every unit up to unit `to` (1-based, at least one more), revealed together when the
 /// work finishes, with one decision and one trajectory step, as an optimiser that evaluates a
 /// configuration at a fidelity does (a full-fidelity random search, an Optuna trial).
@@ -220,6 +220,9 @@ pub enum Action {
     /// and trains its first unit. Pool-based optimisers (TPE, SMAC-style, grid search, Ex-Def)
     /// choose among the configurations the view marks open, or a learner's default.
     Choose(u32),
+    /// Pool world: this configuration, as `Choose`, trained up to unit `to` in one piece of work
+    /// (an optimiser's trial at a fidelity: an Optuna sampler's full-fidelity evaluation).
+    ChooseTo(u32, u32),
     /// Any world: the policy has nothing more to do; the cell ends with the budget left unused
     /// (Ex-Def after its defaults, grid search after its grid). Work in flight still finishes.
     Stop,

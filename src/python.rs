@@ -286,7 +286,7 @@ impl PyPolicy {
 fn action_of(a: &Bound<'_, PyAny>) -> std::result::Result<Action, String> {
     let bad = || {
         format!(
-            "decide returned {}; return an arm index (int), Draw(), Draw(to=unit), Train(arm, to=unit), Mutate(arm), Choose(config), Stop() or Wait()",
+            "decide returned {}; return an arm index (int), Draw(), Draw(to=unit), Train(arm, to=unit), Mutate(arm), Choose(config), Choose(config, to=unit), Stop() or Wait()",
             a.repr()
                 .map(|r| r.to_string())
                 .unwrap_or_else(|_| "an object".into())
@@ -345,9 +345,10 @@ fn action_of(a: &Bound<'_, PyAny>) -> std::result::Result<Action, String> {
         Some("Mutate") => usize::try_from(field("arm")?)
             .map(Action::Mutate)
             .map_err(|_| bad()),
-        Some("Choose") => u32::try_from(field("config")?)
-            .map(Action::Choose)
-            .map_err(|_| bad()),
+        Some("Choose") => {
+            let c = u32::try_from(field("config")?).map_err(|_| bad())?;
+            Ok(to()?.map_or(Action::Choose(c), |t| Action::ChooseTo(c, t)))
+        }
         _ => Err(bad()),
     }
 }
@@ -392,10 +393,15 @@ impl Policy for PyPolicy {
                 kw.set_item("pool", d)?;
             }
             static START: pyo3::sync::PyOnceLock<Py<PyAny>> = pyo3::sync::PyOnceLock::new();
+            let space = match (&c.pool, self.spec.pool_space) {
+                (Some(p), true) => Some(crate::policy::external::space_json(p)),
+                _ => None,
+            };
             let made = START.import(py, "banditbench._hosted", "start")?.call1((
                 factory.bind(py),
                 kw,
                 self.params_json.as_str(),
+                space,
             ))?;
             let t = made.cast::<PyTuple>()?;
             let obj = t.get_item(0)?;
@@ -811,6 +817,33 @@ fn experiment_file(name: PathBuf) -> PyResult<String> {
     })
 }
 
+/// A grid pool's learners and dimensions as JSON, `{"pool", "units", "learners", "space"}` with
+/// `"space"` as the protocol's `start` carries it (`banditbench.space`): `pool` is a pool's
+/// folder, or a bundled pool's name (`sklearn-grid`) from any folder.
+#[pyfunction]
+fn pool_space(pool: String) -> PyResult<String> {
+    guarded("pool_space", || {
+        let dir = crate::bundled::traces(std::path::Path::new("."), &pool);
+        if !crate::trace::pool::is_pool(&dir) {
+            return Err(BanditbenchError::new_err(format!(
+                "{pool}: not a configuration pool (a folder with pool.toml, such as traces/sklearn-grid)"
+            )));
+        }
+        let m = crate::trace::pool::read_pool_manifest(&dir.join("pool.toml")).map_err(to_py)?;
+        let space = crate::trace::pool::grid_space(&m, &[]);
+        Ok(serde_json::json!({
+            "pool": m.name,
+            "units": m.units,
+            "learners": m.learners.iter().map(|l| l.name.as_str()).collect::<Vec<_>>(),
+            "space": serde_json::from_str::<serde_json::Value>(
+                &crate::policy::external::dims_json(&space.learners)
+            )
+            .map_err(|e| BanditbenchError::new_err(e.to_string()))?,
+        })
+        .to_string())
+    })
+}
+
 /// The extension module.
 #[pymodule]
 fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -826,5 +859,6 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(policies, m)?)?;
     m.add_function(wrap_pyfunction!(trace_sets, m)?)?;
     m.add_function(wrap_pyfunction!(experiment_file, m)?)?;
+    m.add_function(wrap_pyfunction!(pool_space, m)?)?;
     Ok(())
 }

@@ -10,7 +10,7 @@ import importlib.util
 import json
 import os
 import sys
-from typing import Any, Dict
+from typing import Any, Dict, Optional
 
 from .protocol import Cell, View
 
@@ -42,10 +42,14 @@ def load_class(spec: str) -> Any:
     return obj
 
 
-def start(factory: Any, kw: Dict[str, Any], params_json: str):
+def start(factory: Any, kw: Dict[str, Any], params_json: str, space_json: Optional[str] = None):
     """Build one cell's policy as ``factory(cell, **params)`` and its view; returns (policy, view,
-    pulls, arm_clock, arm_best, pool), the lists the engine keeps up to date."""
+    pulls, arm_clock, arm_best, pool), the lists the engine keeps up to date. ``space_json``
+    (with ``pool_space``) holds the pool's space and open configurations, as the protocol's
+    ``start`` carries them."""
     params = json.loads(params_json)
+    if space_json is not None:
+        kw["pool"].update(json.loads(space_json))
     cell = Cell(params=params, **kw)
     policy = factory(cell, **params)
     n = len(cell.arms)

@@ -315,6 +315,9 @@ def _policy_entries(policies: Union[Mapping[str, PolicySpec], Sequence[Type[Poli
             raise TypeError(f"policy {name!r}: {cls!r} is not a class; pass a banditbench.Policy subclass")
         _engine().register(name, cls)
         entry: Dict[str, Any] = {"family": "python", "name": name, "source": _code_digest(cls)}
+        if getattr(cls, "pool_space", False) is True:
+            # The class ranks configurations: its cells get the pool's space (docs/protocol.md).
+            entry["pool_space"] = True
         if params:
             entry["params"] = dict(params)
         entries.append(entry)

@@ -119,12 +119,14 @@ class Mutate:
 @dataclass(frozen=True, repr=False)
 class Choose:
     """Pool world: add configuration ``config`` (an index into the pool's configurations, e.g. a
-    learner's default from ``cell.pool["defaults"]``) and train its first unit."""
+    learner's default from ``cell.pool["defaults"]``) and train its first unit, or with ``to``
+    train it up to unit ``to`` in one piece of work (an optimiser's trial at a fidelity)."""
 
     config: int
+    to: Optional[int] = None
 
     def __repr__(self) -> str:
-        return f"Choose({self.config})"
+        return f"Choose({self.config})" if self.to is None else f"Choose({self.config}, to={self.to})"
 
 
 @dataclass(frozen=True, repr=False)
@@ -150,7 +152,8 @@ class Policy:
     """Base class of a policy: override ``decide`` (and usually ``observe``).
 
     ``decide`` returns an arm index (pull that arm) or, in the pool world, ``Draw()``,
-    ``Draw(to=unit)``, ``Train(arm, to=unit)``, ``Mutate(arm)``, ``Choose(config)`` or
+    ``Draw(to=unit)``, ``Train(arm, to=unit)``, ``Mutate(arm)``, ``Choose(config)``,
+    ``Choose(config, to=unit)`` or
     ``Stop()``; with several workers also ``Wait()``.
     """
 
@@ -182,7 +185,9 @@ def _encode(action: Any) -> bytes:
     if isinstance(action, Mutate):
         return b'{"action":"mutate","arm":%d}\n' % int(action.arm)
     if isinstance(action, Choose):
-        return b'{"action":"choose","config":%d}\n' % int(action.config)
+        if action.to is None:
+            return b'{"action":"choose","config":%d}\n' % int(action.config)
+        return b'{"action":"choose","config":%d,"to":%d}\n' % (int(action.config), int(action.to))
     if isinstance(action, Stop):
         return b'{"action":"stop"}\n'
     if isinstance(action, Wait):
@@ -191,7 +196,7 @@ def _encode(action: Any) -> bytes:
     if hasattr(action, "__index__") and not isinstance(action, bool):
         return b"%d\n" % action.__index__()
     raise TypeError(
-        f"decide returned {action!r}; return an arm index (int), Draw(), Train(arm, to), Mutate(arm), Choose(config) or Stop()"
+        f"decide returned {action!r}; return an arm index (int), Draw(), Train(arm, to), Mutate(arm), Choose(config[, to]) or Stop()"
     )
 
 

@@ -138,7 +138,7 @@ pub fn expand_external(given: &BTreeMap<String, toml::Value>) -> Result<Vec<Poli
 
 /// The keys of an in-process policy's `[[policies]]` entry (`family = "python"`), each with what
 /// it does (`banditbench policies` prints this list).
-pub const IN_PROCESS_KEYS: [(&str, &str); 6] = [
+pub const IN_PROCESS_KEYS: [(&str, &str); 7] = [
     (
         "name",
         "its name in results and figures (letters, digits, '-', '_', '.', '+')",
@@ -160,6 +160,10 @@ pub const IN_PROCESS_KEYS: [(&str, &str); 6] = [
         "a digest of the policy's source, recorded like a file's content hash (the Python API sets it)",
     ),
     ("on_failure", "stop | restart (default stop)"),
+    (
+        "pool_space",
+        "pool world: give the cell the space and the open configurations' encodings (`cell.pool[\"space\"]`, ...; default false; the Python API sets it from the class's `pool_space` attribute)",
+    ),
 ];
 
 /// Expand one `[[policies]]` entry with `family = "python"`: a Python policy run in-process by
@@ -214,7 +218,12 @@ pub fn expand_in_process(given: &BTreeMap<String, toml::Value>) -> Result<Vec<Po
         files.push(("<source>".to_string(), src));
     }
     let on_failure = entry_on_failure(given, &here)?;
-    let spec = ExternalSpec::in_process(name, class, files, on_failure);
+    let pool_space = match given.get("pool_space") {
+        None => false,
+        Some(toml::Value::Boolean(b)) => *b,
+        Some(v) => bail!("{here}: 'pool_space' is {v}; give true or false"),
+    };
+    let spec = ExternalSpec::in_process(name, class, files, on_failure, pool_space);
     super::hosted::host(&spec.name)?.check(&spec)?;
     entry_configs(given, spec, &here)
 }

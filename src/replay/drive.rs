@@ -37,7 +37,7 @@ impl ActionKind {
             Action::Pull(_) | Action::Train(..) => Some(ActionKind::Pull),
             Action::Draw | Action::DrawTo(_) => Some(ActionKind::Draw),
             Action::Mutate(_) => Some(ActionKind::Mutate),
-            Action::Choose(_) => Some(ActionKind::Choose),
+            Action::Choose(_) | Action::ChooseTo(..) => Some(ActionKind::Choose),
             Action::Stop | Action::Wait => None,
         }
     }
@@ -330,7 +330,7 @@ pub fn drive_workers<W: World + ?Sized>(
                 }
                 Action::Draw | Action::DrawTo(_) => ActionKind::Draw,
                 Action::Mutate(_) => ActionKind::Mutate,
-                Action::Choose(_) => ActionKind::Choose,
+                Action::Choose(_) | Action::ChooseTo(..) => ActionKind::Choose,
             };
             // The arm's recorded seconds before the work (a new arm has none).
             let time_before = match action {

@@ -17,6 +17,26 @@
 mod process;
 mod wire;
 
+/// The pool's space and its open configurations as one JSON object, the keys `start` carries
+/// with `pool_space` (docs/protocol.md), for the in-process route to hand the same to Python.
+#[cfg(feature = "python")]
+pub(crate) fn space_json(p: &crate::policy::PoolStart<'_>) -> String {
+    let mut o = Vec::new();
+    wire::push_space(&mut o, p);
+    // The fragment starts with the comma that follows `"defaults"` on the wire.
+    o[0] = b'{';
+    o.push(b'}');
+    String::from_utf8(o).expect("the space is written as JSON text")
+}
+
+/// Per learner its dimensions as JSON, as `start` carries `"space"` (docs/protocol.md).
+#[cfg(feature = "python")]
+pub(crate) fn dims_json(learners: &[Vec<crate::space::SpaceDim>]) -> String {
+    let mut o = Vec::new();
+    wire::push_dims(&mut o, learners);
+    String::from_utf8(o).expect("the space is written as JSON text")
+}
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -392,9 +412,10 @@ impl Policy for ExternalPolicy {
                     Some(t) => Action::DrawTo(t),
                     None => Action::Draw,
                 },
-                (Some("choose"), None, Some(c)) if c <= u64::from(u32::MAX) => {
-                    Action::Choose(c as u32)
-                }
+                (Some("choose"), None, Some(c)) if c <= u64::from(u32::MAX) => match to {
+                    Some(t) => Action::ChooseTo(c as u32, t),
+                    None => Action::Choose(c as u32),
+                },
                 (Some("stop"), None, None) => Action::Stop,
                 (Some("wait"), None, None) => Action::Wait,
                 _ => {
@@ -513,6 +534,7 @@ pub(crate) fn check_action(action: Action, n: usize, world: WorldKind) -> Result
         | Action::Train(..)
         | Action::Mutate(_)
         | Action::Choose(_)
+        | Action::ChooseTo(..)
         | Action::Stop
             if world != WorldKind::Pool =>
         {
@@ -522,7 +544,7 @@ pub(crate) fn check_action(action: Action, n: usize, world: WorldKind) -> Result
                     Action::Draw | Action::DrawTo(_) => "draw a configuration",
                     Action::Train(..) => "train an arm to a unit",
                     Action::Mutate(_) => "mutate an arm",
-                    Action::Choose(_) => "choose a configuration",
+                    Action::Choose(_) | Action::ChooseTo(..) => "choose a configuration",
                     _ => "stop",
                 },
                 world.as_str()

@@ -96,6 +96,7 @@ impl ExternalSpec {
         class: Option<String>,
         files: Vec<(String, String)>,
         on_failure: OnFailure,
+        pool_space: bool,
     ) -> Self {
         let shown = class
             .clone()
@@ -108,7 +109,7 @@ impl ExternalSpec {
             Duration::from_secs(60),
             on_failure,
             false,
-            false,
+            pool_space,
         );
         s.in_process = Some(InProcess { class });
         s

@@ -20,15 +20,12 @@ pub(super) struct Reply {
     pub(super) view: Option<String>,
 }
 
-/// `"space"`: per learner its dimensions (name, kind, levels of a categorical or ordinal one);
-/// `"open"`: the configurations open at the cell's start; `"open_learner"` and `"open_values"`:
-/// each one's learner and encoded values (numeric in [0, 1], ordinal k/(n − 1), categorical
-/// level index; `null` for an inactive value). See `trace::space`.
-pub(super) fn push_space(o: &mut Vec<u8>, p: &crate::policy::PoolStart<'_>) {
+/// Per learner its dimensions, as JSON: `[[{"name": …, "kind": …, "levels": …, "choices" or
+/// "low", "high", "log"}, …], …]` (docs/protocol.md).
+pub(crate) fn push_dims(o: &mut Vec<u8>, learners: &[Vec<crate::space::SpaceDim>]) {
     use crate::space::Scale;
-    let s = p.space;
-    o.extend_from_slice(b",\"space\":[");
-    for (l, dims) in s.learners.iter().enumerate() {
+    o.push(b'[');
+    for (l, dims) in learners.iter().enumerate() {
         if l > 0 {
             o.push(b',');
         }
@@ -48,12 +45,48 @@ pub(super) fn push_space(o: &mut Vec<u8>, p: &crate::policy::PoolStart<'_>) {
             push_str(o, kind);
             o.extend_from_slice(b",\"levels\":");
             push_u64(o, u64::from(levels));
+            // What the levels are (their texts in pool.toml), or a numeric range: enough to
+            // build a library's own space (`banditbench.adapters`).
+            match d.scale {
+                Scale::Numeric { log, lo, hi } => {
+                    o.extend_from_slice(b",\"low\":");
+                    push_f64(o, lo);
+                    o.extend_from_slice(b",\"high\":");
+                    push_f64(o, hi);
+                    o.extend_from_slice(if log {
+                        b",\"log\":true"
+                    } else {
+                        b",\"log\":false"
+                    });
+                }
+                _ => {
+                    o.extend_from_slice(b",\"choices\":[");
+                    for (i, c) in d.choices.iter().enumerate() {
+                        if i > 0 {
+                            o.push(b',');
+                        }
+                        push_str(o, c);
+                    }
+                    o.push(b']');
+                }
+            }
             o.push(b'}');
         }
         o.push(b']');
     }
+    o.push(b']');
+}
+
+/// `"space"`: per learner its dimensions (name, kind, levels of a categorical or ordinal one);
+/// `"open"`: the configurations open at the cell's start; `"open_learner"` and `"open_values"`:
+/// each one's learner and encoded values (numeric in [0, 1], ordinal k/(n − 1), categorical
+/// level index; `null` for an inactive value). See `trace::space`.
+pub(crate) fn push_space(o: &mut Vec<u8>, p: &crate::policy::PoolStart<'_>) {
+    let s = p.space;
+    o.extend_from_slice(b",\"space\":");
+    push_dims(o, &s.learners);
     let open: Vec<usize> = (0..p.open.len()).filter(|&c| p.open[c]).collect();
-    o.extend_from_slice(b"],\"open\":[");
+    o.extend_from_slice(b",\"open\":[");
     for (i, &c) in open.iter().enumerate() {
         if i > 0 {
             o.push(b',');

@@ -208,10 +208,12 @@ impl<'a> PoolWorld<'a> {
                 }
                 to
             }
-            Action::DrawTo(0) => {
-                return Err("asked to draw and train to unit 0: units count from 1".into());
+            Action::DrawTo(0) | Action::ChooseTo(_, 0) => {
+                return Err(
+                    "asked to draw or choose and train to unit 0: units count from 1".into(),
+                );
             }
-            Action::DrawTo(to) => to,
+            Action::DrawTo(to) | Action::ChooseTo(_, to) => to,
             _ => 0,
         };
         let arm = match action {
@@ -229,7 +231,7 @@ impl<'a> PoolWorld<'a> {
                     "asked to stop or wait, which the replay loop handles, not the world".into(),
                 );
             }
-            Action::Choose(c) => {
+            Action::Choose(c) | Action::ChooseTo(c, _) => {
                 if self.cfg.max_arms.is_some_and(|m| self.config.len() >= m) {
                     return Err(format!(
                         "asked for a new arm beyond the cap of {} live arms",
@@ -908,6 +910,38 @@ pub(crate) mod tests {
             assert_eq!(w.ledger().pulls[0], 2);
             assert!(w.done(), "nothing left to train");
         }
+    }
+
+    #[test]
+    fn choosing_a_configuration_to_a_unit_trains_it_in_one_piece_of_work() {
+        // Configuration 1 of two, chosen and trained to unit 3 of 4: one decision, three units
+        // charged and revealed, the reward the third unit's score. Unit 0 is refused, and the
+        // configuration cannot be chosen again.
+        let pool = hand_pool(2, 4, |i| vec![0.1 + i as f32, 0.2, 0.3, 0.4]);
+        let mut w = PoolWorld::new(
+            &pool,
+            &pool.tasks[0],
+            PoolWorldConfig::default(),
+            10.0,
+            1.0,
+            1,
+        );
+        assert!(
+            w.apply(Action::ChooseTo(1, 0))
+                .unwrap_err()
+                .contains("unit 0")
+        );
+        let obs = w.apply(Action::ChooseTo(1, 3)).unwrap();
+        assert_eq!((obs.arm, obs.reward), (0, Some(0.3_f32.into())));
+        assert_eq!(obs.revealed.len(), 3);
+        assert_eq!(w.ledger().pulls[0], 3);
+        assert_eq!(w.ledger().clock.used, 3.0);
+        assert_eq!(w.ledger().decisions, 1);
+        assert!(
+            w.apply(Action::ChooseTo(1, 4))
+                .unwrap_err()
+                .contains("drawn already")
+        );
     }
 
     /// Two draws, then arms 0, 0, 1, 1 trained one unit each (6 units in all).
