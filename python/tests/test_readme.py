@@ -15,11 +15,11 @@ except ImportError as e:  # pragma: no cover
     pytest.skip(f"the engine is not built (pip install .): {e}", allow_module_level=True)
 
 
-def snippet() -> str:
+def snippet(heading: str = "From Python") -> str:
     text = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = text.split("\n## From Python\n", 1)[1].split("\n## ", 1)[0]
+    section = text.split(f"\n## {heading}\n", 1)[1].split("\n## ", 1)[0]
     blocks = re.findall(r"```python\n(.*?)```", section, flags=re.S)
-    assert blocks, "README.md: no ```python block under 'From Python'"
+    assert blocks, f"README.md: no ```python block under '{heading}'"
     return blocks[0]
 
 
@@ -64,3 +64,22 @@ def test_import_runs_reruns_keep_the_same_folder_and_fresh_replaces_it(tmp_path)
     with pytest.raises(bb.BanditbenchError, match="not a folder banditbench imported"):
         bb.import_runs("syne-tune", src, other, budget=60, fresh=True)
     assert (other / "notes.txt").read_text() == "mine"
+
+
+def test_the_library_optimizers_snippet_runs_as_written(tmp_path, monkeypatch):
+    # Skipped without Optuna unless BANDITBENCH_REQUIRE_OPTUNA=1 (.ci/run installs it).
+    if os.environ.get("BANDITBENCH_REQUIRE_OPTUNA") != "1":
+        pytest.importorskip("optuna")
+    for name in ("traces", "experiments", "Cargo.toml"):
+        os.symlink(ROOT / name, tmp_path / name)
+    monkeypatch.chdir(tmp_path)
+    scope = {"__name__": "readme_adapters"}
+    exec(compile(snippet("Library optimizers"), "README.md (Library optimizers)", "exec"), scope)
+    runs = scope["results"].runs
+    assert set(runs["policy"]) == {"optuna-tpe", "optuna-tpe-no-liar(constant_liar=false)",
+                                    "optuna-random(sampler=random)", "mine"}
+    # 4 policies x car's 3 runs x 2 repetitions.
+    assert (runs["workers"] == 16).all() and len(runs) == 24
+    # Sixteen workers did run at once: every cell's trajectory used them all.
+    tr = scope["results"].trajectories
+    assert (tr.groupby("cell")["worker"].nunique() == 16).all()

@@ -1,0 +1,102 @@
+"""A grid pool's space, as the engine describes it, and the map between a library's suggestion and
+the pool's configurations.
+
+Every dimension of a grid pool has a finite list of levels (``pool.toml``'s ``values``), so a
+suggestion maps to exactly one configuration: its learner and one level per dimension. The engine
+encodes level k of an ordinal dimension of n levels as k / (n - 1) and a categorical level as its
+index (``docs/protocol.md``, ``pool_space``); :meth:`GridSpace.levels` inverts that.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+
+Key = Tuple[int, Tuple[int, ...]]
+
+
+@dataclass(frozen=True)
+class Dim:
+    """One dimension: ``name``, ``kind`` ("ordinal" or "categorical") and its levels' texts."""
+
+    name: str
+    kind: str
+    choices: Tuple[str, ...]
+
+    @property
+    def numbers(self) -> Optional[Tuple[float, ...]]:
+        """The levels as numbers, when every level is one (else None)."""
+        try:
+            return tuple(float(c) for c in self.choices)
+        except ValueError:
+            return None
+
+
+class GridSpace:
+    """A grid pool's learners and their dimensions."""
+
+    def __init__(self, learners: Sequence[str], space: Sequence[Sequence[Mapping[str, Any]]],
+                 pool: str = "", units: int = 0):
+        self.pool = pool
+        self.units = units
+        self.learners = list(learners)
+        self.dims: List[List[Dim]] = []
+        for learner, dims in zip(self.learners, space):
+            row = []
+            for d in dims:
+                if d["kind"] == "numeric":
+                    raise ValueError(
+                        f"{pool or 'the pool'}: {learner}.{d['name']} is numeric; the adapters "
+                        "take grid pools, whose every dimension has levels (sklearn-grid, "
+                        "hpobench-mlp)"
+                    )
+                row.append(Dim(d["name"], d["kind"], tuple(d["choices"])))
+            self.dims.append(row)
+
+    @classmethod
+    def of_pool(cls, pool: str) -> "GridSpace":
+        """The space of the pool at ``pool`` (a folder, or a bundled pool's name)."""
+        from .. import api
+
+        d = json.loads(api._engine().pool_space(str(pool)))
+        return cls(d["learners"], d["space"], pool=d["pool"], units=d["units"])
+
+    @classmethod
+    def of_cell(cls, cell: Any) -> "GridSpace":
+        """The space a pool cell started with (the policy needs ``pool_space = True``)."""
+        p = cell.pool
+        if "space" not in p:
+            raise ValueError(
+                "this cell carries no space: the policy class needs the attribute pool_space = True"
+            )
+        return cls(p["learners"], p["space"], units=p["units"])
+
+    def learner_index(self, learner: Optional[str]) -> Optional[int]:
+        if learner is None:
+            return None
+        if learner not in self.learners:
+            raise ValueError(f"no learner {learner!r} in the pool; it has {', '.join(self.learners)}")
+        return self.learners.index(learner)
+
+    def levels(self, learner: int, encoded: Sequence[Optional[float]]) -> Tuple[int, ...]:
+        """A configuration's level indices from its encoded values."""
+        out = []
+        for d, v in zip(self.dims[learner], encoded):
+            if v is None:
+                out.append(-1)
+            elif d.kind == "ordinal":
+                n = len(d.choices)
+                out.append(int(round(v * (n - 1))) if n > 1 else 0)
+            else:
+                out.append(int(round(v)))
+        return tuple(out)
+
+    def open_configs(self, cell: Any) -> Dict[Key, int]:
+        """(learner, levels) -> configuration index, for the configurations open at the cell's
+        start (recorded on its task, not drawn yet)."""
+        p = cell.pool
+        return {
+            (l, self.levels(l, v)): c
+            for c, l, v in zip(p["open"], p["open_learner"], p["open_values"])
+        }

@@ -1,0 +1,220 @@
+"""Optuna's samplers as banditbench policies in the pool world (Optuna 5.0.0, pinned by the
+``optuna`` extra: ``pip install "banditbench-engine[optuna]"``).
+
+Each cell runs one Optuna study through its ask-and-tell interface (Akiba et al. 2019, "Optuna: A
+Next-generation Hyperparameter Optimization Framework", KDD): a worker that comes free asks for a
+trial, the trial's suggestion is mapped to a configuration of the pool, and that configuration is
+trained to unit ``to`` (all units by default) as one piece of work. Its score is told when the work
+finishes on the simulated clock. With several workers the trials still running are the study's
+RUNNING trials, as in Optuna's own parallel loop, so ``constant_liar`` sees them.
+
+The open choices, each a parameter:
+
+- ``sampler``: ``"tpe"``, ``"random"``, ``"gp"`` (needs torch), ``"cmaes"`` (needs cmaes),
+  ``"qmc"``, ``"nsgaii"``, ``"nsgaiii"``, ``"bruteforce"``; every other parameter goes to its
+  constructor (``multivariate = true``, ``constant_liar = false``, ``n_startup_trials = 5``). ``seed`` is always the cell's seed
+  modulo 2^32. A subclass may override :meth:`OptunaSampler.make_sampler` to run any
+  ``optuna.samplers.BaseSampler``, a user's own among them.
+- ``ordinal``: how a dimension with ordered levels is offered: ``"index"`` (an integer 0 .. n-1,
+  the levels' order kept) or ``"categorical"`` (its levels as choices, unordered).
+- ``to``: the unit each trial is trained to (default: the pool's last unit, full fidelity).
+- ``repeat``: what a suggestion of a configuration already evaluated does. ``"reuse"`` (the only
+  rule so far): the study is told the recorded score again at once, nothing is charged, and the
+  worker asks again. A suggestion of a configuration still running on another worker is told
+  when that work finishes, and the worker waits for the next result meanwhile (in Optuna's own
+  parallel loop it would train the duplicate). With one worker Optuna's own loop on the same
+  table gives the same study (scripts/reference/optuna_sequential.py).
+- ``max_repeats``: consecutive suggestions of evaluated configurations after which the worker
+  waits for running work, or stops the cell when none runs (the grid is exhausted for the
+  sampler).
+- ``learner``: the learner to tune when the task keeps several (default: all of them, the learner
+  a categorical root, "learner", and each learner's dimensions under it as "LEARNER.DIM").
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any, Dict, List, Optional
+
+from ..protocol import Choose, Policy, Stop, Wait
+from ._grid import GridSpace, Key
+
+VERSION = "5.0.0"
+
+SAMPLERS = {
+    "tpe": "TPESampler",
+    "random": "RandomSampler",
+    "gp": "GPSampler",
+    "cmaes": "CmaEsSampler",
+    "qmc": "QMCSampler",
+    "nsgaii": "NSGAIISampler",
+    "nsgaiii": "NSGAIIISampler",
+    "bruteforce": "BruteForceSampler",
+}
+
+ORDINAL = ("index", "categorical")
+
+
+def _optuna():
+    try:
+        import optuna
+    except ImportError:
+        raise ImportError(
+            "the Optuna adapter needs Optuna: pip install \"banditbench-engine[optuna]\" "
+            f"(it pins optuna=={VERSION})"
+        ) from None
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    return optuna
+
+
+def distributions(grid: GridSpace, learners: List[int], ordinal: str = "index") -> Dict[str, Any]:
+    """Optuna distributions of ``learners`` (indices into the grid's learners): one learner's
+    dimensions by name; several under a categorical ``"learner"``, each dimension named
+    ``"LEARNER.DIM"`` (active only under its learner)."""
+    if ordinal not in ORDINAL:
+        raise ValueError(f"ordinal = {ordinal!r}; give one of {', '.join(ORDINAL)}")
+    od = _optuna().distributions
+    out: Dict[str, Any] = {}
+    if len(learners) > 1:
+        out["learner"] = od.CategoricalDistribution([grid.learners[l] for l in learners])
+    for l in learners:
+        prefix = f"{grid.learners[l]}." if len(learners) > 1 else ""
+        for d in grid.dims[l]:
+            if d.kind == "ordinal" and ordinal == "index":
+                out[prefix + d.name] = od.IntDistribution(0, len(d.choices) - 1)
+            else:
+                choices = d.numbers if d.kind == "ordinal" and d.numbers else d.choices
+                out[prefix + d.name] = od.CategoricalDistribution(list(choices))
+    return out
+
+
+def suggest(trial: Any, grid: GridSpace, learners: List[int], ordinal: str = "index") -> Key:
+    """Ask ``trial`` for a configuration of the grid, define-by-run: the learner (when several),
+    then its dimensions. Returns (learner, level indices)."""
+    dist = distributions(grid, learners, ordinal)
+    if len(learners) > 1:
+        name = trial.suggest_categorical("learner", dist["learner"].choices)
+        l = grid.learners.index(name)
+        prefix = f"{name}."
+    else:
+        l, prefix = learners[0], ""
+    levels = []
+    for d in grid.dims[l]:
+        name, dd = prefix + d.name, dist[prefix + d.name]
+        if hasattr(dd, "choices"):
+            v = trial.suggest_categorical(name, dd.choices)
+        else:
+            v = trial.suggest_int(name, dd.low, dd.high)
+        if d.kind == "ordinal" and ordinal == "index":
+            levels.append(int(v))
+        else:
+            choices = d.numbers if d.kind == "ordinal" and d.numbers else d.choices
+            levels.append(list(choices).index(v))
+    return l, tuple(levels)
+
+
+class OptunaSampler(Policy):
+    """An Optuna sampler on the pool world, one study per cell (see the module's documentation)."""
+
+    pool_space = True
+
+    def __init__(self, cell: Any, sampler: str = "tpe", ordinal: str = "index",
+                 to: Optional[int] = None, repeat: str = "reuse", max_repeats: int = 1000,
+                 learner: Optional[str] = None, **options: Any):
+        super().__init__(cell)
+        optuna = _optuna()
+        if cell.world != "pool":
+            raise ValueError(f"the Optuna adapter runs in the pool world, not {cell.world!r}")
+        if repeat != "reuse":
+            raise ValueError(f"repeat = {repeat!r}; the rule so far is 'reuse'")
+        if ordinal not in ORDINAL:
+            raise ValueError(f"ordinal = {ordinal!r}; give one of {', '.join(ORDINAL)}")
+        self.grid = GridSpace.of_cell(cell)
+        self.open = self.grid.open_configs(cell)
+        chosen = self.grid.learner_index(learner)
+        on_task = sorted({l for l, _ in self.open})
+        if chosen is not None:
+            self.open = {k: c for k, c in self.open.items() if k[0] == chosen}
+            on_task = [chosen]
+        if not on_task:
+            raise ValueError(f"task {cell.task}: no configuration of the pool is open")
+        self.learners = on_task
+        self.ordinal = ordinal
+        self.units = int(cell.pool["units"])
+        self.to = self.units if to is None else int(to)
+        if not 1 <= self.to <= self.units:
+            raise ValueError(f"to = {to}; give a unit from 1 to {self.units}")
+        self.max_repeats = int(max_repeats)
+        self.sampler_name = sampler
+        self.options = dict(options)
+        self.study = optuna.create_study(direction="maximize",
+                                         sampler=self.make_sampler(cell.seed % 2**32))
+        self._state = optuna.trial.TrialState
+        self.arm_trial: List[Any] = []
+        self.arm_key: List[Key] = []
+        self.value: Dict[Key, Optional[float]] = {}
+        self.waiting: Dict[Key, List[Any]] = {}
+        self.running = 0
+        self.repeats = 0
+
+    def make_sampler(self, seed: int) -> Any:
+        """The cell's sampler, seeded with ``seed``; override to run any Optuna sampler."""
+        optuna = _optuna()
+        if self.sampler_name not in SAMPLERS:
+            raise ValueError(
+                f"sampler = {self.sampler_name!r}; Optuna's are {', '.join(SAMPLERS)} (or "
+                "subclass OptunaSampler and override make_sampler)"
+            )
+        cls = getattr(optuna.samplers, SAMPLERS[self.sampler_name])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+            return cls(seed=seed, **self.options)
+
+    def _tell(self, trial: Any, value: Optional[float]) -> None:
+        if value is None:
+            self.study.tell(trial, state=self._state.FAIL)
+        else:
+            self.study.tell(trial, value)
+
+    def decide(self, view: Any) -> Any:
+        for _ in range(self.max_repeats + 1):
+            trial = self.study.ask()
+            key = suggest(trial, self.grid, self.learners, self.ordinal)
+            config = self.open.pop(key, None)
+            if config is not None:
+                self.arm_trial.append(trial)
+                self.arm_key.append(key)
+                self.waiting[key] = []
+                self.running += 1
+                return Choose(config, to=self.to)
+            if key in self.value:
+                self._tell(trial, self.value[key])
+            elif key in self.waiting:
+                # Running on another worker: this trial is told its score when that work
+                # finishes, and this worker waits for the next result (in Optuna's own parallel
+                # loop it would train the duplicate).
+                self.waiting[key].append(trial)
+                return Wait()
+            else:
+                # On the grid but not recorded on this task: a failed evaluation, as a crashed
+                # objective is in Optuna's own loop.
+                self.value[key] = None
+                self._tell(trial, None)
+        return Wait() if self.running else Stop()
+
+    def observe(self, obs: Any) -> None:
+        trial, key = self.arm_trial[obs.arm], self.arm_key[obs.arm]
+        self.running -= 1
+        value = None if obs.reward is None else float(obs.reward)
+        self.value[key] = value
+        self._tell(trial, value)
+        for t in self.waiting.pop(key, []):
+            self._tell(t, value)
+
+
+if __name__ == "__main__":
+    # Through the protocol: command = ["python", "-m", "banditbench.adapters.optuna"] with
+    # pool_space = true and the parameters as params.
+    from ..protocol import serve
+
+    serve(OptunaSampler)

@@ -1,0 +1,198 @@
+"""The Optuna adapter (banditbench.adapters.optuna) on the recorded sklearn-grid pool: its space,
+the same trial sequence as Optuna's own loop on the same table (scripts/reference/
+optuna_sequential.py), running trials on K workers, identical reruns and routes, and its errors.
+Skipped without Optuna unless BANDITBENCH_REQUIRE_OPTUNA=1 (.ci/run installs
+python/requirements-optuna.txt and sets it)."""
+import itertools
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+if os.environ.get("BANDITBENCH_REQUIRE_OPTUNA") != "1":
+    pytest.importorskip("optuna")
+
+import optuna  # noqa: E402
+
+import banditbench as bb  # noqa: E402
+from banditbench.adapters import space  # noqa: E402
+from banditbench.adapters._grid import GridSpace  # noqa: E402
+from banditbench.adapters.optuna import OptunaSampler, suggest  # noqa: E402
+
+from conftest import ROOT  # noqa: E402
+
+POOL = ROOT / "traces" / "sklearn-grid"
+SCRIPT = ROOT / "scripts" / "reference" / "optuna_sequential.py"
+
+
+def experiment(name, workers=1, budget_units=27 * 40, learners=("mlp",), repetitions=2):
+    return {
+        "name": name, "traces": str(POOL), "seed": 11, "repetitions": repetitions,
+        "tasks": {"datasets": ["car"], "runs": [0], "learners": list(learners)},
+        "world": {"kind": "pool", "per_learner": True, "budget_unit": "units",
+                  "budgets": [budget_units], "incumbent": "best-seen",
+                  "recommendation": "best-seen", "workers": workers},
+    }
+
+
+class Recorded(OptunaSampler):
+    """The adapter, keeping each cell's study (keyed by the cell's seed) and, at every decision,
+    how many of its trials were running."""
+
+    studies = {}
+    running_seen = []
+
+    def __init__(self, cell, **params):
+        super().__init__(cell, **params)
+        Recorded.studies[cell.seed] = self.study
+
+    def decide(self, view):
+        Recorded.running_seen.append(
+            len(self.study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.RUNNING,))))
+        return super().decide(view)
+
+
+def test_space_maps_every_point_to_exactly_one_configuration():
+    import pandas as pd
+
+    grid = GridSpace.of_pool(str(POOL))
+    configs = pd.read_parquet(POOL / "configs.parquet")
+    for learner in grid.learners:
+        dist = space(str(POOL), learner=learner)
+        dims = grid.dims[grid.learners.index(learner)]
+        assert list(dist) == [d.name for d in dims]
+        recorded = set(configs.loc[configs["learner"] == learner, "levels"])
+        points = {",".join(map(str, p)) for p in itertools.product(
+            *[range(len(d.choices)) if hasattr(d, "choices") else range(d.high - d.low + 1)
+              for d in dist.values()])}
+        # A bijection between the space's points and the learner's recorded grid.
+        assert points == recorded
+    joint = space(str(POOL))
+    assert joint["learner"].choices == tuple(grid.learners)
+    cat = space(str(POOL), learner="sgd", ordinal="categorical")
+    assert cat["loss"].choices[0] == "hinge" and cat["alpha"].choices[:2] == (1e-06, 1e-05)
+
+
+@pytest.mark.parametrize("sampler,options", [
+    ("tpe", {}),
+    ("tpe", {"multivariate": True, "n_startup_trials": 5}),
+    ("random", {}),
+    ("qmc", {}),
+    ("cmaes", {}),
+])
+def test_one_worker_gives_optunas_own_trial_sequence(tmp_path, sampler, options):
+    Recorded.studies.clear()
+    params = {"sampler": sampler, **options}
+    r = bb.run(experiment(f"optuna-{sampler}"), policies={"optuna": (Recorded, params)},
+               out=tmp_path / "r", progress=False)
+    assert len(r.runs) == 2
+    for seed in r.runs["seed"]:
+        study = Recorded.studies[int(seed)]
+        told = [t for t in study.trials if t.state != optuna.trial.TrialState.RUNNING]
+        assert len(told) >= 40
+        out = subprocess.run(
+            [sys.executable, str(SCRIPT), "--pool", str(POOL), "--dataset", "car", "--run", "0",
+             "--learner", "mlp", "--sampler", sampler, "--options", json.dumps(options),
+             "--seed", str(int(seed)), "--trials", str(len(told))],
+            capture_output=True, text=True, check=True).stdout
+        ref = [json.loads(line) for line in out.splitlines()]
+        assert [(t["params"], t["value"], t["state"]) for t in ref] == \
+            [(t.params, t.value, t.state.name) for t in told]
+    # The trials that trained a configuration are the run's trajectory, in order.
+    tr = r.trajectories
+    assert (tr["action"] == "choose").all() and (tr["fidelity"] == 27).all()
+
+
+def table(learner="mlp", dataset="car", run=0, unit=27):
+    """(learner, levels) -> the recorded score at `unit`, from the pool's own files."""
+    import pandas as pd
+
+    configs = pd.read_parquet(POOL / "configs.parquet")
+    configs = configs[configs["learner"] == learner]
+    curves = pd.read_parquet(POOL / "curves" / f"{dataset}__{learner}__{run}.parquet")
+    at = curves[(curves["unit"] == unit) & (curves["status"] == "ok")]
+    score = dict(zip(at["config_id"].astype(int), at["score"].astype(float)))
+    return {tuple(int(x) for x in lv.split(",")): score[int(c)]
+            for c, lv in zip(configs["config_id"], configs["levels"])}
+
+
+@pytest.mark.parametrize("options", [{}, {"constant_liar": False}, {"sampler": "random"}])
+def test_every_trial_asked_on_workers_is_told_its_configurations_score(tmp_path, options):
+    # Whatever the sampler suggests (fresh, evaluated, or running on another worker), each trial
+    # ends told the recorded score of the configuration it names, and only trials whose work the
+    # budget cut are left running. Without constant_liar TPE suggests running configurations
+    # again and again: the class of defect this checks.
+    Recorded.studies.clear()
+    scores = table()
+    grid = GridSpace.of_pool(str(POOL))
+    mlp = grid.learner_index("mlp")
+    r = bb.run(experiment("told", workers=8), policies={"optuna": (Recorded, options)},
+               out=tmp_path / "r", progress=False)
+    for seed in r.runs["seed"]:
+        trials = Recorded.studies[int(seed)].trials
+        running = [t for t in trials if t.state == optuna.trial.TrialState.RUNNING]
+        # At most one piece of work per worker was cut, and one trial per worker waits on one.
+        assert len(running) <= 2 * 8
+        for t in trials:
+            if t.state == optuna.trial.TrialState.RUNNING:
+                continue
+            assert t.state == optuna.trial.TrialState.COMPLETE, t
+            levels = tuple(t.params[d.name] for d in grid.dims[mlp])
+            assert t.value == scores[levels]
+
+
+def test_workers_see_running_trials_and_runs_repeat_exactly(tmp_path):
+    Recorded.running_seen.clear()
+    exp = experiment("optuna-k4", workers=4)
+    a = bb.run(exp, policies={"optuna": Recorded}, out=tmp_path / "a", progress=False)
+    # With four workers up to three other trials are running when one asks (constant_liar's
+    # input in Optuna's own parallel loop).
+    assert max(Recorded.running_seen) == 3
+    b = bb.run(exp, policies={"optuna": Recorded}, out=tmp_path / "b", progress=False)
+    cols = ["cell", "step", "config", "reward", "worker", "start", "finish"]
+    assert a.trajectories[cols].equals(b.trajectories[cols])
+    assert a.runs["best_score"].tolist() == b.runs["best_score"].tolist()
+    assert (a.trajectories["worker"].nunique()) == 4
+
+
+def test_the_protocol_route_gives_the_in_process_results(tmp_path):
+    exp = experiment("optuna-routes", workers=4)
+    a = bb.run(exp, policies={"optuna": OptunaSampler}, out=tmp_path / "a", progress=False)
+    exp = dict(exp, policies=[{
+        "family": "external", "name": "optuna", "pool_space": True,
+        "command": [sys.executable, "-m", "banditbench.adapters.optuna"],
+    }])
+    b = bb.run(exp, out=tmp_path / "b", progress=False)
+    cols = ["cell", "step", "config", "reward", "worker", "start", "finish"]
+    assert a.trajectories[cols].equals(b.trajectories[cols])
+
+
+def test_bad_input_is_named(tmp_path):
+    with pytest.raises(bb.BanditbenchError, match="sampler = 'tp'; Optuna's are tpe"):
+        bb.run(experiment("bad-sampler", repetitions=1),
+               policies={"optuna": (OptunaSampler, {"sampler": "tp"})},
+               out=tmp_path / "a", progress=False)
+    with pytest.raises(bb.BanditbenchError, match="ordinal = 'rank'"):
+        bb.run(experiment("bad-ordinal", repetitions=1),
+               policies={"optuna": (OptunaSampler, {"ordinal": "rank"})},
+               out=tmp_path / "b", progress=False)
+    with pytest.raises(bb.BanditbenchError, match="not a configuration pool"):
+        space(str(ROOT / "traces" / "lcdb"))
+    with pytest.raises(ValueError, match="no learner 'svm'"):
+        space(str(POOL), learner="svm")
+
+
+def test_a_sampler_raising_mid_run_fails_its_cell_and_keeps_finished_ones(tmp_path):
+    class Breaks(OptunaSampler):
+        def decide(self, view):
+            if self.cell.repetition == 1 and view.step == 5:
+                raise RuntimeError("the sampler broke")
+            return super().decide(view)
+
+    with pytest.raises(bb.BanditbenchError, match="the sampler broke"):
+        bb.run(experiment("breaks"), policies={"optuna": Breaks}, out=tmp_path / "r",
+               progress=False, threads=1)
+    kept = bb.Results(tmp_path / "r").runs
+    assert kept["repetition"].tolist() == [0]

@@ -1,0 +1,87 @@
+"""Optuna's own sequential loop on a grid pool's table, for the exactness check of
+banditbench's Optuna adapter (python/tests/test_adapters_optuna.py).
+
+The table is wrapped as an objective function: a trial's suggestion (made by the same
+``banditbench.adapters.optuna.suggest`` the adapter uses) names one configuration of the grid,
+and the objective returns its recorded score at unit ``--to`` on one task, read here from the
+pool's own parquet files (configs.parquet, curves/DATASET__LEARNER__RUN.parquet). A configuration
+not recorded on the task, or failed at that unit, raises, which Optuna records as a failed trial.
+``study.optimize`` then runs ``--trials`` trials with the sampler seeded as the adapter seeds it.
+
+Prints one JSON line per trial: {"number", "state", "params", "value"}.
+
+Pinned: optuna==5.0.0 (the ``optuna`` extra), pandas and pyarrow from
+python/requirements-test.txt.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import warnings
+
+import optuna
+import pandas as pd
+
+from banditbench.adapters._grid import GridSpace
+from banditbench.adapters.optuna import SAMPLERS, suggest
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--pool", required=True, help="the pool's folder")
+    ap.add_argument("--dataset", required=True)
+    ap.add_argument("--run", type=int, required=True)
+    ap.add_argument("--learner", required=True)
+    ap.add_argument("--sampler", default="tpe", choices=sorted(SAMPLERS))
+    ap.add_argument("--options", default="{}", help="the sampler's options, as JSON")
+    ap.add_argument("--seed", type=int, required=True, help="the cell's seed (taken modulo 2^32)")
+    ap.add_argument("--trials", type=int, required=True)
+    ap.add_argument("--to", type=int, default=None, help="the unit scored (default: the last)")
+    ap.add_argument("--ordinal", default="index")
+    a = ap.parse_args()
+
+    grid = GridSpace.of_pool(a.pool)
+    to = a.to or grid.units
+    learner = grid.learner_index(a.learner)
+    configs = pd.read_parquet(os.path.join(a.pool, "configs.parquet"))
+    configs = configs[configs["learner"] == a.learner]
+    config_of = {
+        tuple(int(x) for x in levels.split(",")): int(c)
+        for c, levels in zip(configs["config_id"], configs["levels"])
+    }
+    curves = pd.read_parquet(
+        os.path.join(a.pool, "curves", f"{a.dataset}__{a.learner}__{a.run}.parquet")
+    )
+    at = curves[(curves["unit"] == to) & (curves["status"] == "ok")]
+    score = dict(zip(at["config_id"].astype(int), at["score"].astype(float)))
+    sign = 1.0
+    with open(os.path.join(a.pool, "pool.toml"), "rb") as f:
+        import tomllib
+
+        if tomllib.load(f).get("direction") == "minimize":
+            sign = -1.0
+
+    def objective(trial: optuna.Trial) -> float:
+        _, levels = suggest(trial, grid, [learner], a.ordinal)
+        c = config_of.get(levels)
+        if c is None or c not in score:
+            raise ValueError(f"configuration {levels} has no score at unit {to}")
+        return sign * score[c]
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+        sampler = getattr(optuna.samplers, SAMPLERS[a.sampler])(
+            seed=a.seed % 2**32, **json.loads(a.options)
+        )
+    study = optuna.create_study(direction="maximize", sampler=sampler)
+    study.optimize(objective, n_trials=a.trials, catch=(ValueError,))
+    for t in study.trials:
+        print(json.dumps({"number": t.number, "state": t.state.name, "params": t.params,
+                          "value": t.value}))
+
+
+if __name__ == "__main__":
+    main()
