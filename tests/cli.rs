@@ -449,7 +449,7 @@ fn every_bench_section_runs() {
         ("report", "report on 200 generated scores", vec![]),
         (
             "report-policies",
-            "report on 100 units x 5 policies",
+            "report on 100 units x 5 policies: the leaderboard alone (forced on): point ratings",
             vec![],
         ),
         ("pool", "decisions/s", vec![]),

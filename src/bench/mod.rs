@@ -159,7 +159,7 @@ pub struct ReportMeasure {
     /// The leaderboard alone, forced on whatever the number of policies: CPU seconds of its
     /// point ratings (Elo, Bradley–Terry, win rates), and of each bootstrap resample beyond
     /// (measured on `LEADERBOARD_PROBE` resamples: one lane of eight Elo chains). NaN beyond
-    /// `AUTO_ALL_PAIRS` policies, where the leaderboard is off by default.
+    /// `LEADERBOARD_PROBE_POLICIES` policies.
     pub leaderboard_point_cpu_seconds: f64,
     pub leaderboard_resample_cpu_seconds: f64,
     /// The generated table (for a peer to read).
@@ -184,6 +184,9 @@ pub fn process_cpu_seconds() -> f64 {
 /// test, not data), written to and reported in `dir`.
 /// Bootstrap resamples the report measurement times the leaderboard on, to price one.
 pub const LEADERBOARD_PROBE: usize = 8;
+
+/// The most policies the leaderboard is priced at (its matches grow as k²).
+pub const LEADERBOARD_PROBE_POLICIES: usize = 400;
 
 pub fn measure_report(units: usize, policies: usize, dir: &Path) -> Result<ReportMeasure> {
     use std::fmt::Write as _;
@@ -223,11 +226,10 @@ pub fn measure_report(units: usize, policies: usize, dir: &Path) -> Result<Repor
         ));
         process_cpu_seconds() - c0
     };
-    // Beyond the policies where the leaderboard is on by default, Bradley–Terry's iteration can
-    // take minutes on these tables (near-separable: the best policy rarely loses), so the
-    // probe stops there.
+    // Elo's matches grow as k² per unit and resample (eight resamples take about 7 s at 1 000
+    // policies), so the probe stops at LEADERBOARD_PROBE_POLICIES.
     let (leaderboard_point_cpu_seconds, leaderboard_resample_cpu_seconds) =
-        if policies <= crate::analysis::compare::AUTO_ALL_PAIRS {
+        if policies <= LEADERBOARD_PROBE_POLICIES {
             let point = lb(0);
             let each = (lb(LEADERBOARD_PROBE) - point).max(0.0) / LEADERBOARD_PROBE as f64;
             (point, each)
