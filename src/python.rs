@@ -831,16 +831,14 @@ fn pool_space(pool: String) -> PyResult<String> {
         }
         let m = crate::trace::pool::read_pool_manifest(&dir.join("pool.toml")).map_err(to_py)?;
         let space = crate::trace::pool::grid_space(&m, &[]);
-        Ok(serde_json::json!({
-            "pool": m.name,
-            "units": m.units,
-            "learners": m.learners.iter().map(|l| l.name.as_str()).collect::<Vec<_>>(),
-            "space": serde_json::from_str::<serde_json::Value>(
-                &crate::policy::external::dims_json(&space.learners)
-            )
-            .map_err(|e| BanditbenchError::new_err(e.to_string()))?,
-        })
-        .to_string())
+        let learners: Vec<&str> = m.learners.iter().map(|l| l.name.as_str()).collect();
+        Ok(format!(
+            "{{\"pool\":{},\"units\":{},\"learners\":{},\"space\":{}}}",
+            serde_json::Value::from(m.name.as_str()),
+            m.units,
+            serde_json::Value::from(learners),
+            crate::policy::external::dims_json(&space.learners)
+        ))
     })
 }
 

@@ -155,7 +155,6 @@ class OptunaSampler(Policy):
         self.value: Dict[Key, Optional[float]] = {}
         self.waiting: Dict[Key, List[Any]] = {}
         self.running = 0
-        self.repeats = 0
 
     def make_sampler(self, seed: int) -> Any:
         """The cell's sampler, seeded with ``seed``; override to run any Optuna sampler."""

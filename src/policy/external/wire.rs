@@ -60,14 +60,8 @@ pub(crate) fn push_dims(o: &mut Vec<u8>, learners: &[Vec<crate::space::SpaceDim>
                     });
                 }
                 _ => {
-                    o.extend_from_slice(b",\"choices\":[");
-                    for (i, c) in d.choices.iter().enumerate() {
-                        if i > 0 {
-                            o.push(b',');
-                        }
-                        push_str(o, c);
-                    }
-                    o.push(b']');
+                    let choices: Vec<&str> = d.choices.iter().map(String::as_str).collect();
+                    push_list(o, "choices", &choices, push_str);
                 }
             }
             o.push(b'}');
