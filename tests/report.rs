@@ -1067,6 +1067,40 @@ fn the_leaderboard_matches_evalica_and_draws_the_win_rates() {
         e.contains("--baseline optuna: no policy 'optuna' here") && e.contains("smac3"),
         "{e}"
     );
+    // Elo's intervals only with --elo-intervals: empty columns by default, the rest unchanged.
+    let row = |table: &str, policy: &str| -> Vec<String> {
+        let l = table.lines().find(|l| l.starts_with(policy)).unwrap();
+        l.split(',').map(str::to_string).collect()
+    };
+    let tpe = row(&table, "optuna-tpe");
+    assert_eq!(
+        (tpe[6].as_str(), tpe[7].as_str()),
+        ("NaN", "NaN"),
+        "{tpe:?}"
+    );
+    assert_eq!(lb["elo_intervals"], false);
+    let with = dir.join("with-elo");
+    run_ok(&[
+        "report",
+        "--scores",
+        s,
+        "--out",
+        with.to_str().unwrap(),
+        "--baseline",
+        "banditbench-random-search",
+        "--leaderboard-samples",
+        "200",
+        "--elo-intervals",
+    ]);
+    let tpe_with = row(&read(&with.join("leaderboard.csv")), "optuna-tpe");
+    assert_eq!(tpe_with[..6], tpe[..6]);
+    let (lo, hi, point): (f64, f64, f64) = (
+        tpe_with[6].parse().unwrap(),
+        tpe_with[7].parse().unwrap(),
+        tpe_with[5].parse().unwrap(),
+    );
+    assert!(lo < point && point < hi, "{tpe_with:?}");
+    assert!(read(&out.join("report.md")).contains("(Elo's with --elo-intervals)"));
     // Off: no leaderboard file, and tests.json says why.
     let off = dir.join("off");
     run_ok(&[

@@ -149,6 +149,8 @@ pub struct Options {
     /// ratings put at 1000 (`None`: their mean).
     pub leaderboard: Toggle,
     pub leaderboard_samples: usize,
+    /// Whether the resamples also give Elo intervals (`--elo-intervals`; Bradley–Terry's always).
+    pub elo_intervals: bool,
     pub baseline: Option<String>,
     /// Scores normalised per unit (`--normalize`).
     pub normalize: super::normalize::Normalize,
@@ -422,6 +424,7 @@ impl Default for Options {
             pairs: Pairs::Auto,
             leaderboard: Toggle::Auto,
             leaderboard_samples: 200,
+            elo_intervals: false,
             baseline: None,
             normalize: super::normalize::Normalize::None,
             unit_weights: UnitWeights::Equal,
@@ -762,6 +765,7 @@ pub fn compare(table: ScoreTable, opts: &Options) -> Comparison {
                     .and_then(|b| table.policies.iter().position(|p| p == b)),
                 tie_tolerance: opts.tie_tolerance,
                 samples: opts.leaderboard_samples,
+                elo_intervals: opts.elo_intervals,
                 alpha: opts.alpha,
                 seed: opts.seed,
                 // Checked by `Options::check_units` before; equal weights if not.

@@ -461,6 +461,11 @@ pub struct LeaderboardOptions {
     pub limit: usize,
     /// Bootstrap resamples of the units (0: none) and the intervals' level.
     pub samples: usize,
+    /// Whether the resamples replay Elo too, for its intervals. Off by default: online Elo
+    /// depends on the order of the matches, so resampling units measures that order as much as
+    /// the policies, and its resamples cost several times Bradley–Terry's (k² sequential updates
+    /// a unit); Bradley–Terry's intervals are the ones TabArena and Chatbot Arena publish.
+    pub elo_intervals: bool,
     pub alpha: f64,
     pub seed: u64,
 }
@@ -475,6 +480,7 @@ impl Default for LeaderboardOptions {
             tolerance: 1e-12,
             limit: 100_000,
             samples: 200,
+            elo_intervals: false,
             alpha: 0.05,
             seed: 0,
         }
@@ -584,21 +590,28 @@ pub fn leaderboard(t: &ScoreTable, opts: &LeaderboardOptions) -> Leaderboard {
             .par_iter()
             .map(|draw| bt_ratings(k, &per_unit, dense.as_deref(), draw, Some(&p), &o).1)
             .collect();
-        let elo_draws: Vec<Vec<f64>> = resamples
-            .par_chunks(32)
-            .flat_map_iter(|chunk| elo_lanes(k, &per_unit, chunk, o.elo))
-            .map(|raw| calibrated(&raw, o.baseline))
-            .collect();
-        let draws: Vec<(Vec<f64>, Vec<f64>)> = bt_draws.into_iter().zip(elo_draws).collect();
+        let elo_draws: Vec<Vec<f64>> = if o.elo_intervals {
+            resamples
+                .par_chunks(32)
+                .flat_map_iter(|chunk| elo_lanes(k, &per_unit, chunk, o.elo))
+                .map(|raw| calibrated(&raw, o.baseline))
+                .collect()
+        } else {
+            Vec::new()
+        };
         let mut bts = vec![Vec::with_capacity(o.samples); k];
-        let mut els = vec![Vec::with_capacity(o.samples); k];
-        for (b, e) in draws {
+        let mut els = vec![Vec::with_capacity(elo_draws.len()); k];
+        for b in bt_draws {
             let defined = b.iter().all(|x| x.is_finite());
             bt_undefined += usize::from(!defined);
-            for i in 0..k {
-                if defined {
+            if defined {
+                for i in 0..k {
                     bts[i].push(b[i]);
                 }
+            }
+        }
+        for e in elo_draws {
+            for i in 0..k {
                 els[i].push(e[i]);
             }
         }
@@ -613,7 +626,9 @@ pub fn leaderboard(t: &ScoreTable, opts: &LeaderboardOptions) -> Leaderboard {
             (v[lo_i], v[hi_i])
         };
         bt_interval = bts.into_iter().map(interval).collect();
-        elo_interval = els.into_iter().map(interval).collect();
+        if o.elo_intervals {
+            elo_interval = els.into_iter().map(interval).collect();
+        }
     }
     Leaderboard {
         baseline: o.baseline,
@@ -866,6 +881,51 @@ mod tests {
         assert_eq!(lb.win_rate[tpe][base], direct);
         assert!(direct > 0.7, "{direct}");
         assert!((lb.win_rate[tpe][base] + lb.win_rate[base][tpe] - 1.0).abs() < 1e-12);
+    }
+
+    /// Elo's intervals come only when asked, from the same resamples: asking changes nothing
+    /// else, and they then cover Elo's point rating (the baseline's is the point itself).
+    #[test]
+    fn elo_intervals_only_when_asked_and_nothing_else_changes() {
+        let t = golden_table();
+        let base = t
+            .policies
+            .iter()
+            .position(|p| p == "banditbench-random-search")
+            .unwrap();
+        let o = LeaderboardOptions {
+            baseline: Some(base),
+            samples: 100,
+            seed: 7,
+            ..LeaderboardOptions::default()
+        };
+        let without = leaderboard(&t, &o);
+        let with = leaderboard(
+            &t,
+            &LeaderboardOptions {
+                elo_intervals: true,
+                ..o.clone()
+            },
+        );
+        assert!(without.elo_interval.is_empty());
+        assert_eq!(without.bt_interval.len(), t.policies.len());
+        // Debug text, since the win rates' diagonal is NaN.
+        assert_eq!(
+            format!(
+                "{:?}",
+                Leaderboard {
+                    elo_interval: Vec::new(),
+                    ..with.clone()
+                }
+            ),
+            format!("{without:?}")
+        );
+        assert_eq!(with.elo_interval.len(), t.policies.len());
+        for (i, &(lo, hi)) in with.elo_interval.iter().enumerate() {
+            assert!(lo < hi || i == base, "{i}: {lo} {hi}");
+            assert!(lo <= with.elo[i] + 1e-9 && with.elo[i] <= hi + 1e-9, "{i}");
+        }
+        assert_eq!(with.elo_interval[base], (1000.0, 1000.0));
     }
 
     #[test]

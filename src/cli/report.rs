@@ -75,6 +75,11 @@ pub struct Args {
     /// Bootstrap resamples of the units for the leaderboard's intervals (0: none)
     #[arg(long, default_value_t = 200)]
     leaderboard_samples: usize,
+    /// Give Elo bootstrap intervals too, from the same resamples (Bradley–Terry's are always
+    /// given). Off by default: online Elo depends on the order of the matches, and replaying it
+    /// per resample costs several times Bradley–Terry's
+    #[arg(long)]
+    elo_intervals: bool,
     /// The policy the leaderboard's ratings put at 1000, e.g. random search (default: their
     /// mean is 1000)
     #[arg(long, value_name = "POLICY")]
@@ -160,6 +165,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         pairs,
         leaderboard,
         leaderboard_samples,
+        elo_intervals,
         baseline,
         normalize,
         unit_weights,
@@ -191,6 +197,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             pairs,
             leaderboard,
             leaderboard_samples,
+            elo_intervals,
             baseline,
             normalize,
             unit_weights,

@@ -180,10 +180,10 @@ fn leaderboard_json(c: &Comparison) -> serde_json::Value {
     };
     json!({
         "computed": true,
-        "method": "every unit a round: each pair of policies plays one match, the better score wins, scores within the tie tolerance draw (half a win); Bradley–Terry by Zermelo's iteration (evalica 0.4.2's), Elo (k = 4, scale 400) in unit order; ratings on the Elo scale with the baseline (or the mean) at 1000; percentile bootstrap intervals over units",
+        "method": "every unit a round: each pair of policies plays one match, the better score wins, scores within the tie tolerance draw (half a win); Bradley–Terry by Zermelo's iteration (evalica 0.4.2's), Elo (k = 4, scale 400) in unit order; ratings on the Elo scale with the baseline (or the mean) at 1000; percentile bootstrap intervals over units (Elo's only with --elo-intervals)",
         "baseline": l.baseline.map(|b| pols[b].clone()),
         "matches": l.matches, "draws": l.draws, "bt_sweeps": l.sweeps,
-        "bootstrap_samples": l.samples, "alpha": c.options.alpha, "seed": c.options.seed,
+        "bootstrap_samples": l.samples, "elo_intervals": !l.elo_interval.is_empty(), "alpha": c.options.alpha, "seed": c.options.seed,
         "bradley_terry_exists": l.bt_strength.iter().all(|x| x.is_finite()),
         "bradley_terry_undefined_resamples": l.bt_undefined,
         "policies": pols.iter().enumerate().map(|(i, p)| json!({
@@ -220,9 +220,14 @@ fn leaderboard_md(c: &Comparison) -> String {
             .map_or("the mean".to_string(), |b| c.table.policies[b].clone()),
         if l.samples > 0 {
             format!(
-                "{:.0} % percentile bootstrap intervals over {} resamples of the units",
+                "{:.0} % percentile bootstrap intervals over {} resamples of the units{}",
                 100.0 * (1.0 - c.options.alpha),
-                l.samples
+                l.samples,
+                if l.elo_interval.is_empty() {
+                    " for Bradley–Terry (Elo's with --elo-intervals)"
+                } else {
+                    ""
+                }
             )
         } else {
             "no intervals (--leaderboard-samples 0)".to_string()
