@@ -105,6 +105,62 @@ def test_one_worker_gives_optunas_own_trial_sequence(tmp_path, sampler, options)
     assert (tr["action"] == "choose").all() and (tr["fidelity"] == 27).all()
 
 
+@pytest.mark.parametrize("sampler,pruner,options", [
+    ("tpe", "median", {}),
+    ("random", "successive-halving", {}),
+    ("tpe", "hyperband", {"pruner_min_resource": 1, "pruner_max_resource": 27,
+                          "pruner_reduction_factor": 3}),
+    ("random", "wilcoxon", {}),
+])
+def test_with_a_pruner_one_worker_gives_optunas_own_trial_sequence(tmp_path, sampler, pruner,
+                                                                    options):
+    # Unit by unit: every trial reports each unit's score and asks the pruner, as an objective
+    # in Optuna's own loop does; a repeated configuration replays its recorded units for free.
+    Recorded.studies.clear()
+    r = bb.run(experiment(f"prune-{pruner}", budget_units=27 * 25),
+               policies={"optuna": (Recorded, {"sampler": sampler, "pruner": pruner, **options})},
+               out=tmp_path / "r", progress=False)
+    pruner_options = {k[len("pruner_"):]: v for k, v in options.items()}
+    for seed in r.runs["seed"]:
+        study = Recorded.studies[int(seed)]
+        told = [t for t in study.trials if t.state != optuna.trial.TrialState.RUNNING]
+        states = {t.state.name for t in told}
+        assert "PRUNED" in states and "COMPLETE" in states, states
+        out = subprocess.run(
+            [sys.executable, str(SCRIPT), "--pool", str(POOL), "--dataset", "car", "--run", "0",
+             "--learner", "mlp", "--sampler", sampler, "--pruner", pruner,
+             "--pruner-options", json.dumps(pruner_options),
+             "--seed", str(int(seed)), "--trials", str(len(told))],
+            capture_output=True, text=True, check=True).stdout
+        ref = [json.loads(line) for line in out.splitlines()]
+        assert [(t["params"], t["value"], t["state"]) for t in ref] == \
+            [(t.params, t.value, t.state.name) for t in told]
+    tr = r.trajectories
+    # One unit a decision: a new configuration's first, then its trial's next ones.
+    assert set(tr["action"]) == {"choose", "pull"}
+
+
+def test_with_a_pruner_on_workers_every_trial_sees_its_configurations_curve(tmp_path):
+    Recorded.studies.clear()
+    grid = GridSpace.of_pool(str(POOL))
+    mlp = grid.learner_index("mlp")
+    curves = {u: table(unit=u) for u in (1, 2, 3, 27)}
+    r = bb.run(experiment("prune-k8", workers=8, budget_units=27 * 40),
+               policies={"optuna": (Recorded, {"pruner": "successive-halving"})},
+               out=tmp_path / "r", progress=False)
+    for seed in r.runs["seed"]:
+        trials = Recorded.studies[int(seed)].trials
+        assert sum(t.state == optuna.trial.TrialState.RUNNING for t in trials) <= 2 * 8
+        for t in trials:
+            levels = tuple(t.params[d.name] for d in grid.dims[mlp])
+            for u in (1, 2, 3):
+                if u in t.intermediate_values:
+                    assert t.intermediate_values[u] == curves[u][levels]
+            if t.state == optuna.trial.TrialState.COMPLETE:
+                assert t.value == curves[27][levels]
+            assert t.state != optuna.trial.TrialState.FAIL
+
+
 def table(learner="mlp", dataset="car", run=0, unit=27):
     """(learner, levels) -> the recorded score at `unit`, from the pool's own files."""
     import pandas as pd

@@ -6,7 +6,9 @@ The table is wrapped as an objective function: a trial's suggestion (made by the
 and the objective returns its recorded score at unit ``--to`` on one task, read here from the
 pool's own parquet files (configs.parquet, curves/DATASET__LEARNER__RUN.parquet). A configuration
 not recorded on the task, or failed at that unit, raises, which Optuna records as a failed trial.
-``study.optimize`` then runs ``--trials`` trials with the sampler seeded as the adapter seeds it.
+With ``--pruner`` the objective reports each unit's score (step = unit) and asks the pruner after
+each, raising ``optuna.TrialPruned`` when told to. ``study.optimize`` then runs ``--trials``
+trials with the sampler seeded as the adapter seeds it.
 
 Prints one JSON line per trial: {"number", "state", "params", "value"}.
 
@@ -25,7 +27,7 @@ import optuna
 import pandas as pd
 
 from banditbench.adapters._grid import GridSpace
-from banditbench.adapters.optuna import SAMPLERS, suggest
+from banditbench.adapters.optuna import PRUNERS, SAMPLERS, STUDY_NAME, suggest
 
 
 def main() -> None:
@@ -40,6 +42,8 @@ def main() -> None:
     ap.add_argument("--trials", type=int, required=True)
     ap.add_argument("--to", type=int, default=None, help="the unit scored (default: the last)")
     ap.add_argument("--ordinal", default="index")
+    ap.add_argument("--pruner", default=None, help="an Optuna pruner (the adapter's names)")
+    ap.add_argument("--pruner-options", default="{}", help="its options, as JSON")
     a = ap.parse_args()
 
     grid = GridSpace.of_pool(a.pool)
@@ -56,6 +60,9 @@ def main() -> None:
     )
     at = curves[(curves["unit"] == to) & (curves["status"] == "ok")]
     score = dict(zip(at["config_id"].astype(int), at["score"].astype(float)))
+    ok = curves[curves["status"] == "ok"]
+    unit_score = {(int(c), int(u)): float(v)
+                  for c, u, v in zip(ok["config_id"], ok["unit"], ok["score"])}
     sign = 1.0
     with open(os.path.join(a.pool, "pool.toml"), "rb") as f:
         import tomllib
@@ -68,6 +75,12 @@ def main() -> None:
         c = config_of.get(levels)
         if c is None or c not in score:
             raise ValueError(f"configuration {levels} has no score at unit {to}")
+        if a.pruner is not None:
+            # Unit by unit, as a training loop reports to a pruner.
+            for u in range(1, to + 1):
+                trial.report(sign * unit_score[(c, u)], u)
+                if trial.should_prune():
+                    raise optuna.TrialPruned()
         return sign * score[c]
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -76,7 +89,11 @@ def main() -> None:
         sampler = getattr(optuna.samplers, SAMPLERS[a.sampler])(
             seed=a.seed % 2**32, **json.loads(a.options)
         )
-    study = optuna.create_study(direction="maximize", sampler=sampler)
+    pruner = None
+    if a.pruner is not None:
+        pruner = getattr(optuna.pruners, PRUNERS[a.pruner])(**json.loads(a.pruner_options))
+    study = optuna.create_study(study_name=STUDY_NAME, direction="maximize", sampler=sampler,
+                                pruner=pruner)
     study.optimize(objective, n_trials=a.trials, catch=(ValueError,))
     for t in study.trials:
         print(json.dumps({"number": t.number, "state": t.state.name, "params": t.params,

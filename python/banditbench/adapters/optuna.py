@@ -36,7 +36,7 @@ from __future__ import annotations
 import warnings
 from typing import Any, Dict, List, Optional
 
-from ..protocol import Choose, Policy, Stop, Wait
+from ..protocol import Choose, Policy, Stop, Train, Wait
 from ._grid import GridSpace, Key
 
 VERSION = "5.0.0"
@@ -53,6 +53,20 @@ SAMPLERS = {
 }
 
 ORDINAL = ("index", "categorical")
+
+# Every cell's study is named this (Optuna's default name is random, and HyperbandPruner hashes
+# the name with the trial's number to pick its bracket).
+STUDY_NAME = "banditbench"
+
+PRUNERS = {
+    "median": "MedianPruner",
+    "percentile": "PercentilePruner",
+    "successive-halving": "SuccessiveHalvingPruner",
+    "hyperband": "HyperbandPruner",
+    "wilcoxon": "WilcoxonPruner",
+    "threshold": "ThresholdPruner",
+    "nop": "NopPruner",
+}
 
 
 def _optuna():
@@ -120,7 +134,7 @@ class OptunaSampler(Policy):
 
     def __init__(self, cell: Any, sampler: str = "tpe", ordinal: str = "index",
                  to: Optional[int] = None, repeat: str = "reuse", max_repeats: int = 1000,
-                 learner: Optional[str] = None, **options: Any):
+                 learner: Optional[str] = None, pruner: Optional[str] = None, **options: Any):
         super().__init__(cell)
         optuna = _optuna()
         if cell.world != "pool":
@@ -146,15 +160,43 @@ class OptunaSampler(Policy):
             raise ValueError(f"to = {to}; give a unit from 1 to {self.units}")
         self.max_repeats = int(max_repeats)
         self.sampler_name = sampler
-        self.options = dict(options)
-        self.study = optuna.create_study(direction="maximize",
-                                         sampler=self.make_sampler(cell.seed % 2**32))
+        self.pruner_options = {k[len("pruner_"):]: v for k, v in options.items()
+                               if k.startswith("pruner_")}
+        self.options = {k: v for k, v in options.items() if not k.startswith("pruner_")}
+        self.pruner_name = pruner
+        if pruner is None and self.pruner_options:
+            raise ValueError(f"{', '.join('pruner_' + k for k in self.pruner_options)} given "
+                             "without a pruner")
+        # A fixed study name: HyperbandPruner assigns trials to brackets by hashing it.
+        self.study = optuna.create_study(study_name=STUDY_NAME, direction="maximize",
+                                         sampler=self.make_sampler(cell.seed % 2**32),
+                                         pruner=self.make_pruner())
         self._state = optuna.trial.TrialState
         self.arm_trial: List[Any] = []
         self.arm_key: List[Key] = []
         self.value: Dict[Key, Optional[float]] = {}
         self.waiting: Dict[Key, List[Any]] = {}
         self.running = 0
+        # With a pruner, unit by unit: each configuration's revealed scores, the trial training
+        # it (absent when none is), and the trials ready to train their configuration's next unit.
+        self.curve: Dict[Key, List[Optional[float]]] = {}
+        self.arm_of: Dict[Key, int] = {}
+        self.busy: Dict[Key, Any] = {}
+        self.ready: List[Any] = []
+        self.seen: Dict[int, int] = {}
+
+    def make_pruner(self) -> Any:
+        """The cell's pruner (None: none, every trial trained to ``to`` in one piece of work)."""
+        if self.pruner_name is None:
+            return None
+        optuna = _optuna()
+        if self.pruner_name not in PRUNERS:
+            raise ValueError(
+                f"pruner = {self.pruner_name!r}; Optuna's are {', '.join(PRUNERS)}"
+            )
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+            return getattr(optuna.pruners, PRUNERS[self.pruner_name])(**self.pruner_options)
 
     def make_sampler(self, seed: int) -> Any:
         """The cell's sampler, seeded with ``seed``; override to run any Optuna sampler."""
@@ -176,6 +218,8 @@ class OptunaSampler(Policy):
             self.study.tell(trial, value)
 
     def decide(self, view: Any) -> Any:
+        if self.pruner_name is not None:
+            return self._decide_units()
         for _ in range(self.max_repeats + 1):
             trial = self.study.ask()
             key = suggest(trial, self.grid, self.learners, self.ordinal)
@@ -202,6 +246,8 @@ class OptunaSampler(Policy):
         return Wait() if self.running else Stop()
 
     def observe(self, obs: Any) -> None:
+        if self.pruner_name is not None:
+            return self._observe_unit(obs)
         trial, key = self.arm_trial[obs.arm], self.arm_key[obs.arm]
         self.running -= 1
         value = None if obs.reward is None else float(obs.reward)
@@ -209,6 +255,80 @@ class OptunaSampler(Policy):
         self._tell(trial, value)
         for t in self.waiting.pop(key, []):
             self._tell(t, value)
+
+    # With a pruner: a trial trains its configuration one unit at a time, reporting each unit's
+    # score as an intermediate value (step = unit) and asking the pruner after each, as an
+    # objective function does in Optuna's own loop.
+
+    def _advance(self, trial: Any, key: Key) -> bool:
+        """Report to ``trial`` the units of ``key`` it has not seen, asking the pruner after each.
+        True when the trial ended (pruned, failed or complete); False when it needs the next
+        unit trained."""
+        curve = self.curve[key]
+        for u in range(self.seen.get(trial.number, 0), len(curve)):
+            v = curve[u]
+            if v is None:
+                self.study.tell(trial, state=self._state.FAIL)
+                return True
+            trial.report(v, u + 1)
+            self.seen[trial.number] = u + 1
+            if trial.should_prune():
+                self.study.tell(trial, state=self._state.PRUNED)
+                return True
+        if len(curve) >= self.to:
+            self.study.tell(trial, curve[self.to - 1])
+            return True
+        return False
+
+    def _decide_units(self) -> Any:
+        for _ in range(self.max_repeats + 1):
+            while self.ready:
+                trial, key = self.ready.pop(0)
+                if key in self.busy:
+                    # Another trial trains it now: this one follows when that work ends.
+                    self.waiting.setdefault(key, []).append(trial)
+                    continue
+                self.busy[key] = trial
+                arm = self.arm_of[key]
+                return Train(arm, to=len(self.curve[key]) + 1)
+            trial = self.study.ask()
+            key = suggest(trial, self.grid, self.learners, self.ordinal)
+            config = self.open.pop(key, None)
+            if config is not None:
+                self.arm_of[key] = len(self.arm_key)
+                self.arm_key.append(key)
+                self.curve[key] = []
+                self.busy[key] = trial
+                return Choose(config)
+            if key in self.busy:
+                # Running on another worker: this trial replays its scores when that work
+                # ends, and this worker waits for the next result meanwhile.
+                self.waiting.setdefault(key, []).append(trial)
+                return Wait()
+            if key not in self.curve:
+                # On the grid but not recorded on this task: a failed evaluation.
+                self.study.tell(trial, state=self._state.FAIL)
+                continue
+            # Evaluated before (pruned or complete): its recorded scores are replayed for free,
+            # and training resumes from its last unit if the pruner lets it go further.
+            if not self._advance(trial, key):
+                self.ready.append((trial, key))
+        return Wait() if self.busy else Stop()
+
+    def _observe_unit(self, obs: Any) -> None:
+        key = self.arm_key[obs.arm]
+        trial = self.busy.pop(key)
+        curve = self.curve[key]
+        new = int(obs.arm_clock) - len(curve)
+        for _, r in obs.revealed[len(obs.revealed) - new:] if new > 0 else []:
+            curve.append(None if r is None else float(r))
+        if not self._advance(trial, key):
+            # The same trial goes on first, as its objective would in Optuna's loop.
+            self.ready.insert(0, (trial, key))
+            return
+        for t in self.waiting.pop(key, []):
+            if not self._advance(t, key):
+                self.ready.append((t, key))
 
 
 if __name__ == "__main__":
