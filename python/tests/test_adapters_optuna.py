@@ -105,19 +105,19 @@ def test_one_worker_gives_optunas_own_trial_sequence(tmp_path, sampler, options)
     assert (tr["action"] == "choose").all() and (tr["fidelity"] == 27).all()
 
 
-@pytest.mark.parametrize("sampler,pruner,options", [
-    ("tpe", "median", {}),
-    ("random", "successive-halving", {}),
+@pytest.mark.parametrize("sampler,pruner,options,configs", [
+    ("tpe", "median", {}, 25),
+    ("random", "successive-halving", {}, 25),
     ("tpe", "hyperband", {"pruner_min_resource": 1, "pruner_max_resource": 27,
-                          "pruner_reduction_factor": 3}),
-    ("random", "wilcoxon", {}),
+                          "pruner_reduction_factor": 3}, 25),
+    ("random", "wilcoxon", {}, 4),
 ])
 def test_with_a_pruner_one_worker_gives_optunas_own_trial_sequence(tmp_path, sampler, pruner,
-                                                                    options):
+                                                                    options, configs):
     # Unit by unit: every trial reports each unit's score and asks the pruner, as an objective
     # in Optuna's own loop does; a repeated configuration replays its recorded units for free.
     Recorded.studies.clear()
-    r = bb.run(experiment(f"prune-{pruner}", budget_units=27 * 25),
+    r = bb.run(experiment(f"prune-{pruner}", budget_units=27 * configs),
                policies={"optuna": (Recorded, {"sampler": sampler, "pruner": pruner, **options})},
                out=tmp_path / "r", progress=False)
     pruner_options = {k[len("pruner_"):]: v for k, v in options.items()}
@@ -145,7 +145,7 @@ def test_with_a_pruner_on_workers_every_trial_sees_its_configurations_curve(tmp_
     grid = GridSpace.of_pool(str(POOL))
     mlp = grid.learner_index("mlp")
     curves = {u: table(unit=u) for u in (1, 2, 3, 27)}
-    r = bb.run(experiment("prune-k8", workers=8, budget_units=27 * 40),
+    r = bb.run(experiment("prune-k8", workers=8, budget_units=27 * 20),
                policies={"optuna": (Recorded, {"pruner": "successive-halving"})},
                out=tmp_path / "r", progress=False)
     for seed in r.runs["seed"]:
@@ -213,12 +213,52 @@ def test_workers_see_running_trials_and_runs_repeat_exactly(tmp_path):
     assert (a.trajectories["worker"].nunique()) == 4
 
 
-def test_the_protocol_route_gives_the_in_process_results(tmp_path):
-    exp = experiment("optuna-routes", workers=4)
-    a = bb.run(exp, policies={"optuna": OptunaSampler}, out=tmp_path / "a", progress=False)
+@pytest.mark.parametrize("pruner", [None, "median"])
+def test_a_sampler_that_only_repeats_ends_its_cell_after_max_repeats(tmp_path, pruner):
+    # A sampler fixed on one configuration: its first trial trains it, every later one is a
+    # repeat, and after max_repeats of them in a row the study is exhausted and the cell ends with
+    # its budget unused, instead of asking for ever.
+    grid = GridSpace.of_pool(str(POOL))
+    mlp = grid.learner_index("mlp")
+
+    class Fixed(OptunaSampler):
+        def make_sampler(self, seed):
+            return optuna.samplers.PartialFixedSampler(
+                {d.name: 0 for d in grid.dims[mlp]}, optuna.samplers.RandomSampler(seed=seed))
+
+    studies = {}
+
+    class Kept(Fixed):
+        def __init__(self, cell, **params):
+            super().__init__(cell, **params)
+            studies[cell.seed] = self.study
+
+    params = {"max_repeats": 7, **({"pruner": pruner} if pruner else {})}
+    r = bb.run(experiment(f"repeats-{pruner}", workers=2), policies={"optuna": (Kept, params)},
+               out=tmp_path / "r", progress=False)
+    for study in studies.values():
+        assert len(study.trials) == 1 + 7
+        assert len({tuple(sorted(t.params.items())) for t in study.trials}) == 1
+    # 27 units of the 27 × 40 budgeted.
+    assert (r.runs["budget_used"] == 27).all(), r.runs["budget_used"].tolist()
+    tr = r.trajectories
+    for _, cell in tr.groupby("cell"):
+        # One configuration, trained once (unit by unit with a pruner), then nothing more.
+        assert cell["config"].nunique() == 1
+        assert cell["fidelity"].max() == 27
+
+
+@pytest.mark.parametrize("params", [{}, {"pruner": "successive-halving"}])
+def test_the_protocol_route_gives_the_in_process_results(tmp_path, params):
+    # A budget of 12 full trainings: with a pruner TPE's study grows by its free repeats (each
+    # ask costs more as it grows), and both routes pay for it.
+    exp = experiment("optuna-routes", workers=4, budget_units=27 * 12)
+    a = bb.run(exp, policies={"optuna": (OptunaSampler, params)}, out=tmp_path / "a",
+               progress=False)
     exp = dict(exp, policies=[{
         "family": "external", "name": "optuna", "pool_space": True,
         "command": [sys.executable, "-m", "banditbench.adapters.optuna"],
+        **({"params": params} if params else {}),
     }])
     b = bb.run(exp, out=tmp_path / "b", progress=False)
     cols = ["cell", "step", "config", "reward", "worker", "start", "finish"]
@@ -234,6 +274,14 @@ def test_bad_input_is_named(tmp_path):
         bb.run(experiment("bad-ordinal", repetitions=1),
                policies={"optuna": (OptunaSampler, {"ordinal": "rank"})},
                out=tmp_path / "b", progress=False)
+    with pytest.raises(bb.BanditbenchError, match="pruner = 'asha'; Optuna's are median"):
+        bb.run(experiment("bad-pruner", repetitions=1),
+               policies={"optuna": (OptunaSampler, {"pruner": "asha"})},
+               out=tmp_path / "c", progress=False)
+    with pytest.raises(bb.BanditbenchError, match="pruner_n_startup_trials given without a pruner"):
+        bb.run(experiment("pruner-options-alone", repetitions=1),
+               policies={"optuna": (OptunaSampler, {"pruner_n_startup_trials": 3})},
+               out=tmp_path / "d", progress=False)
     with pytest.raises(bb.BanditbenchError, match="not a configuration pool"):
         space(str(ROOT / "traces" / "lcdb"))
     with pytest.raises(ValueError, match="no learner 'svm'"):

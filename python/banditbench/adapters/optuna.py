@@ -24,9 +24,16 @@ The open choices, each a parameter:
   when that work finishes, and the worker waits for the next result meanwhile (in Optuna's own
   parallel loop it would train the duplicate). With one worker Optuna's own loop on the same
   table gives the same study (scripts/reference/optuna_sequential.py).
-- ``max_repeats``: consecutive suggestions of evaluated configurations after which the worker
-  waits for running work, or stops the cell when none runs (the grid is exhausted for the
-  sampler).
+- ``max_repeats``: suggestions in a row, over all workers, that started no work (configurations
+  evaluated or running) after which the study is exhausted: no worker asks again, running work
+  finishes, and the cell stops. Repeats charge nothing, so without this bound a converged sampler
+  would grow its study (and each ask's cost) without end.
+- ``pruner``: one of Optuna's pruners by name (``"median"``, ``"percentile"``,
+  ``"successive-halving"``, ``"hyperband"``, ``"wilcoxon"``, ``"threshold"``, ``"nop"``;
+  ``pruner_X=v`` passes ``X=v`` to its constructor). A trial then trains its configuration one
+  unit at a time, reports each unit's score (step = unit) and asks the pruner after each, as an
+  objective does in Optuna's own loop; a configuration trained before replays its recorded units
+  to a new trial and trains further only if the pruner lets it.
 - ``learner``: the learner to tune when the task keeps several (default: all of them, the learner
   a categorical root, "learner", and each learner's dimensions under it as "LEARNER.DIM").
 """
@@ -177,8 +184,12 @@ class OptunaSampler(Policy):
         self.value: Dict[Key, Optional[float]] = {}
         self.waiting: Dict[Key, List[Any]] = {}
         self.running = 0
+        # Suggestions in a row that started no work, over all workers' decisions; at
+        # max_repeats the study is exhausted and no worker asks again.
+        self.repeats = 0
         # With a pruner, unit by unit: each configuration's revealed scores, the trial training
-        # it (absent when none is), and the trials ready to train their configuration's next unit.
+        # it (absent when none is), and the trials ready to train their configuration's next unit
+        # (trial, key, whether a suggestion put it there rather than its own last unit).
         self.curve: Dict[Key, List[Optional[float]]] = {}
         self.arm_of: Dict[Key, int] = {}
         self.busy: Dict[Key, Any] = {}
@@ -217,10 +228,15 @@ class OptunaSampler(Policy):
         else:
             self.study.tell(trial, value)
 
+    def _exhausted(self) -> bool:
+        """Count one more suggestion that started no work; True at ``max_repeats`` in a row."""
+        self.repeats += 1
+        return self.repeats >= self.max_repeats
+
     def decide(self, view: Any) -> Any:
         if self.pruner_name is not None:
             return self._decide_units()
-        for _ in range(self.max_repeats + 1):
+        while self.repeats < self.max_repeats:
             trial = self.study.ask()
             key = suggest(trial, self.grid, self.learners, self.ordinal)
             config = self.open.pop(key, None)
@@ -229,7 +245,9 @@ class OptunaSampler(Policy):
                 self.arm_key.append(key)
                 self.waiting[key] = []
                 self.running += 1
+                self.repeats = 0
                 return Choose(config, to=self.to)
+            self._exhausted()
             if key in self.value:
                 self._tell(trial, self.value[key])
             elif key in self.waiting:
@@ -281,16 +299,22 @@ class OptunaSampler(Policy):
         return False
 
     def _decide_units(self) -> Any:
-        for _ in range(self.max_repeats + 1):
+        while True:
             while self.ready:
-                trial, key = self.ready.pop(0)
+                trial, key, suggested = self.ready.pop(0)
                 if key in self.busy:
                     # Another trial trains it now: this one follows when that work ends.
                     self.waiting.setdefault(key, []).append(trial)
                     continue
                 self.busy[key] = trial
                 arm = self.arm_of[key]
+                if suggested:
+                    # A suggestion of a configuration evaluated before that the pruner lets go
+                    # further: new work, so the repeats in a row end.
+                    self.repeats = 0
                 return Train(arm, to=len(self.curve[key]) + 1)
+            if self.repeats >= self.max_repeats:
+                break
             trial = self.study.ask()
             key = suggest(trial, self.grid, self.learners, self.ordinal)
             config = self.open.pop(key, None)
@@ -299,7 +323,9 @@ class OptunaSampler(Policy):
                 self.arm_key.append(key)
                 self.curve[key] = []
                 self.busy[key] = trial
+                self.repeats = 0
                 return Choose(config)
+            self._exhausted()
             if key in self.busy:
                 # Running on another worker: this trial replays its scores when that work
                 # ends, and this worker waits for the next result meanwhile.
@@ -312,7 +338,7 @@ class OptunaSampler(Policy):
             # Evaluated before (pruned or complete): its recorded scores are replayed for free,
             # and training resumes from its last unit if the pruner lets it go further.
             if not self._advance(trial, key):
-                self.ready.append((trial, key))
+                self.ready.append((trial, key, True))
         return Wait() if self.busy else Stop()
 
     def _observe_unit(self, obs: Any) -> None:
@@ -324,11 +350,11 @@ class OptunaSampler(Policy):
             curve.append(None if r is None else float(r))
         if not self._advance(trial, key):
             # The same trial goes on first, as its objective would in Optuna's loop.
-            self.ready.insert(0, (trial, key))
+            self.ready.insert(0, (trial, key, False))
             return
         for t in self.waiting.pop(key, []):
             if not self._advance(t, key):
-                self.ready.append((t, key))
+                self.ready.append((t, key, True))
 
 
 if __name__ == "__main__":
