@@ -15,12 +15,12 @@ except ImportError as e:  # pragma: no cover
     pytest.skip(f"the engine is not built (pip install .): {e}", allow_module_level=True)
 
 
-def snippet(heading: str = "From Python") -> str:
+def snippet(heading: str = "From Python", index: int = 0) -> str:
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     section = text.split(f"\n## {heading}\n", 1)[1].split("\n## ", 1)[0]
     blocks = re.findall(r"```python\n(.*?)```", section, flags=re.S)
-    assert blocks, f"README.md: no ```python block under '{heading}'"
-    return blocks[0]
+    assert len(blocks) > index, f"README.md: no ```python block {index} under '{heading}'"
+    return blocks[index]
 
 
 def test_the_readme_snippet_runs_as_written_twice(tmp_path, monkeypatch):
@@ -83,3 +83,53 @@ def test_the_library_optimizers_snippet_runs_as_written(tmp_path, monkeypatch):
     # Sixteen workers did run at once: every cell's trajectory used them all.
     tr = scope["results"].trajectories
     assert (tr.groupby("cell")["worker"].nunique() == 16).all()
+
+
+def test_the_syne_tune_snippet_runs_as_written(tmp_path, monkeypatch):
+    # Skipped without Syne Tune unless BANDITBENCH_REQUIRE_SYNE_TUNE=1 (.ci/run installs it).
+    if os.environ.get("BANDITBENCH_REQUIRE_SYNE_TUNE") != "1":
+        pytest.importorskip("syne_tune")
+    for name in ("traces", "experiments", "Cargo.toml"):
+        os.symlink(ROOT / name, tmp_path / name)
+    monkeypatch.chdir(tmp_path)
+    scope = {"__name__": "readme_syne_tune"}
+    code = snippet("Library optimizers", index=1)
+    assert "SyneTuneScheduler" in code
+    exec(compile(code, "README.md (Syne Tune's schedulers)", "exec"), scope)
+    runs = scope["results"].runs
+    policies = set(runs["policy"])
+    assert {"st-asha", "st-hyperband(brackets=4)", "st-random(scheduler=random)"} < policies
+    assert len(policies) == 4 and any(p.startswith("asha(") for p in policies), policies
+    # 4 policies x one task x 2 repetitions, 4 workers each.
+    assert (runs["workers"] == 4).all() and len(runs) == 8
+    # Syne Tune's ASHA stops most configurations before the last unit; its random search trains
+    # every configuration to the end.
+    tr = scope["results"].trajectories
+    cells = runs.set_index("cell")["policy"]
+    trained = tr.groupby(["cell", "config"])["fidelity"].max().reset_index()
+    trained["policy"] = trained["cell"].map(cells)
+    asha = trained[trained["policy"] == "st-asha"]["fidelity"]
+    assert (asha < 27).mean() > 0.5, asha.value_counts()
+    rs = trained[trained["policy"] == "st-random(scheduler=random)"]
+    assert (rs.groupby("cell")["fidelity"].apply(lambda f: (f == 27).sum() >= len(f) - 4)).all()
+
+
+def test_the_nevergrad_snippet_runs_as_written(tmp_path, monkeypatch):
+    # Skipped without Nevergrad unless BANDITBENCH_REQUIRE_NEVERGRAD=1 (.ci/run installs it).
+    if os.environ.get("BANDITBENCH_REQUIRE_NEVERGRAD") != "1":
+        pytest.importorskip("nevergrad")
+    for name in ("traces", "experiments", "Cargo.toml"):
+        os.symlink(ROOT / name, tmp_path / name)
+    monkeypatch.chdir(tmp_path)
+    scope = {"__name__": "readme_nevergrad"}
+    code = snippet("Library optimizers", index=2)
+    assert "NevergradOptimizer" in code
+    exec(compile(code, "README.md (Nevergrad's optimizers)", "exec"), scope)
+    runs = scope["results"].runs
+    assert set(runs["policy"]) == {"ng-ngopt", "ng-de(optimizer=TwoPointsDE)",
+                                    "ng-portfolio(optimizer=PortfolioDiscreteOnePlusOne)"}
+    assert (runs["workers"] == 8).all() and len(runs) == 6
+    tr = scope["results"].trajectories
+    assert (tr.groupby("cell")["worker"].nunique() == 8).all()
+    # Each cell trains 40 configurations to the end: the budget, in full trainings.
+    assert (tr.groupby("cell")["config"].nunique() == 40).all()

@@ -43,8 +43,8 @@ from __future__ import annotations
 import warnings
 from typing import Any, Dict, List, Optional
 
-from ..protocol import Choose, Policy, Stop, Train, Wait
 from ._grid import GridSpace, Key
+from ._trials import UnitByUnit, WholeTrials
 
 VERSION = "5.0.0"
 
@@ -134,8 +134,9 @@ def suggest(trial: Any, grid: GridSpace, learners: List[int], ordinal: str = "in
     return l, tuple(levels)
 
 
-class OptunaSampler(Policy):
-    """An Optuna sampler on the pool world, one study per cell (see the module's documentation)."""
+class OptunaSampler(UnitByUnit, WholeTrials):
+    """An Optuna sampler on the pool world, one study per cell (see the module's documentation):
+    whole trials (`WholeTrials`) without a pruner, unit by unit (`UnitByUnit`) with one."""
 
     pool_space = True
 
@@ -179,22 +180,6 @@ class OptunaSampler(Policy):
                                          sampler=self.make_sampler(cell.seed % 2**32),
                                          pruner=self.make_pruner())
         self._state = optuna.trial.TrialState
-        self.arm_trial: List[Any] = []
-        self.arm_key: List[Key] = []
-        self.value: Dict[Key, Optional[float]] = {}
-        self.waiting: Dict[Key, List[Any]] = {}
-        self.running = 0
-        # Suggestions in a row that started no work, over all workers' decisions; at
-        # max_repeats the study is exhausted and no worker asks again.
-        self.repeats = 0
-        # With a pruner, unit by unit: each configuration's revealed scores, the trial training
-        # it (absent when none is), and the trials ready to train their configuration's next unit
-        # (trial, key, whether a suggestion put it there rather than its own last unit).
-        self.curve: Dict[Key, List[Optional[float]]] = {}
-        self.arm_of: Dict[Key, int] = {}
-        self.busy: Dict[Key, Any] = {}
-        self.ready: List[Any] = []
-        self.seen: Dict[int, int] = {}
 
     def make_pruner(self) -> Any:
         """The cell's pruner (None: none, every trial trained to ``to`` in one piece of work)."""
@@ -222,139 +207,38 @@ class OptunaSampler(Policy):
             warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
             return cls(seed=seed, **self.options)
 
-    def _tell(self, trial: Any, value: Optional[float]) -> None:
-        if value is None:
-            self.study.tell(trial, state=self._state.FAIL)
-        else:
-            self.study.tell(trial, value)
-
-    def _exhausted(self) -> bool:
-        """Count one more suggestion that started no work; True at ``max_repeats`` in a row."""
-        self.repeats += 1
-        return self.repeats >= self.max_repeats
-
     def decide(self, view: Any) -> Any:
         if self.pruner_name is not None:
-            return self._decide_units()
-        while self.repeats < self.max_repeats:
-            trial = self.study.ask()
-            key = suggest(trial, self.grid, self.learners, self.ordinal)
-            config = self.open.pop(key, None)
-            if config is not None:
-                self.arm_trial.append(trial)
-                self.arm_key.append(key)
-                self.waiting[key] = []
-                self.running += 1
-                self.repeats = 0
-                return Choose(config, to=self.to)
-            self._exhausted()
-            if key in self.value:
-                self._tell(trial, self.value[key])
-            elif key in self.waiting:
-                # Running on another worker: this trial is told its score when that work
-                # finishes, and this worker waits for the next result (in Optuna's own parallel
-                # loop it would train the duplicate).
-                self.waiting[key].append(trial)
-                return Wait()
-            else:
-                # On the grid but not recorded on this task: a failed evaluation, as a crashed
-                # objective is in Optuna's own loop.
-                self.value[key] = None
-                self._tell(trial, None)
-        return Wait() if self.running else Stop()
+            return UnitByUnit.decide(self, view)
+        return WholeTrials.decide(self, view)
 
     def observe(self, obs: Any) -> None:
         if self.pruner_name is not None:
-            return self._observe_unit(obs)
-        trial, key = self.arm_trial[obs.arm], self.arm_key[obs.arm]
-        self.running -= 1
-        value = None if obs.reward is None else float(obs.reward)
-        self.value[key] = value
-        self._tell(trial, value)
-        for t in self.waiting.pop(key, []):
-            self._tell(t, value)
+            return UnitByUnit.observe(self, obs)
+        return WholeTrials.observe(self, obs)
 
-    # With a pruner: a trial trains its configuration one unit at a time, reporting each unit's
-    # score as an intermediate value (step = unit) and asking the pruner after each, as an
-    # objective function does in Optuna's own loop.
+    # With a pruner, unit by unit (`UnitByUnit`): each unit's score is an intermediate value
+    # (step = unit) and the pruner is asked after each, as an objective does in Optuna's loop.
 
-    def _advance(self, trial: Any, key: Key) -> bool:
-        """Report to ``trial`` the units of ``key`` it has not seen, asking the pruner after each.
-        True when the trial ended (pruned, failed or complete); False when it needs the next
-        unit trained."""
-        curve = self.curve[key]
-        for u in range(self.seen.get(trial.number, 0), len(curve)):
-            v = curve[u]
-            if v is None:
-                self.study.tell(trial, state=self._state.FAIL)
-                return True
-            trial.report(v, u + 1)
-            self.seen[trial.number] = u + 1
-            if trial.should_prune():
-                self.study.tell(trial, state=self._state.PRUNED)
-                return True
-        if len(curve) >= self.to:
-            self.study.tell(trial, curve[self.to - 1])
+    def _ask(self) -> Any:
+        trial = self.study.ask()
+        return trial, suggest(trial, self.grid, self.learners, self.ordinal)
+
+    def _trial_id(self, trial: Any) -> int:
+        return trial.number
+
+    def _report(self, trial: Any, unit: int, value: float) -> bool:
+        trial.report(value, unit)
+        if trial.should_prune():
+            self.study.tell(trial, state=self._state.PRUNED)
             return True
         return False
 
-    def _decide_units(self) -> Any:
-        while True:
-            while self.ready:
-                trial, key, suggested = self.ready.pop(0)
-                if key in self.busy:
-                    # Another trial trains it now: this one follows when that work ends.
-                    self.waiting.setdefault(key, []).append(trial)
-                    continue
-                self.busy[key] = trial
-                arm = self.arm_of[key]
-                if suggested:
-                    # A suggestion of a configuration evaluated before that the pruner lets go
-                    # further: new work, so the repeats in a row end.
-                    self.repeats = 0
-                return Train(arm, to=len(self.curve[key]) + 1)
-            if self.repeats >= self.max_repeats:
-                break
-            trial = self.study.ask()
-            key = suggest(trial, self.grid, self.learners, self.ordinal)
-            config = self.open.pop(key, None)
-            if config is not None:
-                self.arm_of[key] = len(self.arm_key)
-                self.arm_key.append(key)
-                self.curve[key] = []
-                self.busy[key] = trial
-                self.repeats = 0
-                return Choose(config)
-            self._exhausted()
-            if key in self.busy:
-                # Running on another worker: this trial replays its scores when that work
-                # ends, and this worker waits for the next result meanwhile.
-                self.waiting.setdefault(key, []).append(trial)
-                return Wait()
-            if key not in self.curve:
-                # On the grid but not recorded on this task: a failed evaluation.
-                self.study.tell(trial, state=self._state.FAIL)
-                continue
-            # Evaluated before (pruned or complete): its recorded scores are replayed for free,
-            # and training resumes from its last unit if the pruner lets it go further.
-            if not self._advance(trial, key):
-                self.ready.append((trial, key, True))
-        return Wait() if self.busy else Stop()
+    def _complete(self, trial: Any, value: float) -> None:
+        self.study.tell(trial, value)
 
-    def _observe_unit(self, obs: Any) -> None:
-        key = self.arm_key[obs.arm]
-        trial = self.busy.pop(key)
-        curve = self.curve[key]
-        new = int(obs.arm_clock) - len(curve)
-        for _, r in obs.revealed[len(obs.revealed) - new:] if new > 0 else []:
-            curve.append(None if r is None else float(r))
-        if not self._advance(trial, key):
-            # The same trial goes on first, as its objective would in Optuna's loop.
-            self.ready.insert(0, (trial, key, False))
-            return
-        for t in self.waiting.pop(key, []):
-            if not self._advance(t, key):
-                self.ready.append((t, key, True))
+    def _fail(self, trial: Any) -> None:
+        self.study.tell(trial, state=self._state.FAIL)
 
 
 if __name__ == "__main__":

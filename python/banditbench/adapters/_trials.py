@@ -1,0 +1,229 @@
+"""A library's trials on the pool world: the bookkeeping the adapters share.
+
+:class:`WholeTrials`: a trial trains its configuration to unit ``to`` in one piece of work and is
+told its score there when the work finishes (Optuna's samplers, Nevergrad's optimizers). A
+suggestion of a configuration evaluated before is told its score at once, charging nothing
+(``repeat = "reuse"``); one running on another worker is told when that work finishes, and the
+worker waits meanwhile; one of a configuration not recorded on the task fails.
+
+:class:`UnitByUnit`: for libraries that decide after each unit (Optuna's pruners, Syne Tune's
+schedulers). A trial trains its configuration unit by unit. After each unit the library sees the score
+(``_report``) and may end the trial (pruned, stopped); a trial that reaches unit ``to`` completes
+with its score there (``_complete``); a failed unit fails it (``_fail``). A new suggestion of a
+configuration trained before replays its recorded units to the new trial at once, charging
+nothing (``repeat = "reuse"``), and trains further only if the library lets it. A suggestion of a
+configuration running on another worker follows when that work ends, and the worker waits. After
+``max_repeats`` suggestions in a row, over all workers, that started no work, nobody asks again.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional, Tuple
+
+from ..protocol import Choose, Policy, Stop, Train, Wait
+from ._grid import Key
+
+
+class WholeTrials(Policy):
+    """The shared part; a subclass sets ``open`` (key -> configuration), ``to`` and
+    ``max_repeats`` and implements ``_ask``, ``_complete`` and ``_fail``."""
+
+    open: Dict[Key, int]
+    to: int
+    max_repeats: int
+
+    def __init__(self, cell: Any):
+        super().__init__(cell)
+        # Each arm's trial and configuration, each evaluated configuration's score (None:
+        # failed), the trials waiting for a configuration that runs, and how many run.
+        self.arm_trial: List[Any] = []
+        self.arm_key: List[Key] = []
+        self.value: Dict[Key, Optional[float]] = {}
+        self.waiting: Dict[Key, List[Any]] = {}
+        self.running = 0
+        # Suggestions in a row that started no work, over all workers' decisions.
+        self.repeats = 0
+
+    def _ask(self) -> Optional[Tuple[Any, Key]]:
+        """A new trial and the configuration it suggests; None when the library has no more."""
+        raise NotImplementedError
+
+    def _complete(self, trial: Any, value: float) -> None:
+        raise NotImplementedError
+
+    def _fail(self, trial: Any) -> None:
+        raise NotImplementedError
+
+    def _tell(self, trial: Any, value: Optional[float]) -> None:
+        if value is None:
+            self._fail(trial)
+        else:
+            self._complete(trial, value)
+
+    def decide(self, view: Any) -> Any:
+        while self.repeats < self.max_repeats:
+            asked = self._ask()
+            if asked is None:
+                break
+            trial, key = asked
+            config = self.open.pop(key, None)
+            if config is not None:
+                self.arm_trial.append(trial)
+                self.arm_key.append(key)
+                self.waiting[key] = []
+                self.running += 1
+                self.repeats = 0
+                return Choose(config, to=self.to)
+            self.repeats += 1
+            if key in self.value:
+                self._tell(trial, self.value[key])
+            elif key in self.waiting:
+                # Running on another worker: this trial is told its score when that work
+                # finishes, and this worker waits for the next result (in the library's own
+                # parallel loop it would train the duplicate).
+                self.waiting[key].append(trial)
+                return Wait()
+            else:
+                # On the grid but not recorded on this task: a failed evaluation, as a crashed
+                # objective is in the library's own loop.
+                self.value[key] = None
+                self._tell(trial, None)
+        return Wait() if self.running else Stop()
+
+    def observe(self, obs: Any) -> None:
+        trial, key = self.arm_trial[obs.arm], self.arm_key[obs.arm]
+        self.running -= 1
+        value = None if obs.reward is None else float(obs.reward)
+        self.value[key] = value
+        self._tell(trial, value)
+        for t in self.waiting.pop(key, []):
+            self._tell(t, value)
+
+
+class UnitByUnit(Policy):
+    """The shared part; a subclass sets ``open`` (key -> configuration), ``to`` and
+    ``max_repeats`` and implements ``_ask``, ``_report``, ``_complete``, ``_fail``."""
+
+    open: Dict[Key, int]
+    to: int
+    max_repeats: int
+
+    def __init__(self, cell: Any):
+        super().__init__(cell)
+        # Each configuration's revealed scores (None: a failed unit), its arm, the trial training
+        # it now, trials waiting for that work, and the trials ready to train their
+        # configuration's next unit: (trial, key, whether a suggestion put it there rather than
+        # its own last unit).
+        self.curve: Dict[Key, List[Optional[float]]] = {}
+        self.arm_of: Dict[Key, int] = {}
+        self.arm_key: List[Key] = []
+        self.busy: Dict[Key, Any] = {}
+        self.waiting: Dict[Key, List[Any]] = {}
+        self.ready: List[Tuple[Any, Key, bool]] = []
+        self.seen: Dict[int, int] = {}
+        # Suggestions in a row that started no work, over all workers' decisions.
+        self.repeats = 0
+        self.exhausted = False
+
+    # What a library implements.
+
+    def _ask(self) -> Optional[Tuple[Any, Key]]:
+        """A new trial and the configuration it suggests; None when the library has no more."""
+        raise NotImplementedError
+
+    def _trial_id(self, trial: Any) -> int:
+        raise NotImplementedError
+
+    def _report(self, trial: Any, unit: int, value: float) -> bool:
+        """The trial's score at ``unit``; True when the library ends the trial there."""
+        raise NotImplementedError
+
+    def _complete(self, trial: Any, value: float) -> None:
+        raise NotImplementedError
+
+    def _fail(self, trial: Any) -> None:
+        raise NotImplementedError
+
+    def _started(self, trial: Any, key: Key) -> None:
+        """A trial's configuration starts training for the first time (a hook)."""
+
+    # The shared part.
+
+    def _advance(self, trial: Any, key: Key) -> bool:
+        """Give ``trial`` the units of ``key`` it has not seen; True when the trial ended (by the
+        library, a failed unit or unit ``to``), False when it needs the next unit trained."""
+        curve = self.curve[key]
+        tid = self._trial_id(trial)
+        for u in range(self.seen.get(tid, 0), min(len(curve), self.to)):
+            v = curve[u]
+            if v is None:
+                self._fail(trial)
+                return True
+            self.seen[tid] = u + 1
+            if self._report(trial, u + 1, v):
+                return True
+        if len(curve) >= self.to:
+            self._complete(trial, curve[self.to - 1])
+            return True
+        return False
+
+    def decide(self, view: Any) -> Any:
+        while True:
+            while self.ready:
+                trial, key, suggested = self.ready.pop(0)
+                if key in self.busy:
+                    # Another trial trains it now: this one follows when that work ends.
+                    self.waiting.setdefault(key, []).append(trial)
+                    continue
+                self.busy[key] = trial
+                if suggested:
+                    # A suggestion of a configuration trained before that the library lets go
+                    # further: new work, so the repeats in a row end.
+                    self.repeats = 0
+                return Train(self.arm_of[key], to=len(self.curve[key]) + 1)
+            if self.exhausted or self.repeats >= self.max_repeats:
+                break
+            asked = self._ask()
+            if asked is None:
+                self.exhausted = True
+                break
+            trial, key = asked
+            config = self.open.pop(key, None)
+            if config is not None:
+                self.arm_of[key] = len(self.arm_key)
+                self.arm_key.append(key)
+                self.curve[key] = []
+                self.busy[key] = trial
+                self.repeats = 0
+                self._started(trial, key)
+                return Choose(config)
+            self.repeats += 1
+            if key in self.busy:
+                # Running on another worker: this trial replays its scores when that work
+                # ends, and this worker waits for the next result meanwhile.
+                self.waiting.setdefault(key, []).append(trial)
+                return Wait()
+            if key not in self.curve:
+                # On the grid but not recorded on this task: a failed evaluation.
+                self._fail(trial)
+                continue
+            # Trained before (ended or complete): its recorded scores are replayed for free,
+            # and training resumes from its last unit if the library lets it go further.
+            if not self._advance(trial, key):
+                self.ready.append((trial, key, True))
+        return Wait() if self.busy else Stop()
+
+    def observe(self, obs: Any) -> None:
+        key = self.arm_key[obs.arm]
+        trial = self.busy.pop(key)
+        curve = self.curve[key]
+        new = int(obs.arm_clock) - len(curve)
+        for _, r in obs.revealed[len(obs.revealed) - new:] if new > 0 else []:
+            curve.append(None if r is None else float(r))
+        if not self._advance(trial, key):
+            # The same trial goes on first, as its training loop would.
+            self.ready.insert(0, (trial, key, False))
+            return
+        for t in self.waiting.pop(key, []):
+            if not self._advance(t, key):
+                self.ready.append((t, key, True))

@@ -1,0 +1,262 @@
+"""Syne Tune's schedulers as banditbench policies in the pool world (Syne Tune 0.16.0, pinned by
+the ``syne-tune`` extra: ``pip install "banditbench-engine[syne-tune]"``).
+
+Syne Tune (Salinas et al. 2022, "Syne Tune: A Library for Large Scale Hyperparameter Tuning and
+Reproducible Research", AutoML Conf) drives a scheduler through ``suggest``, ``on_trial_add``,
+``on_trial_result`` (CONTINUE or STOP after each reported result), ``on_trial_complete``,
+``on_trial_remove`` and ``on_trial_error``; its ``Tuner`` calls them as results come in. This
+adapter calls them in the same order on the exact simulator: a worker that comes free asks the
+scheduler for a trial, the trial's configuration is trained one unit (Syne Tune's ``time_attr``,
+an epoch) at a time, each unit's score is a result, and the scheduler's decision is honoured:
+CONTINUE trains the next unit on the same worker, STOP ends the trial (``on_trial_remove``), and a
+trial that reaches unit ``to`` without being stopped completes (``on_trial_complete``). A failed
+unit is ``on_trial_error``. When ``suggest`` returns None (the space is exhausted) no worker asks
+again.
+
+The open choices, each a parameter:
+
+- ``scheduler``: one of Syne Tune's baselines by name (``SCHEDULERS``): ``"random"``, ``"tpe"``,
+  ``"rea"``, ``"bore"``, ``"cqr"``, ``"botorch"`` (single fidelity: every trial trains to ``to``),
+  ``"asha"``, ``"bohb"``, ``"asha-bore"``, ``"asha-cqr"`` (multi-fidelity: they stop trials at
+  their rungs). Every other parameter goes to its constructor (``grace_period``,
+  ``reduction_factor``, ``brackets``, ...). ``random_seed`` is the cell's seed modulo 2^32; Syne
+  Tune also draws from NumPy's global generator (ASHA's bracket of a trial), so each cell keeps its
+  own global state, seeded as ``np.random.seed(random_seed)`` before the scheduler is built, and
+  swapped in around every call. A subclass may override :meth:`SyneTuneScheduler.make_scheduler`
+  to run any ``TrialScheduler``.
+- ``ordinal``: a dimension with ordered levels as ``"index"`` (``randint(0, n - 1)``, the order
+  kept) or ``"categorical"`` (``choice`` of its levels).
+- ``to``: the last unit, Syne Tune's ``max_t`` (default: the pool's last unit).
+- ``repeat``: ``"reuse"`` (the only rule so far): a new trial of a configuration trained before
+  is given its recorded results at once, charging nothing, and trains further only if the
+  scheduler continues it; one running on another worker follows when that work ends.
+- ``max_repeats``: suggestions in a row, over all workers, that started no work, after which no
+  worker asks again.
+- ``learner``: the learner to tune when the task keeps several (default: all of them, a
+  ``"learner"`` choice and every learner's dimensions as ``"LEARNER.DIM"``, only the chosen
+  learner's read).
+
+The scheduler sees results ``{"score": s, "epoch": u}`` (``metric = "score"`` maximised,
+``time_attr = "epoch"``); with one worker the trials, their results and the decisions are those of
+Syne Tune's own ``Tuner`` on the same table through its simulator backend
+(scripts/reference/synetune_sequential.py).
+"""
+
+from __future__ import annotations
+
+import datetime
+from typing import Any, Dict, List, Optional, Tuple
+
+from ._grid import GridSpace, Key
+from ._trials import UnitByUnit
+
+VERSION = "0.16.0"
+
+METRIC = "score"
+TIME_ATTR = "epoch"
+
+# name -> (baselines class, multi-fidelity)
+SCHEDULERS = {
+    "random": ("RandomSearch", False),
+    "tpe": ("TPE", False),
+    "rea": ("REA", False),
+    "bore": ("BORE", False),
+    "cqr": ("CQR", False),
+    "botorch": ("BOTorch", False),
+    "asha": ("ASHA", True),
+    "bohb": ("BOHB", True),
+    "asha-bore": ("ASHABORE", True),
+    "asha-cqr": ("ASHACQR", True),
+}
+
+ORDINAL = ("index", "categorical")
+
+# Trials carry a creation time; a fixed one keeps runs identical (schedulers do not read it).
+CREATED = datetime.datetime(2000, 1, 1)
+
+
+def _syne_tune():
+    try:
+        import syne_tune  # noqa: F401
+        from syne_tune.optimizer import baselines
+    except ImportError:
+        raise ImportError(
+            "the Syne Tune adapter needs Syne Tune: pip install \"banditbench-engine[syne-tune]\" "
+            f"(it pins syne-tune=={VERSION})"
+        ) from None
+    import logging
+
+    logging.getLogger("syne_tune").setLevel(logging.ERROR)
+    return baselines
+
+
+def config_space(grid: GridSpace, learners: List[int], ordinal: str = "index") -> Dict[str, Any]:
+    """Syne Tune's configuration space of ``learners`` (indices into the grid's learners): one
+    learner's dimensions by name; several under a ``"learner"`` choice, each dimension named
+    ``"LEARNER.DIM"`` (Syne Tune has no conditional spaces: a trial's other learners' values are
+    drawn and ignored)."""
+    if ordinal not in ORDINAL:
+        raise ValueError(f"ordinal = {ordinal!r}; give one of {', '.join(ORDINAL)}")
+    _syne_tune()
+    from syne_tune.config_space import choice, randint
+
+    out: Dict[str, Any] = {}
+    if len(learners) > 1:
+        out["learner"] = choice([grid.learners[l] for l in learners])
+    for l in learners:
+        prefix = f"{grid.learners[l]}." if len(learners) > 1 else ""
+        for d in grid.dims[l]:
+            if d.kind == "ordinal" and ordinal == "index":
+                out[prefix + d.name] = randint(0, len(d.choices) - 1)
+            else:
+                choices = d.numbers if d.kind == "ordinal" and d.numbers else d.choices
+                out[prefix + d.name] = choice(list(choices))
+    return out
+
+
+def key_of(config: Dict[str, Any], grid: GridSpace, learners: List[int],
+           ordinal: str = "index") -> Key:
+    """The (learner, level indices) of a Syne Tune configuration."""
+    if len(learners) > 1:
+        l = grid.learners.index(config["learner"])
+        prefix = f"{grid.learners[l]}."
+    else:
+        l, prefix = learners[0], ""
+    levels = []
+    for d in grid.dims[l]:
+        v = config[prefix + d.name]
+        if d.kind == "ordinal" and ordinal == "index":
+            levels.append(int(v))
+        else:
+            choices = d.numbers if d.kind == "ordinal" and d.numbers else d.choices
+            levels.append(list(choices).index(v))
+    return l, tuple(levels)
+
+
+class SyneTuneScheduler(UnitByUnit):
+    """A Syne Tune scheduler on the pool world, one per cell (see the module's documentation)."""
+
+    pool_space = True
+
+    def __init__(self, cell: Any, scheduler: str = "asha", ordinal: str = "index",
+                 to: Optional[int] = None, repeat: str = "reuse", max_repeats: int = 1000,
+                 learner: Optional[str] = None, **options: Any):
+        super().__init__(cell)
+        import numpy as np
+
+        from syne_tune.backend.trial_status import Trial
+
+        _syne_tune()
+        if cell.world != "pool":
+            raise ValueError(f"the Syne Tune adapter runs in the pool world, not {cell.world!r}")
+        if repeat != "reuse":
+            raise ValueError(f"repeat = {repeat!r}; the rule so far is 'reuse'")
+        if ordinal not in ORDINAL:
+            raise ValueError(f"ordinal = {ordinal!r}; give one of {', '.join(ORDINAL)}")
+        self.grid = GridSpace.of_cell(cell)
+        self.open = self.grid.open_configs(cell)
+        chosen = self.grid.learner_index(learner)
+        on_task = sorted({l for l, _ in self.open})
+        if chosen is not None:
+            self.open = {k: c for k, c in self.open.items() if k[0] == chosen}
+            on_task = [chosen]
+        if not on_task:
+            raise ValueError(f"task {cell.task}: no configuration of the pool is open")
+        self.learners = on_task
+        self.ordinal = ordinal
+        self.units = int(cell.pool["units"])
+        self.to = self.units if to is None else int(to)
+        if not 1 <= self.to <= self.units:
+            raise ValueError(f"to = {to}; give a unit from 1 to {self.units}")
+        self.max_repeats = int(max_repeats)
+        self.scheduler_name = scheduler
+        self.options = dict(options)
+        self.space = config_space(self.grid, self.learners, ordinal)
+        self._np = np
+        self._Trial = Trial
+        seed = cell.seed % 2**32
+        outer = np.random.get_state()
+        np.random.seed(seed)
+        try:
+            self.scheduler = self.make_scheduler(seed)
+        finally:
+            self._state = np.random.get_state()
+            np.random.set_state(outer)
+        self.trials = 0
+
+    def make_scheduler(self, seed: int) -> Any:
+        """The cell's scheduler, seeded with ``seed``; override to run any ``TrialScheduler``
+        (its results carry ``METRIC``, maximised, and ``TIME_ATTR`` up to ``self.to``)."""
+        baselines = _syne_tune()
+        if self.scheduler_name not in SCHEDULERS:
+            raise ValueError(
+                f"scheduler = {self.scheduler_name!r}; Syne Tune's are {', '.join(SCHEDULERS)} "
+                "(or subclass SyneTuneScheduler and override make_scheduler)"
+            )
+        cls, multi = SCHEDULERS[self.scheduler_name]
+        kwargs: Dict[str, Any] = dict(config_space=self.space, do_minimize=False,
+                                      random_seed=seed)
+        if cls in ("RandomSearch",):
+            kwargs["metrics"] = [METRIC]
+        else:
+            kwargs["metric"] = METRIC
+        if multi:
+            kwargs.update(time_attr=TIME_ATTR, max_t=self.to)
+        return getattr(baselines, cls)(**kwargs, **self.options)
+
+    def _call(self, method: str, *args: Any) -> Any:
+        """A scheduler call with this cell's NumPy global state."""
+        np = self._np
+        outer = np.random.get_state()
+        np.random.set_state(self._state)
+        try:
+            return getattr(self.scheduler, method)(*args)
+        finally:
+            self._state = np.random.get_state()
+            np.random.set_state(outer)
+
+    def _ask(self) -> Optional[Tuple[Any, Key]]:
+        suggestion = self._call("suggest")
+        if suggestion is None:
+            return None
+        if not suggestion.spawn_new_trial_id or suggestion.checkpoint_trial_id is not None:
+            raise ValueError(
+                f"scheduler {self.scheduler_name!r} asked to resume or to start from a "
+                "checkpoint (a pausing scheduler): the adapter honours CONTINUE and STOP only"
+            )
+        trial = self._Trial(trial_id=self.trials, config=dict(suggestion.config),
+                            creation_time=CREATED)
+        self.trials += 1
+        self._call("on_trial_add", trial)
+        return trial, key_of(trial.config, self.grid, self.learners, self.ordinal)
+
+    def _trial_id(self, trial: Any) -> int:
+        return trial.trial_id
+
+    def _report(self, trial: Any, unit: int, value: float) -> bool:
+        from syne_tune.optimizer.scheduler import SchedulerDecision
+
+        decision = self._call("on_trial_result", trial, {METRIC: value, TIME_ATTR: unit})
+        if decision == SchedulerDecision.STOP:
+            self._call("on_trial_remove", trial)
+            return True
+        if decision == SchedulerDecision.PAUSE:
+            raise ValueError(
+                f"scheduler {self.scheduler_name!r} paused trial {trial.trial_id}: the adapter "
+                "honours CONTINUE and STOP only"
+            )
+        return False
+
+    def _complete(self, trial: Any, value: float) -> None:
+        self._call("on_trial_complete", trial, {METRIC: value, TIME_ATTR: self.to})
+
+    def _fail(self, trial: Any) -> None:
+        self._call("on_trial_error", trial)
+
+
+if __name__ == "__main__":
+    # Through the protocol: command = ["python", "-m", "banditbench.adapters.syne_tune"] with
+    # pool_space = true and the parameters as params.
+    from ..protocol import serve
+
+    serve(SyneTuneScheduler)

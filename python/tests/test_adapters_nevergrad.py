@@ -1,0 +1,131 @@
+"""The Nevergrad adapter (banditbench.adapters.nevergrad) on the recorded sklearn-grid pool: the
+same candidates as Nevergrad's own minimize loop with one worker
+(scripts/reference/nevergrad_sequential.py), every candidate told its configuration's recorded
+loss on K workers, identical reruns and routes, and its errors. Skipped without Nevergrad unless
+BANDITBENCH_REQUIRE_NEVERGRAD=1 (.ci/run installs python/requirements-nevergrad.txt and sets it)."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+if os.environ.get("BANDITBENCH_REQUIRE_NEVERGRAD") != "1":
+    pytest.importorskip("nevergrad")
+
+import banditbench as bb  # noqa: E402
+from banditbench.adapters import space  # noqa: E402
+from banditbench.adapters._grid import GridSpace  # noqa: E402
+from banditbench.adapters.nevergrad import NevergradOptimizer  # noqa: E402
+
+from conftest import ROOT  # noqa: E402
+
+POOL = ROOT / "traces" / "sklearn-grid"
+SCRIPT = ROOT / "scripts" / "reference" / "nevergrad_sequential.py"
+DATASET = "phoneme"
+
+
+def experiment(name, workers=1, configs=20, repetitions=2):
+    return {
+        "name": name, "traces": str(POOL), "seed": 11, "repetitions": repetitions,
+        "tasks": {"datasets": [DATASET], "runs": [0], "learners": ["mlp"]},
+        "world": {"kind": "pool", "per_learner": True, "budget_unit": "units",
+                  "budgets": [27 * configs], "incumbent": "best-seen",
+                  "recommendation": "best-seen", "workers": workers},
+    }
+
+
+class Recorded(NevergradOptimizer):
+    """The adapter, logging every tell (candidate's value and loss) per cell seed."""
+
+    logs = {}
+
+    def __init__(self, cell, **params):
+        super().__init__(cell, **params)
+        log = Recorded.logs.setdefault(cell.seed, [])
+        tell = self.optimizer.tell
+
+        def logged(candidate, loss, *args, **kwargs):
+            log.append(dict(value={k: int(v) for k, v in candidate.value.items()},
+                            loss=float(loss)))
+            return tell(candidate, loss, *args, **kwargs)
+
+        self.optimizer.tell = logged
+
+
+@pytest.mark.parametrize("optimizer", ["NGOpt", "TwoPointsDE", "PortfolioDiscreteOnePlusOne",
+                                       "RandomSearch", "CMA"])
+def test_one_worker_gives_nevergrads_own_candidates(tmp_path, optimizer):
+    Recorded.logs.clear()
+    r = bb.run(experiment(f"ng-{optimizer}"),
+               policies={"ng": (Recorded, {"optimizer": optimizer})},
+               out=tmp_path / "r", progress=False)
+    for seed in r.runs["seed"]:
+        got = Recorded.logs[int(seed)]
+        out = subprocess.run(
+            [sys.executable, str(SCRIPT), "--pool", str(POOL), "--dataset", DATASET, "--run", "0",
+             "--learner", "mlp", "--optimizer", optimizer, "--budget", "20",
+             "--seed", str(int(seed))],
+            capture_output=True, text=True, check=True).stdout
+        want = [json.loads(line) for line in out.splitlines()]
+        # 20 full trainings fit the budget; repeats (told at once, free) may add more tells.
+        assert len(want) == 20 and len(got) >= 20
+        assert got[:20] == want
+    tr = r.trajectories
+    assert (tr["action"] == "choose").all() and (tr["fidelity"] == 27).all()
+
+
+def table(learner="mlp", dataset=DATASET, run=0, unit=27):
+    import pandas as pd
+
+    configs = pd.read_parquet(POOL / "configs.parquet")
+    curves = pd.read_parquet(POOL / "curves" / f"{dataset}__{learner}__{run}.parquet")
+    at = curves[(curves["unit"] == unit) & (curves["status"] == "ok")]
+    levels = configs.set_index("config_id").loc[at["config_id"], "levels"]
+    return {tuple(int(v) for v in s.split(",")): float(x) for s, x in zip(levels, at["score"])}
+
+
+def test_on_workers_every_candidate_is_told_its_recorded_loss(tmp_path):
+    Recorded.logs.clear()
+    grid = GridSpace.of_pool(str(POOL))
+    mlp = grid.learner_index("mlp")
+    scores = table()
+    exp = experiment("ng-k8", workers=8, configs=40)
+    a = bb.run(exp, policies={"ng": (Recorded, {"optimizer": "TwoPointsDE"})},
+               out=tmp_path / "a", progress=False)
+    for log in Recorded.logs.values():
+        assert len(log) >= 40
+        for e in log:
+            assert e["loss"] == -scores[tuple(e["value"][d.name] for d in grid.dims[mlp])]
+    assert (a.trajectories.groupby("cell")["worker"].nunique() == 8).all()
+    b = bb.run(exp, policies={"ng": (Recorded, {"optimizer": "TwoPointsDE"})},
+               out=tmp_path / "b", progress=False)
+    cols = ["cell", "step", "config", "reward", "worker", "start", "finish"]
+    assert a.trajectories[cols].equals(b.trajectories[cols])
+
+
+def test_the_protocol_route_gives_the_in_process_results(tmp_path):
+    exp = experiment("ng-routes", workers=4, configs=12)
+    a = bb.run(exp, policies={"ng": NevergradOptimizer}, out=tmp_path / "a", progress=False)
+    exp = dict(exp, policies=[{
+        "family": "external", "name": "ng", "pool_space": True,
+        "command": [sys.executable, "-m", "banditbench.adapters.nevergrad"],
+    }])
+    b = bb.run(exp, out=tmp_path / "b", progress=False)
+    cols = ["cell", "step", "config", "reward", "worker", "start", "finish"]
+    assert a.trajectories[cols].equals(b.trajectories[cols])
+
+
+def test_space_and_bad_input_are_named(tmp_path):
+    p = space(str(POOL), learner="mlp", library="nevergrad")
+    grid = GridSpace.of_pool(str(POOL))
+    dims = grid.dims[grid.learner_index("mlp")]
+    assert sorted(p.value) == sorted(d.name for d in dims)
+    with pytest.raises(bb.BanditbenchError, match="optimizer = 'ngopt' is not in Nevergrad"):
+        bb.run(experiment("ng-bad", repetitions=1),
+               policies={"ng": (NevergradOptimizer, {"optimizer": "ngopt"})},
+               out=tmp_path / "a", progress=False)
+    with pytest.raises(bb.BanditbenchError, match="ordinal = 'index'"):
+        bb.run(experiment("ng-bad-ordinal", repetitions=1),
+               policies={"ng": (NevergradOptimizer, {"ordinal": "index"})},
+               out=tmp_path / "b", progress=False)
