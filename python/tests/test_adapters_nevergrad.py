@@ -98,8 +98,9 @@ def test_on_workers_every_candidate_is_told_its_recorded_loss(tmp_path):
         for e in log:
             assert e["loss"] == -scores[tuple(e["value"][d.name] for d in grid.dims[mlp])]
     assert (a.trajectories.groupby("cell")["worker"].nunique() == 8).all()
+    # Identical again with the two cells on two threads.
     b = bb.run(exp, policies={"ng": (Recorded, {"optimizer": "TwoPointsDE"})},
-               out=tmp_path / "b", progress=False)
+               out=tmp_path / "b", progress=False, threads=2)
     cols = ["cell", "step", "config", "reward", "worker", "start", "finish"]
     assert a.trajectories[cols].equals(b.trajectories[cols])
 

@@ -206,7 +206,9 @@ def test_workers_see_running_trials_and_runs_repeat_exactly(tmp_path):
     # With four workers up to three other trials are running when one asks (constant_liar's
     # input in Optuna's own parallel loop).
     assert max(Recorded.running_seen) == 3
-    b = bb.run(exp, policies={"optuna": Recorded}, out=tmp_path / "b", progress=False)
+    # Identical again with the two cells on two threads.
+    b = bb.run(exp, policies={"optuna": Recorded}, out=tmp_path / "b", progress=False,
+               threads=2)
     cols = ["cell", "step", "config", "reward", "worker", "start", "finish"]
     assert a.trajectories[cols].equals(b.trajectories[cols])
     assert a.runs["best_score"].tolist() == b.runs["best_score"].tolist()
