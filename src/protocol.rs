@@ -223,6 +223,11 @@ pub enum Action {
     /// Pool world: this configuration, as `Choose`, trained up to unit `to` in one piece of work
     /// (an optimiser's trial at a fidelity: an Optuna sampler's full-fidelity evaluation).
     ChooseTo(u32, u32),
+    /// Pool world: train `arm` again over units `from..=to`, units it has trained already, in one
+    /// piece of work: each unit's cost is charged again and its recorded score revealed again
+    /// (an optimiser's repeated evaluation of a configuration under `repeat = "charge"`, as its
+    /// own loop would pay for it). Nothing new is learned, so the incumbent does not change.
+    Retrain(usize, u32, u32),
     /// Any world: the policy has nothing more to do; the cell ends with the budget left unused
     /// (Ex-Def after its defaults, grid search after its grid). Work in flight still finishes.
     Stop,

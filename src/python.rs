@@ -302,7 +302,9 @@ fn action_of(a: &Bound<'_, PyAny>) -> std::result::Result<Action, String> {
     }
     let py = a.py();
     static CLASSES: pyo3::sync::PyOnceLock<Vec<Py<PyAny>>> = pyo3::sync::PyOnceLock::new();
-    const NAMES: [&str; 6] = ["Draw", "Train", "Stop", "Wait", "Mutate", "Choose"];
+    const NAMES: [&str; 7] = [
+        "Draw", "Train", "Stop", "Wait", "Mutate", "Choose", "Retrain",
+    ];
     let classes = CLASSES
         .get_or_try_init(py, || -> PyResult<Vec<Py<PyAny>>> {
             let m = py.import("banditbench.protocol")?;
@@ -339,6 +341,12 @@ fn action_of(a: &Bound<'_, PyAny>) -> std::result::Result<Action, String> {
             let arm = usize::try_from(field("arm")?).map_err(|_| bad())?;
             let t = to()?.ok_or_else(bad)?;
             Ok(Action::Train(arm, t))
+        }
+        Some("Retrain") => {
+            let arm = usize::try_from(field("arm")?).map_err(|_| bad())?;
+            let from = u32::try_from(field("start")?).map_err(|_| bad())?;
+            let t = to()?.ok_or_else(bad)?;
+            Ok(Action::Retrain(arm, from, t))
         }
         Some("Stop") => Ok(Action::Stop),
         Some("Wait") => Ok(Action::Wait),

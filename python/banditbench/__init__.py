@@ -35,8 +35,8 @@ def _bundled_data() -> None:
 
 _bundled_data()
 
-from .protocol import (PROTOCOL, Action, Cell, Choose, Draw, Mutate, Observation, Policy, Stop, Train,
-                       View, Wait, serve)
+from .protocol import (PROTOCOL, Action, Cell, Choose, Draw, Mutate, Observation, Policy, Retrain,
+                       Stop, Train, View, Wait, serve)
 from .results import read_runs, read_trajectories
 from .api import Report, Results, import_runs, policies, report, run, trace_sets
 
@@ -58,6 +58,7 @@ __all__ = [
     "Mutate",
     "Observation",
     "Policy",
+    "Retrain",
     "Stop",
     "Train",
     "View",

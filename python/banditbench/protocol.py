@@ -107,6 +107,20 @@ class Train:
 
 
 @dataclass(frozen=True, repr=False)
+class Retrain:
+    """Pool world: train ``arm`` again over its units ``start`` .. ``to`` (units it has trained
+    already) in one piece of work: each unit's cost is charged again and its recorded score
+    revealed again (an optimiser's repeated evaluation, paid as its own loop would pay it)."""
+
+    arm: int
+    to: int
+    start: int = 1
+
+    def __repr__(self) -> str:
+        return f"Retrain({self.arm}, to={self.to}, start={self.start})"
+
+
+@dataclass(frozen=True, repr=False)
 class Mutate:
     """Pool world: add an untried grid neighbour of ``arm`` and train its first unit."""
 
@@ -145,7 +159,7 @@ class Wait:
         return "Wait()"
 
 
-Action = Union[int, Draw, Train, Mutate, Choose, Stop, Wait]
+Action = Union[int, Draw, Train, Retrain, Mutate, Choose, Stop, Wait]
 
 
 class Policy:
@@ -184,6 +198,9 @@ def _encode(action: Any) -> bytes:
         return b'{"action":"pull","arm":%d,"to":%d}\n' % (int(action.arm), int(action.to))
     if isinstance(action, Mutate):
         return b'{"action":"mutate","arm":%d}\n' % int(action.arm)
+    if isinstance(action, Retrain):
+        return b'{"action":"retrain","arm":%d,"from":%d,"to":%d}\n' % (
+            int(action.arm), int(action.start), int(action.to))
     if isinstance(action, Choose):
         if action.to is None:
             return b'{"action":"choose","config":%d}\n' % int(action.config)

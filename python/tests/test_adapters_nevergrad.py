@@ -75,6 +75,27 @@ def test_one_worker_gives_nevergrads_own_candidates(tmp_path, optimizer):
     assert (tr["action"] == "choose").all() and (tr["fidelity"] == 27).all()
 
 
+@pytest.mark.parametrize("optimizer", ["NGOpt", "PortfolioDiscreteOnePlusOne"])
+def test_charged_repeats_make_nevergrads_own_loop_under_a_budget_of_trainings(tmp_path,
+                                                                            optimizer):
+    # repeat = "charge": a repeated candidate trains its configuration again (`Retrain`), so a
+    # budget of 20 trainings gives exactly Nevergrad's own minimize with budget 20.
+    Recorded.logs.clear()
+    r = bb.run(experiment(f"ng-charge-{optimizer}"),
+               policies={"ng": (Recorded, {"optimizer": optimizer, "repeat": "charge"})},
+               out=tmp_path / "r", progress=False)
+    for seed in r.runs["seed"]:
+        out = subprocess.run(
+            [sys.executable, str(SCRIPT), "--pool", str(POOL), "--dataset", DATASET, "--run", "0",
+             "--learner", "mlp", "--optimizer", optimizer, "--budget", "20",
+             "--seed", str(int(seed))],
+            capture_output=True, text=True, check=True).stdout
+        assert Recorded.logs[int(seed)] == [json.loads(line) for line in out.splitlines()]
+    tr = r.trajectories
+    assert set(tr["action"]) <= {"choose", "retrain"} and len(tr) == 2 * 20
+    assert (r.runs["budget_used"] == 27 * 20).all()
+
+
 def table(learner="mlp", dataset=DATASET, run=0, unit=27):
     import pandas as pd
 

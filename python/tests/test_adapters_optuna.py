@@ -105,6 +105,37 @@ def test_one_worker_gives_optunas_own_trial_sequence(tmp_path, sampler, options)
     assert (tr["action"] == "choose").all() and (tr["fidelity"] == 27).all()
 
 
+@pytest.mark.parametrize("sampler", ["tpe", "random"])
+def test_charged_repeats_make_optunas_own_loop_under_a_budget_of_trainings(tmp_path, sampler):
+    # repeat = "charge": every trial, a repeat too, trains its configuration (a repeat again over
+    # its units, `Retrain`) and costs 27 units, so a budget of 40 trainings is exactly Optuna's
+    # own loop with n_trials = 40: the same trials, and one trajectory row per trial.
+    Recorded.studies.clear()
+    r = bb.run(experiment(f"optuna-charge-{sampler}"),
+               policies={"optuna": (Recorded, {"sampler": sampler, "repeat": "charge"})},
+               out=tmp_path / "r", progress=False)
+    tr = r.trajectories
+    for seed, cell in zip(r.runs["seed"], r.runs["cell"]):
+        study = Recorded.studies[int(seed)]
+        told = [t for t in study.trials if t.state != optuna.trial.TrialState.RUNNING]
+        assert len(told) == 40
+        out = subprocess.run(
+            [sys.executable, str(SCRIPT), "--pool", str(POOL), "--dataset", "car", "--run", "0",
+             "--learner", "mlp", "--sampler", sampler, "--seed", str(int(seed)),
+             "--trials", "40"],
+            capture_output=True, text=True, check=True).stdout
+        ref = [json.loads(line) for line in out.splitlines()]
+        assert [(t["params"], t["value"], t["state"]) for t in ref] == \
+            [(t.params, t.value, t.state.name) for t in told]
+        rows = tr[tr["cell"] == cell]
+        assert len(rows) == 40 and set(rows["action"]) <= {"choose", "retrain"}
+        assert (rows["fidelity"] == 27).all()
+    # TPE repeats configurations on this grid: some trials were paid again.
+    if sampler == "tpe":
+        assert (tr["action"] == "retrain").any()
+    assert (r.runs["budget_used"] == 27 * 40).all()
+
+
 @pytest.mark.parametrize("sampler,pruner,options,configs", [
     ("tpe", "median", {}, 25),
     ("random", "successive-halving", {}, 25),
@@ -250,11 +281,12 @@ def test_a_sampler_that_only_repeats_ends_its_cell_after_max_repeats(tmp_path, p
         assert cell["fidelity"].max() == 27
 
 
-@pytest.mark.parametrize("params", [{}, {"pruner": "successive-halving"}])
+@pytest.mark.parametrize("params", [{}, {"pruner": "successive-halving"}, {"repeat": "charge"}])
 def test_the_protocol_route_gives_the_in_process_results(tmp_path, params):
     # A budget of 12 full trainings: with a pruner TPE's study grows by its free repeats (each
     # ask costs more as it grows), and both routes pay for it.
-    exp = experiment("optuna-routes", workers=4, budget_units=27 * 12)
+    exp = experiment("optuna-routes", workers=4,
+                     budget_units=27 * (40 if params.get("repeat") == "charge" else 12))
     a = bb.run(exp, policies={"optuna": (OptunaSampler, params)}, out=tmp_path / "a",
                progress=False)
     exp = dict(exp, policies=[{
@@ -263,8 +295,11 @@ def test_the_protocol_route_gives_the_in_process_results(tmp_path, params):
         **({"params": params} if params else {}),
     }])
     b = bb.run(exp, out=tmp_path / "b", progress=False)
-    cols = ["cell", "step", "config", "reward", "worker", "start", "finish"]
+    cols = ["cell", "step", "action", "config", "reward", "worker", "start", "finish"]
     assert a.trajectories[cols].equals(b.trajectories[cols])
+    if params.get("repeat") == "charge":
+        # TPE on 4 workers repeats configurations here, and each repeat was paid again.
+        assert (a.trajectories["action"] == "retrain").any()
 
 
 def test_bad_input_is_named(tmp_path):
@@ -280,6 +315,14 @@ def test_bad_input_is_named(tmp_path):
         bb.run(experiment("bad-pruner", repetitions=1),
                policies={"optuna": (OptunaSampler, {"pruner": "asha"})},
                out=tmp_path / "c", progress=False)
+    with pytest.raises(bb.BanditbenchError, match="repeat = 'charge' with a pruner is not built"):
+        bb.run(experiment("charge-pruner", repetitions=1),
+               policies={"optuna": (OptunaSampler, {"pruner": "median", "repeat": "charge"})},
+               out=tmp_path / "e", progress=False)
+    with pytest.raises(bb.BanditbenchError, match="repeat = 'pay'; give one of reuse, charge"):
+        bb.run(experiment("bad-repeat", repetitions=1),
+               policies={"optuna": (OptunaSampler, {"repeat": "pay"})},
+               out=tmp_path / "f", progress=False)
     with pytest.raises(bb.BanditbenchError, match="pruner_n_startup_trials given without a pruner"):
         bb.run(experiment("pruner-options-alone", repetitions=1),
                policies={"optuna": (OptunaSampler, {"pruner_n_startup_trials": 3})},

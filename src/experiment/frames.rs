@@ -254,11 +254,12 @@ pub fn keep_decisions(df: DataFrame, mode: super::TrajectoryMode) -> Result<Data
 }
 
 /// The names the trajectories' `action` column codes (`ActionKind` order).
-const ACTIONS: [ActionKind; 4] = [
+const ACTIONS: [ActionKind; 5] = [
     ActionKind::Pull,
     ActionKind::Draw,
     ActionKind::Mutate,
     ActionKind::Choose,
+    ActionKind::Retrain,
 ];
 
 fn action_code(a: ActionKind) -> u32 {
@@ -267,6 +268,7 @@ fn action_code(a: ActionKind) -> u32 {
         ActionKind::Draw => 1,
         ActionKind::Mutate => 2,
         ActionKind::Choose => 3,
+        ActionKind::Retrain => 4,
     }
 }
 

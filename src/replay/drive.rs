@@ -19,6 +19,7 @@ pub enum ActionKind {
     Draw,
     Mutate,
     Choose,
+    Retrain,
 }
 
 impl ActionKind {
@@ -28,6 +29,7 @@ impl ActionKind {
             ActionKind::Draw => "draw",
             ActionKind::Mutate => "mutate",
             ActionKind::Choose => "choose",
+            ActionKind::Retrain => "retrain",
         }
     }
 
@@ -38,6 +40,7 @@ impl ActionKind {
             Action::Draw | Action::DrawTo(_) => Some(ActionKind::Draw),
             Action::Mutate(_) => Some(ActionKind::Mutate),
             Action::Choose(_) | Action::ChooseTo(..) => Some(ActionKind::Choose),
+            Action::Retrain(..) => Some(ActionKind::Retrain),
             Action::Stop | Action::Wait => None,
         }
     }
@@ -317,7 +320,7 @@ pub fn drive_workers<W: World + ?Sized>(
                     free.push(Reverse(w));
                     break;
                 }
-                Action::Pull(a) | Action::Train(a, _) => {
+                Action::Pull(a) | Action::Train(a, _) | Action::Retrain(a, ..) => {
                     if seen.busy.get(a).is_some_and(|&b| b) {
                         let p = seen.pending[seen.at[a]];
                         bail!(
@@ -326,7 +329,7 @@ pub fn drive_workers<W: World + ?Sized>(
                             p.since
                         );
                     }
-                    ActionKind::Pull
+                    ActionKind::of(action).unwrap_or_default()
                 }
                 Action::Draw | Action::DrawTo(_) => ActionKind::Draw,
                 Action::Mutate(_) => ActionKind::Mutate,
@@ -334,7 +337,9 @@ pub fn drive_workers<W: World + ?Sized>(
             };
             // The arm's recorded seconds before the work (a new arm has none).
             let time_before = match action {
-                Action::Pull(a) | Action::Train(a, _) if a < world.n_arms() => {
+                Action::Pull(a) | Action::Train(a, _) | Action::Retrain(a, ..)
+                    if a < world.n_arms() =>
+                {
                     world.ledger().arm_time_s[a]
                 }
                 _ => 0.0,

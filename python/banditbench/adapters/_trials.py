@@ -2,9 +2,12 @@
 
 :class:`WholeTrials`: a trial trains its configuration to unit ``to`` in one piece of work and is
 told its score there when the work finishes (Optuna's samplers, Nevergrad's optimizers). A
-suggestion of a configuration evaluated before is told its score at once, charging nothing
-(``repeat = "reuse"``); one running on another worker is told when that work finishes, and the
-worker waits meanwhile; one of a configuration not recorded on the task fails.
+suggestion of a configuration evaluated before follows ``repeat``: ``"reuse"`` tells it the score
+at once, charging nothing; ``"charge"`` trains the configuration again over the units it trained
+(``Retrain``: each unit's cost charged again, the same scores revealed) and tells the score when
+that work finishes, as the library's own loop would pay for it. A suggestion of a configuration
+running on another worker is told when that work finishes, and the worker waits meanwhile; one of
+a configuration not recorded on the task fails.
 
 :class:`UnitByUnit`: for libraries that decide after each unit (Optuna's pruners, Syne Tune's
 schedulers). A trial trains its configuration unit by unit. After each unit the library sees the score
@@ -20,7 +23,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Tuple
 
-from ..protocol import Choose, Policy, Stop, Train, Wait
+from ..protocol import Choose, Policy, Retrain, Stop, Train, Wait
 from ._grid import Key
 
 
@@ -31,13 +34,18 @@ class WholeTrials(Policy):
     open: Dict[Key, int]
     to: int
     max_repeats: int
+    repeat: str = "reuse"
 
     def __init__(self, cell: Any):
         super().__init__(cell)
         # Each arm's trial and configuration, each evaluated configuration's score (None:
-        # failed), the trials waiting for a configuration that runs, and how many run.
+        # failed), its arm and units trained, the trials retraining an arm (repeat = "charge"),
+        # the trials waiting for a configuration that runs, and how many run.
         self.arm_trial: List[Any] = []
         self.arm_key: List[Key] = []
+        self.arm_of: Dict[Key, int] = {}
+        self.trained: Dict[int, int] = {}
+        self.retraining: Dict[int, Any] = {}
         self.value: Dict[Key, Optional[float]] = {}
         self.waiting: Dict[Key, List[Any]] = {}
         self.running = 0
@@ -68,12 +76,27 @@ class WholeTrials(Policy):
             trial, key = asked
             config = self.open.pop(key, None)
             if config is not None:
+                self.arm_of[key] = len(self.arm_key)
                 self.arm_trial.append(trial)
                 self.arm_key.append(key)
                 self.waiting[key] = []
                 self.running += 1
                 self.repeats = 0
                 return Choose(config, to=self.to)
+            if key in self.value and self.repeat == "charge" and self.trained.get(
+                    self.arm_of.get(key, -1), 0) > 0:
+                arm = self.arm_of[key]
+                if arm in self.retraining:
+                    # Being paid again on another worker: told when that work finishes.
+                    self.repeats += 1
+                    self.waiting[key].append(trial)
+                    return Wait()
+                # Paid again, as the library's own loop would: new work.
+                self.retraining[arm] = trial
+                self.waiting[key] = []
+                self.running += 1
+                self.repeats = 0
+                return Retrain(arm, to=self.trained[arm])
             self.repeats += 1
             if key in self.value:
                 self._tell(trial, self.value[key])
@@ -91,10 +114,17 @@ class WholeTrials(Policy):
         return Wait() if self.running else Stop()
 
     def observe(self, obs: Any) -> None:
-        trial, key = self.arm_trial[obs.arm], self.arm_key[obs.arm]
+        key = self.arm_key[obs.arm]
         self.running -= 1
-        value = None if obs.reward is None else float(obs.reward)
-        self.value[key] = value
+        if obs.arm in self.retraining:
+            # A charged repeat: told the configuration's score (the retrained units revealed the
+            # same; a budget that ran out within them leaves the trial told what was recorded).
+            trial, value = self.retraining.pop(obs.arm), self.value[key]
+        else:
+            trial = self.arm_trial[obs.arm]
+            value = None if obs.reward is None else float(obs.reward)
+            self.value[key] = value
+            self.trained[obs.arm] = int(obs.arm_clock)
         self._tell(trial, value)
         for t in self.waiting.pop(key, []):
             self._tell(t, value)

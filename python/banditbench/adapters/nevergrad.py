@@ -20,9 +20,10 @@ The open choices, each a parameter:
   units, else None (no budget given).
 - ``ordinal``: a dimension with ordered levels as ``"transition"`` (``ng.p.TransitionChoice``,
   its order kept: mutations move to neighbouring levels) or ``"categorical"`` (``ng.p.Choice``).
-- ``to``, ``repeat`` (``"reuse"``), ``max_repeats``, ``learner``: as for Optuna's adapter. A
-  suggestion of a configuration evaluated before is told its recorded loss at once, charging
-  nothing; a failed or unrecorded configuration is told a loss of +inf.
+- ``to``, ``repeat``, ``max_repeats``, ``learner``: as for Optuna's adapter. A suggestion of a
+  configuration evaluated before is told its recorded loss at once, charging nothing
+  (``"reuse"``), or after training it again, charged (``"charge"``); a failed or unrecorded
+  configuration is told a loss of +inf.
 
 The random state is the parametrization's ``np.random.RandomState(seed)``, ``seed`` the cell's
 seed modulo 2^32, set before the optimizer is built; with one worker the candidates are those of
@@ -39,6 +40,8 @@ from ._trials import WholeTrials
 VERSION = "1.0.12"
 
 ORDINAL = ("transition", "categorical")
+
+REPEAT = ("reuse", "charge")
 
 
 def _ng():
@@ -98,8 +101,9 @@ class NevergradOptimizer(WholeTrials):
         ng = _ng()
         if cell.world != "pool":
             raise ValueError(f"the Nevergrad adapter runs in the pool world, not {cell.world!r}")
-        if repeat != "reuse":
-            raise ValueError(f"repeat = {repeat!r}; the rule so far is 'reuse'")
+        if repeat not in REPEAT:
+            raise ValueError(f"repeat = {repeat!r}; give one of {', '.join(REPEAT)}")
+        self.repeat = repeat
         if ordinal not in ORDINAL:
             raise ValueError(f"ordinal = {ordinal!r}; give one of {', '.join(ORDINAL)}")
         if optimizer not in ng.optimizers.registry:

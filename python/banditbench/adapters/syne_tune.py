@@ -156,7 +156,9 @@ class SyneTuneScheduler(UnitByUnit):
         if cell.world != "pool":
             raise ValueError(f"the Syne Tune adapter runs in the pool world, not {cell.world!r}")
         if repeat != "reuse":
-            raise ValueError(f"repeat = {repeat!r}; the rule so far is 'reuse'")
+            raise ValueError(f"repeat = {repeat!r}; the Syne Tune adapter has 'reuse' so far "
+                             "('charge' is built for whole trials: Optuna without a pruner, "
+                             "Nevergrad)")
         if ordinal not in ORDINAL:
             raise ValueError(f"ordinal = {ordinal!r}; give one of {', '.join(ORDINAL)}")
         self.grid = GridSpace.of_cell(cell)

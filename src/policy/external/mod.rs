@@ -408,6 +408,11 @@ impl Policy for ExternalPolicy {
                     None => Action::Pull(a as usize),
                 },
                 (Some("mutate"), Some(a), None) if to.is_none() => Action::Mutate(a as usize),
+                (Some("retrain"), Some(a), None) if to.is_some() => Action::Retrain(
+                    a as usize,
+                    r.from.map_or(1, |f| u32::try_from(f).unwrap_or(u32::MAX)),
+                    to.unwrap_or_default(),
+                ),
                 (Some("draw"), None, None) => match to {
                     Some(t) => Action::DrawTo(t),
                     None => Action::Draw,
@@ -420,7 +425,7 @@ impl Policy for ExternalPolicy {
                 (Some("wait"), None, None) => Action::Wait,
                 _ => {
                     return Err(self.fail(format!(
-                        "it answered `{}`, which is not an action: expected an arm index such as `3`, or {{\"action\": \"pull\", \"arm\": 3}}, {{\"action\": \"draw\"}} (either with \"to\": a unit, to train up to it in one piece of work), {{\"action\": \"mutate\", \"arm\": 3}}, {{\"action\": \"choose\", \"config\": 12}}, {{\"action\": \"stop\"}} or, with several workers, {{\"action\": \"wait\"}} (docs/protocol.md)",
+                        "it answered `{}`, which is not an action: expected an arm index such as `3`, or {{\"action\": \"pull\", \"arm\": 3}}, {{\"action\": \"draw\"}} (either with \"to\": a unit, to train up to it in one piece of work), {{\"action\": \"mutate\", \"arm\": 3}}, {{\"action\": \"choose\", \"config\": 12}}, {{\"action\": \"retrain\", \"arm\": 3, \"from\": 1, \"to\": 27}}, {{\"action\": \"stop\"}} or, with several workers, {{\"action\": \"wait\"}} (docs/protocol.md)",
                         excerpt(&line, 200)
                     )));
                 }
@@ -524,17 +529,22 @@ impl Policy for Failed {
 /// the pool world's actions only in the pool world. The error says what is wrong.
 pub(crate) fn check_action(action: Action, n: usize, world: WorldKind) -> Result<Action, String> {
     match action {
-        Action::Pull(a) | Action::Train(a, _) | Action::Mutate(a) if a >= n => Err(format!(
-            "it chose arm {a}, but the cell has {n} arm{} (0 to {})",
-            if n == 1 { "" } else { "s" },
-            n.saturating_sub(1)
-        )),
+        Action::Pull(a) | Action::Train(a, _) | Action::Mutate(a) | Action::Retrain(a, ..)
+            if a >= n =>
+        {
+            Err(format!(
+                "it chose arm {a}, but the cell has {n} arm{} (0 to {})",
+                if n == 1 { "" } else { "s" },
+                n.saturating_sub(1)
+            ))
+        }
         Action::Draw
         | Action::DrawTo(_)
         | Action::Train(..)
         | Action::Mutate(_)
         | Action::Choose(_)
         | Action::ChooseTo(..)
+        | Action::Retrain(..)
         | Action::Stop
             if world != WorldKind::Pool =>
         {
@@ -545,6 +555,7 @@ pub(crate) fn check_action(action: Action, n: usize, world: WorldKind) -> Result
                     Action::Train(..) => "train an arm to a unit",
                     Action::Mutate(_) => "mutate an arm",
                     Action::Choose(_) | Action::ChooseTo(..) => "choose a configuration",
+                    Action::Retrain(..) => "retrain an arm",
                     _ => "stop",
                 },
                 world.as_str()

@@ -14,6 +14,8 @@ pub(super) struct Reply {
     pub(super) config: Option<u64>,
     /// Pool world: train to this unit in one piece of work (`pull` and `draw`).
     pub(super) to: Option<u64>,
+    /// Pool world, `retrain`: the first unit trained again (1 when absent).
+    pub(super) from: Option<u64>,
     pub(super) fits: Option<u64>,
     pub(super) protocol: Option<u32>,
     pub(super) message: Option<String>,

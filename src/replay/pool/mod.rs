@@ -198,6 +198,21 @@ impl<'a> PoolWorld<'a> {
 
     /// Apply a policy's action; an action the world cannot take is an error in words.
     fn apply_action(&mut self, action: Action) -> Result<Observation<'_>, String> {
+        if let Action::Retrain(a, from, to) = action {
+            if a >= self.config.len() {
+                return Err(format!(
+                    "asked to retrain arm {a}, but only {} arms exist",
+                    self.config.len()
+                ));
+            }
+            let trained = self.ledger.pulls[a];
+            if from == 0 || from > to || u64::from(to) > trained {
+                return Err(format!(
+                    "asked to retrain arm {a} over units {from} to {to}, but it has trained units 1 to {trained}: retrain units it has trained, from 1"
+                ));
+            }
+            return Ok(self.retrain(a, from, to));
+        }
         let to = match action {
             Action::Train(a, to) => {
                 if a < self.config.len() && u64::from(to) <= self.ledger.pulls[a] {
@@ -226,7 +241,7 @@ impl<'a> PoolWorld<'a> {
                 }
                 a
             }
-            Action::Stop | Action::Wait => {
+            Action::Stop | Action::Wait | Action::Retrain(..) => {
                 return Err(
                     "asked to stop or wait, which the replay loop handles, not the world".into(),
                 );
@@ -302,6 +317,58 @@ impl<'a> PoolWorld<'a> {
             }
         };
         Ok(self.train(arm, to))
+    }
+
+    /// Train `arm` again over units `from..=to` (trained before) in one decision: each unit's cost
+    /// is charged again, as `train_unit` charges it (a seconds budget that cannot pay for a unit
+    /// ends the cell), and its recorded score revealed again. The arm's units, the incumbent and
+    /// the failures are unchanged: nothing new is learned.
+    fn retrain(&mut self, arm: usize, from: u32, to: u32) -> Observation<'_> {
+        self.ledger.decisions += 1;
+        self.ledger.revealed.clear();
+        let curve = &self.task.curves[self.config[arm] as usize];
+        let mut reward = None;
+        for u in (from - 1) as usize..to as usize {
+            let cost_s = f64::from(curve.cost_s[u]);
+            let status = curve.status[u];
+            let l = &mut self.ledger;
+            let charged = status == Status::Ok || self.cfg.failures_consume_budget;
+            if charged {
+                let cost = match self.cfg.budget_unit {
+                    PoolBudget::Units => 1.0,
+                    PoolBudget::Seconds => cost_s,
+                };
+                if self.cfg.budget_unit == PoolBudget::Seconds
+                    && self.cfg.last_unit == LastUnit::Cut
+                    && l.clock.used + cost > l.clock.budget
+                {
+                    l.clock.used = l.clock.budget;
+                    reward = None;
+                    break;
+                }
+                l.clock.spend(cost);
+            }
+            l.arm_time_s[arm] += cost_s;
+            let ok = status == Status::Ok;
+            let r = self.sign * f64::from(curve.score[u]);
+            l.revealed.push(crate::protocol::Revealed {
+                time: (u + 1) as f64,
+                reward: if ok { r } else { f64::NAN },
+                ok,
+            });
+            reward = ok.then_some(r);
+            if l.clock.done() {
+                break;
+            }
+        }
+        let l = &self.ledger;
+        Observation {
+            arm,
+            reward,
+            revealed: &l.revealed,
+            arm_clock: l.arm_clock[arm],
+            exhausted: self.done[arm],
+        }
     }
 
     /// Train `arm` up to unit `to` (at least one more unit) in one decision: unit by unit as
@@ -942,6 +1009,71 @@ pub(crate) mod tests {
                 .unwrap_err()
                 .contains("drawn already")
         );
+    }
+
+    #[test]
+    fn retraining_charges_trained_units_again_and_learns_nothing_new() {
+        // Configuration 1 (0.2 s a unit) trained to unit 3, then trained again over units 1..3 and
+        // over unit 2 alone: each unit charged again and revealed again with its recorded score;
+        // the arm's units, its best, the incumbent and the failures stay as they were, and its
+        // seconds grow by what the retraining took.
+        let pool = hand_pool(2, 4, |i| vec![0.1 + i as f32, 0.2, 0.3, 0.4]);
+        let mut w = PoolWorld::new(
+            &pool,
+            &pool.tasks[0],
+            PoolWorldConfig::default(),
+            10.0,
+            1.0,
+            1,
+        );
+        w.apply(Action::ChooseTo(1, 3)).unwrap();
+        let before = (
+            w.ledger().arm_best[0],
+            w.ledger().incumbent,
+            w.ledger().failures,
+        );
+        let obs = w.apply(Action::Retrain(0, 1, 3)).unwrap();
+        assert_eq!((obs.arm, obs.reward), (0, Some(0.3_f32.into())));
+        let seen: Vec<(f64, f64)> = obs.revealed.iter().map(|r| (r.time, r.reward)).collect();
+        assert_eq!(
+            seen,
+            vec![
+                (1.0, f64::from(1.1_f32)),
+                (2.0, f64::from(0.2_f32)),
+                (3.0, f64::from(0.3_f32))
+            ]
+        );
+        assert_eq!(obs.arm_clock, 3.0);
+        let l = w.ledger();
+        assert_eq!((l.pulls[0], l.clock.used, l.decisions), (3, 6.0, 2));
+        assert!((l.arm_time_s[0] - 6.0 * f64::from(0.2_f32)).abs() < 1e-9);
+        assert_eq!((l.arm_best[0], l.incumbent, l.failures), before);
+        let obs = w.apply(Action::Retrain(0, 2, 2)).unwrap();
+        assert_eq!((obs.revealed.len(), obs.reward), (1, Some(0.2_f32.into())));
+        assert_eq!(w.ledger().clock.used, 7.0);
+        // Only units trained before, from 1, of an arm that exists.
+        for (bad, says) in [
+            (Action::Retrain(0, 1, 4), "it has trained units 1 to 3"),
+            (Action::Retrain(0, 0, 2), "it has trained units 1 to 3"),
+            (Action::Retrain(0, 3, 2), "it has trained units 1 to 3"),
+            (Action::Retrain(4, 1, 1), "only 1 arms exist"),
+        ] {
+            let e = w.apply(bad).unwrap_err();
+            assert!(e.contains(says), "{bad:?}: {e}");
+        }
+        // A budget of seconds pays each retrained unit's recorded seconds, and a unit it cannot
+        // pay for ends the cell, revealed no more.
+        let cfg = PoolWorldConfig {
+            budget_unit: PoolBudget::Seconds,
+            ..PoolWorldConfig::default()
+        };
+        let mut w = PoolWorld::new(&pool, &pool.tasks[0], cfg, 1.05, 1.0, 1);
+        w.apply(Action::ChooseTo(1, 3)).unwrap();
+        assert!((w.ledger().clock.used - 0.6).abs() < 1e-6);
+        let obs = w.apply(Action::Retrain(0, 1, 3)).unwrap();
+        assert_eq!((obs.revealed.len(), obs.reward), (2, None));
+        assert_eq!(w.ledger().clock.used, 1.05);
+        assert!(w.ledger().clock.done());
     }
 
     /// Two draws, then arms 0, 0, 1, 1 trained one unit each (6 units in all).
