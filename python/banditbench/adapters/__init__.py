@@ -8,12 +8,14 @@ README, "Library optimizers").
 - :class:`banditbench.adapters.nevergrad.NevergradOptimizer`: Nevergrad's optimizers (extra
   ``nevergrad``).
 
-:func:`space` gives the search space a library expects for a grid pool.
+:func:`space` gives the search space a library expects for a grid pool; :func:`catalog` lists every
+method the adapters run, with the pinned and installed versions.
 """
 
 from __future__ import annotations
 
-from typing import Any, Optional
+import importlib
+from typing import Any, List, Optional
 
 from ._grid import GridSpace
 
@@ -43,3 +45,43 @@ def space(pool: str, learner: Optional[str] = None, library: str = "optuna",
 
         return parametrization(grid, learners, "transition" if ordinal == "index" else ordinal)
     raise ValueError(f"library = {library!r}; the adapters so far: {', '.join(LIBRARIES)}")
+
+
+# library -> (adapter module, class, the parameter that names a method, the distribution name)
+ADAPTERS = {
+    "optuna": ("optuna", "OptunaSampler", "sampler", "optuna"),
+    "syne-tune": ("syne_tune", "SyneTuneScheduler", "scheduler", "syne-tune"),
+    "nevergrad": ("nevergrad", "NevergradOptimizer", "optimizer", "nevergrad"),
+}
+
+
+def catalog():
+    """Every library optimizer the adapters run, as a DataFrame: library, the adapter class, the
+    parameter that names the method (``sampler``, ``pruner``, ``scheduler``, ``optimizer``),
+    the method's name, the pinned version and the installed one (None: not installed; then
+    Nevergrad's registry is not listed, only that it exists)."""
+    from importlib import metadata
+
+    from ..api import _pd
+
+    rows: List[dict] = []
+    for library, (module, cls, param, dist) in ADAPTERS.items():
+        m = importlib.import_module(f".{module}", __name__)
+        try:
+            installed: Optional[str] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            installed = None
+        names: List[tuple] = []
+        if library == "optuna":
+            names = [("sampler", n) for n in m.SAMPLERS] + [("pruner", n) for n in m.PRUNERS]
+        elif library == "syne-tune":
+            names = [("scheduler", n) for n in m.SCHEDULERS]
+        elif installed is not None:
+            names = [("optimizer", n) for n in sorted(m._ng().optimizers.registry)]
+        else:
+            names = [("optimizer", "(any name in Nevergrad's registry)")]
+        for p, n in names:
+            rows.append({"library": library, "adapter": f"banditbench.adapters.{module}.{cls}",
+                         "parameter": p, "name": n, "pinned": m.VERSION,
+                         "installed": installed})
+    return _pd().DataFrame(rows)

@@ -134,8 +134,17 @@ class NevergradOptimizer(WholeTrials):
         self.workers = int(getattr(cell, "workers", 1) or 1)
         self.param = parametrization(self.grid, self.learners, ordinal)
         self.param.random_state = np.random.RandomState(cell.seed % 2**32)
-        self.optimizer = ng.optimizers.registry[optimizer](
-            parametrization=self.param, budget=self.budget, num_workers=self.workers, **options)
+        try:
+            self.optimizer = ng.optimizers.registry[optimizer](
+                parametrization=self.param, budget=self.budget, num_workers=self.workers,
+                **options)
+        except ValueError as e:
+            if "parallel" not in str(e):
+                raise
+            raise ValueError(
+                f"optimizer = {optimizer!r} does not run on {self.workers} workers (Nevergrad: "
+                f"{e}); run it with workers = 1"
+            ) from e
 
     def _ask(self) -> Optional[Tuple[Any, Key]]:
         candidate = self.optimizer.ask()

@@ -198,9 +198,27 @@ class OptunaSampler(UnitByUnit, WholeTrials):
             raise ValueError(
                 f"pruner = {self.pruner_name!r}; Optuna's are {', '.join(PRUNERS)}"
             )
+        cls = getattr(optuna.pruners, PRUNERS[self.pruner_name])
+        import inspect
+
+        required = [n for n, p in inspect.signature(cls).parameters.items()
+                    if p.default is inspect.Parameter.empty and n not in self.pruner_options
+                    and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+        if required:
+            raise ValueError(
+                f"pruner = {self.pruner_name!r} needs "
+                + ", ".join(f"pruner_{n}" for n in required)
+                + f" (Optuna's {PRUNERS[self.pruner_name]}({', '.join(required)}, ...))"
+            )
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
-            return getattr(optuna.pruners, PRUNERS[self.pruner_name])(**self.pruner_options)
+            try:
+                return cls(**self.pruner_options)
+            except TypeError as e:
+                raise ValueError(
+                    f"pruner = {self.pruner_name!r}: Optuna's {PRUNERS[self.pruner_name]} says "
+                    f"\"{e}\"; pass its options as pruner_NAME = value"
+                ) from e
 
     def make_sampler(self, seed: int) -> Any:
         """The cell's sampler, seeded with ``seed``; override to run any Optuna sampler."""

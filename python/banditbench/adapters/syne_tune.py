@@ -73,6 +73,10 @@ SCHEDULERS = {
 
 ORDINAL = ("index", "categorical")
 
+# What a scheduler imports beyond Syne Tune's core (python/requirements-syne-tune.txt leaves
+# xgboost out): named when it is missing.
+NEEDS = {"bore": "xgboost", "asha-bore": "xgboost", "cqr": "xgboost", "asha-cqr": "xgboost"}
+
 # The adapter whose cell's state NumPy's global generator holds (`SyneTuneScheduler._call`).
 _LOADED: List[Any] = [None]
 _LOCK = threading.Lock()
@@ -211,7 +215,17 @@ class SyneTuneScheduler(UnitByUnit):
             kwargs["metric"] = METRIC
         if multi:
             kwargs.update(time_attr=TIME_ATTR, max_t=self.to)
-        return getattr(baselines, cls)(**kwargs, **self.options)
+        try:
+            return getattr(baselines, cls)(**kwargs, **self.options)
+        except ImportError as e:
+            need = NEEDS.get(self.scheduler_name)
+            if need is None:
+                raise
+            raise ImportError(
+                f"scheduler = {self.scheduler_name!r} needs {need}, which is not installed ({e}): "
+                f"pip install {need}, or Syne Tune with its own dependencies "
+                f"(pip install syne-tune=={VERSION})"
+            ) from e
 
     def _call(self, method: str, *args: Any) -> Any:
         """A scheduler call with this cell's NumPy global state. The state is swapped in only
