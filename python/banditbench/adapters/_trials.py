@@ -14,7 +14,9 @@ schedulers). A trial trains its configuration unit by unit. After each unit the 
 (``_report``) and may end the trial (pruned, stopped); a trial that reaches unit ``to`` completes
 with its score there (``_complete``); a failed unit fails it (``_fail``). A new suggestion of a
 configuration trained before replays its recorded units to the new trial at once, charging
-nothing (``repeat = "reuse"``), and trains further only if the library lets it. A suggestion of a
+nothing (``repeat = "reuse"``), or trains them again one at a time, each paid for (``Retrain``)
+and reported when its work ends (``repeat = "charge"``); either way it trains further only if the
+library lets it. A suggestion of a
 configuration running on another worker follows when that work ends, and the worker waits. After
 ``max_repeats`` suggestions in a row, over all workers, that started no work, nobody asks again.
 """
@@ -137,9 +139,15 @@ class UnitByUnit(Policy):
     open: Dict[Key, int]
     to: int
     max_repeats: int
+    repeat: str = "reuse"
 
     def __init__(self, cell: Any):
         super().__init__(cell)
+        # Under repeat = "charge", per trial of a configuration trained before: the recorded units
+        # it has paid for so far (it sees no further), and per busy configuration whether its
+        # work is a retraining.
+        self.paid: Dict[int, int] = {}
+        self.retrain_of: Dict[Key, bool] = {}
         # Each configuration's revealed scores (None: a failed unit), its arm, the trial training
         # it now, trials waiting for that work, and the trials ready to train their
         # configuration's next unit: (trial, key, whether a suggestion put it there rather than
@@ -184,7 +192,8 @@ class UnitByUnit(Policy):
         library, a failed unit or unit ``to``), False when it needs the next unit trained."""
         curve = self.curve[key]
         tid = self._trial_id(trial)
-        for u in range(self.seen.get(tid, 0), min(len(curve), self.to)):
+        known = min(len(curve), self.paid.get(tid, len(curve)))
+        for u in range(self.seen.get(tid, 0), min(known, self.to)):
             v = curve[u]
             if v is None:
                 self._fail(trial)
@@ -192,7 +201,7 @@ class UnitByUnit(Policy):
             self.seen[tid] = u + 1
             if self._report(trial, u + 1, v):
                 return True
-        if len(curve) >= self.to:
+        if known >= self.to:
             self._complete(trial, curve[self.to - 1])
             return True
         return False
@@ -208,8 +217,14 @@ class UnitByUnit(Policy):
                 self.busy[key] = trial
                 if suggested:
                     # A suggestion of a configuration trained before that the library lets go
-                    # further: new work, so the repeats in a row end.
+                    # further (or, charged, pays for): new work, so the repeats in a row end.
                     self.repeats = 0
+                paid = self.paid.get(self._trial_id(trial))
+                if paid is not None and paid < len(self.curve[key]):
+                    # Charged: its next recorded unit, paid for again.
+                    self.retrain_of[key] = True
+                    return Retrain(self.arm_of[key], to=paid + 1, start=paid + 1)
+                self.retrain_of[key] = False
                 return Train(self.arm_of[key], to=len(self.curve[key]) + 1)
             if self.exhausted or self.repeats >= self.max_repeats:
                 break
@@ -237,6 +252,12 @@ class UnitByUnit(Policy):
                 # On the grid but not recorded on this task: a failed evaluation.
                 self._fail(trial)
                 continue
+            if self.repeat == "charge":
+                # Trained before, paid for again: unit by unit from its first, each unit's
+                # score reported as the work ends, as the library's own loop trains it.
+                self.paid[self._trial_id(trial)] = 0
+                self.ready.append((trial, key, True))
+                continue
             # Trained before (ended or complete): its recorded scores are replayed for free,
             # and training resumes from its last unit if the library lets it go further.
             if not self._advance(trial, key):
@@ -247,9 +268,15 @@ class UnitByUnit(Policy):
         key = self.arm_key[obs.arm]
         trial = self.busy.pop(key)
         curve = self.curve[key]
-        new = int(obs.arm_clock) - len(curve)
-        for _, r in obs.revealed[len(obs.revealed) - new:] if new > 0 else []:
-            curve.append(None if r is None else float(r))
+        tid = self._trial_id(trial)
+        if self.retrain_of.pop(key, False):
+            self.paid[tid] += len(obs.revealed)
+        else:
+            new = int(obs.arm_clock) - len(curve)
+            for _, r in obs.revealed[len(obs.revealed) - new:] if new > 0 else []:
+                curve.append(None if r is None else float(r))
+            if tid in self.paid:
+                self.paid[tid] = len(curve)
         if not self._advance(trial, key):
             # The same trial goes on first, as its training loop would.
             self.ready.insert(0, (trial, key, False))

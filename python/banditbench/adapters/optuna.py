@@ -20,9 +20,10 @@ The open choices, each a parameter:
 - ``to``: the unit each trial is trained to (default: the pool's last unit, full fidelity).
 - ``repeat``: what a suggestion of a configuration already evaluated does. ``"reuse"``: the
   study is told the recorded score again at once, nothing is charged, and the worker asks again.
-  ``"charge"`` (without a pruner): the configuration is trained again over the units it trained,
-  each unit's cost charged again (``Retrain``), and the trial is told its score when that work
-  finishes, as Optuna's own loop pays for a repeated evaluation. A suggestion of a configuration still running on another worker is told
+  ``"charge"``: the configuration is trained again over the units it trained, each unit's cost
+  charged again (``Retrain``; with a pruner one unit at a time, each reported and pruned as it
+  comes), and the trial is told its score when that work finishes, as Optuna's own loop pays for
+  a repeated evaluation. A suggestion of a configuration still running on another worker is told
   when that work finishes, and the worker waits for the next result meanwhile (in Optuna's own
   parallel loop it would train the duplicate). With one worker Optuna's own loop on the same
   table gives the same study (scripts/reference/optuna_sequential.py).
@@ -153,9 +154,6 @@ class OptunaSampler(UnitByUnit, WholeTrials):
             raise ValueError(f"the Optuna adapter runs in the pool world, not {cell.world!r}")
         if repeat not in REPEAT:
             raise ValueError(f"repeat = {repeat!r}; give one of {', '.join(REPEAT)}")
-        if repeat == "charge" and pruner is not None:
-            raise ValueError("repeat = 'charge' with a pruner is not built yet: a pruned trial's "
-                             "repeat replays its units for free (repeat = 'reuse')")
         self.repeat = repeat
         if ordinal not in ORDINAL:
             raise ValueError(f"ordinal = {ordinal!r}; give one of {', '.join(ORDINAL)}")

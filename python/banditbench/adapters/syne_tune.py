@@ -28,9 +28,11 @@ The open choices, each a parameter:
 - ``ordinal``: a dimension with ordered levels as ``"index"`` (``randint(0, n - 1)``, the order
   kept) or ``"categorical"`` (``choice`` of its levels).
 - ``to``: the last unit, Syne Tune's ``max_t`` (default: the pool's last unit).
-- ``repeat``: ``"reuse"`` (the only rule so far): a new trial of a configuration trained before
-  is given its recorded results at once, charging nothing, and trains further only if the
-  scheduler continues it; one running on another worker follows when that work ends.
+- ``repeat``: ``"reuse"``: a new trial of a configuration trained before is given its recorded
+  results at once, charging nothing; ``"charge"``: it trains that configuration again from its
+  first unit, each unit paid for (``Retrain``) and reported as its work ends, as Syne Tune's own
+  loop trains a duplicate. Either way it trains further only if the scheduler continues it; one
+  running on another worker follows when that work ends.
 - ``max_repeats``: suggestions in a row, over all workers, that started no work, after which no
   worker asks again.
 - ``learner``: the learner to tune when the task keeps several (default: all of them, a
@@ -72,6 +74,8 @@ SCHEDULERS = {
 }
 
 ORDINAL = ("index", "categorical")
+
+REPEAT = ("reuse", "charge")
 
 # What a scheduler imports beyond Syne Tune's core (python/requirements-syne-tune.txt leaves
 # xgboost out): named when it is missing.
@@ -159,10 +163,9 @@ class SyneTuneScheduler(UnitByUnit):
         _syne_tune()
         if cell.world != "pool":
             raise ValueError(f"the Syne Tune adapter runs in the pool world, not {cell.world!r}")
-        if repeat != "reuse":
-            raise ValueError(f"repeat = {repeat!r}; the Syne Tune adapter has 'reuse' so far "
-                             "('charge' is built for whole trials: Optuna without a pruner, "
-                             "Nevergrad)")
+        if repeat not in REPEAT:
+            raise ValueError(f"repeat = {repeat!r}; give one of {', '.join(REPEAT)}")
+        self.repeat = repeat
         if ordinal not in ORDINAL:
             raise ValueError(f"ordinal = {ordinal!r}; give one of {', '.join(ORDINAL)}")
         self.grid = GridSpace.of_cell(cell)
