@@ -17,7 +17,7 @@ pub(crate) use crate::analysis::budgets::{best_per_family, mean_ranks_by_budget}
 pub(crate) use crate::analysis::{FoundNothing, UnitKind};
 pub(crate) use crate::results::{Results, Run, anytime_curves, read_results};
 pub(crate) use input::{ScoresFormat, read_scores};
-pub(crate) use writers::{ranking_in_words, tests_in_words};
+pub(crate) use writers::{fmt_p_with, ranking_in_words, tests_in_words};
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -827,6 +827,25 @@ mod tests {
     use super::choose::budget_caption;
     use super::figures::style::fmt_number as short_number;
     use super::*;
+
+    /// The report's p-values and the reproductions' (HAMLET's claim tables), one function with
+    /// two styles, each printing as its own copy did.
+    #[test]
+    fn p_values_print_in_the_reports_and_the_reproductions_styles() {
+        let report: Vec<String> = [f64::NAN, 0.0, 5e-5, 0.012345, 0.5]
+            .iter()
+            .map(|&p| writers::fmt_p(p))
+            .collect();
+        assert_eq!(
+            report,
+            ["undefined", "< 1e-300", "5.00e-5", "0.0123", "0.5000"]
+        );
+        let tables: Vec<String> = [0.0, 5e-4, 0.012345, 0.5]
+            .iter()
+            .map(|&p| fmt_p_with(p, 1e-3, 1, 3))
+            .collect();
+        assert_eq!(tables, ["< 1e-300", "5.0e-4", "0.012", "0.500"]);
+    }
 
     #[test]
     fn budget_captions_are_short_and_name_the_unit() {

@@ -16,14 +16,20 @@ use crate::analysis::stats::CiKind;
 use crate::analysis::units::FoundCount;
 
 pub(crate) fn fmt_p(p: f64) -> String {
+    fmt_p_with(p, 1e-4, 2, 4)
+}
+
+/// A p-value in words: "undefined" (NaN), "< 1e-300" (0), scientific with `exp_digits` below
+/// `small`, else fixed with `digits` (the reproductions' tables use 1e-3, 1 and 3).
+pub(crate) fn fmt_p_with(p: f64, small: f64, exp_digits: usize, digits: usize) -> String {
     if p.is_nan() {
         "undefined".into()
     } else if p == 0.0 {
         "< 1e-300".into()
-    } else if p < 1e-4 {
-        format!("{p:.2e}")
+    } else if p < small {
+        format!("{p:.exp_digits$e}")
     } else {
-        format!("{p:.4}")
+        format!("{p:.digits$}")
     }
 }
 

@@ -215,13 +215,7 @@ pub(crate) fn claim_test(
 }
 
 fn fmt_p(p: f64) -> String {
-    if p == 0.0 {
-        "< 1e-300".into()
-    } else if p < 1e-3 {
-        format!("{p:.1e}")
-    } else {
-        format!("{p:.3}")
-    }
+    crate::report::fmt_p_with(p, 1e-3, 1, 3)
 }
 
 /// A row of the claim table.
