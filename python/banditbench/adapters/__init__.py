@@ -7,6 +7,8 @@ README, "Library optimizers").
   ``syne-tune``).
 - :class:`banditbench.adapters.nevergrad.NevergradOptimizer`: Nevergrad's optimizers (extra
   ``nevergrad``).
+- :class:`banditbench.adapters.dehb.DEHBOptimizer`: DEHB, in a venv of its own
+  (python/requirements-dehb.txt: DEHB pins numpy < 2).
 
 :func:`space` gives the search space a library expects for a grid pool; :func:`catalog` lists every
 method the adapters run, with the pinned and installed versions.

@@ -1,0 +1,111 @@
+"""The DEHB adapter (banditbench.adapters.dehb) on the recorded sklearn-grid pool: with one worker
+the jobs DEHB's own run loop evaluates (scripts/reference/dehb_sequential.py), every job on K
+workers told its configuration's recorded score at its unit, identical reruns, and its errors.
+DEHB 0.1.2 pins numpy < 2, so this runs in a venv of its own (.ci/run makes it from
+python/requirements-dehb.txt); skipped without DEHB unless BANDITBENCH_REQUIRE_DEHB=1."""
+import json
+import math
+import os
+import subprocess
+import sys
+
+import pytest
+
+if os.environ.get("BANDITBENCH_REQUIRE_DEHB") != "1":
+    pytest.importorskip("dehb")
+
+import banditbench as bb  # noqa: E402
+from banditbench.adapters.dehb import DEHBOptimizer  # noqa: E402
+
+from conftest import ROOT  # noqa: E402
+
+POOL = ROOT / "traces" / "sklearn-grid"
+SCRIPT = ROOT / "scripts" / "reference" / "dehb_sequential.py"
+DATASET = "phoneme"
+
+
+def experiment(name, workers=1, configs=20, repetitions=2):
+    return {
+        "name": name, "traces": str(POOL), "seed": 11, "repetitions": repetitions,
+        "tasks": {"datasets": [DATASET], "runs": [0], "learners": ["mlp"]},
+        "world": {"kind": "pool", "per_learner": True, "budget_unit": "units",
+                  "budgets": [27 * configs], "incumbent": "best-seen",
+                  "recommendation": "best-seen", "workers": workers},
+    }
+
+
+class Recorded(DEHBOptimizer):
+    """The adapter, logging every tell (the job's configuration, unit and fitness) per seed."""
+
+    logs = {}
+
+    def __init__(self, cell, **params):
+        super().__init__(cell, **params)
+        log = Recorded.logs.setdefault(cell.seed, [])
+        tell = self.dehb.tell
+
+        def logged(job, result, *args, **kwargs):
+            log.append(dict(config=list(self._key(job)[1]), unit=self._unit(job),
+                            fitness=float(result["fitness"])))
+            return tell(job, result, *args, **kwargs)
+
+        self.dehb.tell = logged
+
+
+@pytest.mark.parametrize("repeat", ["reuse", "charge"])
+def test_one_worker_tells_dehb_what_its_own_loop_evaluates(tmp_path, repeat):
+    Recorded.logs.clear()
+    r = bb.run(experiment(f"dehb-{repeat}"), policies={"dehb": (Recorded, {"repeat": repeat})},
+               out=tmp_path / "r", progress=False)
+    for seed in r.runs["seed"]:
+        got = Recorded.logs[int(seed)]
+        assert len(got) > 40
+        out = subprocess.run(
+            [sys.executable, str(SCRIPT), "--pool", str(POOL), "--dataset", DATASET, "--run", "0",
+             "--learner", "mlp", "--seed", str(int(seed)), "--evaluations", str(len(got))],
+            capture_output=True, text=True, check=True).stdout
+        want = [json.loads(line) for line in out.splitlines()]
+        assert got == want
+    tr = r.trajectories
+    # DEHB's rungs on 27 units with eta 3: jobs at units 1, 3, 9 and 27.
+    assert {1, 3, 9, 27} <= set(tr["fidelity"])
+    assert set(tr["action"]) <= {"choose", "pull", "retrain"}
+
+
+def table():
+    import pandas as pd
+
+    configs = pd.read_parquet(POOL / "configs.parquet").set_index("config_id")["levels"]
+    curves = pd.read_parquet(POOL / "curves" / f"{DATASET}__mlp__0.parquet")
+    ok = curves[curves["status"] == "ok"]
+    return {(tuple(int(v) for v in configs[c].split(",")), int(u)): float(x)
+            for c, u, x in zip(ok["config_id"], ok["unit"], ok["score"])}
+
+
+def test_on_workers_every_job_is_told_its_recorded_score(tmp_path):
+    Recorded.logs.clear()
+    scores = table()
+    exp = experiment("dehb-k4", workers=4)
+    a = bb.run(exp, policies={"dehb": Recorded}, out=tmp_path / "a", progress=False)
+    for log in Recorded.logs.values():
+        for e in log:
+            s = scores.get((tuple(e["config"]), e["unit"]))
+            assert e["fitness"] == (math.inf if s is None else -s)
+    assert (a.trajectories.groupby("cell")["worker"].nunique() == 4).all()
+    b = bb.run(exp, policies={"dehb": Recorded}, out=tmp_path / "b", progress=False, threads=2)
+    cols = ["cell", "step", "action", "config", "fidelity", "reward", "worker", "start", "finish"]
+    assert a.trajectories[cols].equals(b.trajectories[cols])
+
+
+def test_bad_input_is_named(tmp_path):
+    exp = experiment("dehb-bad", repetitions=1)
+    with pytest.raises(bb.BanditbenchError, match="promotion = 'restart'"):
+        bb.run(exp, policies={"dehb": (DEHBOptimizer, {"promotion": "restart"})},
+               out=tmp_path / "a", progress=False)
+    with pytest.raises(bb.BanditbenchError, match="min_unit = 27"):
+        bb.run(exp, policies={"dehb": (DEHBOptimizer, {"min_unit": 27})},
+               out=tmp_path / "b", progress=False)
+    two = dict(exp, tasks={"datasets": [DATASET], "runs": [0], "learners": ["mlp", "sgd"]},
+               world=dict(exp["world"], per_learner=False))
+    with pytest.raises(bb.BanditbenchError, match="tunes one learner"):
+        bb.run(two, policies={"dehb": DEHBOptimizer}, out=tmp_path / "c", progress=False)
