@@ -19,7 +19,7 @@ import optuna  # noqa: E402
 import banditbench as bb  # noqa: E402
 from banditbench.adapters import space  # noqa: E402
 from banditbench.adapters._grid import GridSpace  # noqa: E402
-from banditbench.adapters.optuna import OptunaSampler, suggest  # noqa: E402
+from banditbench.adapters.optuna import OptunaSampler  # noqa: E402
 
 from conftest import ROOT  # noqa: E402
 

@@ -26,17 +26,64 @@ from __future__ import annotations
 from typing import Any, Dict, List, Optional, Tuple
 
 from ..protocol import Choose, Policy, Retrain, Stop, Train, Wait
-from ._grid import Key
+from ._grid import GridSpace, Key
+
+REPEAT = ("reuse", "charge")
 
 
-class WholeTrials(Policy):
-    """The shared part; a subclass sets ``open`` (key -> configuration), ``to`` and
-    ``max_repeats`` and implements ``_ask``, ``_complete`` and ``_fail``."""
+def prepare(policy: Any, cell: Any, library: str, *, to: Optional[int], repeat: str,
+            max_repeats: int, learner: Optional[str], ordinal: Optional[str] = None,
+            ordinals: Tuple[str, ...] = ()) -> None:
+    """What every adapter checks and keeps at a cell's start: the pool world, the named
+    ``repeat`` and ``ordinal`` rules, the grid, the configurations open on the task (of
+    ``learner``'s alone when given), the learners on the task and the last unit ``to``. Sets
+    ``grid``, ``open``, ``learners``, ``units``, ``to``, ``repeat`` and ``max_repeats``."""
+    if cell.world != "pool":
+        raise ValueError(f"the {library} adapter runs in the pool world, not {cell.world!r}")
+    if repeat not in REPEAT:
+        raise ValueError(f"repeat = {repeat!r}; give one of {', '.join(REPEAT)}")
+    if ordinals and ordinal not in ordinals:
+        raise ValueError(f"ordinal = {ordinal!r}; give one of {', '.join(ordinals)}")
+    grid = GridSpace.of_cell(cell)
+    open_ = grid.open_configs(cell)
+    chosen = grid.learner_index(learner)
+    on_task = sorted({l for l, _ in open_})
+    if chosen is not None:
+        open_ = {k: c for k, c in open_.items() if k[0] == chosen}
+        on_task = [chosen]
+    if not on_task:
+        raise ValueError(f"task {cell.task}: no configuration of the pool is open")
+    units = int(cell.pool["units"])
+    last = units if to is None else int(to)
+    if not 1 <= last <= units:
+        raise ValueError(f"to = {to}; give a unit from 1 to {units}")
+    policy.grid, policy.open, policy.learners = grid, open_, on_task
+    policy.units, policy.to, policy.repeat = units, last, repeat
+    policy.max_repeats = int(max_repeats)
+
+
+class LibraryTrials(Policy):
+    """What a library implements for :class:`WholeTrials` and :class:`UnitByUnit`."""
 
     open: Dict[Key, int]
     to: int
     max_repeats: int
     repeat: str = "reuse"
+
+    def _ask(self) -> Optional[Tuple[Any, Key]]:
+        """A new trial and the configuration it suggests; None when the library has no more."""
+        raise NotImplementedError
+
+    def _complete(self, trial: Any, value: float) -> None:
+        raise NotImplementedError
+
+    def _fail(self, trial: Any) -> None:
+        raise NotImplementedError
+
+
+class WholeTrials(LibraryTrials):
+    """The shared part; a subclass sets ``open`` (key -> configuration), ``to`` and
+    ``max_repeats`` (``prepare``) and implements ``_ask``, ``_complete`` and ``_fail``."""
 
     def __init__(self, cell: Any):
         super().__init__(cell)
@@ -53,16 +100,6 @@ class WholeTrials(Policy):
         self.running = 0
         # Suggestions in a row that started no work, over all workers' decisions.
         self.repeats = 0
-
-    def _ask(self) -> Optional[Tuple[Any, Key]]:
-        """A new trial and the configuration it suggests; None when the library has no more."""
-        raise NotImplementedError
-
-    def _complete(self, trial: Any, value: float) -> None:
-        raise NotImplementedError
-
-    def _fail(self, trial: Any) -> None:
-        raise NotImplementedError
 
     def _tell(self, trial: Any, value: Optional[float]) -> None:
         if value is None:
@@ -132,14 +169,10 @@ class WholeTrials(Policy):
             self._tell(t, value)
 
 
-class UnitByUnit(Policy):
+class UnitByUnit(LibraryTrials):
     """The shared part; a subclass sets ``open`` (key -> configuration), ``to`` and
-    ``max_repeats`` and implements ``_ask``, ``_report``, ``_complete``, ``_fail``."""
-
-    open: Dict[Key, int]
-    to: int
-    max_repeats: int
-    repeat: str = "reuse"
+    ``max_repeats`` (``prepare``) and implements ``_ask``, ``_trial_id``, ``_report``,
+    ``_complete`` and ``_fail``."""
 
     def __init__(self, cell: Any):
         super().__init__(cell)
@@ -163,23 +196,13 @@ class UnitByUnit(Policy):
         self.repeats = 0
         self.exhausted = False
 
-    # What a library implements.
-
-    def _ask(self) -> Optional[Tuple[Any, Key]]:
-        """A new trial and the configuration it suggests; None when the library has no more."""
-        raise NotImplementedError
+    # What a library implements beyond `LibraryTrials`.
 
     def _trial_id(self, trial: Any) -> int:
         raise NotImplementedError
 
     def _report(self, trial: Any, unit: int, value: float) -> bool:
         """The trial's score at ``unit``; True when the library ends the trial there."""
-        raise NotImplementedError
-
-    def _complete(self, trial: Any, value: float) -> None:
-        raise NotImplementedError
-
-    def _fail(self, trial: Any) -> None:
         raise NotImplementedError
 
     def _started(self, trial: Any, key: Key) -> None:

@@ -33,10 +33,9 @@ from typing import Any, Dict, List, Optional
 
 from ..protocol import Choose, Policy, Retrain, Stop, Train, Wait
 from ._grid import GridSpace, Key
+from ._trials import prepare
 
 VERSION = "0.1.2"
-
-REPEAT = ("reuse", "charge")
 
 
 def _dehb():
@@ -77,29 +76,19 @@ class DEHBOptimizer(Policy):
                  learner: Optional[str] = None, **options: Any):
         super().__init__(cell)
         DEHB = _dehb()
-        if cell.world != "pool":
-            raise ValueError(f"the DEHB adapter runs in the pool world, not {cell.world!r}")
-        if repeat not in REPEAT:
-            raise ValueError(f"repeat = {repeat!r}; give one of {', '.join(REPEAT)}")
         if promotion != "continue":
             raise ValueError(f"promotion = {promotion!r}; the rule so far is 'continue'")
-        self.grid = GridSpace.of_cell(cell)
-        self.open = self.grid.open_configs(cell)
-        chosen = self.grid.learner_index(learner)
-        on_task = sorted({l for l, _ in self.open}) if chosen is None else [chosen]
-        if len(on_task) != 1:
+        prepare(self, cell, "DEHB", to=to, repeat=repeat, max_repeats=max_repeats,
+                learner=learner)
+        if len(self.learners) != 1:
             raise ValueError(
-                f"the DEHB adapter tunes one learner; this cell keeps {len(on_task)}: give "
+                f"the DEHB adapter tunes one learner; this cell keeps {len(self.learners)}: give "
                 "learner = NAME, or per_learner = true in the world"
             )
-        self.learner = on_task[0]
-        self.open = {k: c for k, c in self.open.items() if k[0] == self.learner}
-        self.units = int(cell.pool["units"])
-        self.to = self.units if to is None else int(to)
-        if not 1 <= int(min_unit) < self.to <= self.units:
+        self.learner = self.learners[0]
+        if not 1 <= int(min_unit) < self.to:
             raise ValueError(f"min_unit = {min_unit}, to = {to}: give 1 <= min_unit < to <= "
                              f"{self.units}")
-        self.repeat = repeat
         seed = cell.seed % 2**32
         self._out = tempfile.TemporaryDirectory(prefix="banditbench-dehb-")
         self.dehb = DEHB(cs=configspace(self.grid, self.learner, seed), min_fidelity=min_unit,
@@ -113,7 +102,6 @@ class DEHBOptimizer(Policy):
         self.job_of: Dict[int, Any] = {}
         self.waiting: Dict[Key, List[Any]] = {}
         self.ready: List[Any] = []
-        self.max_repeats = int(max_repeats)
         self.repeats = 0
 
     def _key(self, job: Any) -> Key:
@@ -170,13 +158,12 @@ class DEHBOptimizer(Policy):
         job, u = self.job_of.pop(obs.arm)
         curve = self.curve[key]
         new = int(obs.arm_clock) - len(curve)
-        before = len(curve)
         for _, r in obs.revealed[len(obs.revealed) - new:] if new > 0 else []:
             curve.append(None if r is None else float(r))
         cut = u > len(curve) and (not curve or curve[-1] is not None) and len(curve) < self.units
         if not cut:
             # (Work the budget cut short never finished: its job is not told.)
-            self._tell(job, key, max(len(curve) - before, len(obs.revealed)))
+            self._tell(job, key, len(obs.revealed))
         # Jobs that waited: the next decisions tell them, or train further for them.
         self.ready.extend(self.waiting.pop(key, []))
 

@@ -35,13 +35,11 @@ from __future__ import annotations
 from typing import Any, Dict, List, Optional, Tuple
 
 from ._grid import GridSpace, Key
-from ._trials import WholeTrials
+from ._trials import WholeTrials, prepare
 
 VERSION = "1.0.12"
 
 ORDINAL = ("transition", "categorical")
-
-REPEAT = ("reuse", "charge")
 
 
 def _ng():
@@ -99,13 +97,8 @@ class NevergradOptimizer(WholeTrials):
         import numpy as np
 
         ng = _ng()
-        if cell.world != "pool":
-            raise ValueError(f"the Nevergrad adapter runs in the pool world, not {cell.world!r}")
-        if repeat not in REPEAT:
-            raise ValueError(f"repeat = {repeat!r}; give one of {', '.join(REPEAT)}")
-        self.repeat = repeat
-        if ordinal not in ORDINAL:
-            raise ValueError(f"ordinal = {ordinal!r}; give one of {', '.join(ORDINAL)}")
+        prepare(self, cell, "Nevergrad", to=to, repeat=repeat, max_repeats=max_repeats,
+                learner=learner, ordinal=ordinal, ordinals=ORDINAL)
         if optimizer not in ng.optimizers.registry:
             close = sorted(n for n in ng.optimizers.registry if n.lower() == optimizer.lower()
                            or optimizer.lower() in n.lower())[:8]
@@ -113,21 +106,6 @@ class NevergradOptimizer(WholeTrials):
                 f"optimizer = {optimizer!r} is not in Nevergrad {VERSION}'s registry"
                 + (f"; close: {', '.join(close)}" if close else "")
             )
-        self.grid = GridSpace.of_cell(cell)
-        self.open = self.grid.open_configs(cell)
-        chosen = self.grid.learner_index(learner)
-        on_task = sorted({l for l, _ in self.open})
-        if chosen is not None:
-            self.open = {k: c for k, c in self.open.items() if k[0] == chosen}
-            on_task = [chosen]
-        if not on_task:
-            raise ValueError(f"task {cell.task}: no configuration of the pool is open")
-        self.learners = on_task
-        self.units = int(cell.pool["units"])
-        self.to = self.units if to is None else int(to)
-        if not 1 <= self.to <= self.units:
-            raise ValueError(f"to = {to}; give a unit from 1 to {self.units}")
-        self.max_repeats = int(max_repeats)
         if budget is None and cell.unit == "units":
             budget = int(cell.budget_abs // self.to)
         self.budget = budget

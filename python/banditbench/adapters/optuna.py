@@ -47,7 +47,7 @@ import warnings
 from typing import Any, Dict, List, Optional
 
 from ._grid import GridSpace, Key
-from ._trials import UnitByUnit, WholeTrials
+from ._trials import UnitByUnit, WholeTrials, prepare
 
 VERSION = "5.0.0"
 
@@ -63,8 +63,6 @@ SAMPLERS = {
 }
 
 ORDINAL = ("index", "categorical")
-
-REPEAT = ("reuse", "charge")
 
 # Every cell's study is named this (Optuna's default name is random, and HyperbandPruner hashes
 # the name with the trial's number to pick its bracket).
@@ -150,29 +148,9 @@ class OptunaSampler(UnitByUnit, WholeTrials):
                  learner: Optional[str] = None, pruner: Optional[str] = None, **options: Any):
         super().__init__(cell)
         optuna = _optuna()
-        if cell.world != "pool":
-            raise ValueError(f"the Optuna adapter runs in the pool world, not {cell.world!r}")
-        if repeat not in REPEAT:
-            raise ValueError(f"repeat = {repeat!r}; give one of {', '.join(REPEAT)}")
-        self.repeat = repeat
-        if ordinal not in ORDINAL:
-            raise ValueError(f"ordinal = {ordinal!r}; give one of {', '.join(ORDINAL)}")
-        self.grid = GridSpace.of_cell(cell)
-        self.open = self.grid.open_configs(cell)
-        chosen = self.grid.learner_index(learner)
-        on_task = sorted({l for l, _ in self.open})
-        if chosen is not None:
-            self.open = {k: c for k, c in self.open.items() if k[0] == chosen}
-            on_task = [chosen]
-        if not on_task:
-            raise ValueError(f"task {cell.task}: no configuration of the pool is open")
-        self.learners = on_task
+        prepare(self, cell, "Optuna", to=to, repeat=repeat, max_repeats=max_repeats,
+                learner=learner, ordinal=ordinal, ordinals=ORDINAL)
         self.ordinal = ordinal
-        self.units = int(cell.pool["units"])
-        self.to = self.units if to is None else int(to)
-        if not 1 <= self.to <= self.units:
-            raise ValueError(f"to = {to}; give a unit from 1 to {self.units}")
-        self.max_repeats = int(max_repeats)
         self.sampler_name = sampler
         self.pruner_options = {k[len("pruner_"):]: v for k, v in options.items()
                                if k.startswith("pruner_")}

@@ -52,7 +52,7 @@ import threading
 from typing import Any, Dict, List, Optional, Tuple
 
 from ._grid import GridSpace, Key
-from ._trials import UnitByUnit
+from ._trials import UnitByUnit, prepare
 
 VERSION = "0.16.0"
 
@@ -74,8 +74,6 @@ SCHEDULERS = {
 }
 
 ORDINAL = ("index", "categorical")
-
-REPEAT = ("reuse", "charge")
 
 # What a scheduler imports beyond Syne Tune's core (python/requirements-syne-tune.txt leaves
 # xgboost out): named when it is missing.
@@ -161,29 +159,9 @@ class SyneTuneScheduler(UnitByUnit):
         from syne_tune.backend.trial_status import Trial
 
         _syne_tune()
-        if cell.world != "pool":
-            raise ValueError(f"the Syne Tune adapter runs in the pool world, not {cell.world!r}")
-        if repeat not in REPEAT:
-            raise ValueError(f"repeat = {repeat!r}; give one of {', '.join(REPEAT)}")
-        self.repeat = repeat
-        if ordinal not in ORDINAL:
-            raise ValueError(f"ordinal = {ordinal!r}; give one of {', '.join(ORDINAL)}")
-        self.grid = GridSpace.of_cell(cell)
-        self.open = self.grid.open_configs(cell)
-        chosen = self.grid.learner_index(learner)
-        on_task = sorted({l for l, _ in self.open})
-        if chosen is not None:
-            self.open = {k: c for k, c in self.open.items() if k[0] == chosen}
-            on_task = [chosen]
-        if not on_task:
-            raise ValueError(f"task {cell.task}: no configuration of the pool is open")
-        self.learners = on_task
+        prepare(self, cell, "Syne Tune", to=to, repeat=repeat, max_repeats=max_repeats,
+                learner=learner, ordinal=ordinal, ordinals=ORDINAL)
         self.ordinal = ordinal
-        self.units = int(cell.pool["units"])
-        self.to = self.units if to is None else int(to)
-        if not 1 <= self.to <= self.units:
-            raise ValueError(f"to = {to}; give a unit from 1 to {self.units}")
-        self.max_repeats = int(max_repeats)
         self.scheduler_name = scheduler
         self.options = dict(options)
         self.space = config_space(self.grid, self.learners, ordinal)

@@ -319,6 +319,29 @@ impl<'a> PoolWorld<'a> {
         Ok(self.train(arm, to))
     }
 
+    /// Charge one unit of recorded seconds `cost_s` and status `status` as the budget counts it
+    /// (a failed unit only when failures consume budget). False when a budget of seconds cannot
+    /// pay for it under `last_unit = "cut"`: it then spends what is left, and the cell ends.
+    fn charge_unit(&mut self, cost_s: f64, status: Status) -> bool {
+        if status != Status::Ok && !self.cfg.failures_consume_budget {
+            return true;
+        }
+        let clock = &mut self.ledger.clock;
+        let cost = match self.cfg.budget_unit {
+            PoolBudget::Units => 1.0,
+            PoolBudget::Seconds => cost_s,
+        };
+        if self.cfg.budget_unit == PoolBudget::Seconds
+            && self.cfg.last_unit == LastUnit::Cut
+            && clock.used + cost > clock.budget
+        {
+            clock.used = clock.budget;
+            return false;
+        }
+        clock.spend(cost);
+        true
+    }
+
     /// Train `arm` again over units `from..=to` (trained before) in one decision: each unit's cost
     /// is charged again, as `train_unit` charges it (a seconds budget that cannot pay for a unit
     /// ends the cell), and its recorded score revealed again. The arm's units, the incumbent and
@@ -331,23 +354,11 @@ impl<'a> PoolWorld<'a> {
         for u in (from - 1) as usize..to as usize {
             let cost_s = f64::from(curve.cost_s[u]);
             let status = curve.status[u];
-            let l = &mut self.ledger;
-            let charged = status == Status::Ok || self.cfg.failures_consume_budget;
-            if charged {
-                let cost = match self.cfg.budget_unit {
-                    PoolBudget::Units => 1.0,
-                    PoolBudget::Seconds => cost_s,
-                };
-                if self.cfg.budget_unit == PoolBudget::Seconds
-                    && self.cfg.last_unit == LastUnit::Cut
-                    && l.clock.used + cost > l.clock.budget
-                {
-                    l.clock.used = l.clock.budget;
-                    reward = None;
-                    break;
-                }
-                l.clock.spend(cost);
+            if !self.charge_unit(cost_s, status) {
+                reward = None;
+                break;
             }
+            let l = &mut self.ledger;
             l.arm_time_s[arm] += cost_s;
             let ok = status == Status::Ok;
             let r = self.sign * f64::from(curve.score[u]);
@@ -418,23 +429,12 @@ impl<'a> PoolWorld<'a> {
         }
         let cost_s = f64::from(curve.cost_s[u]);
         let status = curve.status[u];
-        let charged = status == Status::Ok || self.cfg.failures_consume_budget;
-        if charged
-            && self.cfg.budget_unit == PoolBudget::Seconds
-            && self.cfg.last_unit == LastUnit::Cut
-            && l.clock.used + cost_s > l.clock.budget
-        {
+        if !self.charge_unit(cost_s, status) {
             // The unit does not finish within the budget: it costs what is left, reveals
             // nothing, and the cell ends.
-            l.clock.used = l.clock.budget;
             return (None, false);
         }
-        if charged {
-            l.clock.spend(match self.cfg.budget_unit {
-                PoolBudget::Units => 1.0,
-                PoolBudget::Seconds => cost_s,
-            });
-        }
+        let l = &mut self.ledger;
         l.pulls[arm] += 1;
         l.arm_clock[arm] = (u + 1) as f64;
         l.arm_time_s[arm] += cost_s;
