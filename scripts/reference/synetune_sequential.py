@@ -75,7 +75,7 @@ def main() -> None:
             if d.kind == "ordinal" and a.ordinal == "index":
                 row[d.name] = k
             else:
-                row[d.name] = (d.numbers if d.kind == "ordinal" and d.numbers else d.choices)[k]
+                row[d.name] = d.values[k]
         rows.append(row)
     hp = pd.DataFrame(rows)
     curves = curves.sort_values(["config_id", "unit"])

@@ -32,6 +32,19 @@ class Dim:
         except ValueError:
             return None
 
+    @property
+    def values(self) -> Tuple[Any, ...]:
+        """The levels as a library offers them as choices: numbers for ordered levels that all
+        are numbers, else their texts."""
+        return self.numbers if self.kind == "ordinal" and self.numbers else self.choices
+
+    def level_of(self, value: Any, by_index: bool) -> int:
+        """The level a library's value names: the value itself for ordered levels offered by
+        index (``by_index``), else its place among :attr:`values`."""
+        if self.kind == "ordinal" and by_index:
+            return int(value)
+        return list(self.values).index(value)
+
 
 class GridSpace:
     """A grid pool's learners and their dimensions."""

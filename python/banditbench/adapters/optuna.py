@@ -107,8 +107,7 @@ def distributions(grid: GridSpace, learners: List[int], ordinal: str = "index") 
             if d.kind == "ordinal" and ordinal == "index":
                 out[prefix + d.name] = od.IntDistribution(0, len(d.choices) - 1)
             else:
-                choices = d.numbers if d.kind == "ordinal" and d.numbers else d.choices
-                out[prefix + d.name] = od.CategoricalDistribution(list(choices))
+                out[prefix + d.name] = od.CategoricalDistribution(list(d.values))
     return out
 
 
@@ -129,11 +128,7 @@ def suggest(trial: Any, grid: GridSpace, learners: List[int], ordinal: str = "in
             v = trial.suggest_categorical(name, dd.choices)
         else:
             v = trial.suggest_int(name, dd.low, dd.high)
-        if d.kind == "ordinal" and ordinal == "index":
-            levels.append(int(v))
-        else:
-            choices = d.numbers if d.kind == "ordinal" and d.numbers else d.choices
-            levels.append(list(choices).index(v))
+        levels.append(d.level_of(v, ordinal == "index"))
     return l, tuple(levels)
 
 

@@ -121,8 +121,7 @@ def config_space(grid: GridSpace, learners: List[int], ordinal: str = "index") -
             if d.kind == "ordinal" and ordinal == "index":
                 out[prefix + d.name] = randint(0, len(d.choices) - 1)
             else:
-                choices = d.numbers if d.kind == "ordinal" and d.numbers else d.choices
-                out[prefix + d.name] = choice(list(choices))
+                out[prefix + d.name] = choice(list(d.values))
     return out
 
 
@@ -134,15 +133,7 @@ def key_of(config: Dict[str, Any], grid: GridSpace, learners: List[int],
         prefix = f"{grid.learners[l]}."
     else:
         l, prefix = learners[0], ""
-    levels = []
-    for d in grid.dims[l]:
-        v = config[prefix + d.name]
-        if d.kind == "ordinal" and ordinal == "index":
-            levels.append(int(v))
-        else:
-            choices = d.numbers if d.kind == "ordinal" and d.numbers else d.choices
-            levels.append(list(choices).index(v))
-    return l, tuple(levels)
+    return l, tuple(d.level_of(config[prefix + d.name], ordinal == "index") for d in grid.dims[l])
 
 
 class SyneTuneScheduler(UnitByUnit):
