@@ -1,12 +1,13 @@
 """Every method banditbench.adapters.catalog() lists runs a cell of 12 trainings on 2 workers (past
 the model-based methods' start-up trials; 4 for Optuna's pruners) on the recorded pool, or fails naming what it needs: a
-package the tests do not install (torch, xgboost), a required option, or one worker. Skipped without the three libraries unless
-BANDITBENCH_REQUIRE_OPTUNA, _SYNE_TUNE and _NEVERGRAD are set (.ci/run sets them)."""
+package the tests do not install (torch, xgboost), a required option, or one worker. Skipped without the four libraries unless
+BANDITBENCH_REQUIRE_OPTUNA, _SYNE_TUNE, _NEVERGRAD and _SMAC are set (.ci/run sets them)."""
 import os
 
 import pytest
 
-for lib, env in (("optuna", "OPTUNA"), ("syne_tune", "SYNE_TUNE"), ("nevergrad", "NEVERGRAD")):
+for lib, env in (("optuna", "OPTUNA"), ("syne_tune", "SYNE_TUNE"), ("nevergrad", "NEVERGRAD"),
+                 ("smac", "SMAC")):
     if os.environ.get(f"BANDITBENCH_REQUIRE_{env}") != "1":
         pytest.importorskip(lib)
 
@@ -14,12 +15,13 @@ import banditbench as bb  # noqa: E402
 from banditbench.adapters import catalog  # noqa: E402
 from banditbench.adapters.nevergrad import NevergradOptimizer  # noqa: E402
 from banditbench.adapters.optuna import OptunaSampler  # noqa: E402
+from banditbench.adapters.smac import SMACFacade  # noqa: E402
 from banditbench.adapters.syne_tune import SyneTuneScheduler  # noqa: E402
 
 from conftest import ROOT  # noqa: E402
 
 CLASSES = {"optuna": OptunaSampler, "syne-tune": SyneTuneScheduler,
-           "nevergrad": NevergradOptimizer}
+           "nevergrad": NevergradOptimizer, "smac": SMACFacade}
 # What a method needs that the test venv leaves out or the cell does not give, as its error names
 # it: a package, a required option, or one worker.
 NEEDS = {("optuna", "gp"): "torch", ("syne-tune", "bore"): "needs xgboost",
@@ -35,6 +37,7 @@ def test_the_catalog_lists_the_pinned_versions_installed():
     assert set(c["library"]) == set(CLASSES)
     counts = c.groupby("library")["name"].nunique().to_dict()
     assert counts["optuna"] == 15 and counts["syne-tune"] == 10 and counts["nevergrad"] > 500
+    assert counts["smac"] == 6
     assert (c["installed"] == c["pinned"]).all(), c[c["installed"] != c["pinned"]]
 
 

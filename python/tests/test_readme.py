@@ -133,3 +133,27 @@ def test_the_nevergrad_snippet_runs_as_written(tmp_path, monkeypatch):
     assert (tr.groupby("cell")["worker"].nunique() == 8).all()
     # Each cell trains 40 configurations to the end: the budget, in full trainings.
     assert (tr.groupby("cell")["config"].nunique() == 40).all()
+
+
+def test_the_smac_snippet_runs_as_written(tmp_path, monkeypatch):
+    # Skipped without SMAC3 unless BANDITBENCH_REQUIRE_SMAC=1 (.ci/run installs it).
+    if os.environ.get("BANDITBENCH_REQUIRE_SMAC") != "1":
+        pytest.importorskip("smac")
+    for name in ("traces", "experiments", "Cargo.toml"):
+        os.symlink(ROOT / name, tmp_path / name)
+    monkeypatch.chdir(tmp_path)
+    scope = {"__name__": "readme_smac"}
+    code = snippet("Library optimizers", index=3)
+    assert "SMACFacade" in code
+    exec(compile(code, "README.md (SMAC3's facades)", "exec"), scope)
+    r = scope["r"]
+    runs = r.runs
+    assert sorted(p.split("(")[0] for p in runs["policy"]) == ["smac-hpo"] * 2 + ["smac-mf"] * 2
+    assert (runs["workers"] == 4).all() and (runs["budget_used"] > 0).all()
+    tr = r.trajectories
+    cells = dict(zip(runs["cell"], runs["policy"]))
+    fid = tr.assign(policy=tr["cell"].map(cells))
+    # The multi-fidelity facade trains on Hyperband's rungs; the HPO facade only full trainings.
+    hpo = fid[fid["policy"].str.startswith("smac-hpo")]["fidelity"]
+    mf = fid[fid["policy"].str.startswith("smac-mf")]["fidelity"]
+    assert set(hpo) == {27} and {1, 3, 9} <= set(mf)

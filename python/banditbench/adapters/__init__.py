@@ -7,6 +7,7 @@ README, "Library optimizers").
   ``syne-tune``).
 - :class:`banditbench.adapters.nevergrad.NevergradOptimizer`: Nevergrad's optimizers (extra
   ``nevergrad``).
+- :class:`banditbench.adapters.smac.SMACFacade`: SMAC3's facades (extra ``smac``).
 - :class:`banditbench.adapters.dehb.DEHBOptimizer`: DEHB, in a venv of its own
   (python/requirements-dehb.txt: DEHB pins numpy < 2).
 
@@ -21,7 +22,7 @@ from typing import Any, List, Optional
 
 from ._grid import GridSpace
 
-LIBRARIES = ("optuna", "syne-tune", "nevergrad")
+LIBRARIES = ("optuna", "syne-tune", "nevergrad", "smac")
 
 
 def space(pool: str, learner: Optional[str] = None, library: str = "optuna",
@@ -30,7 +31,8 @@ def space(pool: str, learner: Optional[str] = None, library: str = "optuna",
     ``"sklearn-grid"``) as ``library`` expects it: for Optuna a dict of distributions, of one
     ``learner``'s dimensions, or of every learner's under a categorical ``"learner"``; for Syne
     Tune its config-space dict (domains), for Nevergrad an ``ng.p.Dict`` (ordered levels as
-    ``TransitionChoice`` for ``ordinal="index"``), the same names. Every point of it maps to exactly one
+    ``TransitionChoice`` for ``ordinal="index"``), the same names; for SMAC3 (and DEHB) one
+    ``learner``'s ConfigSpace of level indices. Every point of it maps to exactly one
     configuration of the grid."""
     grid = GridSpace.of_pool(pool)
     learners = [grid.learner_index(learner)] if learner is not None else list(range(len(grid.learners)))
@@ -46,6 +48,13 @@ def space(pool: str, learner: Optional[str] = None, library: str = "optuna",
         from .nevergrad import parametrization
 
         return parametrization(grid, learners, "transition" if ordinal == "index" else ordinal)
+    if library == "smac":
+        from .smac import configspace
+
+        if len(learners) != 1:
+            raise ValueError("library = 'smac': give learner = NAME (ConfigSpace's conditions "
+                             f"are not mapped yet); the pool has {', '.join(grid.learners)}")
+        return configspace(grid, learners[0])
     raise ValueError(f"library = {library!r}; the adapters so far: {', '.join(LIBRARIES)}")
 
 
@@ -54,12 +63,14 @@ ADAPTERS = {
     "optuna": ("optuna", "OptunaSampler", "sampler", "optuna"),
     "syne-tune": ("syne_tune", "SyneTuneScheduler", "scheduler", "syne-tune"),
     "nevergrad": ("nevergrad", "NevergradOptimizer", "optimizer", "nevergrad"),
+    "smac": ("smac", "SMACFacade", "facade", "smac"),
 }
 
 
 def catalog():
     """Every library optimizer the adapters run, as a DataFrame: library, the adapter class, the
-    parameter that names the method (``sampler``, ``pruner``, ``scheduler``, ``optimizer``),
+    parameter that names the method (``sampler``, ``pruner``, ``scheduler``, ``optimizer``,
+    ``facade``),
     the method's name, the pinned version and the installed one (None: not installed; then
     Nevergrad's registry is not listed, only that it exists)."""
     from importlib import metadata
@@ -78,6 +89,8 @@ def catalog():
             names = [("sampler", n) for n in m.SAMPLERS] + [("pruner", n) for n in m.PRUNERS]
         elif library == "syne-tune":
             names = [("scheduler", n) for n in m.SCHEDULERS]
+        elif library == "smac":
+            names = [("facade", n) for n in m.FACADES]
         elif installed is not None:
             names = [("optimizer", n) for n in sorted(m._ng().optimizers.registry)]
         else:

@@ -113,3 +113,19 @@ class GridSpace:
             (l, self.levels(l, v)): c
             for c, l, v in zip(p["open"], p["open_learner"], p["open_values"])
         }
+
+
+def configspace(grid: GridSpace, learner: int, seed: int = 0) -> Any:
+    """ConfigSpace's space of one learner (DEHB's and SMAC3's): an ``OrdinalHyperparameter`` of
+    level indices for a dimension with ordered levels, a ``CategoricalHyperparameter`` of level
+    indices otherwise."""
+    import ConfigSpace as CS
+
+    cs = CS.ConfigurationSpace(seed=seed)
+    cs.add([
+        CS.OrdinalHyperparameter(d.name, list(range(len(d.choices))))
+        if d.kind == "ordinal" and len(d.choices) > 1
+        else CS.CategoricalHyperparameter(d.name, list(range(len(d.choices))))
+        for d in grid.dims[learner]
+    ])
+    return cs

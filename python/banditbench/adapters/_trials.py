@@ -19,10 +19,20 @@ and reported when its work ends (``repeat = "charge"``); either way it trains fu
 library lets it. A suggestion of a
 configuration running on another worker follows when that work ends, and the worker waits. After
 ``max_repeats`` suggestions in a row, over all workers, that started no work, nobody asks again.
+
+:class:`BudgetJobs`: for libraries whose jobs name a configuration and a budget (DEHB, SMAC3's
+multi-fidelity facades), the budget mapped to a unit by the adapter. A job trains its
+configuration to its unit in one piece of work and is told the score there and the units its work
+trained. A job on a configuration trained before to a lower unit resumes from its last unit, only
+the new units charged (``promotion = "continue"``); one on a configuration trained to the job's
+unit or beyond follows ``repeat`` (``"reuse"``: told at once, charging nothing; ``"charge"``: those
+units trained again, ``Retrain``). A job on a configuration running on another worker follows when
+that work ends. A job the budget cut short is not told.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any, Dict, List, Optional, Tuple
 
 from ..protocol import Choose, Policy, Retrain, Stop, Train, Wait
@@ -60,6 +70,21 @@ def prepare(policy: Any, cell: Any, library: str, *, to: Optional[int], repeat: 
     policy.grid, policy.open, policy.learners = grid, open_, on_task
     policy.units, policy.to, policy.repeat = units, last, repeat
     policy.max_repeats = int(max_repeats)
+
+
+def one_learner(policy: Any, library: str) -> int:
+    """The one learner an adapter that tunes one learner tunes (after ``prepare``)."""
+    if len(policy.learners) != 1:
+        raise ValueError(
+            f"the {library} adapter tunes one learner; this cell keeps {len(policy.learners)}: "
+            "give learner = NAME, or per_learner = true in the world"
+        )
+    return policy.learners[0]
+
+
+def unit_of(budget: Any, to: int) -> int:
+    """The unit a library's budget names: ceil(budget), within 1 and ``to``."""
+    return min(to, max(1, math.ceil(float(budget) - 1e-9)))
 
 
 class LibraryTrials(Policy):
@@ -307,3 +332,96 @@ class UnitByUnit(LibraryTrials):
         for t in self.waiting.pop(key, []):
             if not self._advance(t, key):
                 self.ready.append((t, key, True))
+
+
+class BudgetJobs(Policy):
+    """The shared part; a subclass sets ``open``, ``units``, ``to``, ``repeat`` and
+    ``max_repeats`` (``prepare``) and implements ``_ask_job`` and ``_tell_job``."""
+
+    open: Dict[Key, int]
+    units: int
+    to: int
+    max_repeats: int
+    repeat: str = "reuse"
+
+    def __init__(self, cell: Any):
+        super().__init__(cell)
+        # Per configuration: its arm, its revealed scores (None: a failed unit); per arm: the job
+        # training it and its unit; per configuration running, the jobs waiting for its work;
+        # jobs ready to be decided again.
+        self.arm_of: Dict[Key, int] = {}
+        self.arm_key: List[Key] = []
+        self.curve: Dict[Key, List[Optional[float]]] = {}
+        self.job_of: Dict[int, Tuple[Any, int]] = {}
+        self.waiting: Dict[Key, List[Tuple[Any, Key, int]]] = {}
+        self.ready: List[Tuple[Any, Key, int]] = []
+        # Jobs in a row told without work, over all workers' decisions.
+        self.repeats = 0
+
+    def _ask_job(self) -> Optional[Tuple[Any, Key, int]]:
+        """A new job, its configuration and its unit (from 1 to ``to``); None when the library
+        has no more."""
+        raise NotImplementedError
+
+    def _tell_job(self, job: Any, value: Optional[float], cost: int) -> None:
+        """A job's score at its unit (None: failed or not recorded) and the units its work
+        trained (0: told without work)."""
+        raise NotImplementedError
+
+    def _told(self, job: Any, key: Key, unit: int, cost: int) -> None:
+        curve = self.curve[key]
+        self._tell_job(job, curve[unit - 1] if unit <= len(curve) else None, cost)
+
+    def decide(self, view: Any) -> Any:
+        while self.ready or self.repeats < self.max_repeats:
+            # Jobs that waited for their configuration's work first, then new ones.
+            asked = self.ready.pop(0) if self.ready else self._ask_job()
+            if asked is None:
+                break
+            job, key, u = asked
+            config = self.open.pop(key, None)
+            if config is not None:
+                arm = len(self.arm_key)
+                self.arm_of[key] = arm
+                self.arm_key.append(key)
+                self.curve[key] = []
+                self.job_of[arm] = (job, u)
+                self.repeats = 0
+                return Choose(config, to=u)
+            if key not in self.arm_of:
+                # On the grid but not recorded on this task: a failed evaluation.
+                self._tell_job(job, None, 0)
+                continue
+            arm = self.arm_of[key]
+            if arm in self.job_of:
+                # Running: this job is decided again when that work finishes; the worker waits.
+                self.waiting.setdefault(key, []).append(asked)
+                return Wait()
+            curve = self.curve[key]
+            trained = len(curve)
+            done = trained and (curve[-1] is None or trained >= self.units)
+            if u > trained and not done:
+                self.job_of[arm] = (job, u)
+                self.repeats = 0
+                return Train(arm, to=u)
+            if self.repeat == "charge" and trained:
+                self.job_of[arm] = (job, u)
+                self.repeats = 0
+                return Retrain(arm, to=min(u, trained))
+            self.repeats += 1
+            self._told(job, key, u, 0)
+        return Wait() if self.job_of else Stop()
+
+    def observe(self, obs: Any) -> None:
+        key = self.arm_key[obs.arm]
+        job, u = self.job_of.pop(obs.arm)
+        curve = self.curve[key]
+        new = int(obs.arm_clock) - len(curve)
+        for _, r in obs.revealed[len(obs.revealed) - new:] if new > 0 else []:
+            curve.append(None if r is None else float(r))
+        cut = u > len(curve) and (not curve or curve[-1] is not None) and len(curve) < self.units
+        if not cut:
+            # (Work the budget cut short never finished: its job is not told.)
+            self._told(job, key, u, len(obs.revealed))
+        # Jobs that waited: the next decisions tell them, or train further for them.
+        self.ready.extend(self.waiting.pop(key, []))

@@ -29,11 +29,11 @@ from __future__ import annotations
 
 import math
 import tempfile
-from typing import Any, Dict, List, Optional
+from typing import Any, Optional, Tuple
 
-from ..protocol import Choose, Policy, Retrain, Stop, Train, Wait
 from ._grid import GridSpace, Key
-from ._trials import prepare
+from ._grid import configspace as _configspace
+from ._trials import BudgetJobs, one_learner, prepare, unit_of
 
 VERSION = "0.1.2"
 
@@ -51,22 +51,12 @@ def _dehb():
 
 
 def configspace(grid: GridSpace, learner: int, seed: int = 0) -> Any:
-    """ConfigSpace's space of one learner: an ``OrdinalHyperparameter`` of level indices for a
-    dimension with ordered levels, a ``CategoricalHyperparameter`` of level indices otherwise."""
+    """ConfigSpace's space of one learner (:func:`banditbench.adapters._grid.configspace`)."""
     _dehb()
-    import ConfigSpace as CS
-
-    cs = CS.ConfigurationSpace(seed=seed)
-    cs.add([
-        CS.OrdinalHyperparameter(d.name, list(range(len(d.choices))))
-        if d.kind == "ordinal" and len(d.choices) > 1
-        else CS.CategoricalHyperparameter(d.name, list(range(len(d.choices))))
-        for d in grid.dims[learner]
-    ])
-    return cs
+    return _configspace(grid, learner, seed)
 
 
-class DEHBOptimizer(Policy):
+class DEHBOptimizer(BudgetJobs):
     """DEHB on the pool world, one optimizer per cell (see the module's documentation)."""
 
     pool_space = True
@@ -80,12 +70,7 @@ class DEHBOptimizer(Policy):
             raise ValueError(f"promotion = {promotion!r}; the rule so far is 'continue'")
         prepare(self, cell, "DEHB", to=to, repeat=repeat, max_repeats=max_repeats,
                 learner=learner)
-        if len(self.learners) != 1:
-            raise ValueError(
-                f"the DEHB adapter tunes one learner; this cell keeps {len(self.learners)}: give "
-                "learner = NAME, or per_learner = true in the world"
-            )
-        self.learner = self.learners[0]
+        self.learner = one_learner(self, "DEHB")
         if not 1 <= int(min_unit) < self.to:
             raise ValueError(f"min_unit = {min_unit}, to = {to}: give 1 <= min_unit < to <= "
                              f"{self.units}")
@@ -95,77 +80,20 @@ class DEHBOptimizer(Policy):
                          max_fidelity=self.to, eta=eta, n_workers=1, seed=seed,
                          output_path=self._out.name, save_freq="end", log_level="ERROR",
                          **options)
-        # Per configuration: its arm, its revealed scores; per arm: the job training it.
-        self.arm_of: Dict[Key, int] = {}
-        self.arm_key: List[Key] = []
-        self.curve: Dict[Key, List[Optional[float]]] = {}
-        self.job_of: Dict[int, Any] = {}
-        self.waiting: Dict[Key, List[Any]] = {}
-        self.ready: List[Any] = []
-        self.repeats = 0
 
     def _key(self, job: Any) -> Key:
         c = job["config"]
         return self.learner, tuple(int(c[d.name]) for d in self.grid.dims[self.learner])
 
     def _unit(self, job: Any) -> int:
-        return min(self.to, max(1, math.ceil(float(job["fidelity"]) - 1e-9)))
+        return unit_of(job["fidelity"], self.to)
 
-    def _tell(self, job: Any, key: Key, cost: int) -> None:
-        curve, u = self.curve[key], self._unit(job)
-        v = curve[u - 1] if u <= len(curve) else None
-        self.dehb.tell(job, {"fitness": math.inf if v is None else -v, "cost": cost})
+    def _ask_job(self) -> Tuple[Any, Key, int]:
+        job = self.dehb.ask()
+        return job, self._key(job), self._unit(job)
 
-    def decide(self, view: Any) -> Any:
-        while self.ready or self.repeats < self.max_repeats:
-            # Jobs that waited for their configuration's work first, then new ones.
-            job = self.ready.pop(0) if self.ready else self.dehb.ask()
-            key, u = self._key(job), self._unit(job)
-            config = self.open.pop(key, None)
-            if config is not None:
-                arm = len(self.arm_key)
-                self.arm_of[key] = arm
-                self.arm_key.append(key)
-                self.curve[key] = []
-                self.job_of[arm] = (job, u)
-                self.repeats = 0
-                return Choose(config, to=u)
-            if key not in self.arm_of:
-                # On the grid but not recorded on this task: a failed evaluation.
-                self.dehb.tell(job, {"fitness": math.inf, "cost": 0})
-                continue
-            arm = self.arm_of[key]
-            if arm in self.job_of:
-                # Running: this job is told when that work finishes; the worker waits.
-                self.waiting.setdefault(key, []).append(job)
-                return Wait()
-            trained = len(self.curve[key])
-            done = trained and (self.curve[key][-1] is None or trained >= self.units)
-            if u > trained and not done:
-                self.job_of[arm] = (job, u)
-                self.repeats = 0
-                return Train(arm, to=u)
-            if self.repeat == "charge" and trained:
-                self.job_of[arm] = (job, u)
-                self.repeats = 0
-                return Retrain(arm, to=min(u, trained))
-            self.repeats += 1
-            self._tell(job, key, 0)
-        return Wait() if self.job_of else Stop()
-
-    def observe(self, obs: Any) -> None:
-        key = self.arm_key[obs.arm]
-        job, u = self.job_of.pop(obs.arm)
-        curve = self.curve[key]
-        new = int(obs.arm_clock) - len(curve)
-        for _, r in obs.revealed[len(obs.revealed) - new:] if new > 0 else []:
-            curve.append(None if r is None else float(r))
-        cut = u > len(curve) and (not curve or curve[-1] is not None) and len(curve) < self.units
-        if not cut:
-            # (Work the budget cut short never finished: its job is not told.)
-            self._tell(job, key, len(obs.revealed))
-        # Jobs that waited: the next decisions tell them, or train further for them.
-        self.ready.extend(self.waiting.pop(key, []))
+    def _tell_job(self, job: Any, value: Optional[float], cost: int) -> None:
+        self.dehb.tell(job, {"fitness": math.inf if value is None else -value, "cost": cost})
 
 
 if __name__ == "__main__":

@@ -1,0 +1,176 @@
+"""The SMAC3 adapter (banditbench.adapters.smac) on the recorded sklearn-grid pool: with one worker
+every facade is told exactly what SMAC's own optimize loop evaluates
+(scripts/reference/smac_sequential.py, run in another interpreter with another string-hash seed),
+every trial on K workers told its configuration's recorded score, identical reruns and threads,
+and its errors. Skipped without SMAC3 unless BANDITBENCH_REQUIRE_SMAC=1."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+if os.environ.get("BANDITBENCH_REQUIRE_SMAC") != "1":
+    pytest.importorskip("smac")
+
+import banditbench as bb  # noqa: E402
+from banditbench.adapters.smac import FACADES, SMACFacade  # noqa: E402
+
+from conftest import ROOT  # noqa: E402
+
+POOL = ROOT / "traces" / "sklearn-grid"
+SCRIPT = ROOT / "scripts" / "reference" / "smac_sequential.py"
+DATASET = "phoneme"
+
+
+def experiment(name, workers=1, trainings=20, repetitions=1):
+    return {
+        "name": name, "traces": str(POOL), "seed": 11, "repetitions": repetitions,
+        "tasks": {"datasets": [DATASET], "runs": [0], "learners": ["mlp"]},
+        "world": {"kind": "pool", "per_learner": True, "budget_unit": "units",
+                  "budgets": [27 * trainings], "incumbent": "best-seen",
+                  "recommendation": "best-seen", "workers": workers},
+    }
+
+
+class Recorded(SMACFacade):
+    """The adapter, logging every tell (the trial's configuration, unit and cost; None: crashed)
+    per seed."""
+
+    logs = {}
+
+    def __init__(self, cell, **params):
+        super().__init__(cell, **params)
+        log = Recorded.logs.setdefault(cell.seed, [])
+        tell = self.smac.tell
+
+        def logged(info, value, save=True):
+            crashed = value.status.name == "CRASHED"
+            log.append(dict(config=list(self.key(info)[1]), unit=self.unit(info),
+                            cost=None if crashed else float(value.cost)))
+            return tell(info, value, save)
+
+        self.smac.tell = logged
+
+
+# facade -> (trainings of 27 units in the budget, SMAC's n_trials): past each model's start-up
+# (the initial design is a quarter of n_trials) and within n_trials, where SMAC's own loop stops.
+ONE_WORKER = {"hpo": (20, 40), "blackbox": (16, 40), "random": (30, 100),
+              "algorithm-configuration": (16, 40), "multi-fidelity": (8, 100),
+              "hyperband": (12, 200)}
+
+
+@pytest.mark.parametrize("facade", list(ONE_WORKER))
+def test_one_worker_tells_smac_what_its_own_loop_evaluates(tmp_path, facade):
+    trainings, n_trials = ONE_WORKER[facade]
+    Recorded.logs.clear()
+    r = bb.run(experiment(f"smac-{facade}", trainings=trainings),
+               policies={"smac3": (Recorded, {"facade": facade, "n_trials": n_trials})},
+               out=tmp_path / "r", progress=False)
+    (seed,) = r.runs["seed"]
+    got = Recorded.logs[int(seed)]
+    assert len(got) >= trainings
+    assert len(got) <= n_trials
+    # Another interpreter, with a string-hash seed of its own: the adapter's start-point order
+    # (start_points = "sorted") makes both independent of it.
+    out = subprocess.run(
+        [sys.executable, str(SCRIPT), "--pool", str(POOL), "--dataset", DATASET, "--run", "0",
+         "--learner", "mlp", "--seed", str(int(seed)), "--facade", facade,
+         "--n-trials", str(n_trials), "--evaluations", str(len(got))],
+        capture_output=True, text=True, check=True, env=dict(os.environ, PYTHONHASHSEED="7"),
+    ).stdout
+    want = [json.loads(line) for line in out.splitlines()]
+    assert got == want
+    if FACADES[facade][1]:
+        # Hyperband's rungs on 27 units with eta 3.
+        assert {1, 3, 9, 27} <= set(r.trajectories["fidelity"])
+
+
+def table():
+    import pandas as pd
+
+    configs = pd.read_parquet(POOL / "configs.parquet").set_index("config_id")["levels"]
+    curves = pd.read_parquet(POOL / "curves" / f"{DATASET}__mlp__0.parquet")
+    ok = curves[curves["status"] == "ok"]
+    return {(tuple(int(v) for v in configs[c].split(",")), int(u)): float(x)
+            for c, u, x in zip(ok["config_id"], ok["unit"], ok["score"])}
+
+
+@pytest.mark.parametrize("facade", ["hpo", "multi-fidelity"])
+def test_on_workers_every_trial_is_told_its_recorded_score(tmp_path, facade):
+    Recorded.logs.clear()
+    scores = table()
+    exp = experiment(f"smac-k4-{facade}", workers=4,
+                     trainings=24 if facade == "hpo" else 12)
+    # n_trials 40: an initial design of 10, so that most trials come from the model.
+    policy = {"smac3": (Recorded, {"facade": facade, "n_trials": 40})}
+    a = bb.run(exp, policies=policy, out=tmp_path / "a", progress=False)
+    for log in Recorded.logs.values():
+        assert len(log) >= 12
+        for e in log:
+            s = scores.get((tuple(e["config"]), e["unit"]))
+            assert e["cost"] == (None if s is None else -s)
+    assert (a.trajectories.groupby("cell")["worker"].nunique() == 4).all()
+    b = bb.run(exp, policies=policy, out=tmp_path / "b", progress=False, threads=2)
+    cols = ["cell", "step", "action", "config", "fidelity", "reward", "worker", "start", "finish"]
+    assert a.trajectories[cols].equals(b.trajectories[cols])
+
+
+@pytest.mark.parametrize("facade", ["hpo", "multi-fidelity"])
+def test_the_protocol_route_gives_the_in_process_results(tmp_path, facade):
+    # The protocol route runs SMAC in another interpreter, whose string-hash seed differs.
+    exp = experiment(f"smac-routes-{facade}", workers=4, trainings=16 if facade == "hpo" else 8)
+    params = {"facade": facade, "n_trials": 40}
+    a = bb.run(exp, policies={"smac3": (SMACFacade, params)}, out=tmp_path / "a",
+               progress=False)
+    exp = dict(exp, policies=[{
+        "family": "external", "name": "smac3", "pool_space": True,
+        "command": [sys.executable, "-m", "banditbench.adapters.smac"], "params": params,
+    }])
+    b = bb.run(exp, out=tmp_path / "b", progress=False)
+    cols = ["cell", "step", "action", "config", "fidelity", "reward", "worker", "start", "finish"]
+    assert a.trajectories[cols].equals(b.trajectories[cols])
+
+
+def test_parts_are_built_from_their_arguments(tmp_path):
+    Recorded.logs.clear()
+    bb.run(experiment("smac-parts", trainings=12),
+           policies={"smac3": (Recorded, {"initial_design_n_configs": 5,
+                                          "scenario_crash_cost": 1.0})},
+           out=tmp_path / "r", progress=False)
+    (log,) = Recorded.logs.values()
+    # Five initial configurations, then the model's: more than 5 distinct, all trained.
+    assert len(log) >= 12 and len({tuple(e["config"]) for e in log}) == len(log)
+
+
+def test_bad_input_is_named(tmp_path):
+    exp = experiment("smac-bad")
+    cases = [({"facade": "bohb"}, "facade = 'bohb'; give one of hpo"),
+             ({"eta": 2}, "eta is for the multi-fidelity facades"),
+             ({"facade": "hyperband", "min_unit": 27}, "min_unit = 27"),
+             ({"acquisition_xi": 0.1}, "unknown option 'acquisition_xi'"),
+             ({"start_points": "random"}, "start_points = 'random'")]
+    for i, (params, message) in enumerate(cases):
+        with pytest.raises(bb.BanditbenchError, match=message):
+            bb.run(exp, policies={"smac3": (SMACFacade, params)}, out=tmp_path / str(i),
+                   progress=False)
+    two = dict(exp, tasks={"datasets": [DATASET], "runs": [0], "learners": ["mlp", "sgd"]},
+               world=dict(exp["world"], per_learner=False))
+    with pytest.raises(bb.BanditbenchError, match="tunes one learner"):
+        bb.run(two, policies={"smac3": SMACFacade}, out=tmp_path / "two", progress=False)
+
+
+def test_the_space_is_the_adapters():
+    from banditbench.adapters import space
+    from banditbench.adapters._grid import GridSpace
+
+    grid = GridSpace.of_pool(str(POOL))
+    cs = space(str(POOL), "mlp", library="smac")
+    dims = grid.dims[grid.learner_index("mlp")]
+    assert sorted(cs.keys()) == sorted(d.name for d in dims)
+    for d in dims:
+        hp = cs[d.name]
+        levels = hp.sequence if d.kind == "ordinal" and len(d.choices) > 1 else hp.choices
+        assert list(levels) == list(range(len(d.choices)))
+    with pytest.raises(ValueError, match="give learner = NAME"):
+        space(str(POOL), library="smac")

@@ -1,0 +1,95 @@
+"""SMAC3's own optimization loop (`facade.optimize()`) on one task of a grid pool, one worker: the
+reference the SMAC3 adapter (banditbench.adapters.smac) is checked against.
+
+The task's recorded curves (configs.parquet, curves/DATASET__LEARNER__RUN.parquet) become SMAC's
+target function over the adapter's own ConfigSpace (`configspace`: each dimension's level indices):
+a trial returns cost = −(the configuration's recorded score at the last unit, or for the
+multi-fidelity facades at unit ceil(budget)) and raises where the task has none (a crashed trial in
+SMAC's loop). The facade is built as the adapter builds it (`banditbench.adapters.smac.facade`: the
+same seed, n_trials, η, budget range in units and order of the local search's start
+points) and `optimize()` runs it to `n_trials`. Prints
+one JSON line per evaluation, in order: {"config", "unit", "cost"} (cost null: crashed).
+
+    python -m venv .venv && . .venv/bin/activate
+    pip install -r scripts/record/requirements.txt -r python/requirements-smac.txt
+    pip install -e .   # or the wheel
+    python scripts/reference/smac_sequential.py --pool traces/sklearn-grid --dataset phoneme \
+        --run 0 --learner mlp --seed 11 --facade hpo --evaluations 60
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import tempfile
+import tomllib
+
+import pandas as pd
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--pool", required=True)
+    ap.add_argument("--dataset", required=True)
+    ap.add_argument("--run", type=int, required=True)
+    ap.add_argument("--learner", required=True)
+    ap.add_argument("--seed", type=int, required=True)
+    ap.add_argument("--facade", default="hpo")
+    ap.add_argument("--evaluations", type=int, required=True)
+    ap.add_argument("--n-trials", type=int, default=100)
+    ap.add_argument("--eta", type=int, default=3)
+    ap.add_argument("--min-unit", type=int, default=1)
+    ap.add_argument("--start-points", default="sorted")
+    a = ap.parse_args()
+
+    from banditbench.adapters._grid import GridSpace
+    from banditbench.adapters.smac import FACADES, configspace, facade
+
+    grid = GridSpace.of_pool(a.pool)
+    l = grid.learner_index(a.learner)
+    with open(os.path.join(a.pool, "pool.toml"), "rb") as f:
+        manifest = tomllib.load(f)
+    units = int(manifest["units"])
+    sign = -1.0 if manifest.get("direction", "maximize") == "minimize" else 1.0
+    configs = pd.read_parquet(os.path.join(a.pool, "configs.parquet"))
+    configs = configs[configs["learner"] == a.learner]
+    curves = pd.read_parquet(
+        os.path.join(a.pool, "curves", f"{a.dataset}__{a.learner}__{a.run}.parquet"))
+    ok = curves[curves["status"] == "ok"]
+    levels = configs.set_index("config_id")["levels"]
+    score = {(tuple(int(v) for v in levels[c].split(",")), int(u)): sign * float(x)
+             for c, u, x in zip(ok["config_id"], ok["unit"], ok["score"])}
+    seen = []
+
+    def evaluate(config, unit):
+        key = tuple(int(config[d.name]) for d in grid.dims[l])
+        s = score.get((key, unit))
+        seen.append(dict(config=list(key), unit=unit, cost=None if s is None else -s))
+        if s is None:
+            raise RuntimeError("not recorded on this task")
+        return -s
+
+    budgets = FACADES[a.facade][1]
+    if budgets:
+        def target(config, seed: int = 0, budget: float = 0.0) -> float:
+            return evaluate(config, min(units, max(1, math.ceil(float(budget) - 1e-9))))
+    else:
+        def target(config, seed: int = 0) -> float:
+            return evaluate(config, units)
+
+    seed = a.seed % 2**31
+    with tempfile.TemporaryDirectory() as tmp:
+        smac = facade(a.facade, configspace(grid, l, seed), seed=seed, output=tmp,
+                      n_trials=a.n_trials, eta=a.eta,
+                      min_budget=a.min_unit if budgets else None,
+                      max_budget=units if budgets else None, target_function=target,
+                      start_points=a.start_points)
+        smac.optimize()
+    for s in seen[: a.evaluations]:
+        print(json.dumps(s))
+
+
+if __name__ == "__main__":
+    main()
