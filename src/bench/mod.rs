@@ -290,6 +290,101 @@ pub(crate) fn peer_cpu_seconds(
         .with_context(|| format!("{}: no {prefix} in its output: {text}", script.display()))
 }
 
+/// One method's line of `scripts/reference/adapters_timing.py`.
+pub enum AdapterTiming {
+    /// Its library is not installed in the Python given.
+    Skipped(String),
+    /// CPU microseconds per decision: in the library's calls, in the adapter's bookkeeping, and
+    /// in the engine and the route between Rust and Python.
+    Measured {
+        method: String,
+        decisions: u64,
+        library_us: f64,
+        adapter_us: f64,
+        engine_us: f64,
+    },
+}
+
+/// banditbench's share of each library optimizer's decision: `scripts/reference/
+/// adapters_timing.py` run by `python` on one task of `pool`, cells of `trainings` full trainings.
+/// Each method's row goes to `row` as the script prints it (a method takes up to minutes).
+pub fn measure_adapters(
+    python: &str,
+    pool: &Path,
+    trainings: usize,
+    mut row: impl FnMut(AdapterTiming),
+) -> Result<()> {
+    use anyhow::Context as _;
+    use std::io::BufRead as _;
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/reference/adapters_timing.py");
+    let mut child = std::process::Command::new(python)
+        .arg(&script)
+        .arg("--pool")
+        .arg(pool)
+        .arg("--trainings")
+        .arg(trainings.to_string())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .with_context(|| format!("--adapters-python {python}: cannot start it"))?;
+    // The libraries' warnings go to stderr: read it on a thread of its own, so that a full pipe
+    // never stalls the script.
+    let mut err = child.stderr.take().expect("piped");
+    let errors = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = std::io::Read::read_to_string(&mut err, &mut text);
+        text
+    });
+    let mut rows = 0;
+    let mut text = String::new();
+    for line in std::io::BufReader::new(child.stdout.take().expect("piped")).lines() {
+        let line = line.with_context(|| format!("{}: reading its output", script.display()))?;
+        text.push_str(&line);
+        text.push('\n');
+        if !line.starts_with("method=") {
+            continue;
+        }
+        let field = |key: &str| {
+            line.split_whitespace()
+                .find_map(|w| w.strip_prefix(&format!("{key}=")).map(str::to_string))
+        };
+        let method = field("method").unwrap_or_default();
+        rows += 1;
+        if field("skipped").is_some() {
+            row(AdapterTiming::Skipped(method));
+            continue;
+        }
+        let num = |key: &str| -> Result<f64> {
+            field(key)
+                .and_then(|v| v.parse().ok())
+                .with_context(|| format!("{}: no {key}= in the line {line:?}", script.display()))
+        };
+        row(AdapterTiming::Measured {
+            method,
+            decisions: num("decisions")? as u64,
+            library_us: num("library_us")?,
+            adapter_us: num("adapter_us")?,
+            engine_us: num("engine_us")?,
+        });
+    }
+    let status = child.wait()?;
+    let errors = errors.join().unwrap_or_default();
+    if !status.success() {
+        anyhow::bail!(
+            "{}: failed under {python} (are the wheel and the adapters' libraries installed? pip install -r python/requirements-optuna.txt ...): {}",
+            script.display(),
+            errors.trim()
+        );
+    }
+    if rows == 0 {
+        anyhow::bail!(
+            "{}: no method= line in its output: {text}",
+            script.display()
+        );
+    }
+    Ok(())
+}
+
 /// autorank's in-process CPU seconds on the scores table `csv`, from
 /// `scripts/reference/autorank_timing.py` run by `python` (median of 3 calls).
 pub fn autorank_cpu_seconds(python: &str, csv: &Path) -> Result<f64> {

@@ -77,6 +77,13 @@ pub struct Args {
     /// How many copies of the recorded Syne Tune experiment folders import-syne-tune reads
     #[arg(long, default_value_t = 100)]
     synetune_copies: usize,
+    /// With adapters: the Python with the wheel and the adapters' libraries (python/
+    /// requirements-*.txt) [default: --python]
+    #[arg(long)]
+    adapters_python: Option<String>,
+    /// With adapters: full trainings of one --pool task in each adapter's cell
+    #[arg(long, default_value_t = 60)]
+    adapter_trainings: usize,
 }
 
 impl Args {
@@ -108,6 +115,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
         configuration_repetitions,
         synetune_python,
         synetune_copies,
+        adapters_python,
+        adapter_trainings,
     } = args;
     if !(seconds.is_finite() && seconds > 0.0) {
         anyhow::bail!("--seconds {seconds}: must be a positive number of seconds");
@@ -278,6 +287,25 @@ pub fn run(args: Args) -> Result<ExitCode> {
             m.seconds
         );
     }
+    if want(Section::Adapters) {
+        let py = adapters_python.as_deref().unwrap_or(&python);
+        bench::measure_adapters(py, &pool_dir, adapter_trainings, |m| match m {
+            bench::AdapterTiming::Skipped(method) => {
+                println!("adapters: {method} skipped (its library is not installed)")
+            }
+            bench::AdapterTiming::Measured {
+                method,
+                decisions,
+                library_us,
+                adapter_us,
+                engine_us,
+            } => println!(
+                "adapters: {method} {decisions} decisions: the library {library_us:.0} us per decision, banditbench {:.1} us (the adapter {adapter_us:.1} us, the engine {engine_us:.1} us): {:.1}% of the library's time",
+                adapter_us + engine_us,
+                100.0 * (adapter_us + engine_us) / library_us.max(1e-9)
+            ),
+        })?;
+    }
     if want(Section::Store) {
         // The same run writing no trajectories first (its peak RSS is then the smaller one).
         let none = bench::measure_store(store_decisions, "none", &scratch, threads)?;
@@ -343,6 +371,9 @@ enum Section {
     /// `import syne-tune`'s reader on copies of the recorded experiment folders; with
     /// --synetune-python beside Syne Tune's own reader (only when named)
     ImportSyneTune,
+    /// banditbench's share of a library optimizer's decision, per adapter and method, in
+    /// --adapters-python (only when named)
+    Adapters,
 }
 
 impl Section {
@@ -357,6 +388,7 @@ impl Section {
                 | Section::ImportBlackbox
                 | Section::PoolConfiguration
                 | Section::ImportSyneTune
+                | Section::Adapters
         )
     }
 }

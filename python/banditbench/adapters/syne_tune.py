@@ -147,9 +147,10 @@ class SyneTuneScheduler(UnitByUnit):
         super().__init__(cell)
         import numpy as np
 
-        from syne_tune.backend.trial_status import Trial
-
         _syne_tune()
+        from syne_tune.backend.trial_status import Trial
+        from syne_tune.optimizer.scheduler import SchedulerDecision
+
         prepare(self, cell, "Syne Tune", to=to, repeat=repeat, max_repeats=max_repeats,
                 learner=learner, ordinal=ordinal, ordinals=ORDINAL)
         self.ordinal = ordinal
@@ -158,6 +159,7 @@ class SyneTuneScheduler(UnitByUnit):
         self.space = config_space(self.grid, self.learners, ordinal)
         self._np = np
         self._Trial = Trial
+        self._stop, self._pause = SchedulerDecision.STOP, SchedulerDecision.PAUSE
         seed = cell.seed % 2**32
         with _LOCK:
             outer = np.random.get_state()
@@ -233,13 +235,11 @@ class SyneTuneScheduler(UnitByUnit):
         return trial.trial_id
 
     def _report(self, trial: Any, unit: int, value: float) -> bool:
-        from syne_tune.optimizer.scheduler import SchedulerDecision
-
         decision = self._call("on_trial_result", trial, {METRIC: value, TIME_ATTR: unit})
-        if decision == SchedulerDecision.STOP:
+        if decision == self._stop:
             self._call("on_trial_remove", trial)
             return True
-        if decision == SchedulerDecision.PAUSE:
+        if decision == self._pause:
             raise ValueError(
                 f"scheduler {self.scheduler_name!r} paused trial {trial.trial_id}: the adapter "
                 "honours CONTINUE and STOP only"
