@@ -23,11 +23,11 @@ SCRIPT = ROOT / "scripts" / "reference" / "smac_sequential.py"
 DATASET = "phoneme"
 
 
-def experiment(name, workers=1, trainings=20, repetitions=1):
+def experiment(name, workers=1, trainings=20, repetitions=1, learners=("mlp",)):
     return {
         "name": name, "traces": str(POOL), "seed": 11, "repetitions": repetitions,
-        "tasks": {"datasets": [DATASET], "runs": [0], "learners": ["mlp"]},
-        "world": {"kind": "pool", "per_learner": True, "budget_unit": "units",
+        "tasks": {"datasets": [DATASET], "runs": [0], "learners": list(learners)},
+        "world": {"kind": "pool", "per_learner": len(learners) == 1, "budget_unit": "units",
                   "budgets": [27 * trainings], "incumbent": "best-seen",
                   "recommendation": "best-seen", "workers": workers},
     }
@@ -46,8 +46,9 @@ class Recorded(SMACFacade):
 
         def logged(info, value, save=True):
             crashed = value.status.name == "CRASHED"
-            log.append(dict(config=list(self.key(info)[1]), unit=self.unit(info),
-                            cost=None if crashed else float(value.cost)))
+            learner, config = self.key(info)
+            log.append(dict(learner=self.impl.grid.learners[learner], config=list(config),
+                            unit=self.unit(info), cost=None if crashed else float(value.cost)))
             return tell(info, value, save)
 
         self.smac.tell = logged
@@ -84,6 +85,27 @@ def test_one_worker_tells_smac_what_its_own_loop_evaluates(tmp_path, facade):
     if FACADES[facade][1]:
         # Hyperband's rungs on 27 units with eta 3.
         assert {1, 3, 9, 27} <= set(r.trajectories["fidelity"])
+
+
+def test_several_learners_are_smacs_cash_space(tmp_path):
+    # Every learner of the task under a categorical "learner" (per_learner = false): SMAC's own
+    # loop on the same CASH space evaluates the same trials.
+    Recorded.logs.clear()
+    learners = ("hist-gradient-boosting", "random-forest", "mlp", "sgd")
+    r = bb.run(experiment("smac-cash", trainings=20, learners=learners),
+               policies={"smac3": (Recorded, {"n_trials": 40})}, out=tmp_path / "r",
+               progress=False)
+    (seed,) = r.runs["seed"]
+    got = Recorded.logs[int(seed)]
+    assert len({e["learner"] for e in got}) == 4
+    args = [a for name in learners for a in ("--learner", name)]
+    out = subprocess.run(
+        [sys.executable, str(SCRIPT), "--pool", str(POOL), "--dataset", DATASET, "--run", "0",
+         *args, "--seed", str(int(seed)), "--facade", "hpo", "--n-trials", "40",
+         "--evaluations", str(len(got))],
+        capture_output=True, text=True, check=True, env=dict(os.environ, PYTHONHASHSEED="7"),
+    ).stdout
+    assert got == [json.loads(line) for line in out.splitlines()]
 
 
 def table():
@@ -154,10 +176,6 @@ def test_bad_input_is_named(tmp_path):
         with pytest.raises(bb.BanditbenchError, match=message):
             bb.run(exp, policies={"smac3": (SMACFacade, params)}, out=tmp_path / str(i),
                    progress=False)
-    two = dict(exp, tasks={"datasets": [DATASET], "runs": [0], "learners": ["mlp", "sgd"]},
-               world=dict(exp["world"], per_learner=False))
-    with pytest.raises(bb.BanditbenchError, match="tunes one learner"):
-        bb.run(two, policies={"smac3": SMACFacade}, out=tmp_path / "two", progress=False)
 
 
 def test_the_space_is_the_adapters():
@@ -172,5 +190,9 @@ def test_the_space_is_the_adapters():
         hp = cs[d.name]
         levels = hp.sequence if d.kind == "ordinal" and len(d.choices) > 1 else hp.choices
         assert list(levels) == list(range(len(d.choices)))
-    with pytest.raises(ValueError, match="give learner = NAME"):
-        space(str(POOL), library="smac")
+    cash = space(str(POOL), library="smac")
+    assert list(cash["learner"].choices) == grid.learners
+    assert sorted(cash.keys()) == sorted(
+        ["learner"] + [f"{grid.learners[l]}.{d.name}" for l in range(len(grid.learners))
+                       for d in grid.dims[l]])
+    assert len(cash.conditions) == len(cash.keys()) - 1

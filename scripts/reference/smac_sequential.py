@@ -8,7 +8,9 @@ multi-fidelity facades at unit ceil(budget)) and raises where the task has none 
 SMAC's loop). The facade is built as the adapter builds it (`banditbench.adapters.smac.facade`: the
 same seed, n_trials, η, budget range in units and order of the local search's start
 points) and `optimize()` runs it to `n_trials`. Prints
-one JSON line per evaluation, in order: {"config", "unit", "cost"} (cost null: crashed).
+one JSON line per evaluation, in order: {"learner", "config", "unit", "cost"} (cost null:
+crashed). Several --learner: SMAC searches their CASH space (a categorical learner, each learner's
+dimensions active under it).
 
     python -m venv .venv && . .venv/bin/activate
     pip install -r scripts/record/requirements.txt -r python/requirements-smac.txt
@@ -34,7 +36,8 @@ def main() -> None:
     ap.add_argument("--pool", required=True)
     ap.add_argument("--dataset", required=True)
     ap.add_argument("--run", type=int, required=True)
-    ap.add_argument("--learner", required=True)
+    ap.add_argument("--learner", action="append",
+                    help="a learner to tune (repeatable; several: the CASH space)")
     ap.add_argument("--seed", type=int, required=True)
     ap.add_argument("--facade", default="hpo")
     ap.add_argument("--evaluations", type=int, required=True)
@@ -44,29 +47,32 @@ def main() -> None:
     ap.add_argument("--start-points", default="sorted")
     a = ap.parse_args()
 
-    from banditbench.adapters._grid import GridSpace
+    from banditbench.adapters._grid import GridSpace, configspace_key
     from banditbench.adapters.smac import FACADES, configspace, facade
 
     grid = GridSpace.of_pool(a.pool)
-    l = grid.learner_index(a.learner)
+    learners = [grid.learner_index(name) for name in a.learner]
     with open(os.path.join(a.pool, "pool.toml"), "rb") as f:
         manifest = tomllib.load(f)
     units = int(manifest["units"])
     sign = -1.0 if manifest.get("direction", "maximize") == "minimize" else 1.0
     configs = pd.read_parquet(os.path.join(a.pool, "configs.parquet"))
-    configs = configs[configs["learner"] == a.learner]
-    curves = pd.read_parquet(
-        os.path.join(a.pool, "curves", f"{a.dataset}__{a.learner}__{a.run}.parquet"))
-    ok = curves[curves["status"] == "ok"]
-    levels = configs.set_index("config_id")["levels"]
-    score = {(tuple(int(v) for v in levels[c].split(",")), int(u)): sign * float(x)
-             for c, u, x in zip(ok["config_id"], ok["unit"], ok["score"])}
+    score = {}
+    for l in learners:
+        name = grid.learners[l]
+        levels = configs[configs["learner"] == name].set_index("config_id")["levels"]
+        curves = pd.read_parquet(
+            os.path.join(a.pool, "curves", f"{a.dataset}__{name}__{a.run}.parquet"))
+        ok = curves[curves["status"] == "ok"]
+        for c, u, x in zip(ok["config_id"], ok["unit"], ok["score"]):
+            score[(l, tuple(int(v) for v in levels[c].split(",")), int(u))] = sign * float(x)
     seen = []
 
     def evaluate(config, unit):
-        key = tuple(int(config[d.name]) for d in grid.dims[l])
-        s = score.get((key, unit))
-        seen.append(dict(config=list(key), unit=unit, cost=None if s is None else -s))
+        l, key = configspace_key(config, grid, learners)
+        s = score.get((l, key, unit))
+        seen.append(dict(learner=grid.learners[l], config=list(key), unit=unit,
+                         cost=None if s is None else -s))
         if s is None:
             raise RuntimeError("not recorded on this task")
         return -s
@@ -81,7 +87,7 @@ def main() -> None:
 
     seed = a.seed % 2**31
     with tempfile.TemporaryDirectory() as tmp:
-        smac = facade(a.facade, configspace(grid, l, seed), seed=seed, output=tmp,
+        smac = facade(a.facade, configspace(grid, learners, seed), seed=seed, output=tmp,
                       n_trials=a.n_trials, eta=a.eta,
                       min_budget=a.min_unit if budgets else None,
                       max_budget=units if budgets else None, target_function=target,

@@ -31,8 +31,9 @@ def space(pool: str, learner: Optional[str] = None, library: str = "optuna",
     ``"sklearn-grid"``) as ``library`` expects it: for Optuna a dict of distributions, of one
     ``learner``'s dimensions, or of every learner's under a categorical ``"learner"``; for Syne
     Tune its config-space dict (domains), for Nevergrad an ``ng.p.Dict`` (ordered levels as
-    ``TransitionChoice`` for ``ordinal="index"``), the same names; for SMAC3 (and DEHB) one
-    ``learner``'s ConfigSpace of level indices. Every point of it maps to exactly one
+    ``TransitionChoice`` for ``ordinal="index"``), the same names; for SMAC3 (and DEHB) a ConfigSpace
+    of level indices (several learners under a categorical ``"learner"``, their dimensions
+    ``LEARNER.DIM`` active under it). Every point of it maps to exactly one
     configuration of the grid."""
     grid = GridSpace.of_pool(pool)
     learners = [grid.learner_index(learner)] if learner is not None else list(range(len(grid.learners)))
@@ -51,10 +52,7 @@ def space(pool: str, learner: Optional[str] = None, library: str = "optuna",
     if library == "smac":
         from .smac import configspace
 
-        if len(learners) != 1:
-            raise ValueError("library = 'smac': give learner = NAME (ConfigSpace's conditions "
-                             f"are not mapped yet); the pool has {', '.join(grid.learners)}")
-        return configspace(grid, learners[0])
+        return configspace(grid, learners)
     raise ValueError(f"library = {library!r}; the adapters so far: {', '.join(LIBRARIES)}")
 
 

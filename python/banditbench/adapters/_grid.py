@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 Key = Tuple[int, Tuple[int, ...]]
 
@@ -115,17 +115,40 @@ class GridSpace:
         }
 
 
-def configspace(grid: GridSpace, learner: int, seed: int = 0) -> Any:
-    """ConfigSpace's space of one learner (DEHB's and SMAC3's): an ``OrdinalHyperparameter`` of
-    level indices for a dimension with ordered levels, a ``CategoricalHyperparameter`` of level
-    indices otherwise."""
+def configspace(grid: GridSpace, learners: Union[int, Sequence[int]], seed: int = 0) -> Any:
+    """ConfigSpace's space (DEHB's and SMAC3's) of one learner, or of several under a categorical
+    ``learner`` whose value activates that learner's dimensions (``EqualsCondition``), named
+    ``LEARNER.DIM`` as in Syne Tune's space. A dimension with ordered levels is an
+    ``OrdinalHyperparameter`` of level indices, any other a ``CategoricalHyperparameter`` of level
+    indices."""
     import ConfigSpace as CS
 
+    chosen = [learners] if isinstance(learners, int) else list(learners)
+
+    def hp(name: str, d: Dim) -> Any:
+        if d.kind == "ordinal" and len(d.choices) > 1:
+            return CS.OrdinalHyperparameter(name, list(range(len(d.choices))))
+        return CS.CategoricalHyperparameter(name, list(range(len(d.choices))))
+
     cs = CS.ConfigurationSpace(seed=seed)
-    cs.add([
-        CS.OrdinalHyperparameter(d.name, list(range(len(d.choices))))
-        if d.kind == "ordinal" and len(d.choices) > 1
-        else CS.CategoricalHyperparameter(d.name, list(range(len(d.choices))))
-        for d in grid.dims[learner]
-    ])
+    if len(chosen) == 1:
+        cs.add([hp(d.name, d) for d in grid.dims[chosen[0]]])
+        return cs
+    root = CS.CategoricalHyperparameter("learner", [grid.learners[l] for l in chosen])
+    cs.add(root)
+    for l in chosen:
+        name = grid.learners[l]
+        hps = [hp(f"{name}.{d.name}", d) for d in grid.dims[l]]
+        cs.add(hps)
+        cs.add([CS.EqualsCondition(h, root, name) for h in hps])
     return cs
+
+
+def configspace_key(config: Mapping[str, Any], grid: GridSpace, learners: Sequence[int]) -> Key:
+    """The (learner, level indices) of a configuration of :func:`configspace`'s space."""
+    if len(learners) > 1:
+        l = grid.learners.index(config["learner"])
+        prefix = f"{grid.learners[l]}."
+    else:
+        l, prefix = learners[0], ""
+    return l, tuple(int(config[prefix + d.name]) for d in grid.dims[l])

@@ -36,7 +36,9 @@ The open choices, each a parameter:
 - ``repeat``, ``max_repeats``: a trial of a configuration evaluated before (``"reuse"`` tells the
   recorded score at once; ``"charge"`` trains those units again), and how many trials in a row
   told without work end the asking.
-- ``learner``: the learner to tune (one: ConfigSpace's conditions are not mapped yet).
+- ``learner``: the learner to tune; without it (and ``per_learner = false`` in the world) every
+  learner on the task, as a categorical ``learner`` whose value activates that learner's
+  dimensions (``LEARNER.DIM``, ConfigSpace's ``EqualsCondition``): SMAC searches the CASH space.
 - ``scenario_ARG``: a further argument of SMAC's ``Scenario`` (``scenario_crash_cost = 1.0``).
 - ``PART_ARG``, for PART one of ``model``, ``acquisition_function``, ``acquisition_maximizer``,
   ``initial_design``, ``random_design``, ``intensifier``, ``runhistory_encoder``,
@@ -62,12 +64,13 @@ import logging
 import tempfile
 from functools import partial
 from pathlib import Path
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, Optional, Sequence, Tuple, Union
 
 from ..protocol import Policy
 from ._grid import GridSpace, Key
 from ._grid import configspace as _configspace
-from ._trials import BudgetJobs, WholeTrials, one_learner, prepare, unit_of
+from ._grid import configspace_key
+from ._trials import BudgetJobs, WholeTrials, prepare, unit_of
 
 VERSION = "2.4.1"
 
@@ -100,10 +103,11 @@ def _smac():
     return smac
 
 
-def configspace(grid: GridSpace, learner: int, seed: int = 0) -> Any:
-    """ConfigSpace's space of one learner (:func:`banditbench.adapters._grid.configspace`)."""
+def configspace(grid: GridSpace, learners: Union[int, Sequence[int]], seed: int = 0) -> Any:
+    """ConfigSpace's space of one learner or several
+    (:func:`banditbench.adapters._grid.configspace`)."""
     _smac()
-    return _configspace(grid, learner, seed)
+    return _configspace(grid, learners, seed)
 
 
 def facade(name: str, space: Any, *, seed: int, output: str, n_trials: int = 100,
@@ -199,14 +203,13 @@ class _SMACTrials:
         from smac.runhistory import StatusType, TrialValue
 
         self._status, self._value = StatusType, TrialValue
-        self.learner = one_learner(self, "SMAC3")
         budgets = FACADES[facade_name][1]
         if budgets and not 1 <= int(min_unit) < self.to:
             raise ValueError(f"min_unit = {min_unit}, to = {self.to}: give 1 <= min_unit < to "
                              f"<= {self.units}")
         seed = cell.seed % 2**31
         self._out = tempfile.TemporaryDirectory(prefix="banditbench-smac-")
-        self.smac = facade(facade_name, configspace(self.grid, self.learner, seed), seed=seed,
+        self.smac = facade(facade_name, configspace(self.grid, self.learners, seed), seed=seed,
                            output=self._out.name, n_trials=n_trials, deterministic=deterministic,
                            eta=eta, min_budget=min_unit if budgets else None,
                            max_budget=self.to if budgets else None, scenario=scenario,
@@ -214,8 +217,7 @@ class _SMACTrials:
         self.crash_cost = float(self.smac.scenario.crash_cost)
 
     def _key(self, info: Any) -> Key:
-        c = info.config
-        return self.learner, tuple(int(c[d.name]) for d in self.grid.dims[self.learner])
+        return configspace_key(info.config, self.grid, self.learners)
 
     def _next(self) -> Optional[Any]:
         from smac.main.exceptions import ConfigurationSpaceExhaustedException
