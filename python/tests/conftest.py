@@ -33,3 +33,21 @@ def write_experiment(path, body):
     fixture = ROOT / "tests" / "fixtures" / "tiny"
     path.write_text(f'name = "{path.stem}"\ntraces = "{fixture}"\n{body}')
     return path
+
+
+def recorded_scores(dataset, learner="mlp", run=0, unit=None, pool=None):
+    """A task's recorded scores, read from the pool's own files (the bundled sklearn-grid by
+    default): level indices -> score at ``unit``, or (level indices, unit) -> score for every
+    unit when ``unit`` is None. Failed units are left out."""
+    import pandas as pd
+
+    pool = ROOT / "traces" / "sklearn-grid" if pool is None else pool
+    configs = pd.read_parquet(pool / "configs.parquet").set_index("config_id")["levels"]
+    curves = pd.read_parquet(pool / "curves" / f"{dataset}__{learner}__{run}.parquet")
+    ok = curves[curves["status"] == "ok"]
+    if unit is not None:
+        ok = ok[ok["unit"] == unit]
+    levels = (tuple(int(v) for v in configs[c].split(",")) for c in ok["config_id"])
+    if unit is not None:
+        return {lv: float(x) for lv, x in zip(levels, ok["score"])}
+    return {(lv, int(u)): float(x) for lv, u, x in zip(levels, ok["unit"], ok["score"])}

@@ -17,7 +17,7 @@ if os.environ.get("BANDITBENCH_REQUIRE_DEHB") != "1":
 import banditbench as bb  # noqa: E402
 from banditbench.adapters.dehb import DEHBOptimizer  # noqa: E402
 
-from conftest import ROOT  # noqa: E402
+from conftest import ROOT, recorded_scores  # noqa: E402
 
 POOL = ROOT / "traces" / "sklearn-grid"
 SCRIPT = ROOT / "scripts" / "reference" / "dehb_sequential.py"
@@ -72,19 +72,11 @@ def test_one_worker_tells_dehb_what_its_own_loop_evaluates(tmp_path, repeat):
     assert set(tr["action"]) <= {"choose", "pull", "retrain"}
 
 
-def table():
-    import pandas as pd
-
-    configs = pd.read_parquet(POOL / "configs.parquet").set_index("config_id")["levels"]
-    curves = pd.read_parquet(POOL / "curves" / f"{DATASET}__mlp__0.parquet")
-    ok = curves[curves["status"] == "ok"]
-    return {(tuple(int(v) for v in configs[c].split(",")), int(u)): float(x)
-            for c, u, x in zip(ok["config_id"], ok["unit"], ok["score"])}
 
 
 def test_on_workers_every_job_is_told_its_recorded_score(tmp_path):
     Recorded.logs.clear()
-    scores = table()
+    scores = recorded_scores(DATASET)
     exp = experiment("dehb-k4", workers=4)
     a = bb.run(exp, policies={"dehb": Recorded}, out=tmp_path / "a", progress=False)
     for log in Recorded.logs.values():

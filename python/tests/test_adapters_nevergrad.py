@@ -18,7 +18,7 @@ from banditbench.adapters import space  # noqa: E402
 from banditbench.adapters._grid import GridSpace  # noqa: E402
 from banditbench.adapters.nevergrad import NevergradOptimizer  # noqa: E402
 
-from conftest import ROOT  # noqa: E402
+from conftest import ROOT, recorded_scores  # noqa: E402
 
 POOL = ROOT / "traces" / "sklearn-grid"
 SCRIPT = ROOT / "scripts" / "reference" / "nevergrad_sequential.py"
@@ -96,21 +96,13 @@ def test_charged_repeats_make_nevergrads_own_loop_under_a_budget_of_trainings(tm
     assert (r.runs["budget_used"] == 27 * 20).all()
 
 
-def table(learner="mlp", dataset=DATASET, run=0, unit=27):
-    import pandas as pd
-
-    configs = pd.read_parquet(POOL / "configs.parquet")
-    curves = pd.read_parquet(POOL / "curves" / f"{dataset}__{learner}__{run}.parquet")
-    at = curves[(curves["unit"] == unit) & (curves["status"] == "ok")]
-    levels = configs.set_index("config_id").loc[at["config_id"], "levels"]
-    return {tuple(int(v) for v in s.split(",")): float(x) for s, x in zip(levels, at["score"])}
 
 
 def test_on_workers_every_candidate_is_told_its_recorded_loss(tmp_path):
     Recorded.logs.clear()
     grid = GridSpace.of_pool(str(POOL))
     mlp = grid.learner_index("mlp")
-    scores = table()
+    scores = recorded_scores(DATASET, unit=27)
     exp = experiment("ng-k8", workers=8, configs=40)
     a = bb.run(exp, policies={"ng": (Recorded, {"optimizer": "TwoPointsDE"})},
                out=tmp_path / "a", progress=False)

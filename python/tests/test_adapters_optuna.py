@@ -21,7 +21,7 @@ from banditbench.adapters import space  # noqa: E402
 from banditbench.adapters._grid import GridSpace  # noqa: E402
 from banditbench.adapters.optuna import OptunaSampler  # noqa: E402
 
-from conftest import ROOT  # noqa: E402
+from conftest import ROOT, recorded_scores  # noqa: E402
 
 POOL = ROOT / "traces" / "sklearn-grid"
 SCRIPT = ROOT / "scripts" / "reference" / "optuna_sequential.py"
@@ -204,7 +204,7 @@ def test_with_a_pruner_on_workers_every_trial_sees_its_configurations_curve(tmp_
     Recorded.studies.clear()
     grid = GridSpace.of_pool(str(POOL))
     mlp = grid.learner_index("mlp")
-    curves = {u: table(unit=u) for u in (1, 2, 3, 27)}
+    curves = {u: recorded_scores("car", unit=u) for u in (1, 2, 3, 27)}
     r = bb.run(experiment("prune-k8", workers=8, budget_units=27 * 20),
                policies={"optuna": (Recorded, {"pruner": "successive-halving"})},
                out=tmp_path / "r", progress=False)
@@ -221,17 +221,6 @@ def test_with_a_pruner_on_workers_every_trial_sees_its_configurations_curve(tmp_
             assert t.state != optuna.trial.TrialState.FAIL
 
 
-def table(learner="mlp", dataset="car", run=0, unit=27):
-    """(learner, levels) -> the recorded score at `unit`, from the pool's own files."""
-    import pandas as pd
-
-    configs = pd.read_parquet(POOL / "configs.parquet")
-    configs = configs[configs["learner"] == learner]
-    curves = pd.read_parquet(POOL / "curves" / f"{dataset}__{learner}__{run}.parquet")
-    at = curves[(curves["unit"] == unit) & (curves["status"] == "ok")]
-    score = dict(zip(at["config_id"].astype(int), at["score"].astype(float)))
-    return {tuple(int(x) for x in lv.split(",")): score[int(c)]
-            for c, lv in zip(configs["config_id"], configs["levels"])}
 
 
 @pytest.mark.parametrize("options", [{}, {"constant_liar": False}, {"sampler": "random"}])
@@ -241,7 +230,7 @@ def test_every_trial_asked_on_workers_is_told_its_configurations_score(tmp_path,
     # budget cut are left running. Without constant_liar TPE suggests running configurations
     # again and again: the class of defect this checks.
     Recorded.studies.clear()
-    scores = table()
+    scores = recorded_scores("car", unit=27)
     grid = GridSpace.of_pool(str(POOL))
     mlp = grid.learner_index("mlp")
     r = bb.run(experiment("told", workers=8), policies={"optuna": (Recorded, options)},

@@ -16,7 +16,7 @@ if os.environ.get("BANDITBENCH_REQUIRE_SMAC") != "1":
 import banditbench as bb  # noqa: E402
 from banditbench.adapters.smac import FACADES, SMACFacade  # noqa: E402
 
-from conftest import ROOT  # noqa: E402
+from conftest import ROOT, recorded_scores  # noqa: E402
 
 POOL = ROOT / "traces" / "sklearn-grid"
 SCRIPT = ROOT / "scripts" / "reference" / "smac_sequential.py"
@@ -108,20 +108,12 @@ def test_several_learners_are_smacs_cash_space(tmp_path):
     assert got == [json.loads(line) for line in out.splitlines()]
 
 
-def table():
-    import pandas as pd
-
-    configs = pd.read_parquet(POOL / "configs.parquet").set_index("config_id")["levels"]
-    curves = pd.read_parquet(POOL / "curves" / f"{DATASET}__mlp__0.parquet")
-    ok = curves[curves["status"] == "ok"]
-    return {(tuple(int(v) for v in configs[c].split(",")), int(u)): float(x)
-            for c, u, x in zip(ok["config_id"], ok["unit"], ok["score"])}
 
 
 @pytest.mark.parametrize("facade", ["hpo", "multi-fidelity"])
 def test_on_workers_every_trial_is_told_its_recorded_score(tmp_path, facade):
     Recorded.logs.clear()
-    scores = table()
+    scores = recorded_scores(DATASET)
     exp = experiment(f"smac-k4-{facade}", workers=4,
                      trainings=24 if facade == "hpo" else 12)
     # n_trials 40: an initial design of 10, so that most trials come from the model.

@@ -19,7 +19,7 @@ from banditbench.adapters import space  # noqa: E402
 from banditbench.adapters._grid import GridSpace  # noqa: E402
 from banditbench.adapters.syne_tune import METRIC, TIME_ATTR, SyneTuneScheduler  # noqa: E402
 
-from conftest import ROOT  # noqa: E402
+from conftest import ROOT, recorded_scores  # noqa: E402
 
 POOL = ROOT / "traces" / "sklearn-grid"
 SCRIPT = ROOT / "scripts" / "reference" / "synetune_sequential.py"
@@ -129,14 +129,6 @@ def test_charged_repeats_make_syne_tunes_own_scheduler_calls(tmp_path, scheduler
         assert (r.trajectories["action"] == "retrain").any()
 
 
-def table(unit, learner="mlp", dataset=DATASET, run=0):
-    import pandas as pd
-
-    configs = pd.read_parquet(POOL / "configs.parquet")
-    curves = pd.read_parquet(POOL / "curves" / f"{dataset}__{learner}__{run}.parquet")
-    at = curves[(curves["unit"] == unit) & (curves["status"] == "ok")]
-    levels = configs.set_index("config_id").loc[at["config_id"], "levels"]
-    return {tuple(int(v) for v in s.split(",")): float(x) for s, x in zip(levels, at["score"])}
 
 
 @pytest.mark.parametrize("scheduler", ["asha", "bohb"])
@@ -155,7 +147,7 @@ def test_on_workers_every_result_is_its_configurations_recorded_score(tmp_path, 
         for e in plain(log):
             levels = tuple(e["config"][d.name] for d in grid.dims[mlp])
             if e["epoch"] not in tables:
-                tables[e["epoch"]] = table(e["epoch"])
+                tables[e["epoch"]] = recorded_scores(DATASET, unit=e["epoch"])
             assert e["score"] == tables[e["epoch"]][levels]
             if e["call"] == "result":
                 # A trial's results come one unit at a time, in order.
@@ -197,5 +189,5 @@ def test_space_and_bad_input_are_named(tmp_path):
         bb.run(experiment("st-bad-repeat", repetitions=1),
                policies={"st": (SyneTuneScheduler, {"repeat": "pay"})},
                out=tmp_path / "b", progress=False)
-    with pytest.raises(ValueError, match="library = 'smac'"):
-        space(str(POOL), library="smac")
+    with pytest.raises(ValueError, match="library = 'hebo'"):
+        space(str(POOL), library="hebo")

@@ -66,15 +66,24 @@ def test_import_runs_reruns_keep_the_same_folder_and_fresh_replaces_it(tmp_path)
     assert (other / "notes.txt").read_text() == "mine"
 
 
-def test_the_library_optimizers_snippet_runs_as_written(tmp_path, monkeypatch):
-    # Skipped without Optuna unless BANDITBENCH_REQUIRE_OPTUNA=1 (.ci/run installs it).
-    if os.environ.get("BANDITBENCH_REQUIRE_OPTUNA") != "1":
-        pytest.importorskip("optuna")
-    for name in ("traces", "experiments", "Cargo.toml"):
-        os.symlink(ROOT / name, tmp_path / name)
+def library_snippet(tmp_path, monkeypatch, module, index, name):
+    """Run the README's ```python block ``index`` under "Library optimizers" (the one that uses
+    ``name``) in a clone's root of this test's own; skipped without the library ``module``
+    unless BANDITBENCH_REQUIRE_<MODULE>=1 (.ci/run installs it). Returns the snippet's names."""
+    if os.environ.get(f"BANDITBENCH_REQUIRE_{module.upper()}") != "1":
+        pytest.importorskip(module)
+    for folder in ("traces", "experiments", "Cargo.toml"):
+        os.symlink(ROOT / folder, tmp_path / folder)
     monkeypatch.chdir(tmp_path)
-    scope = {"__name__": "readme_adapters"}
-    exec(compile(snippet("Library optimizers"), "README.md (Library optimizers)", "exec"), scope)
+    code = snippet("Library optimizers", index=index)
+    assert name in code
+    scope = {"__name__": f"readme_{module}"}
+    exec(compile(code, f"README.md (Library optimizers, block {index})", "exec"), scope)
+    return scope
+
+
+def test_the_library_optimizers_snippet_runs_as_written(tmp_path, monkeypatch):
+    scope = library_snippet(tmp_path, monkeypatch, "optuna", 0, "OptunaSampler")
     runs = scope["results"].runs
     assert set(runs["policy"]) == {"optuna-tpe", "optuna-tpe-no-liar(constant_liar=false)",
                                     "optuna-random(sampler=random)", "mine"}
@@ -86,16 +95,7 @@ def test_the_library_optimizers_snippet_runs_as_written(tmp_path, monkeypatch):
 
 
 def test_the_syne_tune_snippet_runs_as_written(tmp_path, monkeypatch):
-    # Skipped without Syne Tune unless BANDITBENCH_REQUIRE_SYNE_TUNE=1 (.ci/run installs it).
-    if os.environ.get("BANDITBENCH_REQUIRE_SYNE_TUNE") != "1":
-        pytest.importorskip("syne_tune")
-    for name in ("traces", "experiments", "Cargo.toml"):
-        os.symlink(ROOT / name, tmp_path / name)
-    monkeypatch.chdir(tmp_path)
-    scope = {"__name__": "readme_syne_tune"}
-    code = snippet("Library optimizers", index=1)
-    assert "SyneTuneScheduler" in code
-    exec(compile(code, "README.md (Syne Tune's schedulers)", "exec"), scope)
+    scope = library_snippet(tmp_path, monkeypatch, "syne_tune", 1, "SyneTuneScheduler")
     runs = scope["results"].runs
     policies = set(runs["policy"])
     assert {"st-asha", "st-hyperband(brackets=4)", "st-random(scheduler=random)"} < policies
@@ -115,16 +115,7 @@ def test_the_syne_tune_snippet_runs_as_written(tmp_path, monkeypatch):
 
 
 def test_the_nevergrad_snippet_runs_as_written(tmp_path, monkeypatch):
-    # Skipped without Nevergrad unless BANDITBENCH_REQUIRE_NEVERGRAD=1 (.ci/run installs it).
-    if os.environ.get("BANDITBENCH_REQUIRE_NEVERGRAD") != "1":
-        pytest.importorskip("nevergrad")
-    for name in ("traces", "experiments", "Cargo.toml"):
-        os.symlink(ROOT / name, tmp_path / name)
-    monkeypatch.chdir(tmp_path)
-    scope = {"__name__": "readme_nevergrad"}
-    code = snippet("Library optimizers", index=2)
-    assert "NevergradOptimizer" in code
-    exec(compile(code, "README.md (Nevergrad's optimizers)", "exec"), scope)
+    scope = library_snippet(tmp_path, monkeypatch, "nevergrad", 2, "NevergradOptimizer")
     runs = scope["results"].runs
     assert set(runs["policy"]) == {"ng-ngopt", "ng-de(optimizer=TwoPointsDE)",
                                     "ng-portfolio(optimizer=PortfolioDiscreteOnePlusOne)"}
@@ -136,16 +127,7 @@ def test_the_nevergrad_snippet_runs_as_written(tmp_path, monkeypatch):
 
 
 def test_the_smac_snippet_runs_as_written(tmp_path, monkeypatch):
-    # Skipped without SMAC3 unless BANDITBENCH_REQUIRE_SMAC=1 (.ci/run installs it).
-    if os.environ.get("BANDITBENCH_REQUIRE_SMAC") != "1":
-        pytest.importorskip("smac")
-    for name in ("traces", "experiments", "Cargo.toml"):
-        os.symlink(ROOT / name, tmp_path / name)
-    monkeypatch.chdir(tmp_path)
-    scope = {"__name__": "readme_smac"}
-    code = snippet("Library optimizers", index=3)
-    assert "SMACFacade" in code
-    exec(compile(code, "README.md (SMAC3's facades)", "exec"), scope)
+    scope = library_snippet(tmp_path, monkeypatch, "smac", 3, "SMACFacade")
     r = scope["r"]
     runs = r.runs
     assert sorted(p.split("(")[0] for p in runs["policy"]) == ["smac-hpo"] * 2 + ["smac-mf"] * 2

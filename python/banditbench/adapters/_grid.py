@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 Key = Tuple[int, Tuple[int, ...]]
 
@@ -144,11 +144,17 @@ def configspace(grid: GridSpace, learners: Union[int, Sequence[int]], seed: int 
     return cs
 
 
-def configspace_key(config: Mapping[str, Any], grid: GridSpace, learners: Sequence[int]) -> Key:
-    """The (learner, level indices) of a configuration of :func:`configspace`'s space."""
+def key_of(config: Mapping[str, Any], grid: GridSpace, learners: Sequence[int],
+           level: Optional[Callable[[Dim, Any], int]] = None) -> Key:
+    """The (learner, level indices) of a library's configuration named as :func:`configspace`,
+    Syne Tune's and Nevergrad's spaces name it: one learner's dimensions by name, or several
+    learners' as ``LEARNER.DIM`` beside a ``"learner"`` value. ``level`` reads a dimension's
+    value as a level index (default: the value is the index)."""
     if len(learners) > 1:
         l = grid.learners.index(config["learner"])
         prefix = f"{grid.learners[l]}."
     else:
         l, prefix = learners[0], ""
-    return l, tuple(int(config[prefix + d.name]) for d in grid.dims[l])
+    if level is None:
+        return l, tuple(int(config[prefix + d.name]) for d in grid.dims[l])
+    return l, tuple(level(d, config[prefix + d.name]) for d in grid.dims[l])

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Tuple
 
-from ._grid import GridSpace, Key
+from ._grid import GridSpace, Key, key_of
 from ._trials import WholeTrials, prepare
 
 VERSION = "1.0.12"
@@ -73,16 +73,6 @@ def parametrization(grid: GridSpace, learners: List[int], ordinal: str = "transi
             else:
                 out[prefix + d.name] = ng.p.Choice(levels)
     return ng.p.Dict(**out)
-
-
-def key_of(value: Dict[str, Any], grid: GridSpace, learners: List[int]) -> Key:
-    """The (learner, level indices) of a candidate's value."""
-    if len(learners) > 1:
-        l = grid.learners.index(value["learner"])
-        prefix = f"{grid.learners[l]}."
-    else:
-        l, prefix = learners[0], ""
-    return l, tuple(int(value[prefix + d.name]) for d in grid.dims[l])
 
 
 class NevergradOptimizer(WholeTrials):

@@ -69,7 +69,7 @@ from typing import Any, Dict, Optional, Sequence, Tuple, Union
 from ..protocol import Policy
 from ._grid import GridSpace, Key
 from ._grid import configspace as _configspace
-from ._grid import configspace_key
+from ._grid import key_of
 from ._trials import BudgetJobs, WholeTrials, prepare, unit_of
 
 VERSION = "2.4.1"
@@ -217,7 +217,7 @@ class _SMACTrials:
         self.crash_cost = float(self.smac.scenario.crash_cost)
 
     def _key(self, info: Any) -> Key:
-        return configspace_key(info.config, self.grid, self.learners)
+        return key_of(info.config, self.grid, self.learners)
 
     def _next(self) -> Optional[Any]:
         from smac.main.exceptions import ConfigurationSpaceExhaustedException

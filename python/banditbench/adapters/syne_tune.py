@@ -51,7 +51,7 @@ import datetime
 import threading
 from typing import Any, Dict, List, Optional, Tuple
 
-from ._grid import GridSpace, Key
+from ._grid import GridSpace, Key, key_of
 from ._trials import UnitByUnit, prepare
 
 VERSION = "0.16.0"
@@ -125,15 +125,10 @@ def config_space(grid: GridSpace, learners: List[int], ordinal: str = "index") -
     return out
 
 
-def key_of(config: Dict[str, Any], grid: GridSpace, learners: List[int],
-           ordinal: str = "index") -> Key:
-    """The (learner, level indices) of a Syne Tune configuration."""
-    if len(learners) > 1:
-        l = grid.learners.index(config["learner"])
-        prefix = f"{grid.learners[l]}."
-    else:
-        l, prefix = learners[0], ""
-    return l, tuple(d.level_of(config[prefix + d.name], ordinal == "index") for d in grid.dims[l])
+def level_reader(ordinal: str) -> Any:
+    """How a Syne Tune value names a level (:meth:`Dim.level_of`)."""
+    by_index = ordinal == "index"
+    return lambda d, v: d.level_of(v, by_index)
 
 
 class SyneTuneScheduler(UnitByUnit):
@@ -154,6 +149,7 @@ class SyneTuneScheduler(UnitByUnit):
         prepare(self, cell, "Syne Tune", to=to, repeat=repeat, max_repeats=max_repeats,
                 learner=learner, ordinal=ordinal, ordinals=ORDINAL)
         self.ordinal = ordinal
+        self._level = level_reader(ordinal)
         self.scheduler_name = scheduler
         self.options = dict(options)
         self.space = config_space(self.grid, self.learners, ordinal)
@@ -229,7 +225,7 @@ class SyneTuneScheduler(UnitByUnit):
                             creation_time=CREATED)
         self.trials += 1
         self._call("on_trial_add", trial)
-        return trial, key_of(trial.config, self.grid, self.learners, self.ordinal)
+        return trial, key_of(trial.config, self.grid, self.learners, self._level)
 
     def _trial_id(self, trial: Any) -> int:
         return trial.trial_id
