@@ -45,8 +45,9 @@ class Recorded(DEHBOptimizer):
         tell = self.dehb.tell
 
         def logged(job, result, *args, **kwargs):
-            log.append(dict(config=list(self._key(job)[1]), unit=self._unit(job),
-                            fitness=float(result["fitness"])))
+            learner, config = self._key(job)
+            log.append(dict(learner=self.grid.learners[learner], config=list(config),
+                            unit=self._unit(job), fitness=float(result["fitness"])))
             return tell(job, result, *args, **kwargs)
 
         self.dehb.tell = logged
@@ -97,7 +98,23 @@ def test_bad_input_is_named(tmp_path):
     with pytest.raises(bb.BanditbenchError, match="min_unit = 27"):
         bb.run(exp, policies={"dehb": (DEHBOptimizer, {"min_unit": 27})},
                out=tmp_path / "b", progress=False)
-    two = dict(exp, tasks={"datasets": [DATASET], "runs": [0], "learners": ["mlp", "sgd"]},
+
+
+def test_several_learners_are_dehbs_cash_space(tmp_path):
+    # Every learner of the task under a categorical "learner" (per_learner = false): DEHB's own
+    # loop on the same CASH space evaluates the same jobs.
+    Recorded.logs.clear()
+    learners = ["hist-gradient-boosting", "random-forest", "mlp", "sgd"]
+    exp = experiment("dehb-cash", repetitions=1)
+    exp = dict(exp, tasks=dict(exp["tasks"], learners=learners),
                world=dict(exp["world"], per_learner=False))
-    with pytest.raises(bb.BanditbenchError, match="tunes one learner"):
-        bb.run(two, policies={"dehb": DEHBOptimizer}, out=tmp_path / "c", progress=False)
+    r = bb.run(exp, policies={"dehb": Recorded}, out=tmp_path / "r", progress=False)
+    (seed,) = r.runs["seed"]
+    got = Recorded.logs[int(seed)]
+    assert len({e["learner"] for e in got}) == 4
+    out = subprocess.run(
+        [sys.executable, str(SCRIPT), "--pool", str(POOL), "--dataset", DATASET, "--run", "0",
+         *[a for name in learners for a in ("--learner", name)], "--seed", str(int(seed)),
+         "--evaluations", str(len(got))],
+        capture_output=True, text=True, check=True).stdout
+    assert got == [json.loads(line) for line in out.splitlines()]

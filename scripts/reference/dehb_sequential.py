@@ -19,11 +19,9 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import tempfile
-import tomllib
 
-import pandas as pd
+from pool_tables import task_scores
 
 
 def main() -> None:
@@ -31,7 +29,8 @@ def main() -> None:
     ap.add_argument("--pool", required=True)
     ap.add_argument("--dataset", required=True)
     ap.add_argument("--run", type=int, required=True)
-    ap.add_argument("--learner", required=True)
+    ap.add_argument("--learner", action="append", required=True,
+                    help="a learner to tune (repeatable; several: the CASH space)")
     ap.add_argument("--seed", type=int, required=True)
     ap.add_argument("--evaluations", type=int, required=True)
     ap.add_argument("--eta", type=int, default=3)
@@ -40,36 +39,26 @@ def main() -> None:
 
     from dehb import DEHB
 
-    from banditbench.adapters._grid import GridSpace
+    from banditbench.adapters._grid import GridSpace, key_of
     from banditbench.adapters.dehb import configspace
 
     grid = GridSpace.of_pool(a.pool)
-    l = grid.learner_index(a.learner)
-    with open(os.path.join(a.pool, "pool.toml"), "rb") as f:
-        manifest = tomllib.load(f)
-    units = int(manifest["units"])
-    sign = -1.0 if manifest.get("direction", "maximize") == "minimize" else 1.0
-    configs = pd.read_parquet(os.path.join(a.pool, "configs.parquet"))
-    configs = configs[configs["learner"] == a.learner]
-    curves = pd.read_parquet(
-        os.path.join(a.pool, "curves", f"{a.dataset}__{a.learner}__{a.run}.parquet"))
-    ok = curves[curves["status"] == "ok"]
-    levels = configs.set_index("config_id")["levels"]
-    score = {(tuple(int(v) for v in levels[c].split(",")), int(u)): sign * float(x)
-             for c, u, x in zip(ok["config_id"], ok["unit"], ok["score"])}
+    learners = [grid.learner_index(name) for name in a.learner]
+    units, score = task_scores(a.pool, a.dataset, a.run, a.learner)
     seen = []
 
     def objective(config, fidelity, **kwargs):
-        key = tuple(int(config[d.name]) for d in grid.dims[l])
+        l, key = key_of(config, grid, learners)
         unit = min(units, max(1, math.ceil(float(fidelity) - 1e-9)))
-        s = score.get((key, unit))
+        s = score.get((grid.learners[l], key, unit))
         fitness = math.inf if s is None else -s
-        seen.append(dict(config=list(key), unit=unit, fitness=fitness))
+        seen.append(dict(learner=grid.learners[l], config=list(key), unit=unit,
+                         fitness=fitness))
         return {"fitness": fitness, "cost": float(fidelity)}
 
     seed = a.seed % 2**32
     with tempfile.TemporaryDirectory() as tmp:
-        dehb = DEHB(f=objective, cs=configspace(grid, l, seed), min_fidelity=a.min_unit,
+        dehb = DEHB(f=objective, cs=configspace(grid, learners, seed), min_fidelity=a.min_unit,
                     max_fidelity=units, eta=a.eta, n_workers=1, seed=seed, output_path=tmp,
                     save_freq="end", log_level="ERROR")
         dehb.run(fevals=a.evaluations)

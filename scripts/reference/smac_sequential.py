@@ -24,11 +24,9 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import tempfile
-import tomllib
 
-import pandas as pd
+from pool_tables import task_scores
 
 
 def main() -> None:
@@ -36,7 +34,7 @@ def main() -> None:
     ap.add_argument("--pool", required=True)
     ap.add_argument("--dataset", required=True)
     ap.add_argument("--run", type=int, required=True)
-    ap.add_argument("--learner", action="append",
+    ap.add_argument("--learner", action="append", required=True,
                     help="a learner to tune (repeatable; several: the CASH space)")
     ap.add_argument("--seed", type=int, required=True)
     ap.add_argument("--facade", default="hpo")
@@ -47,30 +45,17 @@ def main() -> None:
     ap.add_argument("--start-points", default="sorted")
     a = ap.parse_args()
 
-    from banditbench.adapters._grid import GridSpace, configspace_key
+    from banditbench.adapters._grid import GridSpace, key_of
     from banditbench.adapters.smac import FACADES, configspace, facade
 
     grid = GridSpace.of_pool(a.pool)
     learners = [grid.learner_index(name) for name in a.learner]
-    with open(os.path.join(a.pool, "pool.toml"), "rb") as f:
-        manifest = tomllib.load(f)
-    units = int(manifest["units"])
-    sign = -1.0 if manifest.get("direction", "maximize") == "minimize" else 1.0
-    configs = pd.read_parquet(os.path.join(a.pool, "configs.parquet"))
-    score = {}
-    for l in learners:
-        name = grid.learners[l]
-        levels = configs[configs["learner"] == name].set_index("config_id")["levels"]
-        curves = pd.read_parquet(
-            os.path.join(a.pool, "curves", f"{a.dataset}__{name}__{a.run}.parquet"))
-        ok = curves[curves["status"] == "ok"]
-        for c, u, x in zip(ok["config_id"], ok["unit"], ok["score"]):
-            score[(l, tuple(int(v) for v in levels[c].split(",")), int(u))] = sign * float(x)
+    units, score = task_scores(a.pool, a.dataset, a.run, a.learner)
     seen = []
 
     def evaluate(config, unit):
-        l, key = configspace_key(config, grid, learners)
-        s = score.get((l, key, unit))
+        l, key = key_of(config, grid, learners)
+        s = score.get((grid.learners[l], key, unit))
         seen.append(dict(learner=grid.learners[l], config=list(key), unit=unit,
                          cost=None if s is None else -s))
         if s is None:

@@ -19,7 +19,9 @@ The open choices, each a parameter:
   (default) tells the recorded score at once, charging nothing; ``"charge"`` trains those units
   again (``Retrain``) and tells the score when that work finishes.
 - ``max_repeats``: jobs in a row told without work, after which no worker asks again.
-- ``learner``: the learner to tune (one: ConfigSpace's conditions are not mapped yet).
+- ``learner``: the learner to tune; without it (and ``per_learner = false`` in the world) every
+  learner on the task, under a categorical ``learner`` that activates that learner's dimensions
+  (``LEARNER.DIM``, ConfigSpace's ``EqualsCondition``; DEHB handles the conditions itself).
 - Every other parameter goes to DEHB's constructor (``mutation_factor``, ``crossover_prob``,
   ``strategy``, ...). ``seed`` is the cell's seed modulo 2^32; DEHB's ``n_workers`` is 1 (more
   starts a Dask cluster): the simulated workers each ask in turn, and DEHB keeps the pending jobs.
@@ -29,11 +31,11 @@ from __future__ import annotations
 
 import math
 import tempfile
-from typing import Any, Optional, Tuple
+from typing import Any, Optional, Sequence, Tuple, Union
 
-from ._grid import GridSpace, Key
+from ._grid import GridSpace, Key, key_of
 from ._grid import configspace as _configspace
-from ._trials import BudgetJobs, one_learner, prepare, unit_of
+from ._trials import BudgetJobs, prepare, unit_of
 
 VERSION = "0.1.2"
 
@@ -50,10 +52,11 @@ def _dehb():
     return DEHB
 
 
-def configspace(grid: GridSpace, learner: int, seed: int = 0) -> Any:
-    """ConfigSpace's space of one learner (:func:`banditbench.adapters._grid.configspace`)."""
+def configspace(grid: GridSpace, learners: Union[int, Sequence[int]], seed: int = 0) -> Any:
+    """ConfigSpace's space of one learner or several
+    (:func:`banditbench.adapters._grid.configspace`)."""
     _dehb()
-    return _configspace(grid, learner, seed)
+    return _configspace(grid, learners, seed)
 
 
 class DEHBOptimizer(BudgetJobs):
@@ -70,20 +73,18 @@ class DEHBOptimizer(BudgetJobs):
             raise ValueError(f"promotion = {promotion!r}; the rule so far is 'continue'")
         prepare(self, cell, "DEHB", to=to, repeat=repeat, max_repeats=max_repeats,
                 learner=learner)
-        self.learner = one_learner(self, "DEHB")
         if not 1 <= int(min_unit) < self.to:
             raise ValueError(f"min_unit = {min_unit}, to = {to}: give 1 <= min_unit < to <= "
                              f"{self.units}")
         seed = cell.seed % 2**32
         self._out = tempfile.TemporaryDirectory(prefix="banditbench-dehb-")
-        self.dehb = DEHB(cs=configspace(self.grid, self.learner, seed), min_fidelity=min_unit,
+        self.dehb = DEHB(cs=configspace(self.grid, self.learners, seed), min_fidelity=min_unit,
                          max_fidelity=self.to, eta=eta, n_workers=1, seed=seed,
                          output_path=self._out.name, save_freq="end", log_level="ERROR",
                          **options)
 
     def _key(self, job: Any) -> Key:
-        c = job["config"]
-        return self.learner, tuple(int(c[d.name]) for d in self.grid.dims[self.learner])
+        return key_of(job["config"], self.grid, self.learners)
 
     def _unit(self, job: Any) -> int:
         return unit_of(job["fidelity"], self.to)
