@@ -72,16 +72,6 @@ def prepare(policy: Any, cell: Any, library: str, *, to: Optional[int], repeat: 
     policy.max_repeats = int(max_repeats)
 
 
-def one_learner(policy: Any, library: str) -> int:
-    """The one learner an adapter that tunes one learner tunes (after ``prepare``)."""
-    if len(policy.learners) != 1:
-        raise ValueError(
-            f"the {library} adapter tunes one learner; this cell keeps {len(policy.learners)}: "
-            "give learner = NAME, or per_learner = true in the world"
-        )
-    return policy.learners[0]
-
-
 def unit_of(budget: Any, to: int) -> int:
     """The unit a library's budget names: ceil(budget), within 1 and ``to``."""
     return min(to, max(1, math.ceil(float(budget) - 1e-9)))
