@@ -3,6 +3,8 @@ the model-based methods' start-up trials; 4 for Optuna's pruners) on the recorde
 package the tests do not install (torch, xgboost), a required option, or one worker. Skipped without the four libraries unless
 BANDITBENCH_REQUIRE_OPTUNA, _SYNE_TUNE, _NEVERGRAD and _SMAC are set (.ci/run sets them)."""
 import os
+import shutil
+import subprocess
 
 import pytest
 
@@ -68,3 +70,24 @@ def test_every_listed_method_starts_a_cell_or_names_what_it_needs(tmp_path, row)
         assert need is not None and need in str(e), str(e)[-2000:]
         return
     assert len(r.runs) == 1 and r.runs["budget_used"].iloc[0] > 0
+
+
+def test_the_policies_command_lists_the_adapters():
+    cmd = shutil.which("banditbench")
+    if cmd is None:
+        pytest.skip("the wheel's banditbench command is not on PATH")
+    out = subprocess.run([cmd, "policies"], capture_output=True, text=True, check=True).stdout
+    listing = out.split("library adapters (", 1)[1]
+    for cls in (OptunaSampler, SyneTuneScheduler, NevergradOptimizer, SMACFacade):
+        assert f"{cls.__module__}.{cls.__name__}" in listing
+    assert "facade: hpo, blackbox, random, algorithm-configuration, multi-fidelity, hyperband" in listing
+    assert "(542 in all)" in listing and "banditbench.adapters.dehb.DEHBOptimizer" in listing
+    # A filter keeps the methods it names; another world has no adapters.
+    out = subprocess.run([cmd, "policies", "bohb"], capture_output=True, text=True,
+                         check=True).stdout
+    listing = out.split("library adapters (", 1)[1]
+    assert "scheduler: bohb, asha-bore" not in listing and "scheduler: bohb" in listing
+    assert "OptunaSampler" not in listing
+    out = subprocess.run([cmd, "policies", "--world", "time-sliced"], capture_output=True,
+                         text=True, check=True).stdout
+    assert "library adapters" not in out
