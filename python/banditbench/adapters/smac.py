@@ -97,7 +97,7 @@ def _smac():
         import smac
     except ImportError:
         raise ImportError(
-            "the SMAC3 adapter needs SMAC3: pip install 'banditbench-engine[smac]' (or -r "
+            "the SMAC3 adapter needs SMAC3: pip install \"banditbench-engine[smac]\" (or -r "
             f"python/requirements-smac.txt; SMAC {VERSION} pinned)"
         ) from None
     return smac
