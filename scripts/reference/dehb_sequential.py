@@ -16,26 +16,15 @@ runs it. Prints one JSON line per evaluation, in order: {"config", "unit", "fitn
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import tempfile
 
-from pool_tables import task_scores
+from pool_tables import task_arguments, task_scores
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--pool", required=True)
-    ap.add_argument("--dataset", required=True)
-    ap.add_argument("--run", type=int, required=True)
-    ap.add_argument("--learner", action="append", required=True,
-                    help="a learner to tune (repeatable; several: the CASH space)")
-    ap.add_argument("--seed", type=int, required=True)
-    ap.add_argument("--evaluations", type=int, required=True)
-    ap.add_argument("--eta", type=int, default=3)
-    ap.add_argument("--min-unit", type=int, default=1)
-    a = ap.parse_args()
+    a = task_arguments("DEHB's own run loop on one task of a grid pool").parse_args()
 
     from dehb import DEHB
 

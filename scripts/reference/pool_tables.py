@@ -4,11 +4,28 @@ banditbench's loader."""
 
 from __future__ import annotations
 
+import argparse
 import os
 import tomllib
 from typing import Dict, Sequence, Tuple
 
 import pandas as pd
+
+
+def task_arguments(description: str) -> argparse.ArgumentParser:
+    """The arguments every reference loop takes: the pool, the task, the learners, the seed, how
+    many evaluations to print, and Hyperband's eta and smallest unit."""
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("--pool", required=True)
+    ap.add_argument("--dataset", required=True)
+    ap.add_argument("--run", type=int, required=True)
+    ap.add_argument("--learner", action="append", required=True,
+                    help="a learner to tune (repeatable; several: the CASH space)")
+    ap.add_argument("--seed", type=int, required=True)
+    ap.add_argument("--evaluations", type=int, required=True)
+    ap.add_argument("--eta", type=int, default=3)
+    ap.add_argument("--min-unit", type=int, default=1)
+    return ap
 
 
 def task_scores(pool: str, dataset: str, run: int, learners: Sequence[str]

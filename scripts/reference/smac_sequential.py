@@ -21,27 +21,17 @@ dimensions active under it).
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import tempfile
 
-from pool_tables import task_scores
+from pool_tables import task_arguments, task_scores
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--pool", required=True)
-    ap.add_argument("--dataset", required=True)
-    ap.add_argument("--run", type=int, required=True)
-    ap.add_argument("--learner", action="append", required=True,
-                    help="a learner to tune (repeatable; several: the CASH space)")
-    ap.add_argument("--seed", type=int, required=True)
+    ap = task_arguments("SMAC3's own optimize loop on one task of a grid pool")
     ap.add_argument("--facade", default="hpo")
-    ap.add_argument("--evaluations", type=int, required=True)
     ap.add_argument("--n-trials", type=int, default=100)
-    ap.add_argument("--eta", type=int, default=3)
-    ap.add_argument("--min-unit", type=int, default=1)
     ap.add_argument("--start-points", default="sorted")
     a = ap.parse_args()
 
