@@ -51,3 +51,17 @@ def recorded_scores(dataset, learner="mlp", run=0, unit=None, pool=None):
     if unit is not None:
         return {lv: float(x) for lv, x in zip(levels, ok["score"])}
     return {(lv, int(u)): float(x) for lv, u, x in zip(levels, ok["unit"], ok["score"])}
+
+
+def pool_experiment(name, dataset, budget_units, *, workers=1, repetitions=1,
+                    learners=("mlp",), per_learner=True, seed=11, pool=None):
+    """An experiment dict on one task (run 0) of a grid pool (the bundled sklearn-grid by
+    default): the pool world, a budget in units, best-seen incumbent and recommendation."""
+    pool = ROOT / "traces" / "sklearn-grid" if pool is None else pool
+    return {
+        "name": name, "traces": str(pool), "seed": seed, "repetitions": repetitions,
+        "tasks": {"datasets": [dataset], "runs": [0], "learners": list(learners)},
+        "world": {"kind": "pool", "per_learner": per_learner, "budget_unit": "units",
+                  "budgets": [budget_units], "incumbent": "best-seen",
+                  "recommendation": "best-seen", "workers": workers},
+    }

@@ -18,7 +18,7 @@ from banditbench.adapters import space  # noqa: E402
 from banditbench.adapters._grid import GridSpace  # noqa: E402
 from banditbench.adapters.nevergrad import NevergradOptimizer  # noqa: E402
 
-from conftest import ROOT, recorded_scores  # noqa: E402
+from conftest import ROOT, pool_experiment, recorded_scores  # noqa: E402
 
 POOL = ROOT / "traces" / "sklearn-grid"
 SCRIPT = ROOT / "scripts" / "reference" / "nevergrad_sequential.py"
@@ -26,13 +26,8 @@ DATASET = "phoneme"
 
 
 def experiment(name, workers=1, configs=20, repetitions=2):
-    return {
-        "name": name, "traces": str(POOL), "seed": 11, "repetitions": repetitions,
-        "tasks": {"datasets": [DATASET], "runs": [0], "learners": ["mlp"]},
-        "world": {"kind": "pool", "per_learner": True, "budget_unit": "units",
-                  "budgets": [27 * configs], "incumbent": "best-seen",
-                  "recommendation": "best-seen", "workers": workers},
-    }
+    return pool_experiment(name, DATASET, 27 * configs, workers=workers,
+                           repetitions=repetitions)
 
 
 class Recorded(NevergradOptimizer):

@@ -21,20 +21,15 @@ from banditbench.adapters import space  # noqa: E402
 from banditbench.adapters._grid import GridSpace  # noqa: E402
 from banditbench.adapters.optuna import OptunaSampler  # noqa: E402
 
-from conftest import ROOT, recorded_scores  # noqa: E402
+from conftest import ROOT, pool_experiment, recorded_scores  # noqa: E402
 
 POOL = ROOT / "traces" / "sklearn-grid"
 SCRIPT = ROOT / "scripts" / "reference" / "optuna_sequential.py"
 
 
 def experiment(name, workers=1, budget_units=27 * 40, learners=("mlp",), repetitions=2):
-    return {
-        "name": name, "traces": str(POOL), "seed": 11, "repetitions": repetitions,
-        "tasks": {"datasets": ["car"], "runs": [0], "learners": list(learners)},
-        "world": {"kind": "pool", "per_learner": True, "budget_unit": "units",
-                  "budgets": [budget_units], "incumbent": "best-seen",
-                  "recommendation": "best-seen", "workers": workers},
-    }
+    return pool_experiment(name, "car", budget_units, workers=workers,
+                           repetitions=repetitions, learners=learners)
 
 
 class Recorded(OptunaSampler):

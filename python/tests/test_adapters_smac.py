@@ -16,7 +16,7 @@ if os.environ.get("BANDITBENCH_REQUIRE_SMAC") != "1":
 import banditbench as bb  # noqa: E402
 from banditbench.adapters.smac import FACADES, SMACFacade  # noqa: E402
 
-from conftest import ROOT, recorded_scores  # noqa: E402
+from conftest import ROOT, pool_experiment, recorded_scores  # noqa: E402
 
 POOL = ROOT / "traces" / "sklearn-grid"
 SCRIPT = ROOT / "scripts" / "reference" / "smac_sequential.py"
@@ -24,13 +24,9 @@ DATASET = "phoneme"
 
 
 def experiment(name, workers=1, trainings=20, repetitions=1, learners=("mlp",)):
-    return {
-        "name": name, "traces": str(POOL), "seed": 11, "repetitions": repetitions,
-        "tasks": {"datasets": [DATASET], "runs": [0], "learners": list(learners)},
-        "world": {"kind": "pool", "per_learner": len(learners) == 1, "budget_unit": "units",
-                  "budgets": [27 * trainings], "incumbent": "best-seen",
-                  "recommendation": "best-seen", "workers": workers},
-    }
+    return pool_experiment(name, DATASET, 27 * trainings, workers=workers,
+                           repetitions=repetitions, learners=learners,
+                           per_learner=len(learners) == 1)
 
 
 class Recorded(SMACFacade):

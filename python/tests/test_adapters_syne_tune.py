@@ -19,7 +19,7 @@ from banditbench.adapters import space  # noqa: E402
 from banditbench.adapters._grid import GridSpace  # noqa: E402
 from banditbench.adapters.syne_tune import METRIC, TIME_ATTR, SyneTuneScheduler  # noqa: E402
 
-from conftest import ROOT, recorded_scores  # noqa: E402
+from conftest import ROOT, pool_experiment, recorded_scores  # noqa: E402
 
 POOL = ROOT / "traces" / "sklearn-grid"
 SCRIPT = ROOT / "scripts" / "reference" / "synetune_sequential.py"
@@ -27,13 +27,8 @@ DATASET = "phoneme"
 
 
 def experiment(name, workers=1, budget_units=27 * 20, repetitions=2):
-    return {
-        "name": name, "traces": str(POOL), "seed": 11, "repetitions": repetitions,
-        "tasks": {"datasets": [DATASET], "runs": [0], "learners": ["mlp"]},
-        "world": {"kind": "pool", "per_learner": True, "budget_unit": "units",
-                  "budgets": [budget_units], "incumbent": "best-seen",
-                  "recommendation": "best-seen", "workers": workers},
-    }
+    return pool_experiment(name, DATASET, budget_units, workers=workers,
+                           repetitions=repetitions)
 
 
 class Recorded(SyneTuneScheduler):
