@@ -265,9 +265,27 @@ pub trait Policy: Send {
     fn try_decide(&mut self, view: &View<'_>, rng: &mut Rng) -> Result<Action> {
         Ok(self.decide(view, rng))
     }
-    /// Called once after the cell's last observation; an error here fails the cell.
-    fn finish(&mut self) -> Result<()> {
-        Ok(())
+    /// Called once after the cell's last observation; an error here fails the cell. Returns the
+    /// policy's own counts for the cell as a JSON object's text (runs.parquet's `policy_stats`:
+    /// a library adapter's suggestions, repeats and snapped points), or None.
+    fn finish(&mut self) -> Result<Option<String>> {
+        Ok(None)
+    }
+}
+
+/// A policy's own counts for its cell (`Policy::finish`), checked: `null` is none, an object is
+/// kept as its canonical text (keys sorted), anything else is an error naming what was given.
+pub fn policy_stats(v: serde_json::Value) -> std::result::Result<Option<String>, String> {
+    match v {
+        serde_json::Value::Null => Ok(None),
+        serde_json::Value::Object(m) => Ok(Some(serde_json::Value::Object(m).to_string())),
+        other => {
+            let mut shown = other.to_string();
+            shown.truncate(120);
+            Err(format!(
+                "its stats are `{shown}`; stats must be a JSON object (e.g. {{\"suggestions\": 40}}) or null"
+            ))
+        }
     }
 }
 

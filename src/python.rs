@@ -148,6 +148,8 @@ impl Host for &'static PyHost {
 
 /// One cell's Python objects.
 struct CellState {
+    /// The policy object (its `stats()` is asked at the cell's end).
+    policy: Py<PyAny>,
     decide: Py<PyAny>,
     observe: Py<PyAny>,
     view: Py<PyAny>,
@@ -415,6 +417,7 @@ impl Policy for PyPolicy {
             let obj = t.get_item(0)?;
             let pool = t.get_item(5)?;
             Ok(CellState {
+                policy: obj.clone().unbind(),
                 decide: obj.getattr("decide")?.unbind(),
                 observe: obj.getattr("observe")?.unbind(),
                 view: t.get_item(1)?.unbind(),
@@ -486,14 +489,32 @@ impl Policy for PyPolicy {
         });
     }
 
-    fn finish(&mut self) -> Result<()> {
+    fn finish(&mut self) -> Result<Option<String>> {
         let flushed = Python::attach(|py| self.deliver(py));
         if let Err(e) = flushed {
             return Err(self.fail(format!("observe raised:\n{e}")));
         }
         let st = self.state.take();
-        Python::attach(|_py| drop(st));
-        Ok(())
+        let stats = Python::attach(|py| -> std::result::Result<Option<String>, String> {
+            static STATS: pyo3::sync::PyOnceLock<Py<PyAny>> = pyo3::sync::PyOnceLock::new();
+            let Some(s) = &st else { return Ok(None) };
+            let text = STATS
+                .import(py, "banditbench._hosted", "stats_json")
+                .and_then(|f| f.call1((s.policy.bind(py),)))
+                .and_then(|t| t.extract::<Option<String>>())
+                .map_err(|e| format!("stats() raised:\n{}", describe(py, &e)))?;
+            drop(st);
+            match text {
+                None => Ok(None),
+                Some(t) => serde_json::from_str(&t)
+                    .map_err(|e| format!("stats() gave text that is not JSON ({e})"))
+                    .and_then(|v| {
+                        crate::protocol::policy_stats(v)
+                            .map_err(|e| format!("at the end of the cell {e}"))
+                    }),
+            }
+        });
+        stats.map_err(|e| self.fail(e))
     }
 }
 
@@ -832,13 +853,20 @@ fn experiment_file(name: PathBuf) -> PyResult<String> {
 fn pool_space(pool: String) -> PyResult<String> {
     guarded("pool_space", || {
         let dir = crate::bundled::traces(std::path::Path::new("."), &pool);
-        if !crate::trace::pool::is_pool(&dir) {
+        let (m, space) = if crate::trace::pool::is_pool(&dir) {
+            let m =
+                crate::trace::pool::read_pool_manifest(&dir.join("pool.toml")).map_err(to_py)?;
+            let space = crate::trace::pool::grid_space(&m, &[]);
+            (m, space)
+        } else if crate::trace::joint::is_trace_set(&dir) {
+            // A trace set's joint pool: each learner's space from its recorder's description.
+            let p = crate::trace::joint::pool_from_trace_set(&dir).map_err(to_py)?;
+            (p.manifest, p.space)
+        } else {
             return Err(BanditbenchError::new_err(format!(
-                "{pool}: not a configuration pool (a folder with pool.toml, such as traces/sklearn-grid)"
+                "{pool}: neither a configuration pool (a folder with pool.toml, such as traces/sklearn-grid) nor a trace set with recorded spaces (traceset.toml, such as traces/sklearn-random)"
             )));
-        }
-        let m = crate::trace::pool::read_pool_manifest(&dir.join("pool.toml")).map_err(to_py)?;
-        let space = crate::trace::pool::grid_space(&m, &[]);
+        };
         let learners: Vec<&str> = m.learners.iter().map(|l| l.name.as_str()).collect();
         Ok(format!(
             "{{\"pool\":{},\"units\":{},\"learners\":{},\"space\":{}}}",

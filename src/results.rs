@@ -17,8 +17,9 @@ pub(crate) const LOCK: &str = "experiment.lock.toml";
 /// Version 1 had no version key and no `program` column; version 2 had one schema per kind of
 /// world and a fingerprint of prose; version 3 had one schema for every world and a canonical
 /// fingerprint; version 4 adds the simulated workers (`workers`, `makespan_s`, `idle_s` in runs;
-/// `worker`, `start`, `finish` in trajectories).
-pub(crate) const RESULTS_FORMAT: i64 = 4;
+/// `worker`, `start`, `finish` in trajectories); version 5 adds `policy_stats` in runs (a
+/// policy's own counts for its cell: a library adapter's suggestions, repeats and snapped points).
+pub(crate) const RESULTS_FORMAT: i64 = 5;
 
 pub use crate::files::read_parquet;
 

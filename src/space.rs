@@ -24,7 +24,13 @@ pub static EMPTY: Space = Space {
 /// How one dimension's values are encoded.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Scale {
-    Numeric { log: bool, lo: f64, hi: f64 },
+    /// A range `[lo, hi]`, log-scaled when `log`; `int` when the recorder drew whole numbers.
+    Numeric {
+        log: bool,
+        lo: f64,
+        hi: f64,
+        int: bool,
+    },
     Ordinal(u16),
     Categorical(u16),
 }
@@ -143,7 +149,7 @@ pub enum Root {
 /// Encode one value of `dim` given as text (a JSON scalar's text: `0.1`, `"gini"`, `true`).
 pub fn encode(dim: &SpaceDim, value: &serde_json::Value) -> f32 {
     match dim.scale {
-        Scale::Numeric { log, lo, hi } => {
+        Scale::Numeric { log, lo, hi, .. } => {
             let Some(v) = value.as_f64() else {
                 return f32::NAN;
             };
@@ -209,9 +215,9 @@ pub fn parse_space(text: &str) -> Result<Vec<SpaceDim>> {
             .split_once('[')
             .ok_or_else(|| anyhow::anyhow!("'{part}': expected `name int|float [log] [lo, hi]`"))?;
         let words: Vec<&str> = head.split_whitespace().collect();
-        let (name, log) = match words.as_slice() {
-            [n, "int" | "float"] => (*n, false),
-            [n, "int" | "float", "log"] => (*n, true),
+        let (name, log, int) = match words.as_slice() {
+            [n, kind @ ("int" | "float")] => (*n, false, *kind == "int"),
+            [n, kind @ ("int" | "float"), "log"] => (*n, true, *kind == "int"),
             _ => bail!("'{part}': expected `name int|float [log] [lo, hi]`"),
         };
         let nums: Vec<f64> = range
@@ -228,7 +234,7 @@ pub fn parse_space(text: &str) -> Result<Vec<SpaceDim>> {
         }
         dims.push(SpaceDim {
             name: name.to_string(),
-            scale: Scale::Numeric { log, lo, hi },
+            scale: Scale::Numeric { log, lo, hi, int },
             choices: Vec::new(),
         });
     }
@@ -287,6 +293,7 @@ mod tests {
                 log: false,
                 lo: 0.0,
                 hi: 1.0,
+                int: false,
             },
             choices: Vec::new(),
         };

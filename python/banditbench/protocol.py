@@ -27,7 +27,7 @@ import sys
 import traceback
 from dataclasses import dataclass
 from types import SimpleNamespace
-from typing import Any, Callable, Optional, Union
+from typing import Any, Callable, Dict, Optional, Union
 
 PROTOCOL = 1
 
@@ -186,6 +186,12 @@ class Policy:
     def observe(self, obs: Observation) -> None:
         pass
 
+    def stats(self) -> Optional[Dict[str, Any]]:
+        """The policy's own counts for its cell, asked once after its last observation: a dict
+        of JSON values, written to runs.parquet's ``policy_stats`` (None: nothing to record).
+        The library adapters record their suggestions, repeats and snapped points here."""
+        return None
+
 
 def _encode(action: Any) -> bytes:
     if type(action) is int:
@@ -337,11 +343,21 @@ def serve(factory: Callable[..., Policy], stdin=None, stdout=None) -> None:
                 pending_error = fail("start")
             continue
         if kind == "end":
+            stats = None
+            if pending_error is None:
+                try:
+                    stats = policy.stats() if callable(getattr(policy, "stats", None)) else None
+                    stats = None if stats is None else json.dumps(stats, allow_nan=False)
+                except Exception:
+                    pending_error = fail("stats")
             if pending_error is not None:
                 _error(write, flush, pending_error)
                 return
             policy = None
-            write(b'{"type":"end"}\n')
+            if stats is None:
+                write(b'{"type":"end"}\n')
+            else:
+                write(b'{"type":"end","stats":%s}\n' % stats.encode())
             flush()
             continue
         if kind == "hello":

@@ -2,8 +2,8 @@
 
 A results folder holds ``runs.parquet`` (one row per cell) and ``trajectories.parquet`` (one row per
 decision); the README's "Results format" section lists every column. ``params``, ``pulls``,
-``time_s`` (and the pool world's ``recommended_params``) are JSON text in the files; these readers
-decode them into Python dicts.
+``time_s`` (and the pool world's ``recommended_params``, and ``policy_stats``) are JSON text in the
+files; these readers decode them into Python dicts.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import json
 import os
 from typing import Any
 
-JSON_COLUMNS = ("params", "pulls", "time_s", "recommended_params")
+JSON_COLUMNS = ("params", "pulls", "time_s", "recommended_params", "policy_stats")
 
 
 def _decode(value: Any) -> Any:
@@ -65,7 +65,7 @@ def read_runs(folder: str, backend: str = "pandas", decode_json: bool = True):
 
 
 def read_trajectories(folder: str, backend: str = "pandas"):
-    """One row per decision, the same columns in every world (results format 4): cell, step,
+    """One row per decision, the same columns in every world (results format 5): cell, step,
     action, arm, learner, config, fidelity, time, reward, incumbent, worker, start, finish; see
     the README."""
     path = _check(folder, "trajectories.parquet")

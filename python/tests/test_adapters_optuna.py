@@ -336,7 +336,7 @@ def test_bad_input_is_named(tmp_path):
         bb.run(experiment("pruner-options-alone", repetitions=1),
                policies={"optuna": (OptunaSampler, {"pruner_n_startup_trials": 3})},
                out=tmp_path / "d", progress=False)
-    with pytest.raises(bb.BanditbenchError, match="not a configuration pool"):
+    with pytest.raises(bb.BanditbenchError, match="missing column 'config', which the joint \\(CASH\\) pool needs"):
         space(str(ROOT / "traces" / "lcdb"))
     with pytest.raises(ValueError, match="no learner 'svm'"):
         space(str(POOL), learner="svm")

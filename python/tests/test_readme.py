@@ -139,3 +139,18 @@ def test_the_smac_snippet_runs_as_written(tmp_path, monkeypatch):
     hpo = fid[fid["policy"].str.startswith("smac-hpo")]["fidelity"]
     mf = fid[fid["policy"].str.startswith("smac-mf")]["fidelity"]
     assert set(hpo) == {27} and {1, 3, 9} <= set(mf)
+
+
+def test_the_snap_snippet_runs_as_written(tmp_path, monkeypatch, capsys):
+    scope = library_snippet(tmp_path, monkeypatch, "optuna", 4, "snap")
+    runs = scope["r"].runs
+    stats = {p: list(g["policy_stats"]) for p, g in runs.groupby("policy")}
+    nearest = stats["tpe-nearest(learner=kernel-svm)"]
+    opened = stats["tpe-open(learner=kernel-svm, snap=nearest-open)"]
+    assert len(nearest) == len(opened) == 2
+    # What the README says it shows.
+    for s in nearest + opened:
+        assert s["snapped_share"] == 1.0 and 0.05 < s["snap_distance_mean"] < 0.2
+        assert s["suggestions"] == 30 + s["repeats"]
+    assert all(s["repeats"] > 0 for s in nearest) and all(s["repeats"] == 0 for s in opened)
+    assert "tpe-open" in capsys.readouterr().out

@@ -159,6 +159,8 @@ pub struct CellResult {
     pub idle_s: f64,
     /// What only the pool world has.
     pub pool: Option<PoolPart>,
+    /// The policy's own counts for the cell, a JSON object's text (`Policy::finish`), or None.
+    pub policy_stats: Option<String>,
 }
 
 /// The pool world's part of a cell's result.
@@ -214,6 +216,7 @@ impl CellResult {
             makespan_s: l.clock.wall,
             idle_s: l.clock.idle(),
             pool: None,
+            policy_stats: None,
         }
     }
 }
@@ -316,7 +319,7 @@ pub fn run_trace_cell(
     )?;
     drop(observers);
     let mut result = trace_result(cell, &ledger, sign, task, budget_abs, steps);
-    policy.finish()?;
+    result.policy_stats = policy.finish()?;
     result.slice_abs = slice;
     Ok(result)
 }

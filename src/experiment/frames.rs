@@ -1,4 +1,4 @@
-//! The two results files' rows, one schema for every world (results format 4; the columns are
+//! The two results files' rows, one schema for every world (results format 5; the columns are
 //! listed in README, "Results format"): `runs.parquet` has one row per cell, with the pool
 //! world's own columns null in learner-level worlds; `trajectories.parquet` one row per decision.
 
@@ -411,6 +411,13 @@ pub(crate) fn runs_frame(
         ),
         Column::new("incumbent_rule".into(), vec![incumbent_rule; h]),
         Column::new("recommendation_rule".into(), vec![recommendation_rule; h]),
+        Column::new(
+            "policy_stats".into(),
+            results
+                .iter()
+                .map(|r| r.policy_stats.as_deref())
+                .collect::<Vec<Option<&str>>>(),
+        ),
     ]);
     Ok(DataFrame::new_infer_height(cols)?)
 }

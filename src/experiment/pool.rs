@@ -341,7 +341,7 @@ pub fn run_pool_cell(
     )
     .with_context(|| format!("task {}", data.task_name(t)))?;
     drop(observers);
-    policy.finish()?;
+    let policy_stats = policy.finish()?;
     let l = world.ledger();
     let n_learners = data.pool.manifest.learners.len();
     let (mut learner_units, mut learner_s) = (vec![0u64; n_learners], vec![0.0; n_learners]);
@@ -365,5 +365,6 @@ pub fn run_pool_cell(
         mutation_fallbacks: world.mutation_fallbacks,
         units_trained: l.pulls.iter().sum(),
     });
+    r.policy_stats = policy_stats;
     Ok(r)
 }

@@ -405,6 +405,7 @@ pub(crate) fn write(imp: &Import, out: &Path, budget: Option<f64>) -> Result<Wri
         nulls_str("recommended_params"),
         s("incumbent_rule", vec!["best-seen".to_string(); n]),
         nulls_str("recommendation_rule"),
+        nulls_str("policy_stats"),
         s("program", vec![program.clone(); n]),
     ])?;
     let m = t_cell.len();

@@ -47,7 +47,7 @@ impl Policy for EachArmOnce {
         }
     }
 
-    fn finish(&mut self) -> Result<()> {
+    fn finish(&mut self) -> Result<Option<String>> {
         self.0.finish()
     }
 }

@@ -11,7 +11,8 @@ README, "Library optimizers").
 - :class:`banditbench.adapters.dehb.DEHBOptimizer`: DEHB, in a venv of its own
   (python/requirements-dehb.txt: DEHB pins numpy < 2).
 
-:func:`space` gives the search space a library expects for a grid pool; :func:`catalog` lists every
+:func:`space` gives the search space a library expects for a pool (a grid, or a trace set's
+recorded sample, whose ranges a suggestion is snapped from); :func:`catalog` lists every
 method the adapters run, with the pinned and installed versions.
 """
 
@@ -27,14 +28,15 @@ LIBRARIES = ("optuna", "syne-tune", "nevergrad", "smac")
 
 def space(pool: str, learner: Optional[str] = None, library: str = "optuna",
           ordinal: str = "index") -> Any:
-    """The search space of grid pool ``pool`` (a folder, or a bundled pool's name such as
-    ``"sklearn-grid"``) as ``library`` expects it: for Optuna a dict of distributions, of one
-    ``learner``'s dimensions, or of every learner's under a categorical ``"learner"``; for Syne
+    """The search space of pool ``pool`` (a folder, or a bundled pool's name such as
+    ``"sklearn-grid"``; or a trace set with recorded ranges, such as ``"sklearn-random"``, whose
+    numeric dimensions are ranges, log where recorded so) as ``library`` expects it: for Optuna
+    a dict of distributions, of one ``learner``'s dimensions, or of every learner's under a categorical ``"learner"``; for Syne
     Tune its config-space dict (domains), for Nevergrad an ``ng.p.Dict`` (ordered levels as
     ``TransitionChoice`` for ``ordinal="index"``), the same names; for SMAC3 (and DEHB) a ConfigSpace
     of level indices (several learners under a categorical ``"learner"``, their dimensions
-    ``LEARNER.DIM`` active under it). Every point of it maps to exactly one
-    configuration of the grid."""
+    ``LEARNER.DIM`` active under it). On a grid every point of it maps to exactly one
+    configuration; on a sample the adapters' ``snap`` rule picks one."""
     grid = GridSpace.of_pool(pool)
     learners = [grid.learner_index(learner)] if learner is not None else list(range(len(grid.learners)))
     if library == "optuna":

@@ -1,28 +1,51 @@
-"""A grid pool's space, as the engine describes it, and the map between a library's suggestion and
+"""A pool's space, as the engine describes it, and the map between a library's suggestion and
 the pool's configurations.
 
-Every dimension of a grid pool has a finite list of levels (``pool.toml``'s ``values``), so a
+On a grid pool every dimension has a finite list of levels (``pool.toml``'s ``values``), so a
 suggestion maps to exactly one configuration: its learner and one level per dimension. The engine
 encodes level k of an ordinal dimension of n levels as k / (n - 1) and a categorical level as its
 index (``docs/protocol.md``, ``pool_space``); :meth:`GridSpace.levels` inverts that.
+
+A learner with a numeric dimension (a recorded random sample such as ``sklearn-random``'s joint
+pool) is offered to a library as ranges, and its suggestion is a point that the pool may not hold.
+:class:`Snap` decides which configuration it evaluates (``snap``: ``"nearest"``,
+``"nearest-open"`` or ``"refuse"``) by the distance :func:`distance` states.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
-Key = Tuple[int, Tuple[int, ...]]
+Key = Tuple[int, Tuple[Any, ...]]
+
+SNAP = ("nearest", "nearest-open", "refuse")
+
+# Distances at most this are exact hits: the engine sends encoded values as 32-bit floats.
+EXACT = 1e-5
+
+
+class Point(tuple):
+    """A suggestion on a learner with numeric dimensions: its encoded values (numeric in [0, 1],
+    log-scaled where the dimension is; ordinal k / (n - 1); categorical the level index), before
+    :class:`Snap` maps it to a configuration."""
 
 
 @dataclass(frozen=True)
 class Dim:
-    """One dimension: ``name``, ``kind`` ("ordinal" or "categorical") and its levels' texts."""
+    """One dimension: ``name``, ``kind`` ("ordinal", "categorical" or "numeric"), its levels'
+    texts (ordinal, categorical) or its range ``low``..``high`` (numeric; ``log`` scaled,
+    ``integer`` when the recorder drew whole numbers)."""
 
     name: str
     kind: str
-    choices: Tuple[str, ...]
+    choices: Tuple[str, ...] = ()
+    low: float = 0.0
+    high: float = 1.0
+    log: bool = False
+    integer: bool = False
 
     @property
     def numbers(self) -> Optional[Tuple[float, ...]]:
@@ -45,9 +68,49 @@ class Dim:
             return int(value)
         return list(self.values).index(value)
 
+    @property
+    def int_range(self) -> Optional[Tuple[int, int]]:
+        """A numeric dimension of whole numbers as (low, high), when the recorder drew whole
+        numbers between whole bounds (else None: a float range)."""
+        if self.kind == "numeric" and self.integer and self.low.is_integer() \
+                and self.high.is_integer():
+            return int(self.low), int(self.high)
+        return None
+
+    def encode(self, part: Any) -> float:
+        """The engine's encoding of a level index (ordinal, categorical) or of a number in this
+        dimension's range (numeric; clipped to [0, 1] as the engine clips)."""
+        if self.kind == "ordinal":
+            n = len(self.choices)
+            return int(part) / (n - 1) if n > 1 else 0.0
+        if self.kind == "categorical":
+            return float(int(part))
+        v = float(part)
+        if self.log:
+            u = (math.log(v) - math.log(self.low)) / (math.log(self.high) - math.log(self.low))
+        else:
+            u = (v - self.low) / (self.high - self.low)
+        return min(1.0, max(0.0, u))
+
+
+def distance(dims: Sequence[Dim], a: Sequence[Optional[float]], b: Sequence[Optional[float]]) -> float:
+    """The distance between two encoded configurations of one learner: the sum over dimensions of
+    |a - b| for a numeric or ordinal one (each normalised to [0, 1], log-scaled where the
+    dimension is log-spaced) and 1 per categorical mismatch; a value the space cannot place
+    (None) is 0 from another None and 1 from any value."""
+    total = 0.0
+    for d, x, y in zip(dims, a, b):
+        if x is None or y is None:
+            total += 0.0 if x is None and y is None else 1.0
+        elif d.kind == "categorical":
+            total += 0.0 if int(round(x)) == int(round(y)) else 1.0
+        else:
+            total += abs(x - y)
+    return total
+
 
 class GridSpace:
-    """A grid pool's learners and their dimensions."""
+    """A pool's learners and their dimensions (grid, or numeric ranges on a recorded sample)."""
 
     def __init__(self, learners: Sequence[str], space: Sequence[Sequence[Mapping[str, Any]]],
                  pool: str = "", units: int = 0):
@@ -59,13 +122,13 @@ class GridSpace:
             row = []
             for d in dims:
                 if d["kind"] == "numeric":
-                    raise ValueError(
-                        f"{pool or 'the pool'}: {learner}.{d['name']} is numeric; the adapters "
-                        "take grid pools, whose every dimension has levels (sklearn-grid, "
-                        "hpobench-mlp)"
-                    )
-                row.append(Dim(d["name"], d["kind"], tuple(d["choices"])))
+                    row.append(Dim(d["name"], "numeric", (), float(d["low"]), float(d["high"]),
+                                   bool(d["log"]), bool(d.get("int", False))))
+                else:
+                    row.append(Dim(d["name"], d["kind"], tuple(d["choices"])))
             self.dims.append(row)
+        # Learners with a numeric dimension: their suggestions are points, snapped (`Snap`).
+        self.numeric = [any(d.kind == "numeric" for d in dims) for dims in self.dims]
 
     @classmethod
     def of_pool(cls, pool: str) -> "GridSpace":
@@ -105,27 +168,114 @@ class GridSpace:
                 out.append(int(round(v)))
         return tuple(out)
 
+    def key(self, learner: int, parts: Sequence[Any]) -> Key:
+        """The key of a library's configuration of ``learner``, one part per dimension: a level
+        index (ordinal, categorical) or a number (numeric). A grid learner's key is its level
+        indices; a numeric learner's is a :class:`Point`, snapped later."""
+        if self.numeric[learner]:
+            return learner, Point(d.encode(p) for d, p in zip(self.dims[learner], parts))
+        return learner, tuple(int(p) for p in parts)
+
     def open_configs(self, cell: Any) -> Dict[Key, int]:
-        """(learner, levels) -> configuration index, for the configurations open at the cell's
-        start (recorded on its task, not drawn yet)."""
+        """key -> configuration index, for the configurations open at the cell's start (recorded
+        on its task, not drawn yet): (learner, levels) on a grid learner, (learner,
+        (configuration,)) on a numeric one."""
         p = cell.pool
         return {
-            (l, self.levels(l, v)): c
+            (l, (c,) if self.numeric[l] else self.levels(l, v)): c
             for c, l, v in zip(p["open"], p["open_learner"], p["open_values"])
         }
+
+
+class Snap:
+    """Which configuration a point suggested on a numeric learner evaluates (``rule``):
+
+    - ``"nearest"``: the configuration recorded on the task nearest to it by :func:`distance`
+      (ties: the lowest configuration index), evaluated before or not (then ``repeat`` decides);
+    - ``"nearest-open"``: the nearest not yet evaluated or running (the nearest of all once none
+      is left), HPO-B's pool-based protocol;
+    - ``"refuse"``: only an exact hit (distance at most 1e-5); any other point fails the cell,
+      naming the point and the nearest configuration.
+
+    Counts every suggestion, the snapped ones (distance above 1e-5) and their distances
+    (:meth:`stats`)."""
+
+    def __init__(self, grid: GridSpace, cell: Any, rule: str = "nearest"):
+        if rule not in SNAP:
+            raise ValueError(f"snap = {rule!r}; give one of {', '.join(SNAP)}")
+        self.grid, self.rule = grid, rule
+        p = cell.pool
+        self.points: Dict[int, List[Tuple[int, Tuple[Optional[float], ...]]]] = {}
+        for c, l, v in sorted(zip(p["open"], p["open_learner"], p["open_values"])):
+            if grid.numeric[l]:
+                self.points.setdefault(l, []).append((c, tuple(v)))
+        # Suggestions; those on a numeric learner (points); those snapped; their distances.
+        self.suggestions = self.on_numeric = self.snapped = 0
+        self.total = self.largest = 0.0
+
+    def __call__(self, key: Key, open_: Mapping[Key, int]) -> Key:
+        """The key a library's suggestion evaluates (grid keys pass unchanged)."""
+        self.suggestions += 1
+        l, point = key
+        if not isinstance(point, Point):
+            return key
+        self.on_numeric += 1
+        dims = self.grid.dims[l]
+        candidates = self.points.get(l, [])
+        if not candidates:
+            raise ValueError(f"no configuration of {self.grid.learners[l]} is recorded on this task")
+        best = None
+        for pass_open in ((True, False) if self.rule == "nearest-open" else (False,)):
+            for c, v in candidates:
+                if pass_open and (l, (c,)) not in open_:
+                    continue
+                dist = distance(dims, point, v)
+                if best is None or dist < best[0]:
+                    best = (dist, c)
+            if best is not None:
+                break
+        dist, c = best
+        if dist > EXACT:
+            if self.rule == "refuse":
+                named = {d.name: round(x, 6) for d, x in zip(dims, point)}
+                raise ValueError(
+                    f"snap = \"refuse\": the library suggested {self.grid.learners[l]} at "
+                    f"{named} (encoded in [0, 1]), which the pool does not record; the nearest "
+                    f"recorded configuration, {c}, is at distance {dist:.4g}. Give snap = "
+                    "\"nearest\" (or \"nearest-open\") to evaluate the nearest one"
+                )
+            self.snapped += 1
+        self.total += dist
+        self.largest = max(self.largest, dist)
+        return l, (c,)
+
+    def stats(self) -> Dict[str, Any]:
+        """The rule, the points snapped, their share and the mean and largest distance over every
+        point suggested on a numeric learner (exact hits count as 0)."""
+        n = self.on_numeric
+        return {"snap": self.rule, "snapped": self.snapped,
+                "snapped_share": self.snapped / n if n else 0.0,
+                "snap_distance_mean": self.total / n if n else 0.0,
+                "snap_distance_max": self.largest}
 
 
 def configspace(grid: GridSpace, learners: Union[int, Sequence[int]], seed: int = 0) -> Any:
     """ConfigSpace's space (DEHB's and SMAC3's) of one learner, or of several under a categorical
     ``learner`` whose value activates that learner's dimensions (``EqualsCondition``), named
     ``LEARNER.DIM`` as in Syne Tune's space. A dimension with ordered levels is an
-    ``OrdinalHyperparameter`` of level indices, any other a ``CategoricalHyperparameter`` of level
-    indices."""
+    ``OrdinalHyperparameter`` of level indices, a numeric one a ``UniformIntegerHyperparameter``
+    (whole numbers) or ``UniformFloatHyperparameter`` over its range (log where it is log-scaled),
+    any other a ``CategoricalHyperparameter`` of level indices."""
     import ConfigSpace as CS
 
     chosen = [learners] if isinstance(learners, int) else list(learners)
 
     def hp(name: str, d: Dim) -> Any:
+        if d.kind == "numeric":
+            whole = d.int_range
+            if whole is not None:
+                return CS.UniformIntegerHyperparameter(name, whole[0], whole[1], log=d.log)
+            return CS.UniformFloatHyperparameter(name, d.low, d.high, log=d.log)
         if d.kind == "ordinal" and len(d.choices) > 1:
             return CS.OrdinalHyperparameter(name, list(range(len(d.choices))))
         return CS.CategoricalHyperparameter(name, list(range(len(d.choices))))
@@ -146,15 +296,16 @@ def configspace(grid: GridSpace, learners: Union[int, Sequence[int]], seed: int 
 
 def key_of(config: Mapping[str, Any], grid: GridSpace, learners: Sequence[int],
            level: Optional[Callable[[Dim, Any], int]] = None) -> Key:
-    """The (learner, level indices) of a library's configuration named as :func:`configspace`,
+    """The key (:meth:`GridSpace.key`) of a library's configuration named as :func:`configspace`,
     Syne Tune's and Nevergrad's spaces name it: one learner's dimensions by name, or several
     learners' as ``LEARNER.DIM`` beside a ``"learner"`` value. ``level`` reads a dimension's
-    value as a level index (default: the value is the index)."""
+    value as a level index (default: the value is the index); a numeric dimension's value is
+    its number."""
     if len(learners) > 1:
         l = grid.learners.index(config["learner"])
         prefix = f"{grid.learners[l]}."
     else:
         l, prefix = learners[0], ""
-    if level is None:
-        return l, tuple(int(config[prefix + d.name]) for d in grid.dims[l])
-    return l, tuple(level(d, config[prefix + d.name]) for d in grid.dims[l])
+    read = level or (lambda d, v: int(v))
+    return grid.key(l, [config[prefix + d.name] if d.kind == "numeric"
+                        else read(d, config[prefix + d.name]) for d in grid.dims[l]])

@@ -36,18 +36,19 @@ import math
 from typing import Any, Dict, List, Optional, Tuple
 
 from ..protocol import Choose, Policy, Retrain, Stop, Train, Wait
-from ._grid import GridSpace, Key
+from ._grid import GridSpace, Key, Snap
 
 REPEAT = ("reuse", "charge")
 
 
 def prepare(policy: Any, cell: Any, library: str, *, to: Optional[int], repeat: str,
             max_repeats: int, learner: Optional[str], ordinal: Optional[str] = None,
-            ordinals: Tuple[str, ...] = ()) -> None:
+            ordinals: Tuple[str, ...] = (), snap: str = "nearest") -> None:
     """What every adapter checks and keeps at a cell's start: the pool world, the named
-    ``repeat`` and ``ordinal`` rules, the grid, the configurations open on the task (of
-    ``learner``'s alone when given), the learners on the task and the last unit ``to``. Sets
-    ``grid``, ``open``, ``learners``, ``units``, ``to``, ``repeat`` and ``max_repeats``."""
+    ``repeat``, ``ordinal`` and ``snap`` rules, the space, the configurations open on the task
+    (of ``learner``'s alone when given), the learners on the task and the last unit ``to``. Sets
+    ``grid``, ``open``, ``snap``, ``learners``, ``units``, ``to``, ``repeat`` and
+    ``max_repeats``."""
     if cell.world != "pool":
         raise ValueError(f"the {library} adapter runs in the pool world, not {cell.world!r}")
     if repeat not in REPEAT:
@@ -68,6 +69,7 @@ def prepare(policy: Any, cell: Any, library: str, *, to: Optional[int], repeat: 
     if not 1 <= last <= units:
         raise ValueError(f"to = {to}; give a unit from 1 to {units}")
     policy.grid, policy.open, policy.learners = grid, open_, on_task
+    policy.snap = Snap(grid, cell, snap)
     policy.units, policy.to, policy.repeat = units, last, repeat
     policy.max_repeats = int(max_repeats)
 
@@ -77,7 +79,25 @@ def unit_of(budget: Any, to: int) -> int:
     return min(to, max(1, math.ceil(float(budget) - 1e-9)))
 
 
-class LibraryTrials(Policy):
+class Counted(Policy):
+    """The counts every adapter records in runs.parquet's ``policy_stats``: ``suggestions`` (the
+    library's configurations asked for), ``repeats`` (those that started no work: evaluated
+    before, running elsewhere or not recorded) and, when the space has a numeric learner, the
+    ``snap`` rule's counts (:meth:`Snap.stats`)."""
+
+    snap: Snap
+    learners: List[int]
+    grid: GridSpace
+    idle = 0
+
+    def stats(self) -> Dict[str, Any]:
+        out: Dict[str, Any] = {"suggestions": self.snap.suggestions, "repeats": self.idle}
+        if any(self.grid.numeric[l] for l in self.learners):
+            out.update(self.snap.stats())
+        return out
+
+
+class LibraryTrials(Counted):
     """What a library implements for :class:`WholeTrials` and :class:`UnitByUnit`."""
 
     open: Dict[Key, int]
@@ -128,6 +148,7 @@ class WholeTrials(LibraryTrials):
             if asked is None:
                 break
             trial, key = asked
+            key = self.snap(key, self.open)
             config = self.open.pop(key, None)
             if config is not None:
                 self.arm_of[key] = len(self.arm_key)
@@ -143,6 +164,7 @@ class WholeTrials(LibraryTrials):
                 if arm in self.retraining:
                     # Being paid again on another worker: told when that work finishes.
                     self.repeats += 1
+                    self.idle += 1
                     self.waiting[key].append(trial)
                     return Wait()
                 # Paid again, as the library's own loop would: new work.
@@ -152,6 +174,7 @@ class WholeTrials(LibraryTrials):
                 self.repeats = 0
                 return Retrain(arm, to=self.trained[arm])
             self.repeats += 1
+            self.idle += 1
             if key in self.value:
                 self._tell(trial, self.value[key])
             elif key in self.waiting:
@@ -271,6 +294,7 @@ class UnitByUnit(LibraryTrials):
                 self.exhausted = True
                 break
             trial, key = asked
+            key = self.snap(key, self.open)
             config = self.open.pop(key, None)
             if config is not None:
                 self.arm_of[key] = len(self.arm_key)
@@ -281,6 +305,7 @@ class UnitByUnit(LibraryTrials):
                 self._started(trial, key)
                 return Choose(config)
             self.repeats += 1
+            self.idle += 1
             if key in self.busy:
                 # Running on another worker: this trial replays its scores when that work
                 # ends, and this worker waits for the next result meanwhile.
@@ -324,7 +349,7 @@ class UnitByUnit(LibraryTrials):
                 self.ready.append((t, key, True))
 
 
-class BudgetJobs(Policy):
+class BudgetJobs(Counted):
     """The shared part; a subclass sets ``open``, ``units``, ``to``, ``repeat`` and
     ``max_repeats`` (``prepare``) and implements ``_ask_job`` and ``_tell_job``."""
 
@@ -365,9 +390,13 @@ class BudgetJobs(Policy):
     def decide(self, view: Any) -> Any:
         while self.ready or self.repeats < self.max_repeats:
             # Jobs that waited for their configuration's work first, then new ones.
-            asked = self.ready.pop(0) if self.ready else self._ask_job()
-            if asked is None:
-                break
+            if self.ready:
+                asked = self.ready.pop(0)
+            else:
+                asked = self._ask_job()
+                if asked is None:
+                    break
+                asked = (asked[0], self.snap(asked[1], self.open), asked[2])
             job, key, u = asked
             config = self.open.pop(key, None)
             if config is not None:
@@ -380,6 +409,7 @@ class BudgetJobs(Policy):
                 return Choose(config, to=u)
             if key not in self.arm_of:
                 # On the grid but not recorded on this task: a failed evaluation.
+                self.idle += 1
                 self._tell_job(job, None, 0)
                 continue
             arm = self.arm_of[key]
@@ -399,6 +429,7 @@ class BudgetJobs(Policy):
                 self.repeats = 0
                 return Retrain(arm, to=min(u, trained))
             self.repeats += 1
+            self.idle += 1
             self._told(job, key, u, 0)
         return Wait() if self.job_of else Stop()
 

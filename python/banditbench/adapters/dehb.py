@@ -19,6 +19,10 @@ The open choices, each a parameter:
   (default) tells the recorded score at once, charging nothing; ``"charge"`` trains those units
   again (``Retrain``) and tells the score when that work finishes.
 - ``max_repeats``: jobs in a row told without work, after which no worker asks again.
+- ``snap``: on a recorded sample (a learner with numeric ranges, e.g. ``sklearn-random``), which
+  recorded configuration a suggested point evaluates: ``"nearest"``, ``"nearest-open"`` or
+  ``"refuse"`` (:class:`banditbench.adapters._grid.Snap`; README, "A continuous space on a
+  recorded sample"). Grid pools never snap.
 - ``learner``: the learner to tune; without it (and ``per_learner = false`` in the world) every
   learner on the task, under a categorical ``learner`` that activates that learner's dimensions
   (``LEARNER.DIM``, ConfigSpace's ``EqualsCondition``; DEHB handles the conditions itself).
@@ -66,13 +70,13 @@ class DEHBOptimizer(BudgetJobs):
 
     def __init__(self, cell: Any, eta: int = 3, min_unit: int = 1, to: Optional[int] = None,
                  promotion: str = "continue", repeat: str = "reuse", max_repeats: int = 1000,
-                 learner: Optional[str] = None, **options: Any):
+                 learner: Optional[str] = None, snap: str = "nearest", **options: Any):
         super().__init__(cell)
         DEHB = _dehb()
         if promotion != "continue":
             raise ValueError(f"promotion = {promotion!r}; the rule so far is 'continue'")
         prepare(self, cell, "DEHB", to=to, repeat=repeat, max_repeats=max_repeats,
-                learner=learner)
+                learner=learner, snap=snap)
         if not 1 <= int(min_unit) < self.to:
             raise ValueError(f"min_unit = {min_unit}, to = {to}: give 1 <= min_unit < to <= "
                              f"{self.units}")

@@ -20,7 +20,9 @@ The open choices, each a parameter:
   units, else None (no budget given).
 - ``ordinal``: a dimension with ordered levels as ``"transition"`` (``ng.p.TransitionChoice``,
   its order kept: mutations move to neighbouring levels) or ``"categorical"`` (``ng.p.Choice``).
-- ``to``, ``repeat``, ``max_repeats``, ``learner``: as for Optuna's adapter. A suggestion of a
+- ``to``, ``repeat``, ``max_repeats``, ``learner``, ``snap``: as for Optuna's adapter (on a
+  recorded sample a numeric range is ``ng.p.Log`` or ``ng.p.Scalar``, cast to whole numbers where
+  the recorder drew them). A suggestion of a
   configuration evaluated before is told its recorded loss at once, charging nothing
   (``"reuse"``), or after training it again, charged (``"charge"``); a failed or unrecorded
   configuration is told a loss of +inf.
@@ -67,6 +69,10 @@ def parametrization(grid: GridSpace, learners: List[int], ordinal: str = "transi
     for l in learners:
         prefix = f"{grid.learners[l]}." if len(learners) > 1 else ""
         for d in grid.dims[l]:
+            if d.kind == "numeric":
+                p = (ng.p.Log if d.log else ng.p.Scalar)(lower=d.low, upper=d.high)
+                out[prefix + d.name] = p.set_integer_casting() if d.int_range else p
+                continue
             levels = list(range(len(d.choices)))
             if d.kind == "ordinal" and ordinal == "transition":
                 out[prefix + d.name] = ng.p.TransitionChoice(levels)
@@ -82,13 +88,14 @@ class NevergradOptimizer(WholeTrials):
 
     def __init__(self, cell: Any, optimizer: str = "NGOpt", budget: Optional[int] = None,
                  ordinal: str = "transition", to: Optional[int] = None, repeat: str = "reuse",
-                 max_repeats: int = 1000, learner: Optional[str] = None, **options: Any):
+                 max_repeats: int = 1000, learner: Optional[str] = None, snap: str = "nearest",
+                 **options: Any):
         super().__init__(cell)
         import numpy as np
 
         ng = _ng()
         prepare(self, cell, "Nevergrad", to=to, repeat=repeat, max_repeats=max_repeats,
-                learner=learner, ordinal=ordinal, ordinals=ORDINAL)
+                learner=learner, ordinal=ordinal, ordinals=ORDINAL, snap=snap)
         if optimizer not in ng.optimizers.registry:
             close = sorted(n for n in ng.optimizers.registry if n.lower() == optimizer.lower()
                            or optimizer.lower() in n.lower())[:8]

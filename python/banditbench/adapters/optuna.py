@@ -37,6 +37,10 @@ The open choices, each a parameter:
   unit at a time, reports each unit's score (step = unit) and asks the pruner after each, as an
   objective does in Optuna's own loop; a configuration trained before replays its recorded units
   to a new trial and trains further only if the pruner lets it.
+- ``snap``: on a recorded sample (a learner with numeric dimensions, such as ``sklearn-random``'s
+  joint pool), which configuration a suggested point evaluates: ``"nearest"``, ``"nearest-open"``
+  or ``"refuse"`` (:class:`banditbench.adapters._grid.Snap`); the study is told that
+  configuration's score for its point. Grid pools never snap.
 - ``learner``: the learner to tune when the task keeps several (default: all of them, the learner
   a categorical root, "learner", and each learner's dimensions under it as "LEARNER.DIM").
 """
@@ -104,7 +108,11 @@ def distributions(grid: GridSpace, learners: List[int], ordinal: str = "index") 
     for l in learners:
         prefix = f"{grid.learners[l]}." if len(learners) > 1 else ""
         for d in grid.dims[l]:
-            if d.kind == "ordinal" and ordinal == "index":
+            if d.kind == "numeric":
+                whole = d.int_range
+                out[prefix + d.name] = (od.IntDistribution(whole[0], whole[1], log=d.log)
+                                        if whole else od.FloatDistribution(d.low, d.high, log=d.log))
+            elif d.kind == "ordinal" and ordinal == "index":
                 out[prefix + d.name] = od.IntDistribution(0, len(d.choices) - 1)
             else:
                 out[prefix + d.name] = od.CategoricalDistribution(list(d.values))
@@ -112,8 +120,9 @@ def distributions(grid: GridSpace, learners: List[int], ordinal: str = "index") 
 
 
 def suggest(trial: Any, grid: GridSpace, learners: List[int], ordinal: str = "index") -> Key:
-    """Ask ``trial`` for a configuration of the grid, define-by-run: the learner (when several),
-    then its dimensions. Returns (learner, level indices)."""
+    """Ask ``trial`` for a configuration of the pool, define-by-run: the learner (when several),
+    then its dimensions. Returns its key (:meth:`GridSpace.key`: level indices on a grid, a point
+    on a numeric learner)."""
     dist = distributions(grid, learners, ordinal)
     if len(learners) > 1:
         name = trial.suggest_categorical("learner", dist["learner"].choices)
@@ -121,15 +130,21 @@ def suggest(trial: Any, grid: GridSpace, learners: List[int], ordinal: str = "in
         prefix = f"{name}."
     else:
         l, prefix = learners[0], ""
-    levels = []
+    parts: List[Any] = []
     for d in grid.dims[l]:
         name, dd = prefix + d.name, dist[prefix + d.name]
+        if d.kind == "numeric":
+            if isinstance(dd, _optuna().distributions.IntDistribution):
+                parts.append(trial.suggest_int(name, dd.low, dd.high, log=dd.log))
+            else:
+                parts.append(trial.suggest_float(name, dd.low, dd.high, log=dd.log))
+            continue
         if hasattr(dd, "choices"):
             v = trial.suggest_categorical(name, dd.choices)
         else:
             v = trial.suggest_int(name, dd.low, dd.high)
-        levels.append(d.level_of(v, ordinal == "index"))
-    return l, tuple(levels)
+        parts.append(d.level_of(v, ordinal == "index"))
+    return grid.key(l, parts)
 
 
 class OptunaSampler(UnitByUnit, WholeTrials):
@@ -140,11 +155,12 @@ class OptunaSampler(UnitByUnit, WholeTrials):
 
     def __init__(self, cell: Any, sampler: str = "tpe", ordinal: str = "index",
                  to: Optional[int] = None, repeat: str = "reuse", max_repeats: int = 1000,
-                 learner: Optional[str] = None, pruner: Optional[str] = None, **options: Any):
+                 learner: Optional[str] = None, pruner: Optional[str] = None,
+                 snap: str = "nearest", **options: Any):
         super().__init__(cell)
         optuna = _optuna()
         prepare(self, cell, "Optuna", to=to, repeat=repeat, max_repeats=max_repeats,
-                learner=learner, ordinal=ordinal, ordinals=ORDINAL)
+                learner=learner, ordinal=ordinal, ordinals=ORDINAL, snap=snap)
         self.ordinal = ordinal
         self.sampler_name = sampler
         self.pruner_options = {k[len("pruner_"):]: v for k, v in options.items()

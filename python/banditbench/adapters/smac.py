@@ -36,6 +36,10 @@ The open choices, each a parameter:
 - ``repeat``, ``max_repeats``: a trial of a configuration evaluated before (``"reuse"`` tells the
   recorded score at once; ``"charge"`` trains those units again), and how many trials in a row
   told without work end the asking.
+- ``snap``: on a recorded sample (a learner with numeric ranges, e.g. ``sklearn-random``), which
+  recorded configuration a suggested point evaluates: ``"nearest"``, ``"nearest-open"`` or
+  ``"refuse"`` (:class:`banditbench.adapters._grid.Snap`; README, "A continuous space on a
+  recorded sample"). Grid pools never snap.
 - ``learner``: the learner to tune; without it (and ``per_learner = false`` in the world) every
   learner on the task, as a categorical ``learner`` whose value activates that learner's
   dimensions (``LEARNER.DIM``, ConfigSpace's ``EqualsCondition``): SMAC searches the CASH space.
@@ -240,10 +244,11 @@ class _Whole(WholeTrials, _SMACTrials):
 
     def __init__(self, cell: Any, facade: str, n_trials: int, deterministic: bool,
                  to: Optional[int], repeat: str, max_repeats: int, learner: Optional[str],
-                 scenario: Optional[Dict[str, Any]], logging_level: Any, parts: Dict[str, Any]):
+                 scenario: Optional[Dict[str, Any]], logging_level: Any, parts: Dict[str, Any],
+                 snap: str):
         super().__init__(cell)
         prepare(self, cell, "SMAC3", to=to, repeat=repeat, max_repeats=max_repeats,
-                learner=learner)
+                learner=learner, snap=snap)
         self._build(cell, facade, n_trials, deterministic, 3, 1, scenario, logging_level, parts)
 
     def _ask(self) -> Optional[Tuple[Any, Key]]:
@@ -263,10 +268,10 @@ class _Budgets(BudgetJobs, _SMACTrials):
     def __init__(self, cell: Any, facade: str, n_trials: int, deterministic: bool, eta: int,
                  min_unit: int, to: Optional[int], repeat: str, max_repeats: int,
                  learner: Optional[str], scenario: Optional[Dict[str, Any]], logging_level: Any,
-                 parts: Dict[str, Any]):
+                 parts: Dict[str, Any], snap: str):
         super().__init__(cell)
         prepare(self, cell, "SMAC3", to=to, repeat=repeat, max_repeats=max_repeats,
-                learner=learner)
+                learner=learner, snap=snap)
         self._build(cell, facade, n_trials, deterministic, eta, min_unit, scenario,
                     logging_level, parts)
 
@@ -291,7 +296,7 @@ class SMACFacade(Policy):
                  min_unit: Optional[int] = None, to: Optional[int] = None,
                  promotion: str = "continue", repeat: str = "reuse", max_repeats: int = 1000,
                  learner: Optional[str] = None, logging_level: Any = False,
-                 start_points: str = "sorted", **options: Any):
+                 start_points: str = "sorted", snap: str = "nearest", **options: Any):
         super().__init__(cell)
         _smac()
         scenario, split = split_options(options)
@@ -305,19 +310,24 @@ class SMACFacade(Policy):
             self.impl: Any = _Budgets(cell, facade, n_trials, deterministic,
                                       3 if eta is None else eta,
                                       1 if min_unit is None else min_unit, to, repeat,
-                                      max_repeats, learner, scenario, logging_level, parts)
+                                      max_repeats, learner, scenario, logging_level, parts,
+                                      snap)
         else:
             for p, v in (("eta", eta), ("min_unit", min_unit)):
                 if v is not None:
                     raise ValueError(f"{p} is for the multi-fidelity facades (multi-fidelity, "
                                      f"hyperband), not facade = {facade!r}")
             self.impl = _Whole(cell, facade, n_trials, deterministic, to, repeat, max_repeats,
-                               learner, scenario, logging_level, parts)
+                               learner, scenario, logging_level, parts, snap)
         self.smac = self.impl.smac
 
     def key(self, info: Any) -> Key:
-        """The configuration (learner, level indices) of SMAC's trial ``info``."""
+        """The key of SMAC's trial ``info`` (:meth:`GridSpace.key`: learner and level indices on
+        a grid, a point on a numeric learner)."""
         return self.impl._key(info)
+
+    def stats(self) -> Dict[str, Any]:
+        return self.impl.stats()
 
     def unit(self, info: Any) -> int:
         """The unit a trial trains to: its budget's (multi-fidelity facades), else ``to``."""

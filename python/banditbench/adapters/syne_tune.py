@@ -35,6 +35,10 @@ The open choices, each a parameter:
   running on another worker follows when that work ends.
 - ``max_repeats``: suggestions in a row, over all workers, that started no work, after which no
   worker asks again.
+- ``snap``: on a recorded sample (a learner with numeric ranges, e.g. ``sklearn-random``), which
+  recorded configuration a suggested point evaluates: ``"nearest"``, ``"nearest-open"`` or
+  ``"refuse"`` (:class:`banditbench.adapters._grid.Snap`; README, "A continuous space on a
+  recorded sample"). Grid pools never snap.
 - ``learner``: the learner to tune when the task keeps several (default: all of them, a
   ``"learner"`` choice and every learner's dimensions as ``"LEARNER.DIM"``, only the chosen
   learner's read).
@@ -110,7 +114,7 @@ def config_space(grid: GridSpace, learners: List[int], ordinal: str = "index") -
     if ordinal not in ORDINAL:
         raise ValueError(f"ordinal = {ordinal!r}; give one of {', '.join(ORDINAL)}")
     _syne_tune()
-    from syne_tune.config_space import choice, randint
+    from syne_tune.config_space import choice, lograndint, loguniform, randint, uniform
 
     out: Dict[str, Any] = {}
     if len(learners) > 1:
@@ -118,7 +122,13 @@ def config_space(grid: GridSpace, learners: List[int], ordinal: str = "index") -
     for l in learners:
         prefix = f"{grid.learners[l]}." if len(learners) > 1 else ""
         for d in grid.dims[l]:
-            if d.kind == "ordinal" and ordinal == "index":
+            if d.kind == "numeric":
+                whole = d.int_range
+                if whole is not None:
+                    out[prefix + d.name] = (lograndint if d.log else randint)(*whole)
+                else:
+                    out[prefix + d.name] = (loguniform if d.log else uniform)(d.low, d.high)
+            elif d.kind == "ordinal" and ordinal == "index":
                 out[prefix + d.name] = randint(0, len(d.choices) - 1)
             else:
                 out[prefix + d.name] = choice(list(d.values))
@@ -138,7 +148,7 @@ class SyneTuneScheduler(UnitByUnit):
 
     def __init__(self, cell: Any, scheduler: str = "asha", ordinal: str = "index",
                  to: Optional[int] = None, repeat: str = "reuse", max_repeats: int = 1000,
-                 learner: Optional[str] = None, **options: Any):
+                 learner: Optional[str] = None, snap: str = "nearest", **options: Any):
         super().__init__(cell)
         import numpy as np
 
@@ -147,7 +157,7 @@ class SyneTuneScheduler(UnitByUnit):
         from syne_tune.optimizer.scheduler import SchedulerDecision
 
         prepare(self, cell, "Syne Tune", to=to, repeat=repeat, max_repeats=max_repeats,
-                learner=learner, ordinal=ordinal, ordinals=ORDINAL)
+                learner=learner, ordinal=ordinal, ordinals=ORDINAL, snap=snap)
         self.ordinal = ordinal
         self._level = level_reader(ordinal)
         self.scheduler_name = scheduler

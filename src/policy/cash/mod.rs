@@ -655,6 +655,7 @@ mod tests {
             log: false,
             lo: 0.0,
             hi: 1.0,
+            int: false,
         };
         let e = run_err(&cont, "grid-search");
         assert!(e.contains("needs a grid pool"), "{e}");

@@ -468,7 +468,7 @@ impl Policy for ExternalPolicy {
         std::mem::take(&mut self.fits)
     }
 
-    fn finish(&mut self) -> Result<()> {
+    fn finish(&mut self) -> Result<Option<String>> {
         self.out.extend_from_slice(b"{\"type\":\"end\"}\n");
         self.asked = "{\"type\":\"end\"}".to_string();
         let line = self.ask()?;
@@ -479,10 +479,14 @@ impl Policy for ExternalPolicy {
                 excerpt(&line, 200)
             )));
         }
+        let stats = match crate::protocol::policy_stats(reply.stats.unwrap_or_default()) {
+            Ok(s) => s,
+            Err(e) => return Err(self.fail(format!("at the end of the cell {e}"))),
+        };
         if let Some(p) = self.proc.take() {
             self.spec.give_back(p);
         }
-        Ok(())
+        Ok(stats)
     }
 }
 

@@ -20,10 +20,12 @@ pub(super) struct Reply {
     pub(super) protocol: Option<u32>,
     pub(super) message: Option<String>,
     pub(super) view: Option<String>,
+    /// `end`: the policy's own counts for the cell (a JSON object; runs.parquet's `policy_stats`).
+    pub(super) stats: Option<serde_json::Value>,
 }
 
 /// Per learner its dimensions, as JSON: `[[{"name": …, "kind": …, "levels": …, "choices" or
-/// "low", "high", "log"}, …], …]` (docs/protocol.md).
+/// "low", "high", "log", "int"}, …], …]` (docs/protocol.md).
 pub(crate) fn push_dims(o: &mut Vec<u8>, learners: &[Vec<crate::space::SpaceDim>]) {
     use crate::space::Scale;
     o.push(b'[');
@@ -50,7 +52,7 @@ pub(crate) fn push_dims(o: &mut Vec<u8>, learners: &[Vec<crate::space::SpaceDim>
             // What the levels are (their texts in pool.toml), or a numeric range: enough to
             // build a library's own space (`banditbench.adapters`).
             match d.scale {
-                Scale::Numeric { log, lo, hi } => {
+                Scale::Numeric { log, lo, hi, int } => {
                     o.extend_from_slice(b",\"low\":");
                     push_f64(o, lo);
                     o.extend_from_slice(b",\"high\":");
@@ -59,6 +61,11 @@ pub(crate) fn push_dims(o: &mut Vec<u8>, learners: &[Vec<crate::space::SpaceDim>
                         b",\"log\":true"
                     } else {
                         b",\"log\":false"
+                    });
+                    o.extend_from_slice(if int {
+                        b",\"int\":true"
+                    } else {
+                        b",\"int\":false"
                     });
                 }
                 _ => {
