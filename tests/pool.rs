@@ -1006,3 +1006,196 @@ fn the_pool_world_charges_overhead_to_a_budget_of_seconds_and_refuses_it_on_unit
         "{e}"
     );
 }
+
+/// A pool sampled from ranges: one learner with a numeric log dimension, a whole-number one and
+/// a categorical one; levels hold the categorical's index alone, values live in `config`.
+const SAMPLED: &str = r#"format = "banditbench-pool/1"
+name = "tiny-sample"
+description = "hand-made: one learner, 4 configurations drawn from ranges, 3 units"
+metric = "accuracy"
+direction = "maximize"
+units = 3
+neighbours = "none"
+complete = true
+
+[[learners]]
+name = "net"
+unit = "1 epoch"
+[[learners.dims]]
+name = "lr"
+kind = "numeric"
+low = 0.001
+high = 1.0
+log = true
+[[learners.dims]]
+name = "layers"
+kind = "numeric"
+low = 1
+high = 4
+int = true
+[[learners.dims]]
+name = "act"
+kind = "categorical"
+values = ["relu", "tanh"]
+
+[provenance]
+source = "synthetic"
+"#;
+
+fn sampled_configs(levels: &[&str], config: &[&str]) -> DataFrame {
+    let n = levels.len();
+    DataFrame::new_infer_height(vec![
+        Column::new("config_id".into(), (0..n as i64).collect::<Vec<_>>()),
+        Column::new("learner".into(), vec!["net"; n]),
+        Column::new("levels".into(), levels.to_vec()),
+        Column::new("config".into(), config.to_vec()),
+    ])
+    .unwrap()
+}
+
+const SAMPLE: [&str; 4] = [
+    r#"{"lr": 0.001, "layers": 1, "act": "relu"}"#,
+    r#"{"lr": 0.031622776601683794, "layers": 2, "act": "tanh"}"#,
+    r#"{"lr": 1.0, "layers": 4, "act": "relu"}"#,
+    r#"{"lr": 0.1, "layers": 3, "act": "tanh"}"#,
+];
+
+#[test]
+fn a_pool_sampled_from_ranges_loads_encodes_and_refuses_each_broken_rule() {
+    let levels = ["0", "1", "0", "1"];
+    let dir = write_pool(
+        "pool-sampled",
+        SAMPLED,
+        sampled_configs(&levels, &SAMPLE),
+        &rows(),
+    );
+    let p = load_pool(&dir, false).unwrap();
+    assert!(matches!(p.manifest.learners[0].dims[0].kind, DimKind::Numeric(r) if r.log && !r.int));
+    // No grid: no neighbours.
+    assert!(p.neighbours.iter().all(Vec::is_empty));
+    // Encoded from config: log10 position of lr, (layers - 1) / 3, the categorical's index.
+    assert_eq!(
+        format!("{:?}", p.space.learners[0][1].scale),
+        "Numeric { log: false, lo: 1.0, hi: 4.0, int: true }"
+    );
+    let x = p.space.values(1);
+    assert!((x[0] - 0.5).abs() < 1e-6 && (x[1] - 1.0 / 3.0).abs() < 1e-6 && x[2] == 1.0);
+    assert_eq!(p.space.values(2), &[1.0, 1.0, 0.0]);
+
+    let broken = |name: &str, manifest: &str, levels: &[&str], config: &[&str], want: &str| {
+        refused(
+            name,
+            manifest,
+            sampled_configs(levels, config),
+            &rows(),
+            want,
+        )
+    };
+    broken(
+        "sampled-grid-neighbours",
+        &SAMPLED.replace("neighbours = \"none\"", "neighbours = \"grid\""),
+        &levels,
+        &SAMPLE,
+        "a numeric dimension has no levels to step between",
+    );
+    broken(
+        "sampled-bad-range",
+        &SAMPLED.replace("low = 0.001", "low = 0"),
+        &levels,
+        &SAMPLE,
+        "give low < high (and low > 0 on a log scale)",
+    );
+    broken(
+        "sampled-values",
+        &SAMPLED.replace("high = 4\n", "high = 4\nvalues = [\"1\"]\n"),
+        &levels,
+        &SAMPLE,
+        "unknown key 'values'; a numeric dimension has name, kind, low, high, log and int",
+    );
+    broken(
+        "sampled-levels",
+        SAMPLED,
+        &["0,1", "1", "0", "1"],
+        &SAMPLE,
+        "2 levels, but learner 'net' has 1 dimensions with levels (a numeric dimension has no level",
+    );
+    let mut missing = SAMPLE;
+    missing[2] = r#"{"layers": 4, "act": "relu"}"#;
+    broken(
+        "sampled-missing",
+        SAMPLED,
+        &levels,
+        &missing,
+        "row 3: config has no number 'lr'",
+    );
+    let mut outside = SAMPLE;
+    outside[3] = r#"{"lr": 0.1, "layers": 3.5, "act": "tanh"}"#;
+    broken(
+        "sampled-outside",
+        SAMPLED,
+        &levels,
+        &outside,
+        "row 4: 'layers' = 3.5 is outside the range [1, 4] pool.toml gives it (whole numbers)",
+    );
+    let mut twice = SAMPLE;
+    twice[3] = SAMPLE[1];
+    broken(
+        "sampled-twice",
+        SAMPLED,
+        &levels,
+        &twice,
+        "configurations 1 and 3 have the same learner and config",
+    );
+}
+
+#[test]
+fn the_bundled_taskset_pool_loads_and_its_losses_are_dyhpos() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let p = load_pool(&root.join("traces/taskset"), false).unwrap();
+    // 12 tasks x the same 1 000 configurations x 51 points, less the points after a divergence.
+    assert_eq!(
+        (p.tasks.len(), p.configs.len(), p.manifest.units),
+        (12, 1000, 51)
+    );
+    let diverged: usize = p
+        .tasks
+        .iter()
+        .flat_map(|t| &t.curves)
+        .filter(|c| c.len() < 51 || c.status.last() != Some(&banditbench::trace::Status::Ok))
+        .count();
+    assert_eq!(diverged, 917);
+    assert_eq!(p.n_units_recorded(), 569_115);
+    // DyHPO's first GRU128 configuration: its validation losses at budgets 1 and 2 (the JSON's
+    // valid.loss[0] and [1]), as f32.
+    let t = p
+        .tasks
+        .iter()
+        .position(|t| t.dataset == "FixedTextRNNClassification_imdb_patch32_GRU128_bs128")
+        .unwrap();
+    let c = &p.tasks[t].curves[0];
+    assert_eq!(c.score[..2], [0.717_324_8_f32, 0.692_828_6]);
+    assert!(p.space.values(0).iter().all(|v| (0.0..=1.0).contains(v)));
+    // TaskSet records no time: a budget of seconds is refused, naming what to give instead.
+    let dir = scratch("taskset-seconds");
+    let exp = dir.join("exp.toml");
+    std::fs::write(
+        &exp,
+        format!(
+            "name = \"ts\"\nseed = 1\ntraces = {:?}\n[world]\nkind = \"pool\"\nbudget_unit = \"seconds\"\nbudgets = [10.0]\n[[policies]]\nfamily = \"random-search\"\n",
+            root.join("traces/taskset").display().to_string()
+        ),
+    )
+    .unwrap();
+    let out = bin()
+        .args(["run", exp.to_str().unwrap(), "--out"])
+        .arg(dir.join("r"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success()
+            && err.contains("pool 'taskset' records no time")
+            && err.contains("give budget_unit = \"units\""),
+        "{err}"
+    );
+}

@@ -266,3 +266,47 @@ def test_refuse_fails_the_cell_naming_the_point_and_a_grid_never_snaps(tmp_path)
                out=tmp_path / "g", progress=False)
     (got,) = stats(r)
     assert set(got) == {"suggestions", "repeats"} and got["suggestions"] >= 10
+
+
+TASKSET = ROOT / "traces" / "taskset"
+GRU = "FixedTextRNNClassification_imdb_patch32_GRU128_bs128"
+
+
+@pytest.mark.parametrize("library,params", [
+    ("optuna", {"sampler": "tpe"}),
+    ("syne-tune", {"scheduler": "asha"}),
+])
+def test_taskset_sample_runs_whole_and_unit_by_unit_and_reveals_its_recorded_losses(
+        tmp_path, library, params):
+    """TaskSet's 1 000 configurations sampled from 8 ranges: Optuna trains whole curves, Syne
+    Tune's ASHA unit by unit, both on 4 workers, each point snapped; every loss revealed is the
+    table's at that configuration and unit (read here from the pool's parquet)."""
+    import importlib
+
+    import pandas as pd
+
+    module, cls, dist, _ = LIBRARIES[library]
+    if os.environ.get(f"BANDITBENCH_REQUIRE_{dist.upper()}") != "1":
+        pytest.importorskip(dist)
+    policy = getattr(importlib.import_module(module), cls)
+    exp = pool_experiment(f"taskset-{library}", GRU, 51 * 20, workers=4, learners=["adam8p"],
+                          pool=TASKSET)
+    r = bb.run(exp, policies={library + "-adapter": (policy, params)}, out=tmp_path / "r",
+               progress=False)
+    curves = pd.read_parquet(TASKSET / "curves" / f"{GRU}.parquet")
+    recorded = {(int(c), int(u)): float(s)
+                for c, u, s in zip(curves["config_id"], curves["unit"], curves["score"])}
+    tr = r.trajectories
+    revealed = tr[tr["reward"].notna()]
+    assert len(revealed) > 0
+    for c, u, x in zip(revealed["config"], revealed["fidelity"], revealed["reward"]):
+        assert recorded[(int(c), int(u))] == pytest.approx(float(x), abs=0)
+    (got,) = stats(r)
+    assert got["snap"] == "nearest" and got["snapped_share"] == 1.0
+    # Eight ranges and 1 000 points: the nearest recorded configuration is far.
+    assert 0.5 < got["snap_distance_mean"] < 3.0
+    if library == "syne-tune":
+        # ASHA stops most configurations before the last unit.
+        assert (tr.groupby("config")["fidelity"].max() < 51).mean() > 0.5
+    else:
+        assert (tr["fidelity"] == 51).all()

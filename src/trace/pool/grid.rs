@@ -1,4 +1,5 @@
-//! A grid pool's encoded space and neighbours.
+//! A pool's encoded space (grid levels, or numeric ranges of a sampled learner) and its grid
+//! neighbours.
 
 use super::*;
 use std::collections::{BTreeSet, HashMap};
@@ -17,6 +18,12 @@ pub fn grid_space(m: &PoolManifest, configs: &[PoolConfig]) -> crate::space::Spa
                     scale: match d.kind {
                         DimKind::Ordinal => Scale::Ordinal(d.values.len() as u16),
                         DimKind::Categorical => Scale::Categorical(d.values.len() as u16),
+                        DimKind::Numeric(r) => Scale::Numeric {
+                            log: r.log,
+                            lo: r.low,
+                            hi: r.high,
+                            int: r.int,
+                        },
                     },
                     choices: d.values.clone(),
                 })
@@ -25,8 +32,9 @@ pub fn grid_space(m: &PoolManifest, configs: &[PoolConfig]) -> crate::space::Spa
         .collect();
     let mut space = Space::new(dims);
     for c in configs {
-        if c.levels.len() != m.learners[c.learner].dims.len() {
-            // Off the grid (a learner's default): encoded from its JSON.
+        if m.learners[c.learner].is_sampled() || c.levels.len() != m.learners[c.learner].dims.len()
+        {
+            // Sampled from ranges, or off the grid (a learner's default): encoded from its JSON.
             let x = crate::space::encode_config(&space.learners[c.learner], &c.config)
                 .unwrap_or_else(|_| vec![f32::NAN; space.learners[c.learner].len()]);
             space.push(c.learner, &x);
@@ -41,7 +49,7 @@ pub fn grid_space(m: &PoolManifest, configs: &[PoolConfig]) -> crate::space::Spa
                 DimKind::Ordinal if d.values.len() > 1 => {
                     f32::from(k) / (d.values.len() - 1) as f32
                 }
-                DimKind::Ordinal => 0.0,
+                DimKind::Ordinal | DimKind::Numeric(_) => 0.0,
             })
             .collect();
         space.push(c.learner, &x);
@@ -61,7 +69,7 @@ pub fn grid_neighbours(m: &PoolManifest, configs: &[PoolConfig]) -> Vec<Vec<u32>
         .map(|c| {
             let mut out = BTreeSet::new();
             let dims = &m.learners[c.learner].dims;
-            if c.levels.len() != dims.len() {
+            if m.learners[c.learner].is_sampled() || c.levels.len() != dims.len() {
                 // A configuration off the grid (a learner's default) has no grid neighbours.
                 return Vec::new();
             }
@@ -77,6 +85,7 @@ pub fn grid_neighbours(m: &PoolManifest, configs: &[PoolConfig]) -> Vec<Vec<u32>
                     DimKind::Categorical => {
                         (0..d.values.len() as u16).filter(|&v| v != here).collect()
                     }
+                    DimKind::Numeric(_) => Vec::new(),
                 };
                 for v in cands {
                     lv[k] = v;

@@ -179,6 +179,7 @@ pub fn load_pool_selecting(
         .collect();
     let mut configs = Vec::with_capacity(df.height());
     let mut seen_levels: HashMap<(usize, Vec<u16>), u32> = HashMap::new();
+    let mut seen_configs: HashMap<(usize, String), u32> = HashMap::new();
     for i in 0..df.height() {
         let at = RowAt(&cfg_path, i + 1);
         let Some(id) = ids
@@ -195,7 +196,8 @@ pub fn load_pool_selecting(
         let Some(&l) = lidx.get(name) else {
             bail!("{at}: learner '{name}' is not among the manifest's [[learners]]");
         };
-        let dims = &manifest.learners[l].dims;
+        let learner = &manifest.learners[l];
+        let dims: Vec<&PoolDim> = learner.dims.iter().filter(|d| d.has_levels()).collect();
         let lv: Vec<u16> = levels
             .str()?
             .get(i)
@@ -207,10 +209,22 @@ pub fn load_pool_selecting(
             .map_err(|_| anyhow::anyhow!("{at}: levels must be comma-separated whole numbers"))?;
         if lv.len() != dims.len() {
             bail!(
-                "{at}: {} levels, but learner '{name}' has {} dimensions",
+                "{at}: {} levels, but learner '{name}' has {} dimensions with levels{}",
                 lv.len(),
-                dims.len()
+                dims.len(),
+                if learner.is_sampled() {
+                    " (a numeric dimension has no level: its value is in `config`)"
+                } else {
+                    ""
+                }
             );
+        }
+        let text = config.str()?.get(i).unwrap_or("{}").to_string();
+        if learner.is_sampled() {
+            check_numeric_values(learner, &text, &at)?;
+            if let Some(other) = seen_configs.insert((l, text.clone()), id as u32) {
+                bail!("{at}: configurations {other} and {id} have the same learner and config");
+            }
         }
         for (k, (&v, d)) in lv.iter().zip(dims).enumerate() {
             if v as usize >= d.values.len() {
@@ -222,14 +236,16 @@ pub fn load_pool_selecting(
                 );
             }
         }
-        if let Some(other) = seen_levels.insert((l, lv.clone()), id as u32) {
+        if !learner.is_sampled()
+            && let Some(other) = seen_levels.insert((l, lv.clone()), id as u32)
+        {
             bail!("{at}: configurations {other} and {id} have the same learner and levels");
         }
         configs.push(PoolConfig {
             id: id as u32,
             learner: l,
             levels: lv,
-            config: config.str()?.get(i).unwrap_or("{}").to_string(),
+            config: text,
         });
     }
     configs.sort_by_key(|c| c.id);
@@ -438,6 +454,7 @@ pub fn load_pool_selecting(
     let neighbours = match manifest.neighbours {
         Neighbours::Grid => grid_neighbours(&manifest, &configs),
         Neighbours::Table => table_neighbours(dir, &index)?,
+        Neighbours::None => vec![Vec::new(); configs.len()],
     };
     let mut space = grid_space(&manifest, &configs);
     let (mut configs, mut tasks, mut neighbours) = (configs, tasks, neighbours);
@@ -654,6 +671,37 @@ pub(super) fn table_neighbours(dir: &Path, index: &HashMap<u32, usize>) -> Resul
         out[x].insert(y as u32);
     }
     Ok(out.into_iter().map(|s| s.into_iter().collect()).collect())
+}
+
+/// A sampled learner's configuration: every numeric dimension's value is a number within its
+/// range (a whole number where `int`), in the `config` JSON.
+fn check_numeric_values(learner: &PoolLearner, config: &str, at: &RowAt<'_>) -> Result<()> {
+    let v: serde_json::Value = serde_json::from_str(config)
+        .map_err(|e| anyhow::anyhow!("{at}: config '{config}' is not JSON ({e})"))?;
+    for d in &learner.dims {
+        let DimKind::Numeric(r) = d.kind else {
+            continue;
+        };
+        let Some(x) = v.get(&d.name).and_then(serde_json::Value::as_f64) else {
+            bail!(
+                "{at}: config has no number '{}'; learner '{}' samples it from [{}, {}], so each configuration's config JSON holds its value",
+                d.name,
+                learner.name,
+                r.low,
+                r.high
+            );
+        };
+        if !(r.low..=r.high).contains(&x) || (r.int && x.fract() != 0.0) {
+            bail!(
+                "{at}: '{}' = {x} is outside the range [{}, {}] pool.toml gives it{}",
+                d.name,
+                r.low,
+                r.high,
+                if r.int { " (whole numbers)" } else { "" }
+            );
+        }
+    }
+    Ok(())
 }
 
 /// "FILE: row N" for messages, formatted only when a message is made (a pool has millions of

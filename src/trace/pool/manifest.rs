@@ -13,6 +13,47 @@ pub(super) fn str_key(t: &toml::Table, key: &str, at: &str) -> Result<String> {
     }
 }
 
+/// A numeric dimension's `low`, `high`, `log` (default false) and `int` (default false), checked:
+/// `low < high`, `low > 0` on a log scale, and no `values`.
+fn numeric_range(d: &toml::Table, here: &str) -> Result<Range> {
+    for k in d.keys() {
+        if !["name", "kind", "low", "high", "log", "int"].contains(&k.as_str()) {
+            bail!(
+                "{here}: unknown key '{k}'; a numeric dimension has name, kind, low, high, log and int (levels belong to ordinal and categorical ones)"
+            );
+        }
+    }
+    let number = |k: &str| -> Result<f64> {
+        match d.get(k) {
+            Some(toml::Value::Float(x)) if x.is_finite() => Ok(*x),
+            Some(toml::Value::Integer(i)) => Ok(*i as f64),
+            Some(v) => bail!("{here}: key '{k}' must be a finite number, found {v}"),
+            None => bail!("{here}: a numeric dimension needs '{k}'"),
+        }
+    };
+    let flag = |k: &str| -> Result<bool> {
+        match d.get(k) {
+            None => Ok(false),
+            Some(&toml::Value::Boolean(b)) => Ok(b),
+            Some(v) => bail!("{here}: key '{k}' must be true or false, found {v}"),
+        }
+    };
+    let r = Range {
+        low: number("low")?,
+        high: number("high")?,
+        log: flag("log")?,
+        int: flag("int")?,
+    };
+    if r.low >= r.high || (r.log && r.low <= 0.0) {
+        bail!(
+            "{here}: low = {}, high = {}: give low < high (and low > 0 on a log scale)",
+            r.low,
+            r.high
+        );
+    }
+    Ok(r)
+}
+
 /// Read and check a pool's `pool.toml`.
 pub fn read_pool_manifest(path: &Path) -> Result<PoolManifest> {
     let at = path.display().to_string();
@@ -58,7 +99,8 @@ pub fn read_pool_manifest(path: &Path) -> Result<PoolManifest> {
     let neighbours = match str_key(&t, "neighbours", &at)?.as_str() {
         "grid" => Neighbours::Grid,
         "table" => Neighbours::Table,
-        o => bail!("{at}: key 'neighbours' is '{o}'; allowed: grid, table"),
+        "none" => Neighbours::None,
+        o => bail!("{at}: key 'neighbours' is '{o}'; allowed: grid, table, none"),
     };
     let complete = match t.get("complete") {
         Some(&toml::Value::Boolean(b)) => b,
@@ -91,8 +133,22 @@ pub fn read_pool_manifest(path: &Path) -> Result<PoolManifest> {
             let kind = match str_key(d, "kind", &here)?.as_str() {
                 "ordinal" => DimKind::Ordinal,
                 "categorical" => DimKind::Categorical,
-                o => bail!("{here}: kind '{o}'; allowed: ordinal, categorical"),
+                "numeric" => DimKind::Numeric(numeric_range(d, &here)?),
+                o => bail!("{here}: kind '{o}'; allowed: ordinal, categorical, numeric"),
             };
+            if let DimKind::Numeric(_) = kind {
+                if neighbours == Neighbours::Grid {
+                    bail!(
+                        "{here}: a numeric dimension has no levels to step between, so neighbours = \"grid\" cannot apply; give neighbours = \"none\" (a mutation draws afresh) or \"table\" with neighbours.parquet"
+                    );
+                }
+                dims.push(PoolDim {
+                    name: str_key(d, "name", &here)?,
+                    kind,
+                    values: Vec::new(),
+                });
+                continue;
+            }
             let values: Vec<String> = match d.get("values") {
                 Some(toml::Value::Array(v)) if !v.is_empty() => v
                     .iter()

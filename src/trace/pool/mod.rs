@@ -2,11 +2,13 @@
 //!
 //! A pool is a folder with
 //! - `pool.toml`: format, name, description, metric, direction, `units` (fidelity units per full
-//!   curve), `neighbours` (`"grid"`, or `"table"` with `neighbours.parquet`), `complete`, one
-//!   `[[learners]]` table per learner with its `[[learners.dims]]` (name, kind = ordinal |
-//!   categorical, values), and `[provenance]`;
+//!   curve), `neighbours` (`"grid"`, `"table"` with `neighbours.parquet`, or `"none"`),
+//!   `complete`, one `[[learners]]` table per learner with its `[[learners.dims]]` (name, kind =
+//!   ordinal | categorical with `values`, or numeric with `low`, `high`, `log`, `int`), and
+//!   `[provenance]`;
 //! - `configs.parquet`: one row per configuration: `config_id` (unique, ≥ 0), `learner`, `levels`
-//!   (comma-separated level indices, one per dimension of its learner), `config` (JSON);
+//!   (comma-separated level indices, one per dimension with levels; a numeric dimension has none),
+//!   `config` (JSON, holding every numeric dimension's value);
 //! - `curves.parquet` or a folder `curves/` of parquet files: one row per (dataset, run,
 //!   configuration, unit) with `score`, `test_score`, `cost_s` and `status`.
 //!
@@ -32,12 +34,30 @@ pub use grid::*;
 pub const POOL_FORMAT_V1: &str = "banditbench-pool/1";
 
 /// How a dimension's levels relate.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum DimKind {
     /// Levels are ordered: a neighbour is one level up or down.
     Ordinal,
     /// Levels are unordered: a neighbour is any other level.
     Categorical,
+    /// A range the configurations were sampled from (a recorded random sample, such as
+    /// TaskSet's 1 000 configurations): no levels; each configuration's value is in its `config`
+    /// JSON.
+    Numeric(Range),
+}
+
+/// A numeric dimension's range: `[low, high]`, sampled on a log scale when `log`, whole numbers
+/// when `int`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Range {
+    /// The smallest value.
+    pub low: f64,
+    /// The largest value.
+    pub high: f64,
+    /// Sampled on a log scale (`low > 0`).
+    pub log: bool,
+    /// Whole numbers.
+    pub int: bool,
 }
 
 /// One hyper-parameter of a learner's grid.
@@ -45,10 +65,24 @@ pub enum DimKind {
 pub struct PoolDim {
     /// Its name.
     pub name: String,
-    /// Whether its levels are ordered.
+    /// Whether its levels are ordered, or a numeric range.
     pub kind: DimKind,
-    /// Its levels, as text.
+    /// Its levels, as text (empty for a numeric dimension).
     pub values: Vec<String>,
+}
+
+impl PoolDim {
+    /// A dimension with levels (ordinal or categorical), not a numeric range.
+    pub fn has_levels(&self) -> bool {
+        !matches!(self.kind, DimKind::Numeric(_))
+    }
+}
+
+impl PoolLearner {
+    /// Does the learner have a numeric dimension (its configurations are a sample, not a grid)?
+    pub fn is_sampled(&self) -> bool {
+        self.dims.iter().any(|d| !d.has_levels())
+    }
 }
 
 /// One learner of a pool.
@@ -69,6 +103,8 @@ pub enum Neighbours {
     Grid,
     /// An explicit table, `neighbours.parquet` (config_id, neighbour_id).
     Table,
+    /// None: a mutation falls back to a fresh draw (a pool sampled from ranges).
+    None,
 }
 
 /// A pool's `pool.toml`.
@@ -240,6 +276,7 @@ pub fn describe(pool: &Pool) -> String {
         match m.neighbours {
             Neighbours::Grid => "grid",
             Neighbours::Table => "table",
+            Neighbours::None => "none",
         },
         pool.n_units_recorded(),
         if pool.missing_curves > 0 {
