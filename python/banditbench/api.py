@@ -303,6 +303,28 @@ def _code_digest(cls: Any) -> str:
     return hasher.h.hexdigest()[:16]
 
 
+def _files_digest(paths: Sequence[str]) -> str:
+    """A digest of the files under ``paths`` (files or folders): each file's path relative to
+    its root and its bytes, in sorted order; caches (``__pycache__``, ``*.pyc``) left out."""
+    h = hashlib.sha256()
+    for root in sorted(os.path.abspath(p) for p in paths):
+        files = []
+        if os.path.isfile(root):
+            files = [(os.path.basename(root), root)]
+        else:
+            for d, dirs, names in os.walk(root):
+                dirs[:] = sorted(x for x in dirs if x != "__pycache__")
+                files += [(os.path.relpath(os.path.join(d, n), root), os.path.join(d, n))
+                          for n in names if not n.endswith(".pyc")]
+        h.update(f"root:{len(files)}:".encode())
+        for rel, full in sorted(files):
+            with open(full, "rb") as f:
+                data = f.read()
+            h.update(f"{rel}:{len(data)}:".encode())
+            h.update(data)
+    return h.hexdigest()
+
+
 def _policy_entries(policies: Union[Mapping[str, PolicySpec], Sequence[Type[Policy]]]) -> List[Dict[str, Any]]:
     if isinstance(policies, Mapping):
         items = list(policies.items())
@@ -314,7 +336,14 @@ def _policy_entries(policies: Union[Mapping[str, PolicySpec], Sequence[Type[Poli
         if not callable(cls):
             raise TypeError(f"policy {name!r}: {cls!r} is not a class; pass a banditbench.Policy subclass")
         _engine().register(name, cls)
-        entry: Dict[str, Any] = {"family": "python", "name": name, "source": _code_digest(cls)}
+        source = _code_digest(cls)
+        files = getattr(cls, "identity_files", None)
+        named = files(dict(params or {})) if callable(files) else []
+        if named:
+            # Plug-in folders the parameters name (an OptunaHub package): their content joins
+            # the identity.
+            source = hashlib.sha256((source + _files_digest(named)).encode()).hexdigest()[:16]
+        entry: Dict[str, Any] = {"family": "python", "name": name, "source": source}
         if getattr(cls, "pool_space", False) is True:
             # The class ranks configurations: its cells get the pool's space (docs/protocol.md).
             entry["pool_space"] = True

@@ -27,7 +27,7 @@ import sys
 import traceback
 from dataclasses import dataclass
 from types import SimpleNamespace
-from typing import Any, Callable, Dict, Optional, Union
+from typing import Any, Callable, Dict, List, Optional, Union
 
 PROTOCOL = 1
 
@@ -185,6 +185,13 @@ class Policy:
 
     def observe(self, obs: Observation) -> None:
         pass
+
+    @classmethod
+    def identity_files(cls, params: Dict[str, Any]) -> List[str]:
+        """Files or folders, named by the experiment's ``params``, whose content decides what
+        the policy does (a library adapter's plug-in folder): ``bb.run`` hashes them into the
+        policy's identity, so an edit there is a changed policy. None by default."""
+        return []
 
     def stats(self) -> Optional[Dict[str, Any]]:
         """The policy's own counts for its cell, asked once after its last observation: a dict

@@ -41,6 +41,12 @@ The open choices, each a parameter:
   joint pool), which configuration a suggested point evaluates: ``"nearest"``, ``"nearest-open"``
   or ``"refuse"`` (:class:`banditbench.adapters._grid.Snap`); the study is told that
   configuration's score for its point. Grid pools never snap.
+- ``hub``: an OptunaHub sampler instead of a built-in one: a local package folder in OptunaHub's
+  layout (``__init__.py`` exporting the sampler; loaded by ``optunahub.load_local_module``, never
+  from the network) or an installed module's name; ``hub_sampler`` names the class (default: the
+  only ``BaseSampler`` the package exports). It is built as ``cls(seed=..., **options)`` when it
+  takes a seed. The folder's files are part of the policy's identity (:meth:`identity_files`):
+  an edit is a changed policy, not a finished one.
 - ``learner``: the learner to tune when the task keeps several (default: all of them, the learner
   a categorical root, "learner", and each learner's dimensions under it as "LEARNER.DIM").
 """
@@ -93,6 +99,80 @@ def _optuna():
         ) from None
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     return optuna
+
+
+def _hub_folder(hub: str) -> Optional[str]:
+    """The folder of an OptunaHub package: ``hub`` itself when it is a folder, else an installed
+    module's (None when neither)."""
+    import importlib.util
+    import os
+
+    if os.path.isdir(hub):
+        return os.path.abspath(hub)
+    try:
+        spec = importlib.util.find_spec(hub)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or spec.origin is None:
+        return None
+    return os.path.dirname(spec.origin)
+
+
+def hub_sampler(hub: str, name: Optional[str], seed: int, options: Dict[str, Any]) -> Any:
+    """An OptunaHub sampler: from the package folder ``hub`` (``optunahub.load_local_module``) or
+    the installed module ``hub``; its class ``name`` (default: the only ``BaseSampler`` it
+    exports), built with ``seed`` when its constructor takes one, and ``options``."""
+    import importlib
+    import inspect
+    import os
+
+    optuna = _optuna()
+    if os.path.isdir(hub):
+        if not os.path.isfile(os.path.join(hub, "__init__.py")):
+            raise ValueError(f"hub = {hub!r}: an OptunaHub package folder holds __init__.py "
+                             "exporting its sampler")
+        try:
+            import optunahub
+        except ImportError:
+            raise ImportError("hub needs optunahub to load a local package: pip install "
+                              "\"banditbench-engine[optuna]\" (it pins optunahub==0.5.0)") from None
+        path = os.path.abspath(hub)
+        # The package's modules as they are now on disk: optunahub names them
+        # optunahub_registry.package.NAME, and a submodule imported by an earlier cell (an
+        # earlier edit, in a notebook) would otherwise be reused.
+        import sys
+
+        prefix = f"optunahub_registry.package.{os.path.basename(path)}"
+        for m in [m for m in sys.modules if m == prefix or m.startswith(prefix + ".")]:
+            del sys.modules[m]
+        module = optunahub.load_local_module(package=os.path.basename(path),
+                                             registry_root=os.path.dirname(path))
+    elif _hub_folder(hub) is not None:
+        module = importlib.import_module(hub)
+    else:
+        raise ValueError(f"hub = {hub!r}: no OptunaHub package folder or installed module of "
+                         "that name")
+    exported = getattr(module, "__all__", None) or [n for n in dir(module) if not n.startswith("_")]
+    samplers = sorted(n for n in exported if inspect.isclass(getattr(module, n, None))
+                      and issubclass(getattr(module, n), optuna.samplers.BaseSampler))
+    if name is None:
+        if len(samplers) != 1:
+            raise ValueError(f"hub = {hub!r} exports {len(samplers)} samplers "
+                             f"({', '.join(samplers) or 'none'}); name one as hub_sampler")
+        name = samplers[0]
+    cls = getattr(module, name, None)
+    if cls is None:
+        raise ValueError(f"hub = {hub!r} has no sampler {name!r}; it exports "
+                         f"{', '.join(samplers) or 'no sampler'}")
+    if not (inspect.isclass(cls) and issubclass(cls, optuna.samplers.BaseSampler)):
+        raise ValueError(f"hub = {hub!r}: {name} is not an Optuna sampler (a subclass of "
+                         "optuna.samplers.BaseSampler)")
+    kwargs = dict(options)
+    if "seed" in inspect.signature(cls).parameters:
+        kwargs["seed"] = seed
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+        return cls(**kwargs)
 
 
 def distributions(grid: GridSpace, learners: List[int], ordinal: str = "index") -> Dict[str, Any]:
@@ -156,7 +236,8 @@ class OptunaSampler(UnitByUnit, WholeTrials):
     def __init__(self, cell: Any, sampler: str = "tpe", ordinal: str = "index",
                  to: Optional[int] = None, repeat: str = "reuse", max_repeats: int = 1000,
                  learner: Optional[str] = None, pruner: Optional[str] = None,
-                 snap: str = "nearest", **options: Any):
+                 snap: str = "nearest", hub: Optional[str] = None,
+                 hub_sampler: Optional[str] = None, **options: Any):
         super().__init__(cell)
         optuna = _optuna()
         prepare(self, cell, "Optuna", to=to, repeat=repeat, max_repeats=max_repeats,
@@ -167,6 +248,10 @@ class OptunaSampler(UnitByUnit, WholeTrials):
                                if k.startswith("pruner_")}
         self.options = {k: v for k, v in options.items() if not k.startswith("pruner_")}
         self.pruner_name = pruner
+        if hub is None and hub_sampler is not None:
+            raise ValueError("hub_sampler given without hub (an OptunaHub package folder or an "
+                             "installed module)")
+        self.hub, self.hub_sampler = hub, hub_sampler
         if pruner is None and self.pruner_options:
             raise ValueError(f"{', '.join('pruner_' + k for k in self.pruner_options)} given "
                              "without a pruner")
@@ -207,9 +292,19 @@ class OptunaSampler(UnitByUnit, WholeTrials):
                     f"\"{e}\"; pass its options as pruner_NAME = value"
                 ) from e
 
+    @classmethod
+    def identity_files(cls, params: Dict[str, Any]) -> List[str]:
+        """The OptunaHub package folders the parameters name (``hub``; a list when it expands):
+        their files join the policy's identity."""
+        given = params.get("hub")
+        return [p for p in (given if isinstance(given, list) else [given])
+                if isinstance(p, str) and _hub_folder(p) is not None]
+
     def make_sampler(self, seed: int) -> Any:
         """The cell's sampler, seeded with ``seed``; override to run any Optuna sampler."""
         optuna = _optuna()
+        if self.hub is not None:
+            return hub_sampler(self.hub, self.hub_sampler, seed, self.options)
         if self.sampler_name not in SAMPLERS:
             raise ValueError(
                 f"sampler = {self.sampler_name!r}; Optuna's are {', '.join(SAMPLERS)} (or "
