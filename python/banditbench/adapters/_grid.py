@@ -9,7 +9,7 @@ index (``docs/protocol.md``, ``pool_space``); :meth:`GridSpace.levels` inverts t
 A learner with a numeric dimension (a recorded random sample such as ``sklearn-random``'s joint
 pool) is offered to a library as ranges, and its suggestion is a point that the pool may not hold.
 :class:`Snap` decides which configuration it evaluates (``snap``: ``"nearest"``,
-``"nearest-open"`` or ``"refuse"``) by the distance :func:`distance` states.
+``"nearest-open"`` or ``"refuse"``) by the distance it states.
 """
 
 from __future__ import annotations
@@ -93,22 +93,6 @@ class Dim:
         return min(1.0, max(0.0, u))
 
 
-def distance(dims: Sequence[Dim], a: Sequence[Optional[float]], b: Sequence[Optional[float]]) -> float:
-    """The distance between two encoded configurations of one learner: the sum over dimensions of
-    |a - b| for a numeric or ordinal one (each normalised to [0, 1], log-scaled where the
-    dimension is log-spaced) and 1 per categorical mismatch; a value the space cannot place
-    (None) is 0 from another None and 1 from any value."""
-    total = 0.0
-    for d, x, y in zip(dims, a, b):
-        if x is None or y is None:
-            total += 0.0 if x is None and y is None else 1.0
-        elif d.kind == "categorical":
-            total += 0.0 if int(round(x)) == int(round(y)) else 1.0
-        else:
-            total += abs(x - y)
-    return total
-
-
 class GridSpace:
     """A pool's learners and their dimensions (grid, or numeric ranges on a recorded sample)."""
 
@@ -188,9 +172,12 @@ class GridSpace:
 
 
 class Snap:
-    """Which configuration a point suggested on a numeric learner evaluates (``rule``):
+    """Which configuration a point suggested on a numeric learner evaluates (``rule``), by the
+    *distance*: the sum over dimensions of |a - b| for a numeric or ordinal one (each normalised
+    to [0, 1], log-scaled where the dimension is log-spaced) and 1 per categorical mismatch; a
+    value the space cannot place (None) is 0 from another None and 1 from any value.
 
-    - ``"nearest"``: the configuration recorded on the task nearest to it by :func:`distance`
+    - ``"nearest"``: the configuration recorded on the task nearest to it by that distance
       (ties: the lowest configuration index), evaluated before or not (then ``repeat`` decides);
     - ``"nearest-open"``: the nearest not yet evaluated or running (the nearest of all once none
       is left), HPO-B's pool-based protocol;
@@ -205,10 +192,27 @@ class Snap:
             raise ValueError(f"snap = {rule!r}; give one of {', '.join(SNAP)}")
         self.grid, self.rule = grid, rule
         p = cell.pool
-        self.points: Dict[int, List[Tuple[int, Tuple[Optional[float], ...]]]] = {}
+        rows: Dict[int, List[Tuple[int, Sequence[Optional[float]]]]] = {}
         for c, l, v in sorted(zip(p["open"], p["open_learner"], p["open_values"])):
             if grid.numeric[l]:
-                self.points.setdefault(l, []).append((c, tuple(v)))
+                rows.setdefault(l, []).append((c, v))
+        # Per numeric learner: its configurations (ascending) and their encoded values (NaN for
+        # a value the space cannot place), and which dimensions are categorical. numpy computes
+        # the distance to all of them at once (the same sums; 1.5 ms -> 0.14 ms a
+        # suggestion on TaskSet's 1 000 x 8).
+        import numpy as np
+
+        self._np = np
+        self.points: Dict[int, Tuple[Any, Any, Any]] = {}
+        for l, rs in rows.items():
+            ids = np.array([c for c, _ in rs], dtype=np.int64)
+            x = np.array([[np.nan if v is None else float(v) for v in vs] for _, vs in rs],
+                         dtype=np.float64).reshape(len(rs), len(grid.dims[l]))
+            cat = np.array([d.kind == "categorical" for d in grid.dims[l]], dtype=bool)
+            self.points[l] = (ids, x, cat)
+        # Per numeric learner, the configurations that may still be open: a superset of the
+        # open ones (open configurations only ever leave), narrowed as the rule meets them.
+        self.maybe_open = {l: np.ones(len(ids), dtype=bool) for l, (ids, _, _) in self.points.items()}
         # Suggestions; those on a numeric learner (points); those snapped; their distances.
         self.suggestions = self.on_numeric = self.snapped = 0
         self.total = self.largest = 0.0
@@ -221,20 +225,28 @@ class Snap:
             return key
         self.on_numeric += 1
         dims = self.grid.dims[l]
-        candidates = self.points.get(l, [])
-        if not candidates:
+        if l not in self.points:
             raise ValueError(f"no configuration of {self.grid.learners[l]} is recorded on this task")
-        best = None
-        for pass_open in ((True, False) if self.rule == "nearest-open" else (False,)):
-            for c, v in candidates:
-                if pass_open and (l, (c,)) not in open_:
-                    continue
-                dist = distance(dims, point, v)
-                if best is None or dist < best[0]:
-                    best = (dist, c)
-            if best is not None:
-                break
-        dist, c = best
+        np = self._np
+        ids, x, cat = self.points[l]
+        at = np.array([np.nan if v is None else float(v) for v in point], dtype=np.float64)
+        # The distance to every configuration at once.
+        with np.errstate(invalid="ignore"):
+            each = np.where(cat, (np.rint(x) != np.rint(at)).astype(np.float64), np.abs(x - at))
+        gone = np.isnan(x) | np.isnan(at)
+        each = np.where(gone, np.where(np.isnan(x) & np.isnan(at), 0.0, 1.0), each)
+        total = each.sum(axis=1)
+        k = int(np.argmin(total))  # the first of equals: the lowest configuration id
+        if self.rule == "nearest-open":
+            maybe = self.maybe_open[l]
+            while maybe.any():
+                k = int(np.argmin(np.where(maybe, total, np.inf)))
+                if (l, (int(ids[k]),)) in open_:
+                    break
+                maybe[k] = False
+            else:
+                k = int(np.argmin(total))
+        dist, c = float(total[k]), int(ids[k])
         if dist > EXACT:
             if self.rule == "refuse":
                 named = {d.name: round(x, 6) for d, x in zip(dims, point)}
