@@ -65,3 +65,29 @@ def pool_experiment(name, dataset, budget_units, *, workers=1, repetitions=1,
                   "budgets": [budget_units], "incumbent": "best-seen",
                   "recommendation": "best-seen", "workers": workers},
     }
+
+
+# What two routes of one policy must agree on, decision for decision.
+ROUTE_COLUMNS = ["cell", "step", "action", "config", "fidelity", "reward", "worker", "start",
+                 "finish"]
+
+
+def both_routes(exp, name, policy, params, module, tmp_path):
+    """Run ``policy`` with ``params`` on the experiment dict ``exp`` in-process and through the
+    protocol (``python -m banditbench.adapters.MODULE`` with ``pool_space = true``); assert that
+    the two give the same decisions (:data:`ROUTE_COLUMNS`) and the same ``policy_stats``, and
+    return both results."""
+    import sys
+
+    import banditbench as bb
+
+    a = bb.run(exp, policies={name: (policy, params)}, out=tmp_path / "a", progress=False)
+    entry = {"family": "external", "name": name, "pool_space": True,
+             "command": [sys.executable, "-m", f"banditbench.adapters.{module}"]}
+    if params:
+        entry["params"] = params
+    b = bb.run(dict(exp, policies=[entry]), out=tmp_path / "b", progress=False)
+    assert len(a.trajectories) > 0
+    assert a.trajectories[ROUTE_COLUMNS].equals(b.trajectories[ROUTE_COLUMNS])
+    assert list(a.runs["policy_stats"]) == list(b.runs["policy_stats"])
+    return a, b

@@ -17,7 +17,7 @@ if os.environ.get("BANDITBENCH_REQUIRE_DEHB") != "1":
 import banditbench as bb  # noqa: E402
 from banditbench.adapters.dehb import DEHBOptimizer  # noqa: E402
 
-from conftest import ROOT, pool_experiment, recorded_scores  # noqa: E402
+from conftest import ROOT, both_routes, pool_experiment, recorded_scores  # noqa: E402
 
 POOL = ROOT / "traces" / "sklearn-grid"
 SCRIPT = ROOT / "scripts" / "reference" / "dehb_sequential.py"
@@ -118,14 +118,6 @@ def test_several_learners_are_dehbs_cash_space(tmp_path):
 def test_the_protocol_route_gives_the_in_process_results(tmp_path):
     # DEHB's logger writes to stdout; the protocol keeps its own channel (serve moves fd 1 to
     # stderr), so the route works and both routes agree decision for decision, counts included.
-    exp = experiment("dehb-routes", workers=4)
-    a = bb.run(exp, policies={"dehb": (DEHBOptimizer, {})}, out=tmp_path / "a", progress=False)
-    exp = dict(exp, policies=[{
-        "family": "external", "name": "dehb", "pool_space": True,
-        "command": [sys.executable, "-m", "banditbench.adapters.dehb"],
-    }])
-    b = bb.run(exp, out=tmp_path / "b", progress=False)
-    cols = ["cell", "step", "action", "config", "fidelity", "reward", "worker", "start", "finish"]
-    assert len(a.trajectories) > 0 and a.trajectories[cols].equals(b.trajectories[cols])
-    assert list(a.runs["policy_stats"]) == list(b.runs["policy_stats"])
+    a, _ = both_routes(experiment("dehb-routes", workers=4), "dehb", DEHBOptimizer, {}, "dehb",
+                       tmp_path)
     assert all(s["suggestions"] > 0 for s in a.runs["policy_stats"])

@@ -18,7 +18,7 @@ from banditbench.adapters import space  # noqa: E402
 from banditbench.adapters._grid import GridSpace  # noqa: E402
 from banditbench.adapters.nevergrad import NevergradOptimizer  # noqa: E402
 
-from conftest import ROOT, pool_experiment, recorded_scores  # noqa: E402
+from conftest import ROOT, both_routes, pool_experiment, recorded_scores  # noqa: E402
 
 POOL = ROOT / "traces" / "sklearn-grid"
 SCRIPT = ROOT / "scripts" / "reference" / "nevergrad_sequential.py"
@@ -114,15 +114,8 @@ def test_on_workers_every_candidate_is_told_its_recorded_loss(tmp_path):
 
 
 def test_the_protocol_route_gives_the_in_process_results(tmp_path):
-    exp = experiment("ng-routes", workers=4, configs=12)
-    a = bb.run(exp, policies={"ng": NevergradOptimizer}, out=tmp_path / "a", progress=False)
-    exp = dict(exp, policies=[{
-        "family": "external", "name": "ng", "pool_space": True,
-        "command": [sys.executable, "-m", "banditbench.adapters.nevergrad"],
-    }])
-    b = bb.run(exp, out=tmp_path / "b", progress=False)
-    cols = ["cell", "step", "config", "reward", "worker", "start", "finish"]
-    assert a.trajectories[cols].equals(b.trajectories[cols])
+    both_routes(experiment("ng-routes", workers=4, configs=12), "ng", NevergradOptimizer, {},
+                "nevergrad", tmp_path)
 
 
 def test_space_and_bad_input_are_named(tmp_path):

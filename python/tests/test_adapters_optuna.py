@@ -21,7 +21,7 @@ from banditbench.adapters import space  # noqa: E402
 from banditbench.adapters._grid import GridSpace  # noqa: E402
 from banditbench.adapters.optuna import OptunaSampler  # noqa: E402
 
-from conftest import ROOT, pool_experiment, recorded_scores  # noqa: E402
+from conftest import ROOT, both_routes, pool_experiment, recorded_scores  # noqa: E402
 
 POOL = ROOT / "traces" / "sklearn-grid"
 SCRIPT = ROOT / "scripts" / "reference" / "optuna_sequential.py"
@@ -300,16 +300,7 @@ def test_the_protocol_route_gives_the_in_process_results(tmp_path, params):
     # ask costs more as it grows), and both routes pay for it.
     exp = experiment("optuna-routes", workers=4,
                      budget_units=27 * (40 if params.get("repeat") == "charge" else 12))
-    a = bb.run(exp, policies={"optuna": (OptunaSampler, params)}, out=tmp_path / "a",
-               progress=False)
-    exp = dict(exp, policies=[{
-        "family": "external", "name": "optuna", "pool_space": True,
-        "command": [sys.executable, "-m", "banditbench.adapters.optuna"],
-        **({"params": params} if params else {}),
-    }])
-    b = bb.run(exp, out=tmp_path / "b", progress=False)
-    cols = ["cell", "step", "action", "config", "reward", "worker", "start", "finish"]
-    assert a.trajectories[cols].equals(b.trajectories[cols])
+    a, _ = both_routes(exp, "optuna", OptunaSampler, params, "optuna", tmp_path)
     if params.get("repeat") == "charge":
         # TPE on 4 workers repeats configurations here, and each repeat was paid again.
         assert (a.trajectories["action"] == "retrain").any()

@@ -16,7 +16,7 @@ if os.environ.get("BANDITBENCH_REQUIRE_SMAC") != "1":
 import banditbench as bb  # noqa: E402
 from banditbench.adapters.smac import FACADES, SMACFacade  # noqa: E402
 
-from conftest import ROOT, pool_experiment, recorded_scores  # noqa: E402
+from conftest import ROOT, both_routes, pool_experiment, recorded_scores  # noqa: E402
 
 POOL = ROOT / "traces" / "sklearn-grid"
 SCRIPT = ROOT / "scripts" / "reference" / "smac_sequential.py"
@@ -130,16 +130,7 @@ def test_on_workers_every_trial_is_told_its_recorded_score(tmp_path, facade):
 def test_the_protocol_route_gives_the_in_process_results(tmp_path, facade):
     # The protocol route runs SMAC in another interpreter, whose string-hash seed differs.
     exp = experiment(f"smac-routes-{facade}", workers=4, trainings=16 if facade == "hpo" else 8)
-    params = {"facade": facade, "n_trials": 40}
-    a = bb.run(exp, policies={"smac3": (SMACFacade, params)}, out=tmp_path / "a",
-               progress=False)
-    exp = dict(exp, policies=[{
-        "family": "external", "name": "smac3", "pool_space": True,
-        "command": [sys.executable, "-m", "banditbench.adapters.smac"], "params": params,
-    }])
-    b = bb.run(exp, out=tmp_path / "b", progress=False)
-    cols = ["cell", "step", "action", "config", "fidelity", "reward", "worker", "start", "finish"]
-    assert a.trajectories[cols].equals(b.trajectories[cols])
+    both_routes(exp, "smac3", SMACFacade, {"facade": facade, "n_trials": 40}, "smac", tmp_path)
 
 
 def test_parts_are_built_from_their_arguments(tmp_path):

@@ -19,7 +19,7 @@ from banditbench.adapters import space  # noqa: E402
 from banditbench.adapters._grid import GridSpace  # noqa: E402
 from banditbench.adapters.syne_tune import METRIC, TIME_ATTR, SyneTuneScheduler  # noqa: E402
 
-from conftest import ROOT, pool_experiment, recorded_scores  # noqa: E402
+from conftest import ROOT, both_routes, pool_experiment, recorded_scores  # noqa: E402
 
 POOL = ROOT / "traces" / "sklearn-grid"
 SCRIPT = ROOT / "scripts" / "reference" / "synetune_sequential.py"
@@ -159,15 +159,8 @@ def test_on_workers_every_result_is_its_configurations_recorded_score(tmp_path, 
 
 
 def test_the_protocol_route_gives_the_in_process_results(tmp_path):
-    exp = experiment("st-routes", workers=4, budget_units=27 * 10)
-    a = bb.run(exp, policies={"st": SyneTuneScheduler}, out=tmp_path / "a", progress=False)
-    exp = dict(exp, policies=[{
-        "family": "external", "name": "st", "pool_space": True,
-        "command": [sys.executable, "-m", "banditbench.adapters.syne_tune"],
-    }])
-    b = bb.run(exp, out=tmp_path / "b", progress=False)
-    cols = ["cell", "step", "config", "fidelity", "reward", "worker", "start", "finish"]
-    assert a.trajectories[cols].equals(b.trajectories[cols])
+    both_routes(experiment("st-routes", workers=4, budget_units=27 * 10), "st",
+                SyneTuneScheduler, {}, "syne_tune", tmp_path)
 
 
 def test_space_and_bad_input_are_named(tmp_path):
