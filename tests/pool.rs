@@ -1007,40 +1007,17 @@ fn the_pool_world_charges_overhead_to_a_budget_of_seconds_and_refuses_it_on_unit
     );
 }
 
-/// A pool sampled from ranges: one learner with a numeric log dimension, a whole-number one and
-/// a categorical one; levels hold the categorical's index alone, values live in `config`.
-const SAMPLED: &str = r#"format = "banditbench-pool/1"
-name = "tiny-sample"
-description = "hand-made: one learner, 4 configurations drawn from ranges, 3 units"
-metric = "accuracy"
-direction = "maximize"
-units = 3
-neighbours = "none"
-complete = true
-
-[[learners]]
-name = "net"
-unit = "1 epoch"
-[[learners.dims]]
-name = "lr"
-kind = "numeric"
-low = 0.001
-high = 1.0
-log = true
-[[learners.dims]]
-name = "layers"
-kind = "numeric"
-low = 1
-high = 4
-int = true
-[[learners.dims]]
-name = "act"
-kind = "categorical"
-values = ["relu", "tanh"]
-
-[provenance]
-source = "synthetic"
-"#;
+/// A pool sampled from ranges: the tiny pool with its ordinal `width` replaced by a numeric log
+/// dimension and a whole-number one; levels hold the categorical's index alone, values live in
+/// `config`.
+fn sampled() -> String {
+    MANIFEST
+        .replace("neighbours = \"grid\"", "neighbours = \"none\"")
+        .replace(
+            "name = \"width\"\nkind = \"ordinal\"\nvalues = [\"8\", \"16\"]\n",
+            "name = \"lr\"\nkind = \"numeric\"\nlow = 0.001\nhigh = 1.0\nlog = true\n[[learners.dims]]\nname = \"layers\"\nkind = \"numeric\"\nlow = 1\nhigh = 4\nint = true\n",
+        )
+}
 
 fn sampled_configs(levels: &[&str], config: &[&str]) -> DataFrame {
     let n = levels.len();
@@ -1065,7 +1042,7 @@ fn a_pool_sampled_from_ranges_loads_encodes_and_refuses_each_broken_rule() {
     let levels = ["0", "1", "0", "1"];
     let dir = write_pool(
         "pool-sampled",
-        SAMPLED,
+        &sampled(),
         sampled_configs(&levels, &SAMPLE),
         &rows(),
     );
@@ -1093,28 +1070,28 @@ fn a_pool_sampled_from_ranges_loads_encodes_and_refuses_each_broken_rule() {
     };
     broken(
         "sampled-grid-neighbours",
-        &SAMPLED.replace("neighbours = \"none\"", "neighbours = \"grid\""),
+        &sampled().replace("neighbours = \"none\"", "neighbours = \"grid\""),
         &levels,
         &SAMPLE,
         "a numeric dimension has no levels to step between",
     );
     broken(
         "sampled-bad-range",
-        &SAMPLED.replace("low = 0.001", "low = 0"),
+        &sampled().replace("low = 0.001", "low = 0"),
         &levels,
         &SAMPLE,
         "give low < high (and low > 0 on a log scale)",
     );
     broken(
         "sampled-values",
-        &SAMPLED.replace("high = 4\n", "high = 4\nvalues = [\"1\"]\n"),
+        &sampled().replace("high = 4\n", "high = 4\nvalues = [\"1\"]\n"),
         &levels,
         &SAMPLE,
         "unknown key 'values'; a numeric dimension has name, kind, low, high, log and int",
     );
     broken(
         "sampled-levels",
-        SAMPLED,
+        &sampled(),
         &["0,1", "1", "0", "1"],
         &SAMPLE,
         "2 levels, but learner 'net' has 1 dimensions with levels (a numeric dimension has no level",
@@ -1123,7 +1100,7 @@ fn a_pool_sampled_from_ranges_loads_encodes_and_refuses_each_broken_rule() {
     missing[2] = r#"{"layers": 4, "act": "relu"}"#;
     broken(
         "sampled-missing",
-        SAMPLED,
+        &sampled(),
         &levels,
         &missing,
         "row 3: config has no number 'lr'",
@@ -1132,7 +1109,7 @@ fn a_pool_sampled_from_ranges_loads_encodes_and_refuses_each_broken_rule() {
     outside[3] = r#"{"lr": 0.1, "layers": 3.5, "act": "tanh"}"#;
     broken(
         "sampled-outside",
-        SAMPLED,
+        &sampled(),
         &levels,
         &outside,
         "row 4: 'layers' = 3.5 is outside the range [1, 4] pool.toml gives it (whole numbers)",
@@ -1141,7 +1118,7 @@ fn a_pool_sampled_from_ranges_loads_encodes_and_refuses_each_broken_rule() {
     twice[3] = SAMPLE[1];
     broken(
         "sampled-twice",
-        SAMPLED,
+        &sampled(),
         &levels,
         &twice,
         "configurations 1 and 3 have the same learner and config",
