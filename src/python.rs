@@ -499,7 +499,7 @@ impl Policy for PyPolicy {
             static STATS: pyo3::sync::PyOnceLock<Py<PyAny>> = pyo3::sync::PyOnceLock::new();
             let Some(s) = &st else { return Ok(None) };
             let text = STATS
-                .import(py, "banditbench._hosted", "stats_json")
+                .import(py, "banditbench.protocol", "stats_json")
                 .and_then(|f| f.call1((s.policy.bind(py),)))
                 .and_then(|t| t.extract::<Option<String>>())
                 .map_err(|e| format!("stats() raised:\n{}", describe(py, &e)))?;

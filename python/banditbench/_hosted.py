@@ -42,14 +42,6 @@ def load_class(spec: str) -> Any:
     return obj
 
 
-def stats_json(policy: Any) -> Optional[str]:
-    """A policy's own counts for its cell as JSON text (runs.parquet's ``policy_stats``): what its
-    ``stats()`` returns (a dict), or None when it has no ``stats`` or returns None."""
-    stats = getattr(policy, "stats", None)
-    value = stats() if callable(stats) else None
-    return None if value is None else json.dumps(value, allow_nan=False)
-
-
 def start(factory: Any, kw: Dict[str, Any], params_json: str, space_json: Optional[str] = None):
     """Build one cell's policy as ``factory(cell, **params)`` and its view; returns (policy, view,
     pulls, arm_clock, arm_best, pool), the lists the engine keeps up to date. ``space_json``

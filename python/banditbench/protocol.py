@@ -200,6 +200,15 @@ class Policy:
         return None
 
 
+def stats_json(policy: Any) -> Optional[str]:
+    """A policy's own counts for its cell as JSON text (runs.parquet's ``policy_stats``): what its
+    ``stats()`` returns (a dict), or None when it has no ``stats`` or returns None. Both routes use
+    it: :func:`serve`'s ``end`` answer and the in-process runtime."""
+    stats = getattr(policy, "stats", None)
+    value = stats() if callable(stats) else None
+    return None if value is None else json.dumps(value, allow_nan=False)
+
+
 def _encode(action: Any) -> bytes:
     if type(action) is int:
         return b"%d\n" % action
@@ -353,8 +362,7 @@ def serve(factory: Callable[..., Policy], stdin=None, stdout=None) -> None:
             stats = None
             if pending_error is None:
                 try:
-                    stats = policy.stats() if callable(getattr(policy, "stats", None)) else None
-                    stats = None if stats is None else json.dumps(stats, allow_nan=False)
+                    stats = stats_json(policy)
                 except Exception:
                     pending_error = fail("stats")
             if pending_error is not None:

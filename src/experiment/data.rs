@@ -542,16 +542,19 @@ fn check_pool_work(exp: &Experiment, data: &PoolData) -> Result<()> {
     let units = data.pool.manifest.units;
     let all_units = data.pool.configs.len() as u128 * u128::from(units);
     let mut total = 0u128;
-    let costs = || {
-        data.pool
-            .tasks
-            .iter()
-            .flat_map(|t| &t.curves)
-            .any(|c| c.cost_s.iter().any(|&s| s > 0.0))
-    };
+    // Whether the pool records any time (asked once, when a budget counts seconds).
+    let mut costs: Option<bool> = None;
     for &b in &exp.world.budgets {
         let (cfg, abs) = opts.world_config(exp.world.unit, b, units);
-        if cfg.budget_unit == crate::replay::pool::PoolBudget::Seconds && !costs() {
+        if cfg.budget_unit == crate::replay::pool::PoolBudget::Seconds
+            && !*costs.get_or_insert_with(|| {
+                data.pool
+                    .tasks
+                    .iter()
+                    .flat_map(|t| &t.curves)
+                    .any(|c| c.cost_s.iter().any(|&s| s > 0.0))
+            })
+        {
             bail!(
                 "{at}: world.budget_unit = \"seconds\", but pool '{}' records no time (every cost_s is null or 0), so no budget of seconds would ever run out; give budget_unit = \"units\" or \"evaluations\"",
                 data.pool.manifest.name

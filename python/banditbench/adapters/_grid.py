@@ -238,14 +238,14 @@ class Snap:
         total = each.sum(axis=1)
         k = int(np.argmin(total))  # the first of equals: the lowest configuration id
         if self.rule == "nearest-open":
+            # The nearest still open, if any is.
             maybe = self.maybe_open[l]
             while maybe.any():
-                k = int(np.argmin(np.where(maybe, total, np.inf)))
-                if (l, (int(ids[k]),)) in open_:
+                j = int(np.argmin(np.where(maybe, total, np.inf)))
+                if (l, (int(ids[j]),)) in open_:
+                    k = j
                     break
-                maybe[k] = False
-            else:
-                k = int(np.argmin(total))
+                maybe[j] = False
         dist, c = float(total[k]), int(ids[k])
         if dist > EXACT:
             if self.rule == "refuse":

@@ -88,7 +88,15 @@ class Counted(Policy):
     snap: Snap
     learners: List[int]
     grid: GridSpace
+    # Suggestions in a row that started no work (reset by work; `max_repeats` bounds it), and
+    # over the whole cell.
+    repeats = 0
     idle = 0
+
+    def _no_work(self) -> None:
+        """A suggestion that started no work."""
+        self.repeats += 1
+        self.idle += 1
 
     def stats(self) -> Dict[str, Any]:
         out: Dict[str, Any] = {"suggestions": self.snap.suggestions, "repeats": self.idle}
@@ -163,8 +171,7 @@ class WholeTrials(LibraryTrials):
                 arm = self.arm_of[key]
                 if arm in self.retraining:
                     # Being paid again on another worker: told when that work finishes.
-                    self.repeats += 1
-                    self.idle += 1
+                    self._no_work()
                     self.waiting[key].append(trial)
                     return Wait()
                 # Paid again, as the library's own loop would: new work.
@@ -173,8 +180,7 @@ class WholeTrials(LibraryTrials):
                 self.running += 1
                 self.repeats = 0
                 return Retrain(arm, to=self.trained[arm])
-            self.repeats += 1
-            self.idle += 1
+            self._no_work()
             if key in self.value:
                 self._tell(trial, self.value[key])
             elif key in self.waiting:
@@ -304,8 +310,7 @@ class UnitByUnit(LibraryTrials):
                 self.repeats = 0
                 self._started(trial, key)
                 return Choose(config)
-            self.repeats += 1
-            self.idle += 1
+            self._no_work()
             if key in self.busy:
                 # Running on another worker: this trial replays its scores when that work
                 # ends, and this worker waits for the next result meanwhile.
@@ -428,8 +433,7 @@ class BudgetJobs(Counted):
                 self.job_of[arm] = (job, u)
                 self.repeats = 0
                 return Retrain(arm, to=min(u, trained))
-            self.repeats += 1
-            self.idle += 1
+            self._no_work()
             self._told(job, key, u, 0)
         return Wait() if self.job_of else Stop()
 
