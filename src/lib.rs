@@ -33,6 +33,7 @@ pub(crate) mod files;
 pub(crate) mod import;
 pub(crate) mod names;
 pub(crate) mod normal;
+pub(crate) mod options;
 pub(crate) mod policy;
 pub(crate) mod protocol;
 #[cfg(feature = "python")]

@@ -655,8 +655,7 @@ impl Progress for PyProgress {
 }
 
 /// Parse `argv` (without the program name) and run it with the GIL released, a panic caught:
-/// the command line's refusal, or the command's outcome. `cli` and `command` differ only in
-/// where they put a failure.
+/// the command line's refusal, or the command's outcome.
 fn run_argv(
     py: Python<'_>,
     argv: Vec<String>,
@@ -684,23 +683,79 @@ fn cli(py: Python<'_>, argv: Vec<String>) -> i32 {
     }
 }
 
-/// Run a command line (`argv` without the program name) for the Python API (`report`,
-/// `import_runs`): what it prints goes to stdout as the binary's does, and a failure raises
-/// `BanditbenchError` with its whole message (clap's, for a bad command line), so that a notebook
-/// shows why, where `cli` prints the message to a stderr a notebook may never show.
+/// An error of `report` or `import_runs`, its message reworded for keywords (`pairs=` where
+/// the command line says `--pairs`).
+fn keyword_error(e: anyhow::Error, keys: &[&str]) -> PyErr {
+    BanditbenchError::new_err(crate::options::as_keywords(&format!("{e:#}"), keys))
+}
+
+/// `report` on the options given by name (`options`: a JSON object of `ReportRequest`'s keys,
+/// the command line's flags with `_` for `-`); returns (report folder, the ranking in words,
+/// files written). A failure raises `BanditbenchError` with its whole message.
 #[pyfunction]
-fn command(py: Python<'_>, argv: Vec<String>) -> PyResult<()> {
-    let shown = argv.join(" ");
-    let code = run_argv(py, argv)
-        .map_err(|e| BanditbenchError::new_err(e.render().to_string().trim().to_string()))?
-        .map_err(to_py)?;
-    if code == std::process::ExitCode::SUCCESS {
-        Ok(())
-    } else {
-        Err(BanditbenchError::new_err(format!(
-            "banditbench {shown} failed; its findings are printed above"
-        )))
-    }
+fn report(py: Python<'_>, options: String) -> PyResult<(String, String, Vec<String>)> {
+    use crate::report::request::{ReportRequest, report};
+    let keys = crate::options::keys::<ReportRequest>();
+    guarded("report", || {
+        let req = ReportRequest::from_json(&options).map_err(|e| keyword_error(e, keys))?;
+        let summary = py
+            .detach(|| crate::experiment::caught("report", || report(&req)))
+            .map_err(|e| keyword_error(e, keys))?;
+        Ok((
+            summary.out.display().to_string(),
+            summary.text,
+            summary
+                .files
+                .iter()
+                .map(|f| f.display().to_string())
+                .collect(),
+        ))
+    })
+}
+
+/// `import` of `tool`'s files at `paths` into `out`, the options given by name (`options`: a
+/// JSON object, the command line's flags with `_` for `-`); returns (what was imported in
+/// words, notes). `tool = "blackbox"` imports one blackbox folder into a pool.
+#[pyfunction]
+fn import_runs(
+    py: Python<'_>,
+    tool: String,
+    paths: Vec<PathBuf>,
+    out: PathBuf,
+    options: String,
+) -> PyResult<(String, Vec<String>)> {
+    use crate::import::request;
+    let keys = request::keys(&tool);
+    guarded("import_runs", || {
+        let done = if tool == "blackbox" {
+            let [dir] = paths.as_slice() else {
+                return Err(BanditbenchError::new_err(format!(
+                    "import blackbox: give one blackbox folder, not {}",
+                    paths.len()
+                )));
+            };
+            let value: serde_json::Value = serde_json::from_str(&options)
+                .map_err(|e| BanditbenchError::new_err(format!("import blackbox: {e}")))?;
+            let value = match value {
+                serde_json::Value::Object(m) => {
+                    serde_json::Value::Object(m.into_iter().filter(|(_, v)| !v.is_null()).collect())
+                }
+                other => other,
+            };
+            let opts = crate::options::from_value("import blackbox", value)
+                .map_err(|e| keyword_error(e, &keys))?;
+            py.detach(|| {
+                crate::experiment::caught("import", || request::import_pool(dir, &out, &opts))
+            })
+            .map(|text| (text, Vec::new()))
+        } else {
+            let req = request::request_from_json(&tool, paths, out, &options)
+                .map_err(|e| keyword_error(e, &keys))?;
+            py.detach(|| crate::experiment::caught("import", || request::import(&req)))
+                .map(|i| (i.describe(), i.notes))
+        };
+        done.map_err(|e| keyword_error(e, &keys))
+    })
 }
 
 /// Run the experiment file `path`; returns (results folder, notes). `progress` receives the
@@ -886,7 +941,8 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_class::<Observation>()?;
     m.add_function(wrap_pyfunction!(cli, m)?)?;
-    m.add_function(wrap_pyfunction!(command, m)?)?;
+    m.add_function(wrap_pyfunction!(report, m)?)?;
+    m.add_function(wrap_pyfunction!(import_runs, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(register, m)?)?;
     m.add_function(wrap_pyfunction!(ranking, m)?)?;

@@ -182,7 +182,7 @@ const LAYERS: &[(&str, &[&str])] = &[
 ];
 
 const FOUNDATIONS: &[&str] = &[
-    "rng", "build", "bundled", "names", "normal", "space", "files",
+    "rng", "build", "bundled", "names", "normal", "space", "files", "options",
 ];
 
 /// Uses across the layers that remain to be removed (issue #26): each is named here so that no

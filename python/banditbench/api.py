@@ -495,8 +495,9 @@ class Results:
     def report(self, out: Optional[PathLike] = None, **options: Any) -> "Report":
         """Write the statistics, tables and figures (``banditbench report``) and return them.
 
-        ``options`` are the command's flags with ``_`` for ``-``: ``alpha=0.01``,
-        ``pairs="against:ucb1"``, ``per_budget=True``, ``regret="compared"``, ...
+        ``options`` are the command's flags as keywords, ``_`` for ``-``: ``alpha=0.01``,
+        ``pairs="against:ucb1"``, ``per_budget=True``, ``regret="compared"``,
+        ``labels={"policy id": "label"}``, ...; an unknown one raises, naming it.
         """
         return report(self.folder, out=out, **options)
 
@@ -508,20 +509,23 @@ class Results:
         )
 
 
-def _flags(options: Mapping[str, Any]) -> List[str]:
-    args: List[str] = []
-    for key, value in options.items():
-        flag = "--" + key.replace("_", "-")
-        if value is True:
-            args.append(flag)
-        elif value is False or value is None:
-            continue
-        elif isinstance(value, (list, tuple)):
-            for v in value:
-                args += [flag, str(v)]
-        else:
-            args += [flag, str(value)]
-    return args
+def _options_json(options: Mapping[str, Any]) -> str:
+    """Keyword options as the engine reads them by name: paths as text, a mapping (labels) as
+    an object; anything JSON cannot hold is refused here, naming the key."""
+    def plain(key: str, value: Any) -> Any:
+        if isinstance(value, os.PathLike):
+            return os.fspath(value)
+        if isinstance(value, Mapping):
+            return {str(k): plain(key, v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [plain(key, v) for v in value]
+        if value is None or isinstance(value, (bool, int, float, str)):
+            return value
+        if hasattr(value, "item"):  # a numpy scalar
+            return value.item()
+        raise TypeError(f"{key}={value!r}: give a number, text, a path, a list or a mapping")
+
+    return json.dumps({k: plain(k, v) for k, v in options.items()})
 
 
 def import_runs(
@@ -556,8 +560,10 @@ def import_runs(
         tmp = tempfile.mkdtemp(prefix=".banditbench-import-", dir=parent)
         target = os.path.join(tmp, os.path.basename(os.path.abspath(out)))
     try:
-        args = ["import", tool] + [os.fspath(p) for p in paths] + ["--out", target] + _flags(options)
-        engine.command(args)
+        _, notes = engine.import_runs(tool, [os.fspath(p) for p in paths], target,
+                                      _options_json(options))
+        for note in notes:
+            warnings.warn(note, stacklevel=2)
         if tmp is not None:
             if not _same_files(target, out):
                 if not fresh:
@@ -624,27 +630,28 @@ def report(
     ``score_col`` options as on the command line). Returns the :class:`Report`."""
     engine = _engine()
     tmp = None
-    args = ["report"]
     folders = results if isinstance(results, (list, tuple)) else [results]
     folders = [f.folder if isinstance(f, Results) else f for f in folders if f is not None]
     if len(folders) > 1 and out is None:
         raise ValueError("a report on several results folders needs out=FOLDER")
-    args += [os.fspath(f) for f in folders]
-    results = folders[0] if folders else None
+    request: Dict[str, Any] = {"results": [os.fspath(f) for f in folders]}
     if scores is not None:
+        if out is None:
+            raise ValueError("a report on a scores table needs out=FOLDER")
         if hasattr(scores, "to_csv"):
             tmp = tempfile.TemporaryDirectory(prefix="banditbench-scores-")
             path = os.path.join(tmp.name, "scores.csv")
             scores.to_csv(path, index=False)
             scores = path
-        args += ["--scores", os.fspath(scores)]
-        if out is None:
-            raise ValueError("a report on a scores table needs out=FOLDER")
+        request["scores"] = os.fspath(scores)
     if out is None:
-        out = os.path.join(os.fspath(results), "report")
-    args += ["--out", os.fspath(out)] + _flags(options)
+        out = os.path.join(os.fspath(folders[0]), "report") if folders else None
+    request["out"] = out
+    for key in request:
+        if key in options:
+            raise TypeError(f"report() got {key} twice")
     try:
-        engine.command(args)
+        out, _, _ = engine.report(_options_json({**request, **options}))
     finally:
         if tmp is not None:
             tmp.cleanup()

@@ -231,7 +231,7 @@ def test_report_and_import_failures_raise_with_their_message(tmp_path, capfd):
     missing = tmp_path / "no-such-results"
     with pytest.raises(banditbench.BanditbenchError, match=str(missing)):
         banditbench.report(missing)
-    with pytest.raises(banditbench.BanditbenchError, match="--no-such-flag"):
+    with pytest.raises(banditbench.BanditbenchError, match="unknown field `no_such_flag`"):
         banditbench.report(missing, no_such_flag=1)
     with pytest.raises(banditbench.BanditbenchError, match="metadata.json"):
         banditbench.import_runs("syne-tune", tmp_path, out=tmp_path / "imported")
@@ -282,3 +282,88 @@ def test_training_to_a_unit_through_the_protocol_matches_in_process(tmp_path):
     for col in ["cell", "step", "action", "config", "fidelity", "reward", "incumbent", "time"]:
         assert a[col].tolist() == b[col].tolist(), col
     assert (a["fidelity"] == 27).sum() >= 10
+
+
+def _same_folder(a, b, skip=(".pdf", ".parquet", ".lock")):
+    """Every file of two folders equal byte for byte (the figures' PDFs order their objects
+    differently run to run; parquet is compared as tables; the lock's timing line aside)."""
+    import filecmp
+
+    import pandas as pd
+
+    names = lambda d: sorted(str(p.relative_to(d)) for p in d.rglob("*") if p.is_file())
+    assert names(a) == names(b)
+    for n in names(a):
+        if n.endswith(".parquet"):
+            pd.testing.assert_frame_equal(pd.read_parquet(a / n), pd.read_parquet(b / n))
+        elif n.endswith(".toml"):
+            keep = lambda p: [l for l in p.read_text().splitlines()
+                              if not l.startswith(("import_seconds", "program"))]
+            assert keep(a / n) == keep(b / n), n
+        elif not n.endswith(skip):
+            assert filecmp.cmp(a / n, b / n, shallow=False), n
+
+
+def test_report_and_import_by_keyword_equal_the_command_line(tmp_path):
+    # Python passes options by name to the library the command line converts its flags into;
+    # both routes write the same folders.
+    engine = banditbench.api._engine()
+    journal = ROOT / "examples" / "other-tools" / "optuna" / "journal.log"
+    kw = dict(names="{policy}.{dataset}.{seed}", clock="attr:cost_s", budget=60, prefix="o/")
+    banditbench.import_runs("optuna", journal, tmp_path / "py" / "op", **kw)
+    assert engine.cli(["import", "optuna", str(journal), "--out", str(tmp_path / "cli" / "op"),
+                       "--names", kw["names"], "--clock", kw["clock"], "--budget", "60",
+                       "--prefix", "o/"]) == 0
+    _same_folder(tmp_path / "py" / "op", tmp_path / "cli" / "op")
+    labels = tmp_path / "labels.toml"
+    labels.write_text('"o/tpe" = "TPE (Optuna)"\n')
+    folder = tmp_path / "py" / "op"
+    banditbench.report(folder, out=tmp_path / "py" / "rep", pairs="all", alpha=0.1,
+                       normalize="range", width="column", unit="task", labels=labels,
+                       leaderboard="on", no_titles=True)
+    assert engine.cli(["report", str(folder), "--out", str(tmp_path / "cli" / "rep"),
+                       "--pairs", "all", "--alpha", "0.1", "--normalize", "range", "--width",
+                       "column", "--unit", "task", "--labels", str(labels), "--leaderboard",
+                       "on", "--no-titles"]) == 0
+    _same_folder(tmp_path / "py" / "rep", tmp_path / "cli" / "rep")
+    # Labels from Python may also be a mapping.
+    rep = banditbench.report(folder, out=tmp_path / "map", labels={"o/tpe": "TPE (Optuna)"})
+    assert "TPE (Optuna)" in set(rep.tables["labels"]["label"])
+
+
+def test_report_and_import_errors_name_the_keyword(tmp_path):
+    ex = ROOT / "examples" / "other-tools"
+    journal = ex / "optuna" / "journal.log"
+    st = banditbench.import_runs("syne-tune", ex / "syne-tune", tmp_path / "st", budget=60)
+    cases = [
+        (lambda: banditbench.report(st, pairs="against:nosuch"),
+         "pairs=against:nosuch: no policy 'nosuch'"),
+        (lambda: banditbench.report(st, alpha="0.1"), "report: alpha: invalid type: string"),
+        (lambda: banditbench.report(st, ci="t99"), "report: ci: 't99' is not one of t95"),
+        (lambda: banditbench.report(st, wide=True), "wide applies to a table of scores"),
+        (lambda: banditbench.import_runs("optuna", journal, tmp_path / "a", nmes="x"),
+         "unknown field `nmes`, expected one of `names`"),
+        (lambda: banditbench.import_runs("optuna", journal, tmp_path / "b", clock="hours"),
+         "clock: 'hours': use trials, seconds, or attr:NAME"),
+        (lambda: banditbench.import_runs("optuna", journal, tmp_path / "c",
+                                         names="{algo}-{seed}"),
+         "names='{algo}-{seed}': unknown placeholder {algo}"),
+        (lambda: banditbench.import_runs("comet", journal, tmp_path / "d"), "no tool 'comet'"),
+        (lambda: banditbench.import_runs("blackbox", [journal, journal], tmp_path / "e"),
+         "give one blackbox folder, not 2"),
+    ]
+    for call, wanted in cases:
+        with pytest.raises(banditbench.BanditbenchError) as e:
+            call()
+        assert wanted in str(e.value), (wanted, str(e.value))
+        assert "--" not in str(e.value).replace(" -- ", ""), str(e.value)
+
+
+def test_the_type_stub_lists_exactly_the_engines_functions():
+    import ast
+
+    engine = banditbench.api._engine()
+    stub = ast.parse((ROOT / "python" / "banditbench" / "_engine.pyi").read_text())
+    stubbed = {n.name for n in stub.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+    built = {n for n in dir(engine) if not n.startswith("_") and callable(getattr(engine, n))}
+    assert stubbed == built

@@ -62,6 +62,36 @@ pub enum Pairs {
     Against(String),
 }
 
+impl std::str::FromStr for Pairs {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Pairs, String> {
+        Pairs::parse(s).map_err(|e| e.to_string())
+    }
+}
+
+impl std::fmt::Display for Pairs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.as_string())
+    }
+}
+
+impl std::fmt::Display for UnitWeights {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            UnitWeights::Equal => f.write_str("equal"),
+            UnitWeights::PerDataset => f.write_str("per-dataset"),
+            UnitWeights::File(p, _) => write!(f, "{}", p.display()),
+        }
+    }
+}
+
+impl std::str::FromStr for UnitWeights {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<UnitWeights, String> {
+        UnitWeights::parse(s)
+    }
+}
+
 impl Pairs {
     /// `auto`, `all`, `none` or `against:POLICY`.
     pub fn parse(s: &str) -> Result<Pairs> {
@@ -72,7 +102,7 @@ impl Pairs {
             _ => match s.strip_prefix("against:") {
                 Some(p) if !p.is_empty() => Pairs::Against(p.to_string()),
                 _ => bail!(
-                    "--pairs '{s}': expected auto, all, none or against:POLICY (a policy id as the report's tables name it)"
+                    "'{s}': expected auto, all, none or against:POLICY (a policy id as the report's tables name it)"
                 ),
             },
         })

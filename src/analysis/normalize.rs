@@ -113,6 +113,19 @@ impl KnownValues {
     }
 }
 
+impl std::fmt::Display for Normalize {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.as_string())
+    }
+}
+
+impl std::str::FromStr for Normalize {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Normalize, String> {
+        Normalize::parse(s)
+    }
+}
+
 impl Normalize {
     /// `none`, `range`, `baseline:POLICY` or `known:FILE`.
     pub fn parse(s: &str) -> Result<Normalize, String> {

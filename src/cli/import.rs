@@ -3,9 +3,8 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
-use crate::import::{
-    self, Import, NameRule, blackbox, carps, deepcave, hposuite, optuna, syne_tune,
-};
+use crate::import::request::{self, Common};
+use crate::import::{blackbox, carps, deepcave, hposuite, optuna, syne_tune};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -24,24 +23,9 @@ enum Tool {
         #[arg(required = true)]
         paths: Vec<PathBuf>,
         #[command(flatten)]
-        common: Common,
-        /// The metadata key naming the policy [default: algorithm, else method, else
-        /// scheduler_name]
-        #[arg(long)]
-        policy_key: Option<String>,
-        /// The metadata key naming the task (dataset, dataset/run or dataset/run/learner)
-        #[arg(long, default_value = "task")]
-        task_key: String,
-        /// The metadata key giving the seed
-        #[arg(long, default_value = "seed")]
-        seed_key: String,
-        /// The metric [default: the first of metadata.json's metric_names]
-        #[arg(long)]
-        metric: Option<String>,
-        /// The column holding each result's fidelity (epochs, steps) [default: the scheduler's
-        /// time_attr, when metadata.json has one]
-        #[arg(long)]
-        fidelity: Option<String>,
+        common: CommonArgs,
+        #[command(flatten)]
+        own: SyneTuneArgs,
     },
     /// Optuna's storages: JournalStorage files, or SQLite storages (.db, .sqlite, .sqlite3).
     /// One study is one run; --names gives how its name holds the policy, task and seed
@@ -50,21 +34,9 @@ enum Tool {
         #[arg(required = true)]
         paths: Vec<PathBuf>,
         #[command(flatten)]
-        common: Common,
-        /// How study names hold the policy, task and seed: placeholders {policy}, {task},
-        /// {dataset}, {seed}; each takes the text up to the separator after it. Studies that
-        /// do not follow it are skipped (and listed)
-        #[arg(long, default_value = "{policy}-{seed}")]
-        names: String,
-        /// The study user attribute naming the task, when --names has no {task} or {dataset}
-        #[arg(long, default_value = "task")]
-        task_attr: String,
-        /// What the clock counts: trials (finished trials, in order of completion), seconds
-        /// (since the study's first trial started: the real run's wall clock), or attr:NAME
-        /// (the running sum of a trial user attribute, e.g. a tabular benchmark's recorded
-        /// cost; one sequential worker)
-        #[arg(long, default_value = "trials", value_parser = optuna::Clock::parse)]
-        clock: optuna::Clock,
+        common: CommonArgs,
+        #[command(flatten)]
+        own: OptunaArgs,
     },
     /// CARP-S's run folders (trial_logs.jsonl and .hydra/config.yaml each; or folders holding
     /// them, such as its runs/). One folder is one run: its policy, task and seed come from
@@ -75,23 +47,9 @@ enum Tool {
         #[arg(required = true)]
         paths: Vec<PathBuf>,
         #[command(flatten)]
-        common: Common,
-        /// The config key naming the policy
-        #[arg(long, default_value = "optimizer_id")]
-        policy_key: String,
-        /// The config key naming the task (dataset, dataset/run or dataset/run/learner; any
-        /// other id is kept whole as the dataset, '/' read as '-')
-        #[arg(long, default_value = "task_id")]
-        task_key: String,
-        /// The config key giving the seed
-        #[arg(long, default_value = "seed")]
-        seed_key: String,
-        /// What the clock counts: trials (n_trials: a multi-fidelity evaluation counts its
-        /// fraction of the full budget; CARP-S's own axis), calls (n_function_calls), or
-        /// seconds (CARP-S's elapsed time: start time since the first evaluation plus the
-        /// running sum of virtual_time)
-        #[arg(long, default_value = "trials", value_parser = carps::Clock::parse)]
-        clock: carps::Clock,
+        common: CommonArgs,
+        #[command(flatten)]
+        own: CarpsArgs,
     },
     /// hposuite's run files (one <run name>.parquet per run), or its study folders (searched
     /// for them). Policy: optimizer.name (with optimizer.hp_str unless "default"); task:
@@ -102,11 +60,9 @@ enum Tool {
         #[arg(required = true)]
         paths: Vec<PathBuf>,
         #[command(flatten)]
-        common: Common,
-        /// The column naming the task (dataset, dataset/run or dataset/run/learner; any other
-        /// name is kept whole as the dataset, '/' read as '-'; --task sets it for every run)
-        #[arg(long, default_value = "benchmark.name")]
-        task_key: String,
+        common: CommonArgs,
+        #[command(flatten)]
+        own: HposuiteArgs,
     },
     /// DeepCAVE's DataFrame format: run folders with trials.csv and configspace.csv (or folders
     /// holding them). DeepCAVE names neither optimiser nor task: --names reads them from the
@@ -117,19 +73,9 @@ enum Tool {
         #[arg(required = true)]
         paths: Vec<PathBuf>,
         #[command(flatten)]
-        common: Common,
-        /// How run folders' names hold the policy, task and seed: placeholders {policy},
-        /// {task}, {dataset}, {seed} (folders that do not follow it are skipped and listed);
-        /// without {seed}, the table's seed column when it holds one seed, else 0
-        #[arg(long, default_value = "{policy}")]
-        names: String,
-        /// The objective [default: the first metric: column]
-        #[arg(long)]
-        metric: Option<String>,
-        /// What the clock counts: seconds (end_time since the run's first start_time) or trials
-        /// (finished trials, in order of their end)
-        #[arg(long, default_value = "seconds", value_parser = deepcave::Clock::parse)]
-        clock: deepcave::Clock,
+        common: CommonArgs,
+        #[command(flatten)]
+        own: DeepcaveArgs,
     },
     /// A blackbox in Syne Tune's blackbox repository format (hyperparameters.parquet,
     /// configspace.json, objectives_evaluations.npy, fidelities_values.npy, metadata.json, as
@@ -142,33 +88,187 @@ enum Tool {
         /// The pool folder to write (must not exist)
         #[arg(long)]
         out: PathBuf,
-        /// The objective that is the score [default: the first objective]
-        #[arg(long)]
-        metric: Option<String>,
-        /// Whether the score is maximised or minimised [default: metadata.json's direction]
-        #[arg(long)]
-        direction: Option<String>,
-        /// The objective that is the test score (none: NaN)
-        #[arg(long)]
-        test_metric: Option<String>,
-        /// The objective holding the seconds of each fidelity step
-        #[arg(long, conflicts_with = "elapsed")]
-        cost: Option<String>,
-        /// The objective holding the seconds up to each fidelity (cumulative, as Syne Tune's
-        /// elapsed_time_attr); each unit's seconds are the differences
-        #[arg(long)]
-        elapsed: Option<String>,
-        /// The learner's name [default: metadata.json's learner, else the folder's name]
-        #[arg(long)]
-        learner: Option<String>,
-        /// The pool's name [default: the --out folder's name]
-        #[arg(long)]
-        name: Option<String>,
+        #[command(flatten)]
+        own: BlackboxArgs,
     },
 }
 
 #[derive(clap::Args)]
-struct Common {
+struct SyneTuneArgs {
+    /// The metadata key naming the policy [default: algorithm, else method, else
+    /// scheduler_name]
+    #[arg(long)]
+    policy_key: Option<String>,
+    /// The metadata key naming the task (dataset, dataset/run or dataset/run/learner)
+    #[arg(long, default_value_t = syne_tune::Request::default().task_key)]
+    task_key: String,
+    /// The metadata key giving the seed
+    #[arg(long, default_value_t = syne_tune::Request::default().seed_key)]
+    seed_key: String,
+    /// The metric [default: the first of metadata.json's metric_names]
+    #[arg(long)]
+    metric: Option<String>,
+    /// The column holding each result's fidelity (epochs, steps) [default: the scheduler's
+    /// time_attr, when metadata.json has one]
+    #[arg(long)]
+    fidelity: Option<String>,
+}
+
+impl From<SyneTuneArgs> for syne_tune::Request {
+    fn from(a: SyneTuneArgs) -> Self {
+        syne_tune::Request {
+            policy_key: a.policy_key,
+            task_key: a.task_key,
+            seed_key: a.seed_key,
+            metric: a.metric,
+            fidelity: a.fidelity,
+        }
+    }
+}
+
+#[derive(clap::Args)]
+struct OptunaArgs {
+    /// How study names hold the policy, task and seed: placeholders {policy}, {task},
+    /// {dataset}, {seed}; each takes the text up to the separator after it. Studies that
+    /// do not follow it are skipped (and listed)
+    #[arg(long, default_value_t = optuna::Request::default().names)]
+    names: String,
+    /// The study user attribute naming the task, when --names has no {task} or {dataset}
+    #[arg(long, default_value_t = optuna::Request::default().task_attr)]
+    task_attr: String,
+    /// What the clock counts: trials (finished trials, in order of completion), seconds
+    /// (since the study's first trial started: the real run's wall clock), or attr:NAME
+    /// (the running sum of a trial user attribute, e.g. a tabular benchmark's recorded
+    /// cost; one sequential worker)
+    #[arg(long, default_value_t = optuna::Request::default().clock, value_parser = optuna::Clock::parse)]
+    clock: optuna::Clock,
+}
+
+impl From<OptunaArgs> for optuna::Request {
+    fn from(a: OptunaArgs) -> Self {
+        optuna::Request {
+            names: a.names,
+            task_attr: a.task_attr,
+            clock: a.clock,
+        }
+    }
+}
+
+#[derive(clap::Args)]
+struct CarpsArgs {
+    /// The config key naming the policy
+    #[arg(long, default_value_t = carps::Request::default().policy_key)]
+    policy_key: String,
+    /// The config key naming the task (dataset, dataset/run or dataset/run/learner; any
+    /// other id is kept whole as the dataset, '/' read as '-')
+    #[arg(long, default_value_t = carps::Request::default().task_key)]
+    task_key: String,
+    /// The config key giving the seed
+    #[arg(long, default_value_t = carps::Request::default().seed_key)]
+    seed_key: String,
+    /// What the clock counts: trials (n_trials: a multi-fidelity evaluation counts its
+    /// fraction of the full budget; CARP-S's own axis), calls (n_function_calls), or
+    /// seconds (CARP-S's elapsed time: start time since the first evaluation plus the
+    /// running sum of virtual_time)
+    #[arg(long, default_value_t = carps::Request::default().clock, value_parser = carps::Clock::parse)]
+    clock: carps::Clock,
+}
+
+impl From<CarpsArgs> for carps::Request {
+    fn from(a: CarpsArgs) -> Self {
+        carps::Request {
+            policy_key: a.policy_key,
+            task_key: a.task_key,
+            seed_key: a.seed_key,
+            clock: a.clock,
+        }
+    }
+}
+
+#[derive(clap::Args)]
+struct HposuiteArgs {
+    /// The column naming the task (dataset, dataset/run or dataset/run/learner; any other
+    /// name is kept whole as the dataset, '/' read as '-'; --task sets it for every run)
+    #[arg(long, default_value_t = hposuite::Request::default().task_key)]
+    task_key: String,
+}
+
+impl From<HposuiteArgs> for hposuite::Request {
+    fn from(a: HposuiteArgs) -> Self {
+        hposuite::Request {
+            task_key: a.task_key,
+        }
+    }
+}
+
+#[derive(clap::Args)]
+struct DeepcaveArgs {
+    /// How run folders' names hold the policy, task and seed: placeholders {policy},
+    /// {task}, {dataset}, {seed} (folders that do not follow it are skipped and listed);
+    /// without {seed}, the table's seed column when it holds one seed, else 0
+    #[arg(long, default_value_t = deepcave::Request::default().names)]
+    names: String,
+    /// The objective [default: the first metric: column]
+    #[arg(long)]
+    metric: Option<String>,
+    /// What the clock counts: seconds (end_time since the run's first start_time) or trials
+    /// (finished trials, in order of their end)
+    #[arg(long, default_value_t = deepcave::Request::default().clock, value_parser = deepcave::Clock::parse)]
+    clock: deepcave::Clock,
+}
+
+impl From<DeepcaveArgs> for deepcave::Request {
+    fn from(a: DeepcaveArgs) -> Self {
+        deepcave::Request {
+            names: a.names,
+            metric: a.metric,
+            clock: a.clock,
+        }
+    }
+}
+
+#[derive(clap::Args)]
+struct BlackboxArgs {
+    /// The objective that is the score [default: the first objective]
+    #[arg(long)]
+    metric: Option<String>,
+    /// Whether the score is maximised or minimised [default: metadata.json's direction]
+    #[arg(long)]
+    direction: Option<String>,
+    /// The objective that is the test score (none: NaN)
+    #[arg(long)]
+    test_metric: Option<String>,
+    /// The objective holding the seconds of each fidelity step
+    #[arg(long, conflicts_with = "elapsed")]
+    cost: Option<String>,
+    /// The objective holding the seconds up to each fidelity (cumulative, as Syne Tune's
+    /// elapsed_time_attr); each unit's seconds are the differences
+    #[arg(long)]
+    elapsed: Option<String>,
+    /// The learner's name [default: metadata.json's learner, else the folder's name]
+    #[arg(long)]
+    learner: Option<String>,
+    /// The pool's name [default: the --out folder's name]
+    #[arg(long)]
+    name: Option<String>,
+}
+
+impl From<BlackboxArgs> for blackbox::Options {
+    fn from(a: BlackboxArgs) -> Self {
+        blackbox::Options {
+            metric: a.metric,
+            direction: a.direction,
+            test_metric: a.test_metric,
+            cost: a.cost,
+            elapsed: a.elapsed,
+            learner: a.learner,
+            name: a.name,
+        }
+    }
+}
+
+#[derive(clap::Args)]
+struct CommonArgs {
     /// The results folder to write (must not exist)
     #[arg(long)]
     out: PathBuf,
@@ -191,271 +291,126 @@ struct Common {
     one_minus: bool,
 }
 
+impl CommonArgs {
+    /// (out, the shared options).
+    fn split(self) -> (PathBuf, Common) {
+        (
+            self.out,
+            Common {
+                budget: self.budget,
+                task: self.task,
+                prefix: self.prefix,
+                one_minus: self.one_minus,
+            },
+        )
+    }
+}
+
 pub fn run(args: Args) -> Result<ExitCode> {
     let t0 = std::time::Instant::now();
-    if let Tool::Blackbox {
-        dir,
-        out,
-        metric,
-        direction,
-        test_metric,
-        cost,
-        elapsed,
-        learner,
-        name,
-    } = args.tool
-    {
-        let opts = blackbox::Options {
-            metric,
-            direction,
-            test_metric,
-            cost,
-            elapsed,
-            learner,
-            name,
-        };
-        let w = blackbox::import(&dir, &out, &opts)?;
-        println!(
-            "imported a pool of {} configurations on {} tasks x {} runs, {} units each{}",
-            w.configs,
-            w.tasks,
-            w.runs,
-            w.units,
-            if w.failed_curves > 0 {
-                format!(
-                    " ({} curves end in a missing score, kept as failed units)",
-                    w.failed_curves
-                )
-            } else {
-                String::new()
-            }
-        );
-        eprintln!(
-            "wrote {} in {:.2} s; see it with: banditbench traces inspect {}",
-            out.display(),
-            t0.elapsed().as_secs_f64(),
-            out.display()
-        );
-        return Ok(ExitCode::SUCCESS);
-    }
-    let (imp, common, notes) = match args.tool {
-        Tool::Blackbox { .. } => unreachable!("handled above"),
-        Tool::SyneTune {
-            paths,
-            common,
-            policy_key,
-            task_key,
-            seed_key,
-            metric,
-            fidelity,
-        } => {
-            let opts = syne_tune::Options {
-                policy_key,
-                task: common.task.clone(),
-                task_key,
-                seed_key,
-                metric,
-                fidelity,
-                prefix: common.prefix.clone().unwrap_or_else(|| "syne-tune:".into()),
-            };
-            let (runs, maximize, metric, files) = syne_tune::read(&paths, &opts)?;
-            let how = format!(
-                "policy from {}, task from {}, seed from '{}', clock st_tuner_time",
-                opts.policy_key
-                    .as_deref()
-                    .map(|k| format!("'{k}'"))
-                    .unwrap_or_else(|| "'algorithm'/'method'/'scheduler_name'".into()),
-                opts.task
-                    .as_deref()
-                    .map(|t| format!("--task {t}"))
-                    .unwrap_or_else(|| format!("'{}'", opts.task_key)),
-                opts.seed_key
+    let (paths, common, tool) = match args.tool {
+        Tool::Blackbox { dir, out, own } => {
+            print!("{}", request::import_pool(&dir, &out, &own.into())?);
+            eprintln!(
+                "wrote {} in {:.2} s; see it with: banditbench traces inspect {}",
+                out.display(),
+                t0.elapsed().as_secs_f64(),
+                out.display()
             );
-            let imp = Import {
-                tool: "syne-tune",
-                runs,
-                maximize,
-                metric,
-                budget_unit: "seconds".into(),
-                files,
-                how,
-            };
-            (imp, common, Vec::new())
+            return Ok(ExitCode::SUCCESS);
         }
-        Tool::Optuna {
-            paths,
-            common,
-            names,
-            task_attr,
-            clock,
-        } => {
-            let opts = optuna::Options {
-                names: NameRule::parse(&names)?,
-                task: common.task.clone(),
-                task_attr,
-                clock: clock.clone(),
-                prefix: common.prefix.clone().unwrap_or_else(|| "optuna:".into()),
-            };
-            let read = optuna::read(&paths, &opts)?;
-            let notes = import::skipped_note("studies", &names, &read.skipped);
-            let imp = Import {
-                tool: "optuna",
-                runs: read.runs,
-                maximize: read.maximize,
-                metric: "the study's objective".into(),
-                budget_unit: clock.unit().into(),
-                files: paths.clone(),
-                how: read.how,
-            };
-            (imp, common, notes)
+        Tool::SyneTune { paths, common, own } => {
+            (paths, common, request::Tool::SyneTune(own.into()))
         }
-        Tool::Carps {
-            paths,
-            common,
-            policy_key,
-            task_key,
-            seed_key,
-            clock,
-        } => {
-            let opts = carps::Options {
-                clock,
-                task: common.task.clone(),
-                task_key,
-                policy_key,
-                seed_key,
-                prefix: common.prefix.clone().unwrap_or_else(|| "carps:".into()),
-            };
-            let (runs, files) = carps::read(&paths, &opts)?;
-            let how = format!(
-                "policy from '{}', task from {}, seed from '{}' (.hydra/config.yaml), clock {}",
-                opts.policy_key,
-                opts.task
-                    .as_deref()
-                    .map(|t| format!("--task {t}"))
-                    .unwrap_or_else(|| format!("'{}'", opts.task_key)),
-                opts.seed_key,
-                clock.unit()
-            );
-            let imp = Import {
-                tool: "carps",
-                runs,
-                maximize: false,
-                metric: "cost".into(),
-                budget_unit: clock.unit().into(),
-                files,
-                how,
-            };
-            (imp, common, Vec::new())
+        Tool::Optuna { paths, common, own } => (paths, common, request::Tool::Optuna(own.into())),
+        Tool::Carps { paths, common, own } => (paths, common, request::Tool::Carps(own.into())),
+        Tool::Hposuite { paths, common, own } => {
+            (paths, common, request::Tool::Hposuite(own.into()))
         }
-        Tool::Deepcave {
-            paths,
-            common,
-            names,
-            metric,
-            clock,
-        } => {
-            let opts = deepcave::Options {
-                names: NameRule::parse(&names)?,
-                task: common.task.clone(),
-                metric,
-                clock,
-                prefix: common.prefix.clone().unwrap_or_else(|| "deepcave:".into()),
-            };
-            let read = deepcave::read(&paths, &opts)?;
-            let notes = import::skipped_note("run folders", &names, &read.skipped);
-            let how = format!(
-                "policy{} from the folder's name by '{names}', clock {}",
-                if common.task.is_some() {
-                    ""
-                } else {
-                    " and task"
-                },
-                clock.unit()
-            );
-            let imp = Import {
-                tool: "deepcave",
-                runs: read.runs,
-                maximize: read.maximize,
-                metric: read.metric,
-                budget_unit: clock.unit().into(),
-                files: read.files,
-                how,
-            };
-            (imp, common, notes)
-        }
-        Tool::Hposuite {
-            paths,
-            common,
-            task_key,
-        } => {
-            let opts = hposuite::Options {
-                task: common.task.clone(),
-                task_key,
-                prefix: common.prefix.clone().unwrap_or_else(|| "hposuite:".into()),
-            };
-            let read = hposuite::read(&paths, &opts)?;
-            let how = format!(
-                "policy from 'optimizer.name' and 'optimizer.hp_str', task from {}, seed from 'run.seed', clock 'result.budget_used_total' ({})",
-                opts.task
-                    .as_deref()
-                    .map(|t| format!("--task {t}"))
-                    .unwrap_or_else(|| format!("'{}'", opts.task_key)),
-                read.budget_unit
-            );
-            let imp = Import {
-                tool: "hposuite",
-                runs: read.runs,
-                maximize: read.maximize,
-                metric: read.metric,
-                budget_unit: read.budget_unit,
-                files: read.files,
-                how,
-            };
-            (imp, common, Vec::new())
+        Tool::Deepcave { paths, common, own } => {
+            (paths, common, request::Tool::Deepcave(own.into()))
         }
     };
-    let mut imp = imp;
-    if common.one_minus {
-        for r in &mut imp.runs {
-            for e in &mut r.evals {
-                e.value = 1.0 - e.value;
-            }
-        }
-        imp.maximize = !imp.maximize;
-        imp.metric = format!("1 - {}", imp.metric);
-        imp.how.push_str(", scores 1 - value (--one-minus)");
-    }
-    let w = import::write(&imp, &common.out, common.budget)?;
-    for n in notes {
+    let (out, common) = common.split();
+    let imported = request::import(&request::ImportRequest {
+        tool,
+        paths,
+        out,
+        common,
+    })?;
+    for n in &imported.notes {
         eprintln!("note: {n}");
     }
-    println!(
-        "imported {} runs ({} policies: {}; {} tasks) from {}: {} results within the budget of {} {}{}",
-        w.cells,
-        w.policies.len(),
-        w.policies.join(", "),
-        w.tasks,
-        imp.tool,
-        w.decisions,
-        w.budget,
-        imp.budget_unit,
-        if w.cut > 0 {
-            format!(" ({} later ones left out)", w.cut)
-        } else {
-            String::new()
-        }
-    );
-    if w.failures > 0 || w.pending > 0 {
-        println!(
-            "{} failed trials kept as decisions without a value; {} pending (running or waiting) trials left out",
-            w.failures, w.pending
-        );
-    }
+    print!("{}", imported.describe());
     eprintln!(
         "wrote {} in {:.2} s; rank it with: banditbench report {}",
-        common.out.display(),
+        imported.out.display(),
         t0.elapsed().as_secs_f64(),
-        common.out.display()
+        imported.out.display()
     );
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::{CommandFactory, Parser};
+
+    #[derive(clap::Parser)]
+    struct Wrap {
+        #[command(flatten)]
+        args: Args,
+    }
+
+    #[test]
+    fn every_tools_flags_are_the_keys_python_may_give() {
+        // Python's import_runs(tool, paths, out, **options) passes keys by name: each flag of
+        // each tool must be one of its keys, and each key a flag.
+        let cmd = Wrap::command();
+        let mut tools = Vec::new();
+        for sub in cmd.get_subcommands() {
+            let tool = sub.get_name().to_string();
+            let mut flags: Vec<String> = sub
+                .get_arguments()
+                .map(|a| a.get_id().as_str().to_string())
+                .filter(|id| !["help", "paths", "dir"].contains(&id.as_str()))
+                .collect();
+            flags.sort();
+            let mut keys: Vec<String> =
+                request::keys(&tool).iter().map(|k| k.to_string()).collect();
+            if tool == "blackbox" {
+                keys.retain(|k| !["budget", "task", "prefix", "one_minus"].contains(&k.as_str()));
+            }
+            keys.sort();
+            assert_eq!(flags, keys, "{tool}");
+            tools.push(tool);
+        }
+        let mut known: Vec<String> = request::TOOLS.iter().map(|t| t.to_string()).collect();
+        known.push("blackbox".into());
+        tools.sort();
+        known.sort();
+        assert_eq!(tools, known);
+    }
+
+    #[test]
+    fn the_command_lines_defaults_are_the_librarys() {
+        let parse = |argv: &[&str]| -> request::Tool {
+            let Wrap { args } = Wrap::parse_from(argv);
+            match args.tool {
+                Tool::SyneTune { own, .. } => request::Tool::SyneTune(own.into()),
+                Tool::Optuna { own, .. } => request::Tool::Optuna(own.into()),
+                Tool::Carps { own, .. } => request::Tool::Carps(own.into()),
+                Tool::Hposuite { own, .. } => request::Tool::Hposuite(own.into()),
+                Tool::Deepcave { own, .. } => request::Tool::Deepcave(own.into()),
+                Tool::Blackbox { .. } => unreachable!("not asked"),
+            }
+        };
+        for tool in request::TOOLS {
+            let by_flags = parse(&["x", tool, "p", "--out", "o"]);
+            let by_name = request::request_from_json(tool, vec![], "o".into(), "{}")
+                .unwrap()
+                .tool;
+            assert_eq!(format!("{by_flags:?}"), format!("{by_name:?}"), "{tool}");
+        }
+    }
 }

@@ -1,9 +1,9 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use crate::analysis::compare::Options;
 use crate::analysis::stats::{CiKind, ZeroMethod};
-use crate::report::{self, ReportOptions, UnitKind};
+use crate::report;
+use crate::report::request::{self, Labels, ReportRequest, UnitChoice};
 use anyhow::Result;
 
 #[derive(clap::Args)]
@@ -26,10 +26,10 @@ pub struct Args {
     #[arg(long, requires = "scores")]
     unit_col: Option<String>,
     /// With --scores (long): the policy column
-    #[arg(long, requires = "scores", default_value = "policy")]
+    #[arg(long, requires = "scores", default_value_t = d().policy_col)]
     policy_col: String,
     /// With --scores (long): the score column
-    #[arg(long, requires = "scores", default_value = "score")]
+    #[arg(long, requires = "scores", default_value_t = d().score_col)]
     score_col: String,
     /// With --scores: one row per unit and one column per policy (as autorank takes it)
     #[arg(long, requires = "scores")]
@@ -41,13 +41,13 @@ pub struct Args {
     #[arg(long)]
     out: Option<PathBuf>,
     /// Significance level of every test
-    #[arg(long, default_value_t = 0.05)]
+    #[arg(long, default_value_t = d().alpha)]
     alpha: f64,
     /// Interval of the mean ranks
-    #[arg(long, value_enum, default_value_t = CiKind::T95)]
+    #[arg(long, value_enum, default_value_t = d().ci)]
     ci: CiKind,
     /// Resamples for --ci bootstrap
-    #[arg(long, default_value_t = 10_000)]
+    #[arg(long, default_value_t = d().bootstrap_samples)]
     bootstrap_samples: usize,
     /// Also run the Bayesian signed-rank test (Benavoli et al. 2017, as baycomp) on every pair
     /// with this region of practical equivalence: differences within ±ROPE (score units, e.g.
@@ -55,25 +55,25 @@ pub struct Args {
     #[arg(long)]
     bayes_rope: Option<f64>,
     /// Posterior samples of the Bayesian signed-rank test
-    #[arg(long, default_value_t = 50_000)]
+    #[arg(long, default_value_t = d().bayes_samples)]
     bayes_samples: usize,
     /// Prior strength of the Bayesian signed-rank test (a pseudo-observation at 0)
-    #[arg(long, default_value_t = 0.5)]
+    #[arg(long, default_value_t = d().bayes_prior)]
     bayes_prior: f64,
     /// Which pairs of policies get pairwise tests (Wilcoxon–Holm, Nemenyi's pairwise p-values,
     /// the Bayesian test): the family Holm's correction runs over. auto: every pair up to 50
     /// policies, none beyond; all; none; against:POLICY (each other policy against this one,
     /// named before seeing the results). The ranking, Friedman and Nemenyi's critical difference
     /// are always given
-    #[arg(long, default_value = "auto", value_parser = crate::analysis::compare::Pairs::parse)]
+    #[arg(long, default_value_t = d().pairs, value_parser = crate::analysis::compare::Pairs::parse)]
     pairs: crate::analysis::compare::Pairs,
     /// The leaderboard: Elo and Bradley–Terry ratings with bootstrap intervals, and the
     /// win-rate matrix (every unit a round in which each pair of policies plays a match).
     /// auto: up to 50 policies
-    #[arg(long, value_enum, default_value = "auto")]
+    #[arg(long, value_enum, default_value_t = d().leaderboard)]
     leaderboard: crate::analysis::compare::Toggle,
     /// Bootstrap resamples of the units for the leaderboard's intervals (0: none)
-    #[arg(long, default_value_t = 200)]
+    #[arg(long, default_value_t = d().leaderboard_samples)]
     leaderboard_samples: usize,
     /// Give Elo bootstrap intervals too, from the same resamples (Bradley–Terry's are always
     /// given). Off by default: online Elo depends on the order of the matches, and replaying it
@@ -89,42 +89,42 @@ pub struct Args {
     /// POLICY, e.g. baseline:random-search); or known:FILE (1 = the unit's known best, 0 = its
     /// known worst, from a CSV with columns unit,best,worst; a row may name a unit, its task or
     /// its dataset). Writes normalized.csv and a section of the report
-    #[arg(long, default_value = "none", value_parser = crate::analysis::normalize::Normalize::parse)]
+    #[arg(long, default_value_t = d().normalize, value_parser = crate::analysis::normalize::Normalize::parse)]
     normalize: crate::analysis::normalize::Normalize,
     /// How much each unit's matches count in the leaderboard: equal; per-dataset (a unit counts
     /// 1/m, m the units of its dataset, as TabArena weights tasks by 1/splits); or a CSV
     /// unit,weight. The rank tests do not use weights
-    #[arg(long, default_value = "equal", value_parser = crate::analysis::compare::UnitWeights::parse)]
+    #[arg(long, default_value_t = d().unit_weights, value_parser = crate::analysis::compare::UnitWeights::parse)]
     unit_weights: crate::analysis::compare::UnitWeights,
     /// Seed of the bootstrap
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = d().seed)]
     seed: u64,
     /// Scores within this relative distance of a better one tie with it:
     /// |a - b| <= tol * max(|a|, |b|) (0: exact ties only; the default absorbs float noise)
-    #[arg(long, default_value_t = crate::analysis::compare::DEFAULT_TIE_TOLERANCE)]
+    #[arg(long, default_value_t = d().tie_tolerance)]
     tie_tolerance: f64,
     /// Zero differences in Wilcoxon's test: ranked then dropped (pratt) or dropped (wilcox)
-    #[arg(long, value_enum, default_value_t = ZeroMethod::Pratt)]
+    #[arg(long, value_enum, default_value_t = d().zero_method)]
     zero_method: ZeroMethod,
     /// A (unit, policy) without a score: fail listing them, drop the unit, or give it the unit's worst score
-    #[arg(long, value_enum, default_value_t = crate::analysis::compare::Missing::Error)]
+    #[arg(long, value_enum, default_value_t = d().missing)]
     missing: crate::analysis::compare::Missing,
     /// Results folders: the unit the tests treat as independent. auto: the dataset when there
     /// are two or more, else the task, else every cell. dataset: scores averaged over runs,
     /// budgets and repetitions; task: over budgets and repetitions; task-budget: over
     /// repetitions (HAMLET's Fig. 8 unit; not independent); task-budget-repetition: every cell
-    #[arg(long, value_enum, default_value_t = UnitArg::Auto)]
-    unit: UnitArg,
+    #[arg(long, value_enum, default_value_t = d().unit)]
+    unit: UnitChoice,
     /// Results folders: what a cell that found nothing (no best score) counts as: the worst
     /// score of its unit, or left out of its mean (the counts are reported either way)
-    #[arg(long, value_enum, default_value_t = crate::analysis::FoundNothing::Worst)]
+    #[arg(long, value_enum, default_value_t = d().found_nothing)]
     found_nothing: crate::analysis::FoundNothing,
     /// Results folders: also one report per budget (in budget-<b>/)
     #[arg(long)]
     per_budget: bool,
     /// The width figures are drawn for: column (3.3 in), page (6.9 in, two columns) or a
     /// width in inches (e.g. 5.5). Fonts are 7-8.5 pt at that width
-    #[arg(long, default_value = "page", value_parser = figure_width)]
+    #[arg(long, default_value_t = d().width, value_parser = figure_width)]
     width: f64,
     /// Figures without their own titles (a paper's caption replaces them)
     #[arg(long)]
@@ -132,7 +132,7 @@ pub struct Args {
     /// Anytime regret (b - v)/(b - w) per unit: b, w the best and worst of the compared
     /// policies (adding a policy changes every curve), or the best and worst score recorded
     /// in the unit's traces (read from the lock file's trace_dir, or --traces)
-    #[arg(long, value_enum, default_value_t = report::Regret::Compared)]
+    #[arg(long, value_enum, default_value_t = d().regret)]
     regret: report::Regret,
     /// With --regret trace: the trace set or pool the results were run on [default: the lock
     /// file's trace_dir]; its content hash must match the lock file's
@@ -145,104 +145,58 @@ pub struct Args {
     labels: Option<PathBuf>,
 }
 
+/// The library's defaults, which the flags show.
+fn d() -> ReportRequest {
+    ReportRequest::default()
+}
+
+impl From<Args> for ReportRequest {
+    fn from(a: Args) -> Self {
+        ReportRequest {
+            results: a.results,
+            scores: a.scores,
+            minimize: a.minimize,
+            unit_col: a.unit_col,
+            policy_col: a.policy_col,
+            score_col: a.score_col,
+            wide: a.wide,
+            average_repeats: a.average_repeats,
+            out: a.out,
+            alpha: a.alpha,
+            ci: a.ci,
+            bootstrap_samples: a.bootstrap_samples,
+            bayes_rope: a.bayes_rope,
+            bayes_samples: a.bayes_samples,
+            bayes_prior: a.bayes_prior,
+            pairs: a.pairs,
+            leaderboard: a.leaderboard,
+            leaderboard_samples: a.leaderboard_samples,
+            elo_intervals: a.elo_intervals,
+            baseline: a.baseline,
+            normalize: a.normalize,
+            unit_weights: a.unit_weights,
+            seed: a.seed,
+            tie_tolerance: a.tie_tolerance,
+            zero_method: a.zero_method,
+            missing: a.missing,
+            unit: a.unit,
+            found_nothing: a.found_nothing,
+            per_budget: a.per_budget,
+            width: a.width,
+            no_titles: a.no_titles,
+            regret: a.regret,
+            traces: a.traces,
+            labels: match a.labels {
+                Some(f) => Labels::File(f),
+                None => Labels::None,
+            },
+        }
+    }
+}
+
 pub fn run(args: Args) -> Result<ExitCode> {
-    let Args {
-        results,
-        scores,
-        minimize,
-        unit_col,
-        policy_col,
-        score_col,
-        wide,
-        average_repeats,
-        out,
-        alpha,
-        ci,
-        bootstrap_samples,
-        bayes_rope,
-        bayes_samples,
-        bayes_prior,
-        pairs,
-        leaderboard,
-        leaderboard_samples,
-        elo_intervals,
-        baseline,
-        normalize,
-        unit_weights,
-        seed,
-        tie_tolerance,
-        zero_method,
-        missing,
-        unit,
-        found_nothing,
-        per_budget,
-        width,
-        no_titles,
-        regret,
-        traces,
-        labels,
-    } = args;
-    let opts = ReportOptions {
-        stats: Options {
-            alpha,
-            ci,
-            bootstrap_samples,
-            seed,
-            tie_tolerance,
-            bayes_rope,
-            bayes_samples,
-            bayes_prior,
-            zero_method,
-            missing,
-            pairs,
-            leaderboard,
-            leaderboard_samples,
-            elo_intervals,
-            baseline,
-            normalize,
-            unit_weights,
-        },
-        unit: unit.kind(),
-        found_nothing,
-        per_budget,
-        page: report::figures::Page {
-            width_in: width,
-            titles: !no_titles,
-        },
-        labels: match &labels {
-            Some(f) => report::labels::read_label_map(f)?,
-            None => Default::default(),
-        },
-        regret,
-        traces,
-        ..ReportOptions::default()
-    };
     let t0 = std::time::Instant::now();
-    let summary = match (results.first(), scores) {
-        (Some(dir), _) => {
-            let out = match (&out, results.len()) {
-                (Some(o), _) => o.clone(),
-                (None, 1) => dir.join("report"),
-                (None, _) => anyhow::bail!(
-                    "several results folders: say where the joint report goes with --out DIR"
-                ),
-            };
-            report::report_together(&results, &out, &opts)?
-        }
-        (None, Some(csv)) => {
-            let stem = csv.file_stem().and_then(|s| s.to_str()).unwrap_or("scores");
-            let out = out.unwrap_or_else(|| csv.with_file_name(format!("{stem}-report")));
-            let format = report::ScoresFormat {
-                unit: unit_col,
-                policy: policy_col,
-                score: score_col,
-                wide,
-                average: average_repeats,
-            };
-            report::report_scores(&csv, &format, minimize, &out, &opts)?
-        }
-        (None, None) => unreachable!("clap requires one of them"),
-    };
+    let summary = request::report(&args.into())?;
     print!("{}", summary.text);
     eprintln!(
         "wrote {} files to {} in {:.2} s",
@@ -253,27 +207,47 @@ pub fn run(args: Args) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-enum UnitArg {
-    Auto,
-    Dataset,
-    Task,
-    TaskBudget,
-    TaskBudgetRepetition,
-}
-
-impl UnitArg {
-    fn kind(self) -> Option<UnitKind> {
-        match self {
-            UnitArg::Auto => None,
-            UnitArg::Dataset => Some(UnitKind::Dataset),
-            UnitArg::Task => Some(UnitKind::Task),
-            UnitArg::TaskBudget => Some(UnitKind::TaskBudget),
-            UnitArg::TaskBudgetRepetition => Some(UnitKind::TaskBudgetRepetition),
-        }
-    }
-}
-
 fn figure_width(s: &str) -> Result<f64, String> {
     report::figures::Page::parse_width(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[derive(clap::Parser)]
+    struct Wrap {
+        #[command(flatten)]
+        args: Args,
+    }
+
+    #[test]
+    fn every_flag_is_a_key_of_the_library_request_and_back() {
+        // Python's report() passes keys by name: each flag must be one, and each key a flag.
+        let cmd = Wrap::command();
+        let mut flags: Vec<String> = cmd
+            .get_arguments()
+            .map(|a| a.get_id().as_str().to_string())
+            .filter(|id| id != "help")
+            .collect();
+        flags.sort();
+        let mut keys: Vec<String> = crate::options::keys::<ReportRequest>()
+            .iter()
+            .map(|k| k.to_string())
+            .collect();
+        keys.sort();
+        assert_eq!(flags, keys);
+    }
+
+    #[test]
+    fn the_command_lines_defaults_are_the_librarys() {
+        use clap::Parser;
+        let parsed: ReportRequest = Wrap::parse_from(["x", "r"]).args.into();
+        let d = ReportRequest {
+            results: vec!["r".into()],
+            ..ReportRequest::default()
+        };
+        assert_eq!(format!("{parsed:?}"), format!("{d:?}"));
+    }
 }

@@ -18,9 +18,10 @@ use anyhow::{Context, Result, bail};
 use polars::prelude::*;
 use serde_json::Value;
 
-/// How to read a blackbox (`import blackbox` options).
-#[derive(Clone, Debug)]
-pub(crate) struct Options {
+/// How to read a blackbox (`import blackbox` options; none has a default beyond "not given").
+#[derive(Clone, Debug, Default, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Options {
     /// The objective that is the pool's score [default: the first objective].
     pub metric: Option<String>,
     /// `maximize` or `minimize` [default: the metadata's `direction`].

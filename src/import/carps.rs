@@ -22,7 +22,7 @@ use super::{Eval, ImportedRun, Task, parse_seed, task_of};
 
 /// What the imported clock counts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Clock {
+pub enum Clock {
     /// `n_trials`: trials so far, a multi-fidelity evaluation counting its fraction of the full
     /// budget (CARP-S's own x axis).
     Trials,
@@ -34,8 +34,25 @@ pub(crate) enum Clock {
     Seconds,
 }
 
+impl std::str::FromStr for Clock {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Clock, String> {
+        Clock::parse(s)
+    }
+}
+
+impl std::fmt::Display for Clock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Clock::Trials => "trials",
+            Clock::Calls => "calls",
+            Clock::Seconds => "seconds",
+        })
+    }
+}
+
 impl Clock {
-    pub fn parse(s: &str) -> std::result::Result<Clock, String> {
+    pub(crate) fn parse(s: &str) -> std::result::Result<Clock, String> {
         match s {
             "trials" => Ok(Clock::Trials),
             "calls" => Ok(Clock::Calls),
@@ -52,6 +69,70 @@ impl Clock {
             Clock::Calls => "function calls",
             Clock::Seconds => "seconds",
         }
+    }
+}
+
+/// `import carps`'s own options (the shared ones are [`super::Common`]); every default is
+/// written here once.
+#[derive(Clone, Debug, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Request {
+    /// The config key naming the policy.
+    pub policy_key: String,
+    /// The config key naming the task.
+    pub task_key: String,
+    /// The config key giving the seed.
+    pub seed_key: String,
+    /// What the clock counts: trials, calls or seconds.
+    #[serde(deserialize_with = "crate::options::parsed")]
+    pub clock: Clock,
+}
+
+impl Default for Request {
+    fn default() -> Self {
+        Request {
+            policy_key: "optimizer_id".into(),
+            task_key: "task_id".into(),
+            seed_key: "seed".into(),
+            clock: Clock::Trials,
+        }
+    }
+}
+
+impl super::Importer for Request {
+    const TOOL: &'static str = "carps";
+
+    fn read(
+        &self,
+        paths: &[PathBuf],
+        common: &super::Common,
+    ) -> Result<(super::Import, Vec<String>)> {
+        let opts = Options {
+            clock: self.clock,
+            task: common.task.clone(),
+            task_key: self.task_key.clone(),
+            policy_key: self.policy_key.clone(),
+            seed_key: self.seed_key.clone(),
+            prefix: common.prefix_or(Self::TOOL),
+        };
+        let (runs, files) = read(paths, &opts)?;
+        let how = format!(
+            "policy from '{}', task from {}, seed from '{}' (.hydra/config.yaml), clock {}",
+            self.policy_key,
+            common.task_source(&self.task_key),
+            self.seed_key,
+            self.clock.unit()
+        );
+        let imp = super::Import {
+            tool: Self::TOOL,
+            runs,
+            maximize: false,
+            metric: "cost".into(),
+            budget_unit: self.clock.unit().into(),
+            files,
+            how,
+        };
+        Ok((imp, Vec::new()))
     }
 }
 

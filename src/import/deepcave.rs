@@ -20,15 +20,28 @@ use super::{Eval, ImportedRun, NameRule, Task, parse_seed};
 
 /// What the imported clock counts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Clock {
+pub enum Clock {
     /// Seconds from the run's first start to each trial's end (`end_time`).
     Seconds,
     /// Trials finished, in order of their end.
     Trials,
 }
 
+impl std::str::FromStr for Clock {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Clock, String> {
+        Clock::parse(s)
+    }
+}
+
+impl std::fmt::Display for Clock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.unit())
+    }
+}
+
 impl Clock {
-    pub fn parse(s: &str) -> std::result::Result<Clock, String> {
+    pub(crate) fn parse(s: &str) -> std::result::Result<Clock, String> {
         match s {
             "seconds" => Ok(Clock::Seconds),
             "trials" => Ok(Clock::Trials),
@@ -43,6 +56,71 @@ impl Clock {
             Clock::Seconds => "seconds",
             Clock::Trials => "trials",
         }
+    }
+}
+
+/// `import deepcave`'s own options (the shared ones are [`super::Common`]); every default is
+/// written here once.
+#[derive(Clone, Debug, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Request {
+    /// How run folders' names hold the policy, task and seed ({policy}, {task}, {dataset},
+    /// {seed}); folders that do not follow it are skipped and listed.
+    pub names: String,
+    /// The objective [default: the first `metric:` column].
+    pub metric: Option<String>,
+    /// What the clock counts: seconds or trials.
+    #[serde(deserialize_with = "crate::options::parsed")]
+    pub clock: Clock,
+}
+
+impl Default for Request {
+    fn default() -> Self {
+        Request {
+            names: "{policy}".into(),
+            metric: None,
+            clock: Clock::Seconds,
+        }
+    }
+}
+
+impl super::Importer for Request {
+    const TOOL: &'static str = "deepcave";
+
+    fn read(
+        &self,
+        paths: &[PathBuf],
+        common: &super::Common,
+    ) -> Result<(super::Import, Vec<String>)> {
+        let opts = Options {
+            names: NameRule::parse(&self.names)?,
+            task: common.task.clone(),
+            metric: self.metric.clone(),
+            clock: self.clock,
+            prefix: common.prefix_or(Self::TOOL),
+        };
+        let read = read(paths, &opts)?;
+        let notes = super::skipped_note("run folders", &self.names, &read.skipped);
+        let how = format!(
+            "policy{} from the folder's name by '{}', clock {}",
+            if common.task.is_some() {
+                ""
+            } else {
+                " and task"
+            },
+            self.names,
+            self.clock.unit()
+        );
+        let imp = super::Import {
+            tool: Self::TOOL,
+            runs: read.runs,
+            maximize: read.maximize,
+            metric: read.metric,
+            budget_unit: self.clock.unit().into(),
+            files: read.files,
+            how,
+        };
+        Ok((imp, notes))
     }
 }
 

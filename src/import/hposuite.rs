@@ -23,6 +23,54 @@ pub(crate) struct Options {
     pub prefix: String,
 }
 
+/// `import hposuite`'s own options (the shared ones are [`super::Common`]).
+#[derive(Clone, Debug, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Request {
+    /// The column naming the task.
+    pub task_key: String,
+}
+
+impl Default for Request {
+    fn default() -> Self {
+        Request {
+            task_key: "benchmark.name".into(),
+        }
+    }
+}
+
+impl super::Importer for Request {
+    const TOOL: &'static str = "hposuite";
+
+    fn read(
+        &self,
+        paths: &[PathBuf],
+        common: &super::Common,
+    ) -> Result<(super::Import, Vec<String>)> {
+        let opts = Options {
+            task: common.task.clone(),
+            task_key: self.task_key.clone(),
+            prefix: common.prefix_or(Self::TOOL),
+        };
+        let read = read(paths, &opts)?;
+        let how = format!(
+            "policy from 'optimizer.name' and 'optimizer.hp_str', task from {}, seed from 'run.seed', clock 'result.budget_used_total' ({})",
+            common.task_source(&self.task_key),
+            read.budget_unit
+        );
+        let imp = super::Import {
+            tool: Self::TOOL,
+            runs: read.runs,
+            maximize: read.maximize,
+            metric: read.metric,
+            budget_unit: read.budget_unit,
+            files: read.files,
+            how,
+        };
+        Ok((imp, Vec::new()))
+    }
+}
+
 /// The parquet files under `paths` (files, or folders searched at any depth), in name order.
 pub(crate) fn run_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
     fn walk(p: &Path, out: &mut Vec<PathBuf>) -> Result<()> {

@@ -15,7 +15,10 @@ pub(crate) mod carps;
 pub(crate) mod deepcave;
 pub(crate) mod hposuite;
 pub(crate) mod optuna;
+pub(crate) mod request;
 pub(crate) mod syne_tune;
+
+pub(crate) use request::{Common, Importer};
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -216,6 +219,7 @@ pub(crate) struct Import {
 }
 
 /// What `write` reports.
+#[derive(Clone, Debug)]
 pub(crate) struct Written {
     pub cells: usize,
     pub decisions: usize,

@@ -587,7 +587,7 @@ fn attr_rows(
 
 /// What the clock of an imported study counts.
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) enum Clock {
+pub enum Clock {
     /// Finished trials (1, 2, ...), in order of completion.
     Trials,
     /// Seconds since the study's first trial started (the real run's wall clock).
@@ -597,8 +597,21 @@ pub(crate) enum Clock {
     Attr(String),
 }
 
+impl std::str::FromStr for Clock {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Clock, String> {
+        Clock::parse(s)
+    }
+}
+
+impl std::fmt::Display for Clock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text())
+    }
+}
+
 impl Clock {
-    pub fn parse(s: &str) -> Result<Clock, String> {
+    pub(crate) fn parse(s: &str) -> Result<Clock, String> {
         match s {
             "trials" => Ok(Clock::Trials),
             "seconds" => Ok(Clock::Seconds),
@@ -624,6 +637,61 @@ impl Clock {
             Clock::Seconds => "seconds".into(),
             Clock::Attr(a) => format!("attr:{a}"),
         }
+    }
+}
+
+/// `import optuna`'s own options (the shared ones are [`super::Common`]); every default is
+/// written here once.
+#[derive(Clone, Debug, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Request {
+    /// How study names hold the policy, task and seed: placeholders {policy}, {task},
+    /// {dataset}, {seed}; studies that do not follow it are skipped (and listed).
+    pub names: String,
+    /// The study user attribute naming the task, when `names` has no {task} or {dataset}.
+    pub task_attr: String,
+    /// What the clock counts: trials, seconds, or attr:NAME.
+    #[serde(deserialize_with = "crate::options::parsed")]
+    pub clock: Clock,
+}
+
+impl Default for Request {
+    fn default() -> Self {
+        Request {
+            names: "{policy}-{seed}".into(),
+            task_attr: "task".into(),
+            clock: Clock::Trials,
+        }
+    }
+}
+
+impl super::Importer for Request {
+    const TOOL: &'static str = "optuna";
+
+    fn read(
+        &self,
+        paths: &[PathBuf],
+        common: &super::Common,
+    ) -> Result<(super::Import, Vec<String>)> {
+        let opts = Options {
+            names: NameRule::parse(&self.names)?,
+            task: common.task.clone(),
+            task_attr: self.task_attr.clone(),
+            clock: self.clock.clone(),
+            prefix: common.prefix_or(Self::TOOL),
+        };
+        let read = read(paths, &opts)?;
+        let notes = super::skipped_note("studies", &self.names, &read.skipped);
+        let imp = super::Import {
+            tool: Self::TOOL,
+            runs: read.runs,
+            maximize: read.maximize,
+            metric: "the study's objective".into(),
+            budget_unit: self.clock.unit().into(),
+            files: paths.to_vec(),
+            how: read.how,
+        };
+        Ok((imp, notes))
     }
 }
 

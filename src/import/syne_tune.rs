@@ -32,6 +32,76 @@ pub(crate) struct Options {
     pub prefix: String,
 }
 
+/// `import syne-tune`'s own options (the shared ones are [`super::Common`]); every default
+/// is written here once.
+#[derive(Clone, Debug, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Request {
+    /// The metadata key naming the policy [default: `algorithm`, else `method`, else the
+    /// scheduler's name].
+    pub policy_key: Option<String>,
+    /// The metadata key naming the task.
+    pub task_key: String,
+    /// The metadata key giving the seed.
+    pub seed_key: String,
+    /// The metric [default: the first of `metric_names`].
+    pub metric: Option<String>,
+    /// The column holding each result's fidelity [default: the scheduler's `time_attr`].
+    pub fidelity: Option<String>,
+}
+
+impl Default for Request {
+    fn default() -> Self {
+        Request {
+            policy_key: None,
+            task_key: "task".into(),
+            seed_key: "seed".into(),
+            metric: None,
+            fidelity: None,
+        }
+    }
+}
+
+impl super::Importer for Request {
+    const TOOL: &'static str = "syne-tune";
+
+    fn read(
+        &self,
+        paths: &[PathBuf],
+        common: &super::Common,
+    ) -> Result<(super::Import, Vec<String>)> {
+        let opts = Options {
+            policy_key: self.policy_key.clone(),
+            task: common.task.clone(),
+            task_key: self.task_key.clone(),
+            seed_key: self.seed_key.clone(),
+            metric: self.metric.clone(),
+            fidelity: self.fidelity.clone(),
+            prefix: common.prefix_or(Self::TOOL),
+        };
+        let (runs, maximize, metric, files) = read(paths, &opts)?;
+        let how = format!(
+            "policy from {}, task from {}, seed from '{}', clock st_tuner_time",
+            self.policy_key
+                .as_deref()
+                .map(|k| format!("'{k}'"))
+                .unwrap_or_else(|| "'algorithm'/'method'/'scheduler_name'".into()),
+            common.task_source(&self.task_key),
+            self.seed_key
+        );
+        let imp = super::Import {
+            tool: Self::TOOL,
+            runs,
+            maximize,
+            metric,
+            budget_unit: "seconds".into(),
+            files,
+            how,
+        };
+        Ok((imp, Vec::new()))
+    }
+}
+
 /// Read every run folder under `paths`. Returns the runs, whether the metric is maximised, the
 /// metric, and the files read.
 pub(crate) fn read(

@@ -10,6 +10,7 @@ mod choose;
 pub mod figures;
 pub(crate) mod input;
 pub(crate) mod labels;
+pub(crate) mod request;
 pub(crate) mod show;
 mod writers;
 
