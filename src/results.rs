@@ -1,6 +1,8 @@
 //! The one typed reader of a results folder (`runs.parquet`, `trajectories.parquet`), used by
 //! `report`, `reproduce` and `run`'s printed ranking. Nothing else reads result columns by name.
 
+pub(crate) mod schema;
+
 use std::collections::BTreeMap;
 use std::path::Path;
 

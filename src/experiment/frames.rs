@@ -272,14 +272,17 @@ fn action_code(a: ActionKind) -> u32 {
     }
 }
 
+/// The trajectory columns that hold codes the store writes as names.
+pub(crate) const CODED: &[&str] = &["action", "learner"];
+
 /// Trajectory columns that hold codes the store writes as names: `action` and `learner`.
 pub(crate) fn coded(data: &Data) -> Vec<(String, Names)> {
     vec![
         (
-            "action".to_string(),
+            CODED[0].to_string(),
             ACTIONS.map(|a| a.as_str().to_string()).to_vec().into(),
         ),
-        ("learner".to_string(), data.learners().to_vec().into()),
+        (CODED[1].to_string(), data.learners().to_vec().into()),
     ]
 }
 

@@ -34,7 +34,9 @@ use anyhow::{Context, Result, bail};
 use polars::prelude::Column;
 use rayon::prelude::*;
 
+use crate::results::schema;
 pub(crate) use crate::results::{LockFile, Resolved, read_lock_file};
+use frames::CODED;
 use lock::{check_lock, lock_text, read_lock};
 
 /// How `run_experiment` runs: where to, on how many threads, which cells.
@@ -282,10 +284,14 @@ fn run_cells(
     let program = store::program();
     let frames_of =
         |results: &[CellResult]| -> Result<(polars::prelude::DataFrame, polars::prelude::DataFrame)> {
-            let (mut runs, traj) = frames(results)?;
+            let (runs, traj) = frames(results)?;
             let traj = frames::keep_decisions(traj, exp.trajectories)?;
             let h = runs.height();
-            runs.with_column(Column::new("program".into(), vec![program.as_str(); h]))?;
+            let mut cols = runs.into_columns();
+            cols.push(Column::new("program".into(), vec![program.as_str(); h]));
+            let runs = schema::frame(schema::RUNS, cols, h, &[])?;
+            let m = traj.height();
+            let traj = schema::frame(schema::TRAJECTORIES, traj.into_columns(), m, CODED)?;
             Ok((runs, traj))
         };
     let t0 = std::time::Instant::now();

@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use polars::prelude::*;
 
-use crate::results::{LOCK, LockFile, RESULTS_FORMAT, Resolved};
+use crate::results::{LOCK, LockFile, RESULTS_FORMAT, Resolved, schema};
 
 /// One result a run reported.
 #[derive(Clone, Debug, PartialEq)]
@@ -337,41 +337,37 @@ pub(crate) fn write(imp: &Import, out: &Path, budget: Option<f64>) -> Result<Wri
         failed_trials[cell] = failed.len() as u64;
         failures += failed.len() as u64;
     }
-    let text = |v: Vec<String>| v;
+    // The columns an import has; the schema fills the rest (the pool world's counters, the
+    // workers' clock) with nulls.
     let s = |name: &str, v: Vec<String>| Column::new(name.into(), v);
-    let nulls_u64 = |name: &str| Column::new(name.into(), vec![None::<u64>; n]);
-    let nulls_u32 = |name: &str| Column::new(name.into(), vec![None::<u32>; n]);
-    let nulls_f64 = |name: &str| Column::new(name.into(), vec![None::<f64>; n]);
-    let nulls_str = |name: &str| Column::new(name.into(), vec![None::<&str>; n]);
     let per_run =
         |f: &dyn Fn(&ImportedRun) -> String| -> Vec<String> { runs.iter().map(|r| f(r)).collect() };
-    let runs_df = DataFrame::new_infer_height(vec![
-        s("experiment", vec![name.clone(); n]),
-        Column::new("cell".into(), (0..n as u64).collect::<Vec<u64>>()),
-        s("dataset", per_run(&|r| r.task.dataset.clone())),
-        Column::new(
-            "run".into(),
-            runs.iter().map(|r| r.task.run).collect::<Vec<i64>>(),
-        ),
-        Column::new("budget".into(), vec![budget; n]),
-        s("budget_unit", vec![imp.budget_unit.clone(); n]),
-        Column::new("budget_abs".into(), vec![budget; n]),
-        nulls_f64("slice_abs"),
-        s("policy_family", per_run(&|r| r.policy.clone())),
-        s("policy", per_run(&|r| r.policy.clone())),
-        s("params", vec!["{}".to_string(); n]),
-        Column::new("repetition".into(), repetitions(&runs)),
-        Column::new(
-            "seed".into(),
-            runs.iter().map(|r| r.seed).collect::<Vec<u64>>(),
-        ),
-        nan_as_null("best_score", best),
-        nulls_f64("best_test_score"),
-        s("best_learner", per_run(&|r| r.task.learner.clone())),
-        nan_as_null("best_found_at", found_at),
-        s(
-            "pulls",
-            text(
+    let runs_df = schema::frame(
+        schema::RUNS,
+        vec![
+            s("experiment", vec![name.clone(); n]),
+            Column::new("cell".into(), (0..n as u64).collect::<Vec<u64>>()),
+            s("dataset", per_run(&|r| r.task.dataset.clone())),
+            Column::new(
+                "run".into(),
+                runs.iter().map(|r| r.task.run).collect::<Vec<i64>>(),
+            ),
+            Column::new("budget".into(), vec![budget; n]),
+            s("budget_unit", vec![imp.budget_unit.clone(); n]),
+            Column::new("budget_abs".into(), vec![budget; n]),
+            s("policy_family", per_run(&|r| r.policy.clone())),
+            s("policy", per_run(&|r| r.policy.clone())),
+            s("params", vec!["{}".to_string(); n]),
+            Column::new("repetition".into(), repetitions(&runs)),
+            Column::new(
+                "seed".into(),
+                runs.iter().map(|r| r.seed).collect::<Vec<u64>>(),
+            ),
+            nan_as_null("best_score", best),
+            s("best_learner", per_run(&|r| r.task.learner.clone())),
+            nan_as_null("best_found_at", found_at),
+            s(
+                "pulls",
                 runs.iter()
                     .zip(&decisions)
                     .map(|(r, d)| {
@@ -383,51 +379,40 @@ pub(crate) fn write(imp: &Import, out: &Path, budget: Option<f64>) -> Result<Wri
                     })
                     .collect(),
             ),
-        ),
-        s("time_s", vec!["{}".to_string(); n]),
-        Column::new("decisions".into(), decisions),
-        Column::new("budget_used".into(), used),
-        Column::new("overhead_s".into(), vec![0.0; n]),
-        nulls_u32("workers"),
-        nulls_f64("makespan_s"),
-        nulls_f64("idle_s"),
-        Column::new("failures".into(), failed_trials),
-        Column::new("exhausted_pulls".into(), vec![0u64; n]),
-        Column::new("exhausted_budget".into(), vec![0.0; n]),
-        s("replay", vec![format!("imported from {}", imp.tool); n]),
-        nulls_str("overhead_model"),
-        nulls_str("trace_set"),
-        s("trace_source", vec![format!("{} run logs", imp.tool); n]),
-        s("direction", vec![direction.to_string(); n]),
-        s("pool_scope", per_run(&|r| r.task.learner.clone())),
-        nulls_u64("configs_drawn"),
-        nulls_u64("mutations"),
-        nulls_u64("mutation_fallbacks"),
-        nulls_u64("units_trained"),
-        nulls_u32("recommended_config"),
-        nulls_u32("recommended_unit"),
-        nulls_str("recommended_params"),
-        s("incumbent_rule", vec!["best-seen".to_string(); n]),
-        nulls_str("recommendation_rule"),
-        nulls_str("policy_stats"),
-        s("program", vec![program.clone(); n]),
-    ])?;
+            s("time_s", vec!["{}".to_string(); n]),
+            Column::new("decisions".into(), decisions),
+            Column::new("budget_used".into(), used),
+            Column::new("overhead_s".into(), vec![0.0; n]),
+            Column::new("failures".into(), failed_trials),
+            Column::new("exhausted_pulls".into(), vec![0u64; n]),
+            Column::new("exhausted_budget".into(), vec![0.0; n]),
+            s("replay", vec![format!("imported from {}", imp.tool); n]),
+            s("trace_source", vec![format!("{} run logs", imp.tool); n]),
+            s("direction", vec![direction.to_string(); n]),
+            s("pool_scope", per_run(&|r| r.task.learner.clone())),
+            s("incumbent_rule", vec!["best-seen".to_string(); n]),
+            s("program", vec![program.clone(); n]),
+        ],
+        n,
+        &[],
+    )?;
     let m = t_cell.len();
-    let traj_df = DataFrame::new_infer_height(vec![
-        Column::new("cell".into(), t_cell),
-        Column::new("step".into(), t_step),
-        Column::new("action".into(), t_action),
-        Column::new("arm".into(), t_arm),
-        Column::new("learner".into(), t_learner),
-        Column::new("config".into(), vec![None::<u32>; m]),
-        Column::new("fidelity".into(), t_fid),
-        Column::new("time".into(), t_time),
-        nan_as_null("reward", t_reward),
-        nan_as_null("incumbent", t_inc),
-        Column::new("worker".into(), vec![None::<u32>; m]),
-        Column::new("start".into(), vec![None::<f64>; m]),
-        Column::new("finish".into(), vec![None::<f64>; m]),
-    ])?;
+    let traj_df = schema::frame(
+        schema::TRAJECTORIES,
+        vec![
+            Column::new("cell".into(), t_cell),
+            Column::new("step".into(), t_step),
+            Column::new("action".into(), t_action),
+            Column::new("arm".into(), t_arm),
+            Column::new("learner".into(), t_learner),
+            Column::new("fidelity".into(), t_fid),
+            Column::new("time".into(), t_time),
+            nan_as_null("reward", t_reward),
+            nan_as_null("incumbent", t_inc),
+        ],
+        m,
+        &[],
+    )?;
 
     let tasks: std::collections::BTreeSet<String> = runs.iter().map(|r| r.task.text()).collect();
     let policies: Vec<String> = runs
