@@ -199,7 +199,7 @@ fn figures_render_with_their_labels_and_series() {
     );
     let text = String::from_utf8_lossy(&pdf);
     assert!(
-        text.contains("/MediaBox [0 0 496.75 "),
+        text.contains("/MediaBox[0 0 496.75 "),
         "6.9 in, to a quarter point"
     );
     let cd = read(&out.join("cd_nemenyi.csv"));
@@ -1517,4 +1517,46 @@ fn tabarenas_leaderboard_is_reproduced_from_its_own_results_table() {
         1,
     );
     assert!(e.contains("'split'") && e.contains("--unit-col"), "{e}");
+}
+
+/// A report is byte-identical from run to run, every file of it: tables, text, SVG, PNG and PDF
+/// alike (each run is its own process, so a hash map's order, which differs between processes,
+/// would show; the PDF writer before krilla ordered its resources by one).
+#[test]
+fn a_report_is_byte_identical_run_to_run_pdfs_included() {
+    let dir = scratch("report-twice");
+    let mut outs = Vec::new();
+    for i in 0..2 {
+        let out = dir.join(format!("r{i}"));
+        run_ok(&[
+            "report",
+            "--scores",
+            &golden_csv("large"),
+            "--out",
+            out.to_str().unwrap(),
+            "--pairs",
+            "all",
+        ]);
+        outs.push(out);
+    }
+    let files = |d: &Path| -> Vec<String> {
+        let mut f: Vec<String> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        f.sort();
+        f
+    };
+    let names = files(&outs[0]);
+    assert_eq!(names, files(&outs[1]));
+    assert!(
+        names.iter().filter(|n| n.ends_with(".pdf")).count() >= 4,
+        "{names:?}"
+    );
+    for n in &names {
+        assert!(
+            std::fs::read(outs[0].join(n)).unwrap() == std::fs::read(outs[1].join(n)).unwrap(),
+            "{n} differs between two runs of the same report"
+        );
+    }
 }

@@ -46,6 +46,23 @@ class Cell(SimpleNamespace):
     docs/protocol.md).
     """
 
+    cell: int
+    seed: int
+    repetition: int
+    task: str
+    dataset: str
+    world: str
+    unit: str
+    budget: float
+    budget_abs: float
+    slice: float
+    workers: int
+    arms: List[str]
+    policy: str
+    params: Dict[str, Any]
+    #: The pool world's part; ``None`` in learner-level worlds.
+    pool: Optional[Dict[str, Any]] = None
+
     @property
     def n_arms(self) -> int:
         return len(self.arms)
@@ -64,6 +81,18 @@ class View(SimpleNamespace):
     Rewards are oriented so that higher is better.
     """
 
+    step: int
+    budget: float
+    used: float
+    pulls: List[int]
+    arm_clock: List[float]
+    arm_best: List[Optional[float]]
+    pool: Optional[Dict[str, Any]]
+    workers: int
+    worker: int
+    now: float
+    pending: List[List[Any]]
+
     @property
     def n_arms(self) -> int:
         return len(self.pulls)
@@ -80,6 +109,12 @@ class Observation(SimpleNamespace):
     evaluation), ``arm_clock``, ``exhausted`` (the arm's trace had nothing left) and ``revealed``
     (every evaluation the pull revealed, as ``[time, reward or None]`` pairs).
     """
+
+    arm: int
+    reward: Optional[float]
+    arm_clock: float
+    exhausted: bool
+    revealed: List[List[Optional[float]]]
 
 
 @dataclass(frozen=True, repr=False)

@@ -367,3 +367,44 @@ def test_the_type_stub_lists_exactly_the_engines_functions():
     stubbed = {n.name for n in stub.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
     built = {n for n in dir(engine) if not n.startswith("_") and callable(getattr(engine, n))}
     assert stubbed == built
+
+
+def test_the_protocols_types_declare_every_attribute_the_engine_gives(tmp_path):
+    # Cell, View and Observation are typed (py.typed): their annotations are exactly the
+    # attributes the engine fills, over a learner-level world and the pool world.
+    from banditbench.protocol import Cell, Observation, View
+
+    seen = {"cell": set(), "view": set(), "obs": set()}
+
+    class Record(banditbench.Policy):
+        def __init__(self, cell, **params):
+            super().__init__(cell, **params)
+            seen["cell"] |= set(vars(cell))
+
+        def decide(self, view):
+            seen["view"] |= set(vars(view))
+            if view.pool is not None:
+                return banditbench.Draw() if view.pool["undrawn"] else banditbench.Stop()
+            return view.step % len(view.pulls)
+
+        def observe(self, obs):
+            # In-process, the engine's own Observation (no __dict__): its public attributes.
+            seen["obs"] |= {a for a in dir(obs)
+                            if not a.startswith("_") and not callable(getattr(obs, a))}
+
+    base = {"seed": 1, "repetitions": 1, "trajectories": "none"}
+    lcdb = {**base, "name": "types-lcdb", "traces": str(ROOT / "traces/lcdb"),
+            "tasks": {"datasets": ["6-letter"], "runs": [0]},
+            "world": {"kind": "time-sliced", "budget_unit": "task", "budgets": [0.05],
+                      "slice": 0.01}}
+    pool = {**base, "name": "types-pool", "traces": str(ROOT / "traces/sklearn-grid"),
+            "tasks": {"datasets": ["car"], "runs": [0], "learners": ["mlp"]},
+            "world": {"kind": "pool", "per_learner": True, "budget_unit": "units",
+                      "budgets": [20]}}
+    for exp in (lcdb, pool):
+        banditbench.run(exp, policies={"record": Record}, out=tmp_path / exp["name"],
+                        progress=False)
+    for name, cls in (("cell", Cell), ("view", View), ("obs", Observation)):
+        declared = set(cls.__annotations__)
+        assert seen[name] == declared, (name, sorted(seen[name] - declared),
+                                        sorted(declared - seen[name]))

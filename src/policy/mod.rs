@@ -480,3 +480,34 @@ mod tests {
         }
     }
 }
+
+/// Every family's identity at its defaults (`tests/golden/policy_ids.json`): the id names the
+/// policy in results and seeds every cell it runs, so a family that gains a parameter changes
+/// every seed of its cells unless the parameter is one of `LATER_PARAMS` at its default. This
+/// test fails on any such change, in any family, so it is made deliberately.
+#[cfg(test)]
+mod identity_golden {
+    use super::*;
+
+    #[test]
+    fn every_familys_default_id_and_params_are_recorded() {
+        let mut now = serde_json::Map::new();
+        for f in registry() {
+            let entry = match default_config(f.name) {
+                Ok(p) => serde_json::json!([p.id(), p.params_json()]),
+                Err(e) => serde_json::json!(format!("no default: {e}")),
+            };
+            now.insert(f.name.to_string(), entry);
+        }
+        let now = serde_json::Value::Object(now);
+        let recorded: serde_json::Value =
+            serde_json::from_str(include_str!("../../tests/golden/policy_ids.json")).unwrap();
+        assert!(
+            recorded["ids"] == now,
+            "a family's default id or params changed (or a family was added): that changes the \
+             seeds of its cells. Keep old ids with LATER_PARAMS, or record the new ones \
+             deliberately (with a results-format bump if existing ids changed). Now:\n{}",
+            serde_json::to_string_pretty(&serde_json::json!({ "ids": now })).unwrap()
+        );
+    }
+}

@@ -102,7 +102,7 @@ fn xml_safe(text: String) -> String {
 /// Write `<name>.pdf`, `<name>.svg`, `<name>.png` (300 dpi) and `<name>.csv` into `dir`.
 ///
 /// plotters draws the SVG; usvg reads it back with DejaVu Sans as the only font and shapes its
-/// text with rustybuzz (kerning, no gaps inside words). From that one tree svg2pdf writes the
+/// text with rustybuzz (kerning, no gaps inside words). From that one tree krilla writes the
 /// vector PDF with the font subset embedded, resvg rasterises the PNG, and usvg writes the SVG
 /// again with its text as paths, so it renders the same without any font installed.
 pub fn save(fig: &impl Figure, dir: &Path, name: &str, page: &Page) -> Result<Vec<PathBuf>> {
@@ -132,13 +132,8 @@ pub fn save(fig: &impl Figure, dir: &Path, name: &str, page: &Page) -> Result<Ve
     let bytes = pixmap
         .encode_png()
         .map_err(|e| anyhow!("{}: cannot encode: {e}", png.display()))?;
-    let doc = svg2pdf::to_pdf(
-        &tree,
-        svg2pdf::ConversionOptions::default(),
-        // CSS pixels to PDF points: the page is the figure's physical size.
-        svg2pdf::PageOptions { dpi: 96.0 },
-    )
-    .map_err(|e| anyhow!("{}: cannot convert to PDF: {e}", pdf.display()))?;
+    let doc =
+        pdf_of(&tree).map_err(|e| anyhow!("{}: cannot convert to PDF: {e}", pdf.display()))?;
     let paths = tree.to_string(&resvg::usvg::WriteOptions {
         coordinates_precision: 3,
         transforms_precision: 4,
@@ -154,6 +149,26 @@ pub fn save(fig: &impl Figure, dir: &Path, name: &str, page: &Page) -> Result<Ve
             .map_err(|e| anyhow!("{}: cannot write: {e}", path.display()))?;
     }
     Ok(vec![pdf, svg, png, csv])
+}
+
+/// The vector PDF of a figure's tree, its page the figure's physical size (CSS pixels of 1/96 in
+/// to PDF points of 1/72 in), the text embedded as text in the font subset. krilla (typst's PDF
+/// writer, which writes the same bytes for the same figure) draws it; svg2pdf, archived in 2026,
+/// ordered its resources by a hash map, so its PDFs differed from run to run.
+fn pdf_of(tree: &resvg::usvg::Tree) -> Result<Vec<u8>> {
+    use krilla_svg::{SurfaceExt, SvgSettings};
+    let size = tree.size();
+    let (w, h) = (size.width() * 0.75, size.height() * 0.75);
+    let page_size = krilla::geom::Size::from_wh(w, h).ok_or_else(|| anyhow!("an empty page"))?;
+    let mut doc = krilla::Document::new();
+    let mut page = doc.start_page_with(krilla::page::PageSettings::new(page_size));
+    let mut surface = page.surface();
+    surface
+        .draw_svg(tree, page_size, SvgSettings::default())
+        .ok_or_else(|| anyhow!("krilla cannot draw the figure"))?;
+    surface.finish();
+    page.finish();
+    doc.finish().map_err(|e| anyhow!("{e:?}"))
 }
 
 /// Resolution of the PNGs.
