@@ -248,8 +248,44 @@ pub struct PolicyFailure {
     pub keep_going: bool,
 }
 
-pub trait Policy: Send {
+/// A decision rule that cannot fail: every built-in policy. It is a [`Policy`] through the
+/// blanket impl below, so the loop asks every policy the same one fallible question.
+pub trait Rule: Send {
     fn decide(&mut self, view: &View<'_>, rng: &mut Rng) -> Action;
+    fn observe(&mut self, obs: &Observation<'_>);
+    /// Curve fits done since the last call, for the `per_fit` overhead model.
+    fn take_fits(&mut self) -> u64 {
+        0
+    }
+}
+
+impl<R: Rule> Policy for R {
+    fn try_decide(&mut self, view: &View<'_>, rng: &mut Rng) -> Result<Action> {
+        Ok(Rule::decide(self, view, rng))
+    }
+    fn observe(&mut self, obs: &Observation<'_>) {
+        Rule::observe(self, obs)
+    }
+    fn take_fits(&mut self) -> u64 {
+        Rule::take_fits(self)
+    }
+}
+
+#[cfg(test)]
+impl dyn Policy {
+    /// A decision that tests expect to succeed (a rule's, behind a `Box<dyn Policy>`).
+    pub fn decide(&mut self, view: &View<'_>, rng: &mut Rng) -> Action {
+        self.try_decide(view, rng)
+            .expect("the policy failed to decide")
+    }
+}
+
+/// What the loop drives: a [`Rule`], or a policy that can fail (an external process, Python
+/// code, a wrapper of either), which implements this trait itself.
+pub trait Policy: Send {
+    /// The decision before each step; an error fails the cell (an external process that
+    /// crashed, hung or answered nonsense; a Python exception).
+    fn try_decide(&mut self, view: &View<'_>, rng: &mut Rng) -> Result<Action>;
     fn observe(&mut self, obs: &Observation<'_>);
     /// Curve fits done since the last call, for the `per_fit` overhead model.
     fn take_fits(&mut self) -> u64 {
@@ -259,11 +295,6 @@ pub trait Policy: Send {
     /// and ignore it; an external policy starts (or reuses) its process and announces the cell.
     fn begin(&mut self, _cell: &CellStart<'_>) -> Result<()> {
         Ok(())
-    }
-    /// The replay loops call this, not `decide`: a policy that can fail (an external process
-    /// that crashed, hung or answered nonsense) reports it here.
-    fn try_decide(&mut self, view: &View<'_>, rng: &mut Rng) -> Result<Action> {
-        Ok(self.decide(view, rng))
     }
     /// Called once after the cell's last observation; an error here fails the cell. Returns the
     /// policy's own counts for the cell as a JSON object's text (runs.parquet's `policy_stats`:

@@ -364,10 +364,6 @@ fn action_of(a: &Bound<'_, PyAny>) -> std::result::Result<Action, String> {
 }
 
 impl Policy for PyPolicy {
-    fn decide(&mut self, _view: &View<'_>, _rng: &mut Rng) -> Action {
-        unreachable!("the replay loops call try_decide")
-    }
-
     fn begin(&mut self, c: &CellStart<'_>) -> Result<()> {
         keep_thread_state();
         self.cell = c.describe();

@@ -165,15 +165,6 @@ pub(super) struct Timed {
 }
 
 impl crate::policy::Policy for Timed {
-    fn decide(
-        &mut self,
-        view: &crate::replay::View<'_>,
-        rng: &mut crate::rng::Rng,
-    ) -> crate::policy::Action {
-        self.try_decide(view, rng)
-            .unwrap_or(crate::policy::Action::Stop)
-    }
-
     fn try_decide(
         &mut self,
         view: &crate::replay::View<'_>,

@@ -22,7 +22,7 @@
 //! earlier-drawn arm. `R = 0` means the pool's full curve length. When nothing can be promoted and
 //! nothing drawn, a worker waits for running work, and the policy stops when none runs.
 
-use super::{Action, Family, Kind, ParamDef, Params, Policy, Value};
+use super::{Action, Family, Kind, ParamDef, Params, Rule, Value};
 use crate::protocol::{Observation, View, WorldKind};
 use crate::rng::Rng;
 
@@ -216,7 +216,7 @@ impl Asha {
     }
 }
 
-impl Policy for Asha {
+impl Rule for Asha {
     fn decide(&mut self, view: &View<'_>, _rng: &mut Rng) -> Action {
         let Some(pool) = view.pool else {
             return Action::Draw;

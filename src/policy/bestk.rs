@@ -18,7 +18,7 @@
 //! random tie-break. `k` is the one parameter (BTB's default 2; HAMLET's grid 3 to 100).
 
 use super::ucb1::btb_bandit;
-use super::{Action, Family, Kind, ParamDef, Params, Policy, Value};
+use super::{Action, Family, Kind, ParamDef, Params, Rule, Value};
 use crate::protocol::{Observation, View, WorldKind};
 use crate::rng::Rng;
 
@@ -124,7 +124,7 @@ impl BestK {
     }
 }
 
-impl Policy for BestK {
+impl Rule for BestK {
     fn decide(&mut self, _view: &View<'_>, rng: &mut Rng) -> Action {
         let fallback = self.arms.iter().any(|a| a.len < K_MIN);
         for (i, a) in self.arms.iter().enumerate() {

@@ -21,13 +21,6 @@ pub(crate) fn start_param(default: &'static str) -> ParamDef {
 pub(crate) struct EachArmOnce(pub Box<dyn Policy>);
 
 impl Policy for EachArmOnce {
-    fn decide(&mut self, view: &View<'_>, rng: &mut Rng) -> Action {
-        match view.pulls.iter().position(|&p| p == 0) {
-            Some(a) => Action::Pull(a),
-            None => self.0.decide(view, rng),
-        }
-    }
-
     fn observe(&mut self, obs: &Observation<'_>) {
         self.0.observe(obs);
     }

@@ -7,7 +7,7 @@
 //! (the authors' released code): no initial pulls, and an arm without rewards has
 //! mean 0.
 
-use super::{Action, Family, Kind, Means, ParamDef, Params, Policy, Value};
+use super::{Action, Family, Kind, Means, ParamDef, Params, Rule, Value};
 use crate::protocol::{Observation, View, WorldKind};
 use crate::rng::{Rng, argmax_random};
 
@@ -50,7 +50,7 @@ pub struct EpsilonGreedy {
     scratch: Vec<f64>,
 }
 
-impl Policy for EpsilonGreedy {
+impl Rule for EpsilonGreedy {
     fn decide(&mut self, view: &View<'_>, rng: &mut Rng) -> Action {
         if let Some(a) = self.means.first_below(self.initial) {
             return Action::Pull(a);

@@ -13,7 +13,7 @@
 //! `random`. A pull without a reward (a failure that consumed the pull) counts in T_i only.
 //! The paper's defaults: θ = 0.01, γ = 20; β is set per task (0.85 on the synthetic problem).
 
-use super::{Action, Family, Kind, ParamDef, Params, Policy, Value};
+use super::{Action, Family, Kind, ParamDef, Params, Rule, Value};
 use crate::protocol::{Observation, View, WorldKind};
 use crate::rng::{Rng, argmax_first, argmax_random};
 
@@ -109,7 +109,7 @@ impl ErUcb {
     }
 }
 
-impl Policy for ErUcb {
+impl Rule for ErUcb {
     fn decide(&mut self, _view: &View<'_>, rng: &mut Rng) -> Action {
         if let Some(a) = self.pulls.iter().position(|&p| p == 0) {
             return Action::Pull(a);

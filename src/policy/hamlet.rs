@@ -28,7 +28,7 @@
 //! decision (the paper's Algorithm 1 loop; the decisions are identical, it is only slower). Ties
 //! go to the lowest arm index.
 
-use super::{Action, Family, Kind, ParamDef, Params, Policy, Value};
+use super::{Action, Family, Kind, ParamDef, Params, Value};
 use crate::curve::{ArctanFit, MIN_POINTS, fit_arctan_warm};
 use crate::protocol::{Observation, View, WorldKind};
 use crate::rng::{Rng, argmax_first};
@@ -225,7 +225,7 @@ impl Hamlet {
     }
 }
 
-impl Policy for Hamlet {
+impl super::Rule for Hamlet {
     fn decide(&mut self, view: &View<'_>, rng: &mut Rng) -> Action {
         if let Some(a) = self.arms.iter().position(|a| a.pulls < self.start_slices) {
             return Action::Pull(a);
@@ -331,7 +331,7 @@ mod tests {
     }
 
     /// Feed an arm a curve: one observation per (clock, best-so-far) point.
-    fn feed_curve(p: &mut dyn Policy, arm: usize, pts: &[(f64, f64)]) {
+    fn feed_curve(p: &mut dyn crate::protocol::Policy, arm: usize, pts: &[(f64, f64)]) {
         for &(t, y) in pts {
             let rev = [Revealed {
                 time: t,

@@ -19,7 +19,7 @@
 //! Ranking ties go to the earlier-drawn arm.
 
 use super::bohb::Bohb;
-use super::{Action, Family, Kind, ParamDef, Params, Policy, Value};
+use super::{Action, Family, Kind, ParamDef, Params, Rule, Value};
 use crate::protocol::{Observation, View, WorldKind};
 use crate::rng::Rng;
 
@@ -143,7 +143,7 @@ pub struct RandomSearch {
     whole: bool,
 }
 
-impl Policy for RandomSearch {
+impl Rule for RandomSearch {
     fn decide(&mut self, view: &View<'_>, _rng: &mut Rng) -> Action {
         let Some(p) = view.pool else {
             return Action::Draw;
@@ -275,7 +275,7 @@ impl Halving {
     }
 }
 
-impl Policy for Halving {
+impl Rule for Halving {
     fn decide(&mut self, view: &View<'_>, rng: &mut Rng) -> Action {
         let Some(pool) = view.pool else {
             return Action::Draw;

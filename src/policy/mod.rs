@@ -28,7 +28,7 @@ use std::sync::LazyLock;
 
 use anyhow::{Result, bail};
 
-pub use crate::protocol::{Action, CellStart, Policy, PoolStart};
+pub use crate::protocol::{Action, CellStart, Policy, PoolStart, Rule};
 
 mod params;
 pub use params::*;

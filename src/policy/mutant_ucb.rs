@@ -41,7 +41,7 @@
 //! with the index UCBLoss − √(E/N), the same rule. Ties go to the lowest arm index, as numpy's
 //! argmax/argmin in DRAGON.
 
-use super::{Action, Family, Kind, ParamDef, Params, Policy, Value};
+use super::{Action, Family, Kind, ParamDef, Params, Rule, Value};
 use crate::protocol::{Observation, View, WorldKind};
 use crate::rng::Rng;
 
@@ -266,7 +266,7 @@ impl MutantUcb {
     }
 }
 
-impl Policy for MutantUcb {
+impl Rule for MutantUcb {
     fn decide(&mut self, view: &View<'_>, rng: &mut Rng) -> Action {
         let Some(pool) = view.pool else {
             return Action::Draw;
@@ -388,7 +388,7 @@ impl SteadyStateEa {
     }
 }
 
-impl Policy for SteadyStateEa {
+impl Rule for SteadyStateEa {
     fn decide(&mut self, view: &View<'_>, rng: &mut Rng) -> Action {
         let Some(pool) = view.pool else {
             return Action::Draw;

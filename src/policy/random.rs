@@ -6,7 +6,7 @@
 //! joint space with the learner as a uniformly drawn categorical hyper-parameter ("Joint"), except
 //! that Joint draws without the authors' one initial pull per arm, which `initial_pulls` can add.
 
-use super::{Action, Family, Kind, Means, ParamDef, Params, Policy, Value, random_free_arm};
+use super::{Action, Family, Kind, Means, ParamDef, Params, Rule, Value, random_free_arm};
 use crate::protocol::{Observation, View, WorldKind};
 use crate::rng::Rng;
 
@@ -37,7 +37,7 @@ pub struct Random {
     means: Means,
 }
 
-impl Policy for Random {
+impl Rule for Random {
     fn decide(&mut self, view: &View<'_>, rng: &mut Rng) -> Action {
         if let Some(a) = self.means.start_phase(self.initial, view) {
             return a;

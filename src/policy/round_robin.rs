@@ -3,7 +3,7 @@
 //! Source: the "Round Robin" baseline of HAMLET (Schmidt, Gastinger, Nicolas & Schülke 2020, "HAMLET: A Learning Curve-Enabled Multi-Armed Bandit for Algorithm Selection", IJCNN,
 //! §III-B-3), also HAMLET's start phase (Alg. 1). No parameters.
 
-use super::{Action, Family, Params, Policy};
+use super::{Action, Family, Params, Rule};
 use crate::protocol::{Observation, View, WorldKind};
 use crate::rng::Rng;
 
@@ -23,7 +23,7 @@ pub struct RoundRobin {
     next: usize,
 }
 
-impl Policy for RoundRobin {
+impl Rule for RoundRobin {
     fn decide(&mut self, view: &View<'_>, _rng: &mut Rng) -> Action {
         // With several workers, the next arm in the cycle that is not running; a wait when
         // every arm is running.

@@ -7,7 +7,7 @@
 //! rewards has mean 0. (Exponents are shifted by max μ for numerical safety; the probabilities
 //! are unchanged.)
 
-use super::{Action, Family, Kind, Means, ParamDef, Params, Policy, Value};
+use super::{Action, Family, Kind, Means, ParamDef, Params, Rule, Value};
 use crate::protocol::{Observation, View, WorldKind};
 use crate::rng::Rng;
 
@@ -72,7 +72,7 @@ impl Softmax {
     }
 }
 
-impl Policy for Softmax {
+impl Rule for Softmax {
     fn decide(&mut self, _view: &View<'_>, rng: &mut Rng) -> Action {
         if let Some(a) = self.means.first_below(self.initial) {
             return Action::Pull(a);

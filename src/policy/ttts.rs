@@ -35,7 +35,7 @@
 //! Bernoulli trial is drawn with the cell's generator at the next decision, so results are
 //! deterministic.
 
-use super::{Action, Family, Kind, ParamDef, Params, Policy, Value};
+use super::{Action, Family, Kind, ParamDef, Params, Rule, Value};
 use crate::protocol::{Observation, View, WorldKind};
 use crate::rng::Rng;
 
@@ -160,7 +160,7 @@ pub struct Uniform {
     k: usize,
 }
 
-impl Policy for Uniform {
+impl Rule for Uniform {
     fn decide(&mut self, view: &View<'_>, rng: &mut Rng) -> Action {
         let n = view.n_arms;
         let Some(pool) = view.pool else {
@@ -310,7 +310,7 @@ impl TopTwo {
     }
 }
 
-impl Policy for TopTwo {
+impl Rule for TopTwo {
     fn decide(&mut self, view: &View<'_>, rng: &mut Rng) -> Action {
         let n = view.n_arms;
         self.binarise(n, rng);

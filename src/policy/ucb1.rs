@@ -18,7 +18,7 @@
 //! missing has mean 0 here, where numpy's `nanmean` would give NaN. `start = "each-arm-once"`
 //! tries every arm first (not BTB's behaviour; offered so comparisons start fairly).
 
-use super::{Action, Family, Kind, Means, ParamDef, Params, Policy, Value};
+use super::{Action, Family, Kind, Means, ParamDef, Params, Rule, Value};
 use crate::protocol::{Observation, View, WorldKind};
 use crate::rng::{Rng, argmax_first, argmax_random};
 
@@ -134,7 +134,7 @@ impl Ucb1 {
     }
 }
 
-impl Policy for Ucb1 {
+impl Rule for Ucb1 {
     fn decide(&mut self, view: &View<'_>, rng: &mut Rng) -> Action {
         if !view.pending.is_empty() {
             return self.decide_pending(view, rng);
@@ -184,7 +184,7 @@ pub struct Ucb1Btb {
     index: Vec<f64>,
 }
 
-impl Policy for Ucb1Btb {
+impl Rule for Ucb1Btb {
     fn decide(&mut self, _view: &View<'_>, rng: &mut Rng) -> Action {
         let m: Vec<f64> = (0..self.index.len()).map(|i| self.means.mean(i)).collect();
         Action::Pull(btb_bandit(&m, &self.means.pulls, &mut self.index, rng))

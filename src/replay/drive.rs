@@ -579,7 +579,7 @@ mod tests {
     /// Pulls arm 1 twice, then stops.
     struct TwoThenStop;
 
-    impl Policy for TwoThenStop {
+    impl crate::protocol::Rule for TwoThenStop {
         fn decide(&mut self, view: &View<'_>, _rng: &mut Rng) -> Action {
             if view.step < 2 {
                 Action::Pull(1)
@@ -631,7 +631,7 @@ mod tests {
         seen: Vec<(usize, f64, Vec<usize>, Vec<f64>)>,
     }
 
-    impl Policy for Lowest {
+    impl crate::protocol::Rule for Lowest {
         fn decide(&mut self, view: &View<'_>, _rng: &mut Rng) -> Action {
             self.seen.push((
                 view.worker,
@@ -802,7 +802,7 @@ mod tests {
     #[test]
     fn waiting_with_nothing_in_flight_and_pulling_a_running_arm_are_errors_naming_the_policy() {
         struct Always(Action);
-        impl Policy for Always {
+        impl crate::protocol::Rule for Always {
             fn decide(&mut self, _view: &View<'_>, _rng: &mut Rng) -> Action {
                 self.0
             }
@@ -917,7 +917,7 @@ mod tests {
 
         /// Pulls arm 0 once, then waits while anything runs, then stops.
         struct OnceThenWait(bool);
-        impl Policy for OnceThenWait {
+        impl crate::protocol::Rule for OnceThenWait {
             fn decide(&mut self, view: &View<'_>, _rng: &mut Rng) -> Action {
                 if !self.0 {
                     self.0 = true;

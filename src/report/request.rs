@@ -259,34 +259,32 @@ impl ReportRequest {
 pub(crate) fn report(req: &ReportRequest) -> Result<ReportSummary> {
     req.check()?;
     let opts = req.options()?;
-    match (req.results.first(), &req.scores) {
-        (Some(dir), _) => {
-            let out = match (&req.out, req.results.len()) {
-                (Some(o), _) => o.clone(),
-                (None, 1) => dir.join("report"),
-                (None, _) => {
-                    bail!("several results folders: say where the joint report goes with --out DIR")
-                }
-            };
-            super::report_together(&req.results, &out, &opts)
-        }
-        (None, Some(csv)) => {
-            let stem = csv.file_stem().and_then(|s| s.to_str()).unwrap_or("scores");
-            let out = req
-                .out
-                .clone()
-                .unwrap_or_else(|| csv.with_file_name(format!("{stem}-report")));
-            let format = ScoresFormat {
-                unit: req.unit_col.clone(),
-                policy: req.policy_col.clone(),
-                score: req.score_col.clone(),
-                wide: req.wide,
-                average: req.average_repeats,
-            };
-            super::report_scores(csv, &format, req.minimize, &out, &opts)
-        }
-        (None, None) => unreachable!("check refuses a request without input"),
+    if let Some(dir) = req.results.first() {
+        let out = match (&req.out, req.results.len()) {
+            (Some(o), _) => o.clone(),
+            (None, 1) => dir.join("report"),
+            (None, _) => {
+                bail!("several results folders: say where the joint report goes with --out DIR")
+            }
+        };
+        return super::report_together(&req.results, &out, &opts);
     }
+    let Some(csv) = &req.scores else {
+        bail!("report: give results folders, or a table of scores (scores)");
+    };
+    let stem = csv.file_stem().and_then(|s| s.to_str()).unwrap_or("scores");
+    let out = req
+        .out
+        .clone()
+        .unwrap_or_else(|| csv.with_file_name(format!("{stem}-report")));
+    let format = ScoresFormat {
+        unit: req.unit_col.clone(),
+        policy: req.policy_col.clone(),
+        score: req.score_col.clone(),
+        wide: req.wide,
+        average: req.average_repeats,
+    };
+    super::report_scores(csv, &format, req.minimize, &out, &opts)
 }
 
 #[cfg(test)]

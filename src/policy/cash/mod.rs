@@ -82,10 +82,6 @@ impl<P: Proposer> Evaluator<P> {
 }
 
 impl<P: Proposer> Policy for Evaluator<P> {
-    fn decide(&mut self, view: &View<'_>, rng: &mut Rng) -> Action {
-        self.try_decide(view, rng).unwrap_or(Action::Stop)
-    }
-
     fn try_decide(&mut self, view: &View<'_>, rng: &mut Rng) -> Result<Action> {
         let Some(p) = view.pool else {
             bail!("a CASH optimiser needs the pool world");

@@ -230,10 +230,6 @@ impl ExternalPolicy {
 }
 
 impl Policy for ExternalPolicy {
-    fn decide(&mut self, _view: &View<'_>, _rng: &mut Rng) -> Action {
-        unreachable!("the replay loops call try_decide")
-    }
-
     fn begin(&mut self, c: &CellStart<'_>) -> Result<()> {
         self.cell = c.describe();
         self.world = c.world;
@@ -503,10 +499,6 @@ impl Drop for ExternalPolicy {
 pub(crate) struct Unbuilt;
 
 impl Policy for Unbuilt {
-    fn decide(&mut self, _view: &View<'_>, _rng: &mut Rng) -> Action {
-        unreachable!("the replay loops call try_decide")
-    }
-
     fn observe(&mut self, _obs: &Observation<'_>) {}
 
     fn try_decide(&mut self, _view: &View<'_>, _rng: &mut Rng) -> Result<Action> {
@@ -518,13 +510,13 @@ impl Policy for Unbuilt {
 pub(crate) struct Failed(pub String);
 
 impl Policy for Failed {
-    fn decide(&mut self, _view: &View<'_>, _rng: &mut Rng) -> Action {
-        unreachable!("the replay loops call try_decide")
-    }
-
     fn observe(&mut self, _obs: &Observation<'_>) {}
 
     fn begin(&mut self, _cell: &CellStart<'_>) -> Result<()> {
+        anyhow::bail!("{}", self.0)
+    }
+
+    fn try_decide(&mut self, _view: &View<'_>, _rng: &mut Rng) -> Result<Action> {
         anyhow::bail!("{}", self.0)
     }
 }

@@ -663,7 +663,7 @@ pub(crate) mod tests {
     /// decision (for the `per_fit` overhead model).
     struct TrainOne;
 
-    impl crate::protocol::Policy for TrainOne {
+    impl crate::protocol::Rule for TrainOne {
         fn decide(&mut self, view: &View<'_>, _rng: &mut Rng) -> Action {
             if view.n_arms == 0 {
                 Action::Draw
@@ -891,7 +891,7 @@ pub(crate) mod tests {
     /// Draws every configuration, then waits for the work in flight.
     struct DrawAll;
 
-    impl crate::protocol::Policy for DrawAll {
+    impl crate::protocol::Rule for DrawAll {
         fn decide(&mut self, view: &View<'_>, _rng: &mut Rng) -> Action {
             match view.pool {
                 Some(p) if p.undrawn > 0 => Action::Draw,
