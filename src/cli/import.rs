@@ -354,28 +354,17 @@ pub fn run(args: Args) -> Result<ExitCode> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::{CommandFactory, Parser};
-
-    #[derive(clap::Parser)]
-    struct Wrap {
-        #[command(flatten)]
-        args: Args,
-    }
 
     #[test]
     fn every_tools_flags_are_the_keys_python_may_give() {
         // Python's import_runs(tool, paths, out, **options) passes keys by name: each flag of
         // each tool must be one of its keys, and each key a flag.
-        let cmd = Wrap::command();
+        let cmd = crate::cli::command();
+        let import = cmd.find_subcommand("import").unwrap();
         let mut tools = Vec::new();
-        for sub in cmd.get_subcommands() {
+        for sub in import.get_subcommands() {
             let tool = sub.get_name().to_string();
-            let mut flags: Vec<String> = sub
-                .get_arguments()
-                .map(|a| a.get_id().as_str().to_string())
-                .filter(|id| !["help", "paths", "dir"].contains(&id.as_str()))
-                .collect();
-            flags.sort();
+            let flags = crate::cli::flag_ids(sub, &["paths", "dir"]);
             let mut keys: Vec<String> =
                 request::keys(&tool).iter().map(|k| k.to_string()).collect();
             if tool == "blackbox" {
@@ -394,19 +383,21 @@ mod tests {
 
     #[test]
     fn the_command_lines_defaults_are_the_librarys() {
-        let parse = |argv: &[&str]| -> request::Tool {
-            let Wrap { args } = Wrap::parse_from(argv);
-            match args.tool {
+        for tool in request::TOOLS {
+            let Ok(crate::cli::Cli {
+                command: crate::cli::Command::Import(Args { tool: parsed }),
+            }) = crate::cli::parse_from(["banditbench", "import", tool, "p", "--out", "o"])
+            else {
+                panic!("import {tool} does not parse")
+            };
+            let by_flags = match parsed {
                 Tool::SyneTune { own, .. } => request::Tool::SyneTune(own.into()),
                 Tool::Optuna { own, .. } => request::Tool::Optuna(own.into()),
                 Tool::Carps { own, .. } => request::Tool::Carps(own.into()),
                 Tool::Hposuite { own, .. } => request::Tool::Hposuite(own.into()),
                 Tool::Deepcave { own, .. } => request::Tool::Deepcave(own.into()),
-                Tool::Blackbox { .. } => unreachable!("not asked"),
-            }
-        };
-        for tool in request::TOOLS {
-            let by_flags = parse(&["x", tool, "p", "--out", "o"]);
+                Tool::Blackbox { .. } => panic!("{tool} is not a run-log tool"),
+            };
             let by_name = request::request_from_json(tool, vec![], "o".into(), "{}")
                 .unwrap()
                 .tool;

@@ -138,6 +138,19 @@ pub(crate) fn dispatch(cli: Cli) -> Result<ExitCode> {
     }
 }
 
+/// The ids of a (sub)command's flags, sorted, `help` and the positional ones named left out:
+/// what the library's request types must take by name (tests of `report` and `import`).
+#[cfg(test)]
+pub(crate) fn flag_ids(cmd: &clap::Command, positional: &[&str]) -> Vec<String> {
+    let mut ids: Vec<String> = cmd
+        .get_arguments()
+        .map(|a| a.get_id().as_str().to_string())
+        .filter(|id| id != "help" && !positional.contains(&id.as_str()))
+        .collect();
+    ids.sort();
+    ids
+}
+
 #[cfg(test)]
 mod tests {
     /// Every option of every command that takes a value, given a negative number, either takes it

@@ -214,24 +214,12 @@ fn figure_width(s: &str) -> Result<f64, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::CommandFactory;
-
-    #[derive(clap::Parser)]
-    struct Wrap {
-        #[command(flatten)]
-        args: Args,
-    }
 
     #[test]
     fn every_flag_is_a_key_of_the_library_request_and_back() {
         // Python's report() passes keys by name: each flag must be one, and each key a flag.
-        let cmd = Wrap::command();
-        let mut flags: Vec<String> = cmd
-            .get_arguments()
-            .map(|a| a.get_id().as_str().to_string())
-            .filter(|id| id != "help")
-            .collect();
-        flags.sort();
+        let cmd = crate::cli::command();
+        let flags = crate::cli::flag_ids(cmd.find_subcommand("report").unwrap(), &[]);
         let mut keys: Vec<String> = crate::options::keys::<ReportRequest>()
             .iter()
             .map(|k| k.to_string())
@@ -242,8 +230,13 @@ mod tests {
 
     #[test]
     fn the_command_lines_defaults_are_the_librarys() {
-        use clap::Parser;
-        let parsed: ReportRequest = Wrap::parse_from(["x", "r"]).args.into();
+        let Ok(crate::cli::Cli {
+            command: crate::cli::Command::Report(args),
+        }) = crate::cli::parse_from(["banditbench", "report", "r"])
+        else {
+            panic!("report r does not parse")
+        };
+        let parsed: ReportRequest = args.into();
         let d = ReportRequest {
             results: vec!["r".into()],
             ..ReportRequest::default()
