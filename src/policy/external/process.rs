@@ -1,9 +1,10 @@
 //! The process side of an external policy: start it (in its own process group, pinned to a CPU
 //! where the system allows), write and read lines with a deadline, and kill its whole group.
-//! Unix only (pipes polled with `poll`); CPU pinning is Linux only and skipped elsewhere.
+//! Unix only: the pipes are set non-blocking (`fcntl`) and waited on with `poll`; reads and
+//! writes are std's. CPU pinning is Linux only and skipped elsewhere.
 
 use std::collections::VecDeque;
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::os::fd::{AsRawFd, RawFd};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::{Arc, Mutex};
@@ -184,13 +185,15 @@ impl Process {
     pub(super) fn send(&mut self, mut data: &[u8], deadline: Instant) -> Result<(), Io> {
         let fd = self.stdin.as_raw_fd();
         while !data.is_empty() {
-            // SAFETY: writes from a live slice to a file descriptor this process owns.
-            let n = unsafe { libc::write(fd, data.as_ptr().cast(), data.len()) };
-            if n > 0 {
-                data = &data[n as usize..];
-                continue;
-            }
-            let e = std::io::Error::last_os_error();
+            // std's write on the non-blocking pipe: WouldBlock when it is full.
+            let e = match self.stdin.write(data) {
+                Ok(0) => return Err(Io::Closed),
+                Ok(n) => {
+                    data = &data[n..];
+                    continue;
+                }
+                Err(e) => e,
+            };
             match e.kind() {
                 std::io::ErrorKind::WouldBlock => wait_for(fd, libc::POLLOUT, deadline)?,
                 std::io::ErrorKind::Interrupted => {}
@@ -223,17 +226,22 @@ impl Process {
             }
             let len = self.buf.len();
             self.buf.resize(len + 65536, 0);
-            // SAFETY: reads into the spare tail of a live buffer of at least 65536 bytes.
-            let n = unsafe { libc::read(fd, self.buf[len..].as_mut_ptr().cast(), 65536) };
-            if n > 0 {
-                self.buf.truncate(len + n as usize);
-                continue;
-            }
-            self.buf.truncate(len);
-            if n == 0 {
-                return Err(Io::Closed);
-            }
-            let e = std::io::Error::last_os_error();
+            // std's read on the non-blocking pipe: WouldBlock when nothing is there yet.
+            let got = self.stdout.read(&mut self.buf[len..]);
+            let e = match got {
+                Ok(0) => {
+                    self.buf.truncate(len);
+                    return Err(Io::Closed);
+                }
+                Ok(n) => {
+                    self.buf.truncate(len + n);
+                    continue;
+                }
+                Err(e) => {
+                    self.buf.truncate(len);
+                    e
+                }
+            };
             match e.kind() {
                 std::io::ErrorKind::WouldBlock => wait_for(fd, libc::POLLIN, deadline)?,
                 std::io::ErrorKind::Interrupted => {}
