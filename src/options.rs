@@ -4,6 +4,22 @@
 use serde::Deserialize;
 
 #[cfg(any(feature = "python", test))]
+/// The keywords given by name, as Python sends them: a JSON object, its `null`s left out
+/// (Python's `None` is "not given", as an absent flag). `what` starts the error.
+pub(crate) fn keywords(
+    what: &str,
+    json: &str,
+) -> anyhow::Result<serde_json::Map<String, serde_json::Value>> {
+    match serde_json::from_str(json) {
+        Ok(serde_json::Value::Object(m)) => {
+            Ok(m.into_iter().filter(|(_, v)| !v.is_null()).collect())
+        }
+        Ok(_) => anyhow::bail!("{what}: the options are not a JSON object"),
+        Err(e) => anyhow::bail!("{what}: the options are not JSON ({e})"),
+    }
+}
+
+#[cfg(any(feature = "python", test))]
 /// `T` from a JSON value; `what` starts the error (`report`, `import optuna`), which names the
 /// key at fault and what is wrong with it.
 pub(crate) fn from_value<T: serde::de::DeserializeOwned>(

@@ -730,14 +730,9 @@ fn import_runs(
                     paths.len()
                 )));
             };
-            let value: serde_json::Value = serde_json::from_str(&options)
-                .map_err(|e| BanditbenchError::new_err(format!("import blackbox: {e}")))?;
-            let value = match value {
-                serde_json::Value::Object(m) => {
-                    serde_json::Value::Object(m.into_iter().filter(|(_, v)| !v.is_null()).collect())
-                }
-                other => other,
-            };
+            let value = crate::options::keywords("import blackbox", &options)
+                .map(serde_json::Value::Object)
+                .map_err(to_py)?;
             let opts = crate::options::from_value("import blackbox", value)
                 .map_err(|e| keyword_error(e, &keys))?;
             py.detach(|| {

@@ -140,7 +140,7 @@ struct OptunaArgs {
     /// (since the study's first trial started: the real run's wall clock), or attr:NAME
     /// (the running sum of a trial user attribute, e.g. a tabular benchmark's recorded
     /// cost; one sequential worker)
-    #[arg(long, default_value_t = optuna::Request::default().clock, value_parser = optuna::Clock::parse)]
+    #[arg(long, default_value_t = optuna::Request::default().clock)]
     clock: optuna::Clock,
 }
 
@@ -170,7 +170,7 @@ struct CarpsArgs {
     /// fraction of the full budget; CARP-S's own axis), calls (n_function_calls), or
     /// seconds (CARP-S's elapsed time: start time since the first evaluation plus the
     /// running sum of virtual_time)
-    #[arg(long, default_value_t = carps::Request::default().clock, value_parser = carps::Clock::parse)]
+    #[arg(long, default_value_t = carps::Request::default().clock)]
     clock: carps::Clock,
 }
 
@@ -213,7 +213,7 @@ struct DeepcaveArgs {
     metric: Option<String>,
     /// What the clock counts: seconds (end_time since the run's first start_time) or trials
     /// (finished trials, in order of their end)
-    #[arg(long, default_value_t = deepcave::Request::default().clock, value_parser = deepcave::Clock::parse)]
+    #[arg(long, default_value_t = deepcave::Request::default().clock)]
     clock: deepcave::Clock,
 }
 

@@ -34,13 +34,6 @@ pub enum Clock {
     Seconds,
 }
 
-impl std::str::FromStr for Clock {
-    type Err = String;
-    fn from_str(s: &str) -> std::result::Result<Clock, String> {
-        Clock::parse(s)
-    }
-}
-
 impl std::fmt::Display for Clock {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
@@ -51,8 +44,9 @@ impl std::fmt::Display for Clock {
     }
 }
 
-impl Clock {
-    pub(crate) fn parse(s: &str) -> std::result::Result<Clock, String> {
+impl std::str::FromStr for Clock {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Clock, String> {
         match s {
             "trials" => Ok(Clock::Trials),
             "calls" => Ok(Clock::Calls),
@@ -62,7 +56,9 @@ impl Clock {
             )),
         }
     }
+}
 
+impl Clock {
     pub fn unit(self) -> &'static str {
         match self {
             Clock::Trials => "trials",

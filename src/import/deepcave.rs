@@ -27,21 +27,15 @@ pub enum Clock {
     Trials,
 }
 
-impl std::str::FromStr for Clock {
-    type Err = String;
-    fn from_str(s: &str) -> std::result::Result<Clock, String> {
-        Clock::parse(s)
-    }
-}
-
 impl std::fmt::Display for Clock {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.unit())
     }
 }
 
-impl Clock {
-    pub(crate) fn parse(s: &str) -> std::result::Result<Clock, String> {
+impl std::str::FromStr for Clock {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Clock, String> {
         match s {
             "seconds" => Ok(Clock::Seconds),
             "trials" => Ok(Clock::Trials),
@@ -50,7 +44,9 @@ impl Clock {
             )),
         }
     }
+}
 
+impl Clock {
     pub fn unit(self) -> &'static str {
         match self {
             Clock::Seconds => "seconds",

@@ -597,21 +597,15 @@ pub enum Clock {
     Attr(String),
 }
 
-impl std::str::FromStr for Clock {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Clock, String> {
-        Clock::parse(s)
-    }
-}
-
 impl std::fmt::Display for Clock {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.text())
     }
 }
 
-impl Clock {
-    pub(crate) fn parse(s: &str) -> Result<Clock, String> {
+impl std::str::FromStr for Clock {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Clock, String> {
         match s {
             "trials" => Ok(Clock::Trials),
             "seconds" => Ok(Clock::Seconds),
@@ -623,7 +617,9 @@ impl Clock {
             },
         }
     }
+}
 
+impl Clock {
     pub fn unit(&self) -> &'static str {
         match self {
             Clock::Trials => "trials",

@@ -142,7 +142,6 @@ fn read_with<I: Importer>(
     common: &Common,
 ) -> Result<(Import, Vec<String>)> {
     let (mut imp, notes) = tool.read(paths, common)?;
-    imp.tool = I::TOOL;
     if common.one_minus {
         for r in &mut imp.runs {
             for e in &mut r.evals {
@@ -239,20 +238,9 @@ pub(crate) fn request_from_json(
     out: PathBuf,
     options: &str,
 ) -> Result<ImportRequest> {
-    let value: serde_json::Value = anyhow::Context::context(
-        serde_json::from_str(options),
-        "import: the options are not a JSON object",
-    )?;
-    let serde_json::Value::Object(all) = value else {
-        anyhow::bail!("import: the options are not a JSON object");
-    };
     let shared_keys = crate::options::keys::<Common>();
     let (mut shared, mut own) = (serde_json::Map::new(), serde_json::Map::new());
-    for (k, v) in all {
-        // Python's None is "not given", as an absent flag.
-        if v.is_null() {
-            continue;
-        }
+    for (k, v) in crate::options::keywords("import", options)? {
         if shared_keys.contains(&k.as_str()) {
             shared.insert(k, v);
         } else {

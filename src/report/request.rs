@@ -173,13 +173,7 @@ impl ReportRequest {
     /// A request given by name (Python's keywords as a JSON object); an unknown key or a bad
     /// value is refused, naming the key.
     pub fn from_json(json: &str) -> Result<ReportRequest> {
-        let value: serde_json::Value = serde_json::from_str(json)
-            .map_err(|e| anyhow::anyhow!("report: the options are not JSON ({e})"))?;
-        let serde_json::Value::Object(map) = value else {
-            bail!("report: the options are not a JSON object");
-        };
-        // Python's None is "not given", as an absent flag.
-        let map = map.into_iter().filter(|(_, v)| !v.is_null()).collect();
+        let map = crate::options::keywords("report", json)?;
         crate::options::from_value("report", serde_json::Value::Object(map))
     }
 
