@@ -17,6 +17,8 @@
 //! - load data: [`trace::load_trace_set`], [`trace::pool::load_pool`];
 //! - the statistics, checked against SciPy, scikit-posthocs and baycomp:
 //!   [`analysis::stats`], [`analysis::bayes`], [`analysis::average_ranks`];
+//! - several objectives: [`pareto`] (the exact hypervolume, static and incremental, IGD+ and
+//!   additive ε, checked against moocore);
 //! - the figures: [`report::figures`]; HAMLET's learning curves: [`curve::fit_arctan`];
 //! - the reproductions: [`reproduce::PAPERS`].
 
@@ -34,6 +36,7 @@ pub(crate) mod import;
 pub(crate) mod names;
 pub(crate) mod normal;
 pub(crate) mod options;
+pub mod pareto;
 pub(crate) mod policy;
 pub(crate) mod protocol;
 #[cfg(feature = "python")]

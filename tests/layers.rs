@@ -182,7 +182,7 @@ const LAYERS: &[(&str, &[&str])] = &[
 ];
 
 const FOUNDATIONS: &[&str] = &[
-    "rng", "build", "bundled", "names", "normal", "space", "files", "options",
+    "rng", "build", "bundled", "names", "normal", "space", "files", "options", "pareto",
 ];
 
 /// Uses across the layers that remain to be removed (issue #26): each is named here so that no

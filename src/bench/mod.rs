@@ -10,6 +10,7 @@ use crate::policy::default_config;
 use crate::replay::{Exhausted, Order, Overhead, WorldKind};
 use crate::trace::{LoadOptions, TraceSet, load_trace_set};
 
+pub mod pareto;
 mod pool;
 pub use pool::*;
 mod protocol;

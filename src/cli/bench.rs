@@ -84,6 +84,18 @@ pub struct Args {
     /// With adapters: full trainings of one --pool task in each adapter's cell
     #[arg(long, default_value_t = 60)]
     adapter_trainings: usize,
+    /// Two-objective evaluations of the run whose anytime hypervolume the hypervolume
+    /// measurement computes
+    #[arg(long, default_value_t = 1_000_000)]
+    hypervolume_points: usize,
+    /// With hypervolume: a Python with moocore 0.3.2 and Syne Tune 0.16.0 (scripts/reference/
+    /// hypervolume_timing.py) that computes the same history on the first
+    /// --hypervolume-peer-points points, side by side
+    #[arg(long)]
+    hypervolume_python: Option<String>,
+    /// The points the peers are timed on (they recompute every prefix: quadratic time)
+    #[arg(long, default_value_t = 10_000)]
+    hypervolume_peer_points: usize,
 }
 
 impl Args {
@@ -117,6 +129,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
         synetune_copies,
         adapters_python,
         adapter_trainings,
+        hypervolume_points,
+        hypervolume_python,
+        hypervolume_peer_points,
     } = args;
     if !(seconds.is_finite() && seconds > 0.0) {
         anyhow::bail!("--seconds {seconds}: must be a positive number of seconds");
@@ -306,6 +321,14 @@ pub fn run(args: Args) -> Result<ExitCode> {
             ),
         })?;
     }
+    if want(Section::Hypervolume) {
+        run_bench_hypervolume(
+            hypervolume_points,
+            hypervolume_python.as_deref(),
+            hypervolume_peer_points,
+            &scratch,
+        )?;
+    }
     if want(Section::Store) {
         // The same run writing no trajectories first (its peak RSS is then the smaller one).
         let none = bench::measure_store(store_decisions, "none", &scratch, threads)?;
@@ -374,6 +397,9 @@ enum Section {
     /// banditbench's share of a library optimizer's decision, per adapter and method, in
     /// --adapters-python (only when named)
     Adapters,
+    /// The exact anytime hypervolume of a generated two-objective run of --hypervolume-points
+    /// evaluations; with --hypervolume-python beside Syne Tune's and moocore's (only when named)
+    Hypervolume,
 }
 
 impl Section {
@@ -389,6 +415,7 @@ impl Section {
                 | Section::PoolConfiguration
                 | Section::ImportSyneTune
                 | Section::Adapters
+                | Section::Hypervolume
         )
     }
 }
@@ -648,6 +675,46 @@ fn run_bench_replay(traces: &std::path::Path, seconds: f64, replay: bool) -> Res
                 t.pulls,
                 t.cells,
                 t.seconds
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The anytime hypervolume of generated runs (`bench::pareto`): ours on every point, and the
+/// peers, with ours again, on the first `peer_points`.
+fn run_bench_hypervolume(
+    points: usize,
+    python: Option<&str>,
+    peer_points: usize,
+    scratch: &std::path::Path,
+) -> Result<()> {
+    use bench::pareto;
+    for kind in ["uniform", "front"] {
+        let run = pareto::run(kind, points, 2026);
+        let h = pareto::measure_history(&run);
+        println!(
+            "hypervolume: {kind} run of {} two-objective evaluations (generated), the exact history in {:.3} s CPU, one thread ({:.0} ns per evaluation); final front {} points, hypervolume {:.12}",
+            h.points,
+            h.cpu_s,
+            1e9 * h.cpu_s / h.points.max(1) as f64,
+            h.front,
+            h.last
+        );
+        let Some(py) = python else { continue };
+        let n = peer_points.min(points);
+        let ours = pareto::measure_history(&run[..2 * n]);
+        for (peer, cpu_s, last) in pareto::measure_peers(py, &run, n, scratch)? {
+            let agree = (last - ours.last).abs() <= 1e-9 * ours.last.abs();
+            println!(
+                "hypervolume: {kind}, first {n} evaluations: {peer} {cpu_s:.3} s CPU, banditbench {:.5} s: {:.0}x; final hypervolume {}",
+                ours.cpu_s,
+                cpu_s / ours.cpu_s.max(1e-9),
+                if agree {
+                    "the same".to_string()
+                } else {
+                    format!("differs: {last} against {}", ours.last)
+                }
             );
         }
     }

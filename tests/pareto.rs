@@ -1,0 +1,183 @@
+//! The multi-objective indicators against moocore 0.3.2's values (tests/golden/moocore.json,
+//! written by scripts/reference/moocore_golden.py): its own test cases, and 1 000 random sets of
+//! 2 to 6 objectives made here by the same splitmix64 stream as the script.
+
+use banditbench::pareto::{
+    Archive, epsilon_additive, hypervolume, hypervolume_history, igd_plus, nondominated,
+};
+use serde_json::Value;
+
+fn golden() -> Value {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/golden/moocore.json");
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn flat(v: &Value) -> Vec<f64> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|row| row.as_array().unwrap().iter().map(|x| x.as_f64().unwrap()))
+        .collect()
+}
+
+fn numbers(v: &Value) -> Vec<f64> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap())
+        .collect()
+}
+
+fn close(a: f64, b: f64, rel: f64) -> bool {
+    a == b || (a - b).abs() <= rel * a.abs().max(b.abs())
+}
+
+/// Steele, Lea & Flood's splitmix64, as the script has it.
+struct SplitMix64(u64);
+
+impl SplitMix64 {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    fn uniform(&mut self) -> f64 {
+        (self.next() >> 11) as f64 * 2f64.powi(-53)
+    }
+}
+
+/// Random case `i`: points, reference point, reference set (its non-dominated points), d.
+fn random_case(i: u64) -> (Vec<f64>, Vec<f64>, Vec<f64>, usize) {
+    let mut rng = SplitMix64(i);
+    let d = 2 + (i % 5) as usize;
+    let n = 5 + (rng.next() % 36) as usize;
+    let m = 5 + (rng.next() % 16) as usize;
+    let grid = i % 2 == 1;
+    let mut draw = |k: usize| -> Vec<f64> {
+        (0..k * d)
+            .map(|_| {
+                let u = rng.uniform();
+                if grid { (u * 8.0).floor() } else { u }
+            })
+            .collect()
+    };
+    let points = draw(n);
+    let other = draw(m);
+    let reference = vec![if grid { 7.0 } else { 0.9 }; d];
+    let set: Vec<f64> = nondominated(&other, d)
+        .into_iter()
+        .flat_map(|j| other[j * d..(j + 1) * d].to_vec())
+        .collect();
+    (points, reference, set, d)
+}
+
+#[test]
+fn moocores_own_test_values() {
+    let g = golden();
+    let cases = g["cases"].as_array().unwrap();
+    assert_eq!(cases.len(), 4);
+    for c in cases {
+        let (points, reference) = (flat(&c["points"]), numbers(&c["reference"]));
+        let hv = hypervolume(&points, &reference);
+        let want = c["hypervolume"].as_f64().unwrap();
+        let published = c["published"].as_f64().unwrap();
+        assert!(
+            close(hv, want, 1e-12),
+            "{}: {hv} vs moocore {want}",
+            c["name"]
+        );
+        // The published values are printed to 9 to 15 digits.
+        assert!(
+            close(hv, published, 1e-9),
+            "{}: {hv} vs {published}",
+            c["name"]
+        );
+        // The anytime history ends where the whole set is.
+        let history = hypervolume_history(&points, &reference);
+        assert!(
+            close(*history.last().unwrap(), want, 1e-12),
+            "{}",
+            c["name"]
+        );
+    }
+}
+
+#[test]
+fn a_thousand_random_sets_of_two_to_six_objectives() {
+    let g = golden();
+    let random = g["random"].as_array().unwrap();
+    assert_eq!(random.len(), 1000);
+    let mut worst = 0.0f64;
+    for (i, want) in random.iter().enumerate() {
+        let (points, reference, set, d) = random_case(i as u64);
+        assert_eq!(
+            set.len() / d,
+            want["reference_set"].as_u64().unwrap() as usize,
+            "case {i}"
+        );
+        let hv = hypervolume(&points, &reference);
+        let w = want["hypervolume"].as_f64().unwrap();
+        if w != 0.0 {
+            worst = worst.max((hv - w).abs() / w);
+        }
+        assert!(
+            close(hv, w, 1e-12),
+            "case {i} (d = {d}): {hv} vs moocore {w}"
+        );
+        let mut archive = Archive::new(&reference);
+        for p in points.chunks_exact(d) {
+            archive.insert(p);
+        }
+        assert!(
+            close(archive.hypervolume(), w, 1e-12),
+            "case {i}: the archive"
+        );
+        let igd = igd_plus(&points, &set, d);
+        let w = want["igd_plus"].as_f64().unwrap();
+        assert!(close(igd, w, 1e-12), "case {i}: IGD+ {igd} vs moocore {w}");
+        let eps = epsilon_additive(&points, &set, d);
+        let w = want["epsilon_additive"].as_f64().unwrap();
+        assert!(
+            close(eps, w, 1e-12),
+            "case {i}: additive ε {eps} vs moocore {w}"
+        );
+    }
+    eprintln!("largest relative difference from moocore's hypervolume: {worst:e}");
+}
+
+/// The README's example under "Several objectives" is the module's doctest, which `cargo test`
+/// runs: the two are the same lines.
+#[test]
+fn the_readme_example_is_the_doctest() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let readme = std::fs::read_to_string(format!("{root}/README.md")).unwrap();
+    let section = readme.split("\n## Several objectives\n").nth(1).unwrap();
+    let block = section
+        .split("```rust\n")
+        .nth(1)
+        .unwrap()
+        .split("```")
+        .next()
+        .unwrap();
+    let module = std::fs::read_to_string(format!("{root}/src/pareto/mod.rs")).unwrap();
+    let doc: String = module
+        .lines()
+        .filter_map(|l| l.strip_prefix("//!"))
+        .map(|l| l.strip_prefix(' ').unwrap_or(l))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let doctest = doc
+        .split("```\n")
+        .nth(1)
+        .unwrap()
+        .split("```")
+        .next()
+        .unwrap();
+    assert_eq!(
+        block, doctest,
+        "README's example and src/pareto/mod.rs's doctest differ"
+    );
+}
