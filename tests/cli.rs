@@ -496,6 +496,11 @@ fn every_bench_section_runs() {
             "adapters: ",
             vec!["--adapter-trainings".into(), "2".into()],
         ),
+        (
+            "hypervolume",
+            "hypervolume: front run of 1000 two-objective evaluations (generated), the exact history in",
+            vec!["--hypervolume-points".into(), "1000".into()],
+        ),
     ];
     let names: Vec<String> = sections.iter().map(|s| s.0.to_string()).collect();
     assert_eq!(listed, names, "bench --help lists other sections:\n{help}");

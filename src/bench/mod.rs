@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use anyhow::Result;
 
-use crate::experiment::{BudgetUnit, Cell, Experiment, WorldOptions, WorldSetup, run_trace_cell};
+use crate::experiment::{BudgetUnit, Cell, Experiment, Source, WorldOptions, WorldSetup, run_cell};
 use crate::policy::default_config;
 use crate::replay::{Exhausted, Order, Overhead, WorldKind};
 use crate::trace::{LoadOptions, TraceSet, load_trace_set};
@@ -129,7 +129,7 @@ pub fn measure_ucb1(
                 repetition: 0,
                 seed: round * 1_000_003 + task as u64,
             };
-            let r = run_trace_cell(&cell, &exp, ts, trajectories)?;
+            let r = run_cell(&cell, &exp, Source::Traces(ts), trajectories)?;
             pulls += r.decisions;
             cells += 1;
         }

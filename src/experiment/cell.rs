@@ -1,11 +1,11 @@
 //! Cells: one task × budget × policy × repetition, and the replay of one cell.
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 
+use super::pool::{PoolData, PoolTaskRef};
 use super::spec::{Experiment, WorldSetup};
-use crate::policy::CellStart;
-use crate::replay::pool::Recommended;
-use crate::replay::{Ledger, Observer, Step, World};
+use crate::policy::{CellStart, PoolStart};
+use crate::replay::{Ledger, Observer, Outcome, Step, World, WorldKind, drive_workers};
 use crate::rng::{Rng, derive_seed};
 use crate::trace::{Task, TraceSet};
 
@@ -163,91 +163,37 @@ pub struct CellResult {
     pub policy_stats: Option<String>,
 }
 
-/// The pool world's part of a cell's result.
-#[derive(Clone, Debug, PartialEq)]
-pub struct PoolPart {
-    pub recommended: Option<Recommended>,
-    pub configs_drawn: u64,
-    pub mutations: u64,
-    pub mutation_fallbacks: u64,
-    pub units_trained: u64,
-}
+pub use crate::replay::pool::PoolPart;
 
 impl CellResult {
-    /// The result of a finished replay in `world`, before the world's own fields are filled:
-    /// the incumbent, counts and clock from the ledger.
-    pub(crate) fn from_world<W: World + ?Sized>(
-        cell: &Cell,
-        world: &W,
-        budget_abs: f64,
-        steps: Vec<Step>,
-    ) -> CellResult {
-        Self::from_ledger(cell, world.ledger(), world.sign(), budget_abs, steps)
-    }
-
-    /// The same from a world's final ledger; `sign` turns rewards into recorded scores.
-    pub(crate) fn from_ledger(
-        cell: &Cell,
-        l: &Ledger,
-        sign: f64,
-        budget_abs: f64,
-        steps: Vec<Step>,
-    ) -> CellResult {
-        let inc = l.incumbent;
+    /// The result of a finished replay: the cell, the world's final ledger (counts and clock)
+    /// and its outcome (incumbent and per-learner counts).
+    fn new(cell: &Cell, l: &Ledger, outcome: Outcome, cw: &CellWorld<'_>) -> CellResult {
         CellResult {
             index: cell.index,
             seed: cell.seed,
-            budget_abs,
-            slice_abs: f64::NAN,
-            best_score: inc.map_or(f64::NAN, |i| sign * i.reward),
-            best_test_score: f64::NAN,
-            best_arm: inc.map(|i| i.arm),
-            best_found_at: inc.map_or(f64::NAN, |i| i.found_at),
-            pulls: l.pulls.clone(),
-            time_s: l.arm_time_s.clone(),
+            budget_abs: cw.budget_abs,
+            slice_abs: cw.recorded_slice,
+            best_score: outcome.best_score,
+            best_test_score: outcome.best_test_score,
+            best_arm: outcome.best_arm,
+            best_found_at: outcome.best_found_at,
+            pulls: outcome.pulls,
+            time_s: outcome.time_s,
             decisions: l.decisions,
             used: l.clock.used,
             overhead_s: l.clock.overhead,
             failures: l.failures,
             exhausted_pulls: l.exhausted_pulls,
             exhausted_budget: l.exhausted_budget,
-            steps,
+            steps: Vec::new(),
             workers: l.clock.workers as u32,
             makespan_s: l.clock.wall,
             idle_s: l.clock.idle(),
-            pool: None,
+            pool: outcome.pool,
             policy_stats: None,
         }
     }
-}
-
-/// A learner-level cell's result: the incumbent's arm is a learner, and its test score is that of
-/// the same evaluation.
-fn trace_result(
-    cell: &Cell,
-    ledger: &Ledger,
-    sign: f64,
-    task: &Task,
-    budget_abs: f64,
-    steps: Vec<Step>,
-) -> CellResult {
-    let mut r = CellResult::from_ledger(cell, ledger, sign, budget_abs, steps);
-    r.best_test_score = ledger.incumbent.map_or(f64::NAN, |i| {
-        task.arms[i.arm]
-            .test_score
-            .get(i.eval)
-            .copied()
-            .unwrap_or(f64::NAN)
-    });
-    r
-}
-
-/// A policy ready to be replayed in a cell's world: the loop's arguments but the world.
-pub(crate) struct Replay<'a, 'o> {
-    pub policy: &'a mut dyn crate::protocol::Policy,
-    pub id: &'a str,
-    pub rng: &'a mut Rng,
-    pub observers: &'a mut [&'o mut dyn Observer],
 }
 
 /// The absolute budget and slice of a cell for its task (the rule is `replay::absolute`).
@@ -255,72 +201,180 @@ pub fn absolute(setup: &WorldSetup, budget: f64, task: &Task) -> (f64, f64) {
     crate::replay::absolute(setup.unit, budget, setup.slice(), task)
 }
 
-/// Replay one cell of a learner-level experiment (time-sliced, pull-count, synthetic).
-/// `record_steps` keeps the trajectory (every decision).
-pub fn run_trace_cell(
+/// What one cell's world is built from, borrowed from the experiment's data.
+#[derive(Clone, Copy)]
+pub enum Source<'d> {
+    /// A trace set's task, replayed in a learner-level world.
+    Traces(&'d TraceSet),
+    /// A pool's task, replayed in the pool world.
+    Pool(&'d PoolData),
+}
+
+/// One cell's world, ready to replay, and what its policy is told at the start.
+pub(crate) struct CellWorld<'d> {
+    pub world: Box<dyn World + 'd>,
+    /// The budget in absolute terms (seconds, pulls or units).
+    pub budget_abs: f64,
+    /// The slice in absolute terms that the policy is told (time-sliced; 1 elsewhere) and the
+    /// one the results record (time-sliced; NaN elsewhere).
+    start_slice: f64,
+    recorded_slice: f64,
+    /// The task's name (`dataset/run`, or `dataset/run/scope` in the pool world).
+    pub task: String,
+    dataset: &'d str,
+    /// Learner-level worlds: the arms' names.
+    arms: Vec<&'d str>,
+    pool: Option<(&'d PoolData, &'d PoolTaskRef)>,
+}
+
+impl CellWorld<'_> {
+    /// What the policy is told when the cell begins.
+    fn start(&self, cell: &Cell, exp: &Experiment) -> CellStart<'_> {
+        CellStart {
+            cell: cell.index,
+            workers: exp.world.workers,
+            seed: cell.seed,
+            repetition: cell.repetition,
+            task: self.task.clone(),
+            dataset: self.dataset,
+            world: exp.world.kind(),
+            unit: exp.world.unit,
+            budget: exp.world.budgets[cell.budget],
+            budget_abs: self.budget_abs,
+            slice_abs: self.start_slice,
+            arms: self.arms.clone(),
+            pool: self.pool.map(|(data, t)| {
+                let pool = &data.pool;
+                let pt = &pool.tasks[t.task];
+                PoolStart {
+                    units: pool.manifest.units,
+                    configs: pool.configs.len(),
+                    learners: pool
+                        .manifest
+                        .learners
+                        .iter()
+                        .map(|l| l.name.as_str())
+                        .collect(),
+                    defaults: pool
+                        .defaults
+                        .iter()
+                        .enumerate()
+                        .map(|(l, d)| {
+                            d.filter(|&c| {
+                                t.learners.contains(&l) && !pt.curves[c as usize].is_empty()
+                            })
+                        })
+                        .collect(),
+                    space: &pool.space,
+                    open: self.world.view().pool.map_or(&[][..], |p| p.open),
+                }
+            }),
+        }
+    }
+}
+
+/// Build the world of `cell`: a learner-level world on a trace set's task, or the pool world on
+/// a pool's task restricted to the learners it keeps.
+pub(crate) fn build_world<'d>(
+    source: Source<'d>,
     cell: &Cell,
     exp: &Experiment,
-    ts: &TraceSet,
+) -> Result<CellWorld<'d>> {
+    let budget = exp.world.budgets[cell.budget];
+    let world_seed = derive_seed(cell.seed, "world");
+    match source {
+        Source::Traces(ts) => {
+            let task = &ts.tasks[cell.task];
+            let (budget_abs, slice_abs) = absolute(&exp.world, budget, task);
+            if !(budget_abs > 0.0 && slice_abs > 0.0) {
+                bail!(
+                    "task {}: budget {budget} {} is {budget_abs} in absolute terms (slice {slice_abs}); the task's traces are empty",
+                    task.name(),
+                    exp.world.unit.as_str()
+                );
+            }
+            if task.arms.is_empty() {
+                bail!(
+                    "task {} has no arms: nothing to replay (check the experiment's [tasks] learners filter)",
+                    task.name()
+                );
+            }
+            let sign = ts.manifest.direction.sign();
+            let world =
+                exp.world
+                    .options
+                    .learner_world(task, (budget_abs, slice_abs), sign, world_seed)?;
+            let recorded_slice = if world.kind() == WorldKind::TimeSliced {
+                slice_abs
+            } else {
+                f64::NAN
+            };
+            Ok(CellWorld {
+                world,
+                budget_abs,
+                start_slice: slice_abs,
+                recorded_slice,
+                task: task.name(),
+                dataset: &task.dataset,
+                arms: task.arms.iter().map(|a| a.learner.as_str()).collect(),
+                pool: None,
+            })
+        }
+        Source::Pool(data) => {
+            let t = &data.tasks[cell.task];
+            let (world, budget_abs) = super::pool::pool_world(exp, data, t, budget, world_seed)?;
+            Ok(CellWorld {
+                world: Box::new(world),
+                budget_abs,
+                start_slice: 1.0,
+                recorded_slice: f64::NAN,
+                task: data.task_name(t),
+                dataset: &data.pool.tasks[t.task].dataset,
+                arms: Vec::new(),
+                pool: Some((data, t)),
+            })
+        }
+    }
+}
+
+/// Replay one cell in any world: build its world, its policy from the cell's start, drive the
+/// one loop on `[world] workers` workers, and take the outcome through the world.
+/// `record_steps` keeps the trajectory (every decision).
+pub fn run_cell(
+    cell: &Cell,
+    exp: &Experiment,
+    source: Source<'_>,
     record_steps: bool,
 ) -> Result<CellResult> {
-    let task = &ts.tasks[cell.task];
+    let mut cw = build_world(source, cell, exp)?;
     let cfg = &exp.policies[cell.policy];
-    let sign = ts.manifest.direction.sign();
-    let (budget_abs, slice_abs) = absolute(&exp.world, exp.world.budgets[cell.budget], task);
-    if !(budget_abs > 0.0 && slice_abs > 0.0) {
-        bail!(
-            "task {}: budget {} {} is {budget_abs} in absolute terms (slice {slice_abs}); the task's traces are empty",
-            task.name(),
-            exp.world.budgets[cell.budget],
-            exp.world.unit.as_str()
-        );
-    }
-    if task.arms.is_empty() {
-        bail!(
-            "task {} has no arms: nothing to replay (check the experiment's [tasks] learners filter)",
-            task.name()
-        );
-    }
-    let mut policy = cfg.build_for(&task.dataset, task.arms.len());
-    policy.begin(&CellStart {
-        cell: cell.index,
-        workers: exp.world.workers,
-        seed: cell.seed,
-        repetition: cell.repetition,
-        task: task.name(),
-        dataset: &task.dataset,
-        world: exp.world.kind(),
-        unit: exp.world.unit,
-        budget: exp.world.budgets[cell.budget],
-        budget_abs,
-        slice_abs,
-        arms: task.arms.iter().map(|a| a.learner.as_str()).collect(),
-        pool: None,
-    })?;
+    let mut policy = {
+        let start = cw.start(cell, exp);
+        let mut policy = cfg.build_for(&start);
+        policy.begin(&start)?;
+        policy
+    };
     let mut rng = Rng::new(cell.seed);
     let mut steps = Vec::new();
     let mut observers: Vec<&mut dyn Observer> = Vec::new();
     if record_steps {
         observers.push(&mut steps);
     }
-    let replay = Replay {
-        policy: policy.as_mut(),
-        id: &cfg.id(),
-        rng: &mut rng,
-        observers: &mut observers,
-    };
-    let (ledger, slice) = exp.world.options.replay_learner(
-        replay,
-        task,
-        (budget_abs, slice_abs),
-        sign,
-        derive_seed(cell.seed, "world"),
+    drive_workers(
+        cw.world.as_mut(),
+        policy.as_mut(),
+        &cfg.id(),
+        &mut rng,
+        exp.world.overhead(),
         exp.world.workers,
-    )?;
+        &mut observers,
+    )
+    .with_context(|| format!("task {}", cw.task))?;
     drop(observers);
-    let mut result = trace_result(cell, &ledger, sign, task, budget_abs, steps);
-    result.policy_stats = policy.finish()?;
-    result.slice_abs = slice;
+    let policy_stats = policy.finish()?;
+    let mut result = CellResult::new(cell, cw.world.ledger(), cw.world.outcome(), &cw);
+    result.steps = steps;
+    result.policy_stats = policy_stats;
     Ok(result)
 }
 

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use polars::prelude::DataFrame;
 
-use super::cell::{Cell, CellGrid, CellResult, absolute, expand_cells, run_trace_cell};
+use super::cell::{Cell, CellGrid, CellResult, Source, absolute, expand_cells, run_cell};
 use super::pool::{self, PoolData};
 use super::spec::{Experiment, load_experiment};
 use super::store::Names;
@@ -209,9 +209,14 @@ impl Data {
         exp: &Experiment,
         record_steps: bool,
     ) -> Result<CellResult> {
+        run_cell(cell, exp, self.cell_source(), record_steps)
+    }
+
+    /// What a cell's world is built from.
+    pub fn cell_source(&self) -> Source<'_> {
         match self {
-            Data::Traces(ts) => run_trace_cell(cell, exp, ts, record_steps),
-            Data::Pool(p) => pool::run_pool_cell(cell, exp, p, record_steps),
+            Data::Traces(ts) => Source::Traces(ts),
+            Data::Pool(p) => Source::Pool(p),
         }
     }
 

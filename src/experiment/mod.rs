@@ -18,7 +18,7 @@ mod worlds;
 pub use crate::replay::Overhead;
 pub(crate) use cell::Cell;
 pub use cell::CellResult;
-pub(crate) use cell::run_trace_cell;
+pub(crate) use cell::{Source, run_cell};
 pub use data::prepare;
 pub(crate) use data::{Data, DataInfo};
 pub use progress::{Level, Progress, Silent};

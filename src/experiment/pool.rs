@@ -8,12 +8,8 @@
 use anyhow::{Context, Result, bail};
 
 use super::cell::Cell;
-use super::cell::{CellResult, PoolPart};
 use super::spec::{Experiment, WorldOptions};
-use crate::policy::{CellStart, PoolStart};
 use crate::replay::pool::{PoolOptions, PoolWorld};
-use crate::replay::{Observer, World, WorldKind, drive_workers};
-use crate::rng::{Rng, derive_seed};
 use crate::trace::pool::{Pool, load_pool_selecting};
 
 /// One task of a pool experiment.
@@ -259,112 +255,25 @@ pub fn pool_cell_grid(exp: &Experiment, data: &PoolData) -> super::cell::CellGri
     })
 }
 
-/// Replay one pool cell. `record_steps` keeps every decision.
-pub fn run_pool_cell(
-    cell: &Cell,
+/// The pool world of one cell on task `t`: the budget as the experiment gives it, in absolute
+/// terms (returned beside the world), the world's own seed, and the task's learners only.
+pub(super) fn pool_world<'d>(
     exp: &Experiment,
-    data: &PoolData,
-    record_steps: bool,
-) -> Result<CellResult> {
+    data: &'d PoolData,
+    t: &PoolTaskRef,
+    budget: f64,
+    world_seed: u64,
+) -> Result<(PoolWorld<'d>, f64)> {
     let opts = pool_options(exp)?;
-    let t = &data.tasks[cell.task];
-    let pt = &data.pool.tasks[t.task];
-    let cfg = &exp.policies[cell.policy];
-    let sign = data.pool.manifest.direction.sign();
-    let (wcfg, budget_abs) = opts.world_config(
-        exp.world.unit,
-        exp.world.budgets[cell.budget],
-        data.pool.manifest.units,
-    );
+    let (wcfg, budget_abs) = opts.world_config(exp.world.unit, budget, data.pool.manifest.units);
     let mut world = PoolWorld::new(
         &data.pool,
-        pt,
+        &data.pool.tasks[t.task],
         wcfg,
         budget_abs,
-        sign,
-        derive_seed(cell.seed, "world"),
+        data.pool.manifest.direction.sign(),
+        world_seed,
     );
     world.restrict_to_learners(&t.learners);
-    let mut policy = cfg.build_for(&pt.dataset, 0);
-    let start_view = world.view();
-    let open = start_view.pool.map_or(&[][..], |p| p.open);
-    policy.begin(&CellStart {
-        cell: cell.index,
-        workers: exp.world.workers,
-        seed: cell.seed,
-        repetition: cell.repetition,
-        task: data.task_name(t),
-        dataset: &pt.dataset,
-        world: WorldKind::Pool,
-        unit: exp.world.unit,
-        budget: exp.world.budgets[cell.budget],
-        budget_abs,
-        slice_abs: 1.0,
-        arms: Vec::new(),
-        pool: Some(PoolStart {
-            units: data.pool.manifest.units,
-            configs: data.pool.configs.len(),
-            learners: data
-                .pool
-                .manifest
-                .learners
-                .iter()
-                .map(|l| l.name.as_str())
-                .collect(),
-            defaults: data
-                .pool
-                .defaults
-                .iter()
-                .enumerate()
-                .map(|(l, d)| {
-                    d.filter(|&c| t.learners.contains(&l) && !pt.curves[c as usize].is_empty())
-                })
-                .collect(),
-            space: &data.pool.space,
-            open,
-        }),
-    })?;
-    let mut rng = Rng::new(cell.seed);
-    let mut steps = Vec::new();
-    let mut observers: Vec<&mut dyn Observer> = Vec::new();
-    if record_steps {
-        observers.push(&mut steps);
-    }
-    drive_workers(
-        &mut world,
-        policy.as_mut(),
-        &cfg.id(),
-        &mut rng,
-        opts.overhead,
-        exp.world.workers,
-        &mut observers,
-    )
-    .with_context(|| format!("task {}", data.task_name(t)))?;
-    drop(observers);
-    let policy_stats = policy.finish()?;
-    let l = world.ledger();
-    let n_learners = data.pool.manifest.learners.len();
-    let (mut learner_units, mut learner_s) = (vec![0u64; n_learners], vec![0.0; n_learners]);
-    for (arm, &c) in world.arm_configs().iter().enumerate() {
-        let learner = data.pool.configs[c as usize].learner;
-        learner_units[learner] += l.pulls[arm];
-        learner_s[learner] += l.arm_time_s[arm];
-    }
-    let recommended = world.recommend();
-    let mut r = CellResult::from_world(cell, &world, budget_abs, steps);
-    r.best_score = recommended.map_or(f64::NAN, |x| x.score);
-    r.best_test_score = recommended.map_or(f64::NAN, |x| x.test_score);
-    r.best_found_at = recommended.map_or(f64::NAN, |x| x.found_at);
-    r.best_arm = recommended.map(|x| data.pool.configs[x.config as usize].learner);
-    r.pulls = learner_units;
-    r.time_s = learner_s;
-    r.pool = Some(PoolPart {
-        recommended,
-        configs_drawn: world.n_arms() as u64,
-        mutations: world.mutations,
-        mutation_fallbacks: world.mutation_fallbacks,
-        units_trained: l.pulls.iter().sum(),
-    });
-    r.policy_stats = policy_stats;
-    Ok(r)
+    Ok((world, budget_abs))
 }

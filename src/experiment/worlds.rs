@@ -7,12 +7,11 @@ use std::path::Path;
 use anyhow::{Result, bail};
 use serde::Deserialize;
 
-use super::cell::Replay;
 pub use crate::replay::BudgetUnit;
 use crate::replay::pool::{IncumbentRule, LastUnit, PoolOptions, Recommendation, Ties};
 use crate::replay::{
-    ArmDist, Exhausted, Ledger, Order, Overhead, PullCount, PullCountConfig, Synthetic, TimeSliced,
-    TimeSlicedConfig, WorkTime, World, WorldKind, drive_workers,
+    ArmDist, Exhausted, Order, Overhead, PullCount, PullCountConfig, Synthetic, TimeSliced,
+    TimeSlicedConfig, WorkTime, World, WorldKind,
 };
 use crate::trace::Task;
 
@@ -111,69 +110,53 @@ impl WorldOptions {
     /// Replay a learner-level cell on `task` with `(budget, slice)` in absolute terms: build
     /// this world and drive the policy in it. Returns the world's final ledger and the slice the
     /// results record (the time-sliced world's; NaN in others).
-    pub(super) fn replay_learner(
+    /// The learner-level world of one cell on `task`: the budget and slice in absolute terms,
+    /// `sign` (+1 when higher scores are better) and the world's own seed. The pool world is
+    /// built from a pool (`experiment::pool::pool_world`), never from a task.
+    pub(super) fn learner_world<'t>(
         &self,
-        r: Replay<'_, '_>,
-        task: &Task,
+        task: &'t Task,
         (budget_abs, slice_abs): (f64, f64),
         sign: f64,
         world_seed: u64,
-        workers: usize,
-    ) -> Result<(Ledger, f64)> {
-        match self {
-            WorldOptions::TimeSliced { overhead, .. } => {
-                let mut w = TimeSliced::new(
-                    task,
-                    TimeSlicedConfig {
-                        budget_s: budget_abs,
-                        slice_s: slice_abs,
-                    },
-                    sign,
-                );
-                drive_workers(
-                    &mut w,
-                    r.policy,
-                    r.id,
-                    r.rng,
-                    *overhead,
-                    workers,
-                    r.observers,
-                )?;
-                Ok((w.ledger().clone(), slice_abs))
-            }
+    ) -> Result<Box<dyn World + 't>> {
+        Ok(match self {
+            WorldOptions::TimeSliced { .. } => Box::new(TimeSliced::new(
+                task,
+                TimeSlicedConfig {
+                    budget_s: budget_abs,
+                    slice_s: slice_abs,
+                },
+                sign,
+            )),
             WorldOptions::PullCount {
                 order,
                 failures_consume_budget,
                 exhausted,
-            } => {
-                let mut w = PullCount::new(
-                    task,
-                    PullCountConfig {
-                        budget_pulls: budget_abs as u64,
-                        order: *order,
-                        failures_consume_budget: *failures_consume_budget,
-                        exhausted: *exhausted,
-                    },
-                    sign,
+            } => Box::new(PullCount::new(
+                task,
+                PullCountConfig {
+                    budget_pulls: budget_abs as u64,
+                    order: *order,
+                    failures_consume_budget: *failures_consume_budget,
+                    exhausted: *exhausted,
+                },
+                sign,
+                world_seed,
+            )),
+            WorldOptions::Synthetic { arms, work_s, work } => Box::new(
+                Synthetic::new(
+                    arms.iter().map(|(_, d)| *d).collect(),
+                    budget_abs as u64,
                     world_seed,
-                );
-                let none = Overhead::None;
-                drive_workers(&mut w, r.policy, r.id, r.rng, none, workers, r.observers)?;
-                Ok((w.ledger().clone(), f64::NAN))
-            }
-            WorldOptions::Synthetic { arms, work_s, work } => {
-                let dists = arms.iter().map(|(_, d)| *d).collect();
-                let mut w = Synthetic::new(dists, budget_abs as u64, world_seed)
-                    .with_work_seconds(work_s.unwrap_or(1.0))
-                    .with_work_time(*work);
-                let none = Overhead::None;
-                drive_workers(&mut w, r.policy, r.id, r.rng, none, workers, r.observers)?;
-                Ok((w.ledger().clone(), f64::NAN))
-            }
-            WorldOptions::Pool(_) => bail!(
-                "the pool world replays pools, not trace sets (experiment::pool runs it); a bug in the caller"
+                )
+                .with_work_seconds(work_s.unwrap_or(1.0))
+                .with_work_time(*work),
             ),
-        }
+            WorldOptions::Pool(_) => bail!(
+                "the pool world replays a pool, not the tasks of a trace set (key 'traces' names a trace set)"
+            ),
+        })
     }
 }
 

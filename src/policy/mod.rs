@@ -195,8 +195,11 @@ impl PolicyConfig {
         (self.family.build)(&self.params, n_arms)
     }
 
-    /// Build the policy for a task of `dataset` (resolving per-dataset parameters).
-    pub fn build_for(&self, dataset: &str, n_arms: usize) -> Box<dyn Policy> {
+    /// Build the policy for the cell that `start` describes: its dataset's parameters (when
+    /// they are per dataset) and its arms (learner-level worlds; none at the start of a pool
+    /// world's cell, where arms are drawn).
+    pub fn build_for(&self, start: &CellStart<'_>) -> Box<dyn Policy> {
+        let (dataset, n_arms) = (start.dataset, start.arms.len());
         if self.per_dataset.is_empty() {
             return self.build(n_arms);
         }

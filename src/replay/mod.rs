@@ -253,6 +253,61 @@ pub trait World {
     fn config_of(&self, arm: usize) -> u32 {
         arm as u32
     }
+
+    /// What the finished replay found, as its results record it: the ledger's incumbent and
+    /// per-arm counts, with no test score. Worlds over recorded evaluations add the incumbent's
+    /// test score; the pool world reports its recommendation and counts per learner.
+    fn outcome(&self) -> Outcome {
+        Outcome::of_ledger(self.ledger(), self.sign(), |_, _| f64::NAN)
+    }
+}
+
+/// What a finished replay found, in any world (`World::outcome`): the incumbent (the pool
+/// world: the recommended configuration) and what each learner took.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Outcome {
+    /// Best validation score, in the recorded orientation (NaN if none).
+    pub best_score: f64,
+    /// The test score of the same evaluation (NaN if none or not recorded).
+    pub best_test_score: f64,
+    /// The learner it came from, as an index into the data's learners.
+    pub best_arm: Option<usize>,
+    /// Budget used when it came in.
+    pub best_found_at: f64,
+    /// Per learner: pulls (learner-level worlds) or units trained (pool world).
+    pub pulls: Vec<u64>,
+    /// Per learner: seconds of recorded evaluation time consumed.
+    pub time_s: Vec<f64>,
+    /// What only the pool world has.
+    pub pool: Option<pool::PoolPart>,
+}
+
+impl Outcome {
+    /// The ledger's incumbent and per-arm counts (arms are learners); `test(arm, eval)` gives
+    /// the incumbent's test score.
+    pub fn of_ledger(l: &Ledger, sign: f64, test: impl Fn(usize, usize) -> f64) -> Outcome {
+        let inc = l.incumbent;
+        Outcome {
+            best_score: inc.map_or(f64::NAN, |i| sign * i.reward),
+            best_test_score: inc.map_or(f64::NAN, |i| test(i.arm, i.eval)),
+            best_arm: inc.map(|i| i.arm),
+            best_found_at: inc.map_or(f64::NAN, |i| i.found_at),
+            pulls: l.pulls.clone(),
+            time_s: l.arm_time_s.clone(),
+            pool: None,
+        }
+    }
+
+    /// The same for a world over a task's recorded evaluations, with the incumbent's test score.
+    pub fn of_task(l: &Ledger, sign: f64, task: &crate::trace::Task) -> Outcome {
+        Outcome::of_ledger(l, sign, |arm, eval| {
+            task.arms[arm]
+                .test_score
+                .get(eval)
+                .copied()
+                .unwrap_or(f64::NAN)
+        })
+    }
 }
 
 /// The arm a learner-level world pulls for `action`: it offers `Pull` only.

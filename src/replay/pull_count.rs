@@ -89,6 +89,10 @@ impl World for PullCount<'_> {
         WorldKind::PullCount
     }
 
+    fn outcome(&self) -> super::Outcome {
+        super::Outcome::of_task(&self.ledger, self.sign, self.task)
+    }
+
     fn ledger(&self) -> &Ledger {
         &self.ledger
     }

@@ -53,6 +53,10 @@ impl World for TimeSliced<'_> {
         WorldKind::TimeSliced
     }
 
+    fn outcome(&self) -> super::Outcome {
+        super::Outcome::of_task(&self.ledger, self.sign, self.task)
+    }
+
     fn ledger(&self) -> &Ledger {
         &self.ledger
     }

@@ -157,7 +157,8 @@ impl<'a> PoolWorld<'a> {
         }
     }
 
-    /// The configuration (index into `pool.configs`) of each arm.
+    /// The configuration (index into `pool.configs`) of each arm (the tests' view of it).
+    #[cfg(test)]
     pub fn arm_configs(&self) -> &[u32] {
         &self.config
     }
@@ -648,6 +649,34 @@ impl World for PoolWorld<'_> {
     fn apply(&mut self, action: Action) -> Result<Observation<'_>, String> {
         self.apply_action(action)
             .map_err(|e| format!("{e} (a bug in the policy)"))
+    }
+
+    /// The recommended configuration, and the units and seconds each learner took.
+    fn outcome(&self) -> super::Outcome {
+        let l = &self.ledger;
+        let n_learners = self.pool.manifest.learners.len();
+        let (mut pulls, mut time_s) = (vec![0u64; n_learners], vec![0.0; n_learners]);
+        for (arm, &c) in self.config.iter().enumerate() {
+            let learner = self.pool.configs[c as usize].learner;
+            pulls[learner] += l.pulls[arm];
+            time_s[learner] += l.arm_time_s[arm];
+        }
+        let recommended = self.recommend();
+        super::Outcome {
+            best_score: recommended.map_or(f64::NAN, |x| x.score),
+            best_test_score: recommended.map_or(f64::NAN, |x| x.test_score),
+            best_arm: recommended.map(|x| self.pool.configs[x.config as usize].learner),
+            best_found_at: recommended.map_or(f64::NAN, |x| x.found_at),
+            pulls,
+            time_s,
+            pool: Some(PoolPart {
+                recommended,
+                configs_drawn: self.config.len() as u64,
+                mutations: self.mutations,
+                mutation_fallbacks: self.mutation_fallbacks,
+                units_trained: l.pulls.iter().sum(),
+            }),
+        }
     }
 }
 

@@ -212,6 +212,16 @@ impl PoolOptions {
     }
 }
 
+/// The pool world's part of a cell's outcome (`World::outcome`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PoolPart {
+    pub recommended: Option<Recommended>,
+    pub configs_drawn: u64,
+    pub mutations: u64,
+    pub mutation_fallbacks: u64,
+    pub units_trained: u64,
+}
+
 /// The configuration a cell recommends: its arm, configuration index, the unit whose scores are
 /// reported, the validation and test scores there (trace orientation), and the budget used when
 /// that unit's result came in (`found_at`, as `Incumbent::found_at`).
