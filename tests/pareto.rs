@@ -3,7 +3,8 @@
 //! 2 to 6 objectives made here by the same splitmix64 stream as the script.
 
 use banditbench::pareto::{
-    Archive, epsilon_additive, hypervolume, hypervolume_history, igd_plus, nondominated,
+    Archive, attainment_surface, epsilon_additive, hypervolume, hypervolume_history, igd_plus,
+    level_of_percentile, nondominated,
 };
 use serde_json::Value;
 
@@ -180,4 +181,69 @@ fn the_readme_example_is_the_doctest() {
         block, doctest,
         "README's example and src/pareto/mod.rs's doctest differ"
     );
+}
+
+/// EAF case `i` of the script: runs of two-objective points.
+fn random_runs(i: u64) -> Vec<Vec<f64>> {
+    let mut rng = SplitMix64(10_000 + i);
+    let runs = 2 + rng.next() % 8;
+    let grid = i % 2 == 1;
+    (0..runs)
+        .map(|_| {
+            let n = 1 + rng.next() % 12;
+            (0..n)
+                .flat_map(|_| {
+                    let (u, v) = (rng.uniform(), rng.uniform());
+                    if grid {
+                        [(u * 8.0).floor(), (v * 8.0).floor()]
+                    } else {
+                        [u, v]
+                    }
+                })
+                .collect()
+        })
+        .collect()
+}
+
+fn surfaces_equal(runs: &[Vec<f64>], levels: &Value, what: &str) {
+    let refs: Vec<&[f64]> = runs.iter().map(Vec::as_slice).collect();
+    let levels = levels.as_array().unwrap();
+    assert_eq!(levels.len(), runs.len(), "{what}");
+    for (k, want) in levels.iter().enumerate() {
+        let want: Vec<[f64; 2]> = want
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| [p[0].as_f64().unwrap(), p[1].as_f64().unwrap()])
+            .collect();
+        assert_eq!(
+            attainment_surface(&refs, k + 1),
+            want,
+            "{what}: level {} of {}",
+            k + 1,
+            runs.len()
+        );
+        // moocore's percentiles of every level map back to the level.
+        let p = (k + 1) as f64 * 100.0 / runs.len() as f64;
+        assert_eq!(level_of_percentile(p, runs.len()), k + 1);
+    }
+}
+
+#[test]
+fn attainment_surfaces_equal_moocores_eaf() {
+    let g = golden();
+    let input1 = &g["eaf_input1"];
+    let runs: Vec<Vec<f64>> = input1["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(flat)
+        .collect();
+    assert_eq!(runs.len(), 10);
+    surfaces_equal(&runs, &input1["levels"], "input1.dat");
+    let random = g["eaf_random"].as_array().unwrap();
+    assert_eq!(random.len(), 200);
+    for (i, levels) in random.iter().enumerate() {
+        surfaces_equal(&random_runs(i as u64), levels, &format!("EAF case {i}"));
+    }
 }

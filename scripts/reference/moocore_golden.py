@@ -15,6 +15,8 @@ The fixture holds:
 - moocore's own test cases (`python/tests/test_moocore.py`): input1.dat's sets 1 and 2 against
   (10, 10), duplicated3.inp against its 6-objective reference, and [[1,0,1],[0,1,0]] against
   (2, 2, 2); their points are stored, as moocore's test data (LGPL-2.1-or-later);
+- the empirical attainment function (`moocore.eaf`, every level) of input1.dat's ten runs and of
+  200 random groups of 2 to 9 two-objective runs (the same stream, integer grid or uniform);
 - 1 000 random sets, d = 2 … 6, made by a splitmix64 stream that tests/pareto.rs makes the same
   way, so only moocore's values are stored: the hypervolume, and IGD+ and additive ε against a
   second random set's non-dominated points. Half the sets lie on an integer grid (many equal
@@ -68,6 +70,32 @@ def random_case(i):
     return np.array(points), reference, moocore.filter_dominated(np.array(other))
 
 
+def random_runs(i):
+    """EAF case i: a list of runs, each a list of two-objective points, as tests/pareto.rs makes them."""
+    rng = SplitMix64(10_000 + i)
+    runs = 2 + rng.next() % 8
+    grid = i % 2 == 1
+    out = []
+    for _ in range(runs):
+        n = 1 + rng.next() % 12
+        pts = []
+        for _ in range(n):
+            u, v = rng.uniform(), rng.uniform()
+            pts.append([float(np.floor(u * 8.0)), float(np.floor(v * 8.0))] if grid else [u, v])
+        out.append(pts)
+    return out
+
+
+def eaf_levels(runs):
+    """moocore.eaf at every level: one list of surface points per level 1..n."""
+    points = np.array([p for run in runs for p in run])
+    sets = np.array([r + 1 for r, run in enumerate(runs) for _ in run])
+    n = len(runs)
+    levels = np.arange(1, n + 1) * (100.0 / n)
+    res = moocore.eaf(points, sets, percentiles=levels)
+    return [res[np.isclose(res[:, 2], p)][:, :2].tolist() for p in levels]
+
+
 def main():
     checkout = Path(sys.argv[1])
     out = {
@@ -96,6 +124,10 @@ def main():
     hv = moocore.hypervolume([[1, 0, 1], [0, 1, 0]], ref=[2, 2, 2])
     out["cases"].append({"name": "[[1,0,1],[0,1,0]]", "points": [[1.0, 0.0, 1.0], [0.0, 1.0, 0.0]],
                          "reference": [2.0, 2.0, 2.0], "hypervolume": hv, "published": 5.0})
+    x = moocore.get_dataset("input1.dat")
+    runs = [x[x[:, 2] == s, :2].tolist() for s in np.unique(x[:, 2])]
+    out["eaf_input1"] = {"runs": runs, "levels": eaf_levels(runs)}
+    out["eaf_random"] = [eaf_levels(random_runs(i)) for i in range(200)]
     for i in range(1000):
         points, reference, ref_set = random_case(i)
         out["random"].append({

@@ -1,5 +1,6 @@
-//! Several objectives: Pareto dominance, the exact hypervolume (static and incremental), and the
-//! distance indicators IGD+ and additive ε against a reference set (issue #46).
+//! Several objectives: Pareto dominance, the exact hypervolume (static and incremental), the
+//! distance indicators IGD+ and additive ε against a reference set, and the empirical attainment
+//! function's surfaces over repeated runs (issue #46).
 //!
 //! Every function here **minimises** every objective, as moocore does; a caller turns an
 //! objective to maximise around (`-x`, and `-r` for its reference coordinate) before calling.
@@ -38,10 +39,12 @@
 
 mod archive;
 mod distance;
+mod eaf;
 mod hypervolume;
 
 pub use archive::{Archive, Front2, hypervolume_history};
 pub use distance::{epsilon_additive, igd_plus};
+pub use eaf::{attainment_surface, level_of_percentile};
 pub use hypervolume::hypervolume;
 
 /// `a` weakly dominates `b` (no worse in every objective), minimising.
