@@ -452,6 +452,7 @@ fn finding_ones_way_among_traces_and_policies() {
         "sklearn-de",
         "sklearn-grid",
         "hpobench-mlp",
+        "nasbench201",
     ] {
         assert!(
             text.lines().any(|l| l.starts_with(&format!("{set} "))),

@@ -247,3 +247,60 @@ fn attainment_surfaces_equal_moocores_eaf() {
         surfaces_equal(&random_runs(i as u64), levels, &format!("EAF case {i}"));
     }
 }
+
+/// The bundled NAS-Bench-201 pool in its four objectives: each task's true Pareto front (its
+/// size) and the front's hypervolume against the task's nadir equal moocore's on the same values.
+#[test]
+fn nasbench201s_true_fronts_equal_moocores() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let pool = banditbench::trace::pool::load_pool(
+        std::path::Path::new(&format!("{root}/traces/nasbench201")),
+        false,
+    )
+    .unwrap();
+    let names: Vec<&str> = pool
+        .manifest
+        .objectives
+        .iter()
+        .map(|o| o.name.as_str())
+        .collect();
+    assert_eq!(names, ["val_acc", "train_time", "latency", "model_size"]);
+    let g = golden();
+    let want = g["nasbench201_fronts"].as_array().unwrap();
+    assert_eq!(want.len(), pool.tasks.len());
+    for (t, w) in want.iter().enumerate() {
+        let task = &pool.tasks[t];
+        assert_eq!(
+            format!("{}/{}", task.dataset, task.run),
+            w["task"].as_str().unwrap()
+        );
+        let (points, configs) = pool.objective_points(t, &[0, 1, 2, 3]);
+        assert_eq!(configs.len(), 15_625, "every cell is feasible");
+        let front: Vec<f64> = nondominated(&points, 4)
+            .into_iter()
+            .flat_map(|i| points[4 * i..4 * i + 4].to_vec())
+            .collect();
+        assert_eq!(
+            front.len() / 4,
+            w["front"].as_u64().unwrap() as usize,
+            "{}",
+            w["task"]
+        );
+        let nadir: Vec<f64> = (0..4)
+            .map(|k| {
+                points
+                    .chunks_exact(4)
+                    .map(|p| p[k])
+                    .fold(f64::NEG_INFINITY, f64::max)
+            })
+            .collect();
+        assert_eq!(nadir, numbers(&w["nadir"]), "{}", w["task"]);
+        let hv = hypervolume(&front, &nadir);
+        let want_hv = w["hypervolume"].as_f64().unwrap();
+        assert!(
+            close(hv, want_hv, 1e-12),
+            "{}: {hv} vs moocore {want_hv}",
+            w["task"]
+        );
+    }
+}

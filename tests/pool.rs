@@ -1176,3 +1176,157 @@ fn the_bundled_taskset_pool_loads_and_its_losses_are_dyhpos() {
         "{err}"
     );
 }
+
+/// The tiny pool in format 1.1: accuracy (its score), cost (its cost_s) and size (a column of its
+/// own), with `size` given per curve row by `size(row index)`.
+fn write_pool_of_objectives(
+    name: &str,
+    manifest: &str,
+    size: impl Fn(usize) -> f32,
+    with_column: bool,
+) -> PathBuf {
+    let dir = write_pool(name, manifest, configs(&GRID), &rows());
+    let path = dir.join("curves").join("part-0.parquet");
+    let mut df = read(&path);
+    if with_column {
+        let sizes: Vec<f32> = (0..df.height()).map(size).collect();
+        df.with_column(Column::new("size".into(), sizes)).unwrap();
+    }
+    write_parquet(df, &path);
+    dir
+}
+
+/// The tiny pool's manifest in format 1.1 with `objectives` (tables, so before [[learners]],
+/// after every top-level key).
+fn manifest_of_objectives(objectives: &str) -> String {
+    MANIFEST
+        .replace(
+            "format = \"banditbench-pool/1\"",
+            "format = \"banditbench-pool/1.1\"",
+        )
+        .replace("[[learners]]", &format!("{objectives}\n[[learners]]"))
+}
+
+const OBJECTIVES: &str = r#"
+[[objectives]]
+name = "accuracy"
+direction = "maximize"
+[[objectives]]
+name = "cost"
+direction = "minimize"
+column = "cost_s"
+[[objectives]]
+name = "size"
+direction = "minimize"
+"#;
+
+#[test]
+fn a_pool_of_several_objectives_loads_and_refuses_each_broken_rule() {
+    let m = manifest_of_objectives(OBJECTIVES);
+    // Row i's size is i; config 2's last unit on task e has no size (NaN: infeasible).
+    let rows = rows();
+    let nan_at = rows
+        .iter()
+        .position(|r| (r.0, r.2, r.3) == ("e", 2, 3))
+        .unwrap();
+    let dir = write_pool_of_objectives(
+        "pool-mo",
+        &m,
+        |i| if i == nan_at { f32::NAN } else { i as f32 },
+        true,
+    );
+    let p = load_pool(&dir, false).unwrap();
+    let names: Vec<&str> = p
+        .manifest
+        .objectives
+        .iter()
+        .map(|o| o.name.as_str())
+        .collect();
+    assert_eq!(names, ["accuracy", "cost", "size"]);
+    assert_eq!(p.manifest.extra_columns(), ["size"]);
+    // Each unit's own value: task d (rows 0..11), config 0's units are rows 0, 1, 2.
+    assert_eq!(p.tasks[0].curves[0].extra, [0.0, 1.0, 2.0]);
+    // The points a multi-objective analysis sees: last units of whole curves, minimised.
+    // Task d: config 3 failed at unit 2, so 3 points; task e: config 2 is infeasible.
+    let (pts, cfgs) = p.objective_points(0, &[0, 1, 2]);
+    assert_eq!(cfgs, [0, 1, 2]);
+    assert_eq!(&pts[..3], &[-(0.5f32 + 0.03) as f64, 0.5, 2.0]);
+    let (_, cfgs) = p.objective_points(1, &[0, 2]);
+    assert_eq!(cfgs, [0, 1, 3]);
+    // Format 1 pools read unchanged (the tiny pool above) and have no objectives.
+    assert!(
+        load_pool(
+            &write_pool("pool-v1", MANIFEST, configs(&GRID), &rows),
+            false
+        )
+        .unwrap()
+        .manifest
+        .objectives
+        .is_empty()
+    );
+    // Each broken rule, refused with the file or row and what to do.
+    let cases: Vec<(&str, String, bool, &str)> = vec![
+        (
+            "objectives-in-format-1",
+            MANIFEST.replace("[[learners]]", &format!("{OBJECTIVES}\n[[learners]]")),
+            true,
+            "[[objectives]] needs format = \"banditbench-pool/1.1\"",
+        ),
+        (
+            "one-objective",
+            manifest_of_objectives("[[objectives]]\nname = \"accuracy\"\ndirection = \"maximize\""),
+            true,
+            "lists 1 objective(s); a pool of several objectives lists at least two",
+        ),
+        (
+            "score-direction",
+            manifest_of_objectives(&OBJECTIVES.replacen("maximize", "minimize", 1)),
+            true,
+            "'accuracy' is read from the curves' score, whose direction is the manifest's (maximize)",
+        ),
+        (
+            "unknown-objective-key",
+            manifest_of_objectives(
+                &OBJECTIVES.replace("column = \"cost_s\"", "colum = \"cost_s\""),
+            ),
+            true,
+            "[[objectives]] entry 2: unknown key 'colum'",
+        ),
+        (
+            "bad-column",
+            manifest_of_objectives(
+                &OBJECTIVES.replace("column = \"cost_s\"", "column = \"test_score\""),
+            ),
+            true,
+            "key 'column' is \"test_score\"; give \"score\" or \"cost_s\"",
+        ),
+        (
+            "twice",
+            manifest_of_objectives(&OBJECTIVES.replace("name = \"cost\"", "name = \"size\"")),
+            true,
+            "objective 'size' is listed twice",
+        ),
+        (
+            "missing-column",
+            m.clone(),
+            false,
+            "[[objectives]] names 'size', which the curves must hold as a column",
+        ),
+    ];
+    for (name, manifest, with_column, want) in cases {
+        let dir = write_pool_of_objectives(name, &manifest, |i| i as f32, with_column);
+        let e = format!("{:#}", load_pool(&dir, false).unwrap_err());
+        assert!(e.contains(want), "{name}: expected '{want}' in: {e}");
+    }
+    let dir = write_pool_of_objectives(
+        "infinite",
+        &m,
+        |i| if i == 4 { f32::INFINITY } else { 1.0 },
+        true,
+    );
+    let e = format!("{:#}", load_pool(&dir, false).unwrap_err());
+    assert!(
+        e.contains("part-0.parquet: row 5: objective 'size' is inf; give a finite value, or leave it empty (NaN: infeasible)"),
+        "{e}"
+    );
+}

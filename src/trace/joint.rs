@@ -231,6 +231,7 @@ pub fn pool_from_trace_set(dir: &Path) -> Result<Pool> {
                     test_score: vec![test[i].unwrap_or(f32::NAN)],
                     cost_s: vec![cost[i].unwrap_or(0.0)],
                     status: vec![st],
+                    extra: Vec::new(),
                 },
             ));
         }
@@ -260,6 +261,7 @@ pub fn pool_from_trace_set(dir: &Path) -> Result<Pool> {
             ts.manifest.description
         ),
         metric: ts.manifest.metric.clone(),
+        objectives: Vec::new(),
         direction: ts.manifest.direction,
         units: 1,
         neighbours: Neighbours::Table,
@@ -297,6 +299,7 @@ fn one_unit(arm: &super::Arm, e: usize) -> Curve {
         test_score: vec![arm.test_score[e] as f32],
         cost_s: vec![arm.cost_s[e] as f32],
         status: vec![arm.status[e]],
+        extra: Vec::new(),
     }
 }
 

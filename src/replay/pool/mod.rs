@@ -768,6 +768,7 @@ pub(crate) mod tests {
             name: "hand".into(),
             description: String::new(),
             metric: "accuracy".into(),
+            objectives: Vec::new(),
             direction: Direction::Maximize,
             units,
             neighbours: Neighbours::Grid,
@@ -795,6 +796,7 @@ pub(crate) mod tests {
             .map(|i| {
                 let s = curve(i);
                 Curve {
+                    extra: Vec::new(),
                     test_score: s.iter().map(|x| x - 0.01).collect(),
                     cost_s: vec![(i as f32 + 1.0) * 0.1; s.len()],
                     status: s

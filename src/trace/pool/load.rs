@@ -299,8 +299,12 @@ pub fn load_pool_selecting(
         }
         kept = Some(k);
     }
-    // (unit, score, test score, cost, status) rows of each configuration of each task.
-    type Units = Vec<(u32, f32, f32, f32, Status)>;
+    // (unit, score, test score, cost, status, row of `extra`) rows of each configuration of each
+    // task.
+    type Units = Vec<Unit>;
+    // Format 1.1: the objectives' own columns, read into one buffer, row after row.
+    let extra_names = manifest.extra_columns();
+    let mut extra: Vec<f32> = Vec::new();
     // Per task (dataset, run): its index into `task_slots`, which holds its rows per
     // configuration.
     let mut task_index: BTreeMap<(String, i64), usize> = BTreeMap::new();
@@ -325,6 +329,21 @@ pub fn load_pool_selecting(
         let status = col(&df, f, "status", &DataType::String)?;
         let (ds, run, cid, unit) = (ds.str()?, run.i64()?, cid.i64()?, unit.i64()?);
         let (score, test, cost, status) = (score.f32()?, test.f32()?, cost.f32()?, status.str()?);
+        let objective_columns = extra_names
+            .iter()
+            .map(|n| {
+                col(&df, f, n, &DataType::Float32).with_context(|| {
+                    format!(
+                        "{}: [[objectives]] names '{n}', which the curves must hold as a column",
+                        manifest_path.display()
+                    )
+                })
+            })
+            .collect::<Result<Vec<Series>>>()?;
+        let objective_columns = objective_columns
+            .iter()
+            .map(|s| s.f32())
+            .collect::<polars::prelude::PolarsResult<Vec<_>>>()?;
         for i in 0..df.height() {
             let at = RowAt(f, i + 1);
             let (Some(d), Some(r), Some(c), Some(u)) =
@@ -378,6 +397,23 @@ pub fn load_pool_selecting(
                     t
                 }
             };
+            let row = if extra_names.is_empty() {
+                u32::MAX
+            } else {
+                let row = (extra.len() / extra_names.len()) as u32;
+                for (c, name) in objective_columns.iter().zip(&extra_names) {
+                    // NaN (or null): not recorded, which makes the unit infeasible for a
+                    // multi-objective analysis; an infinite value is an error.
+                    let v = c.get(i).unwrap_or(f32::NAN);
+                    if v.is_infinite() {
+                        bail!(
+                            "{at}: objective '{name}' is {v}; give a finite value, or leave it empty (NaN: infeasible)"
+                        );
+                    }
+                    extra.push(if st == Status::Ok { v } else { f32::NAN });
+                }
+                row
+            };
             let slots = &mut task_slots[t];
             slots[ci].get_or_insert_with(Vec::new).push((
                 u as u32,
@@ -385,6 +421,7 @@ pub fn load_pool_selecting(
                 test.get(i).unwrap_or(f32::NAN),
                 cs,
                 st,
+                row,
             ));
         }
     }
@@ -407,7 +444,7 @@ pub fn load_pool_selecting(
                 dir.display(),
                 configs[ci].id
             );
-            let curve = build_curve(&mut units, &at)?;
+            let curve = build_curve(&mut units, (&extra, extra_names.len()), &at)?;
             let ended = curve.status.last().is_some_and(|s| *s != Status::Ok);
             if curve.len() < manifest.units as usize && !ended {
                 missing += 1;
@@ -481,15 +518,21 @@ pub fn load_pool_selecting(
         defaults,
     })
 }
-/// A curve from its (unit, score, test score, cost, status) rows: units 1, 2, … without gaps, and
-/// nothing after a failed or timed-out unit. `at` names the curve in errors.
+/// One recorded unit of a curve: unit, score, test score, cost, status, and its row of the
+/// objectives' own values (`u32::MAX`: none).
+pub(super) type Unit = (u32, f32, f32, f32, Status, u32);
+
+/// A curve from its rows: units 1, 2, … without gaps, and nothing after a failed or timed-out
+/// unit. `extra` holds the objectives' own values, `n` a row (format 1.1; `n` = 0 without).
+/// `at` names the curve in errors.
 pub(super) fn build_curve(
-    units: &mut [(u32, f32, f32, f32, Status)],
+    units: &mut [Unit],
+    (extra, n): (&[f32], usize),
     at: &dyn std::fmt::Display,
 ) -> Result<Curve> {
     units.sort_by_key(|u| u.0);
     let mut curve = Curve::default();
-    for (k, &(u, s, t, c, st)) in units.iter().enumerate() {
+    for (k, &(u, s, t, c, st, row)) in units.iter().enumerate() {
         if u as usize != k + 1 {
             if u as usize == k {
                 bail!("{at}: unit {u} appears twice");
@@ -513,6 +556,10 @@ pub(super) fn build_curve(
         curve.test_score.push(t);
         curve.cost_s.push(c);
         curve.status.push(st);
+        if n > 0 {
+            let r = row as usize * n;
+            curve.extra.extend_from_slice(&extra[r..r + n]);
+        }
     }
     Ok(curve)
 }
@@ -535,6 +582,12 @@ pub(super) fn load_defaults(
     let path = dir.join("defaults.parquet");
     if !path.is_file() {
         return Ok(defaults);
+    }
+    if !manifest.objectives.is_empty() {
+        bail!(
+            "{}: default configurations beside [[objectives]] are not read yet (a pool of several objectives has no defaults.parquet); remove it, or the [[objectives]]",
+            path.display()
+        );
     }
     *hash = fnv1a64(&[hash.to_le_bytes().as_slice(), &std::fs::read(&path)?].concat());
     let df = read_parquet_file(&path)?;
@@ -560,7 +613,7 @@ pub(super) fn load_defaults(
         .enumerate()
         .map(|(i, t)| ((t.dataset.as_str(), t.run), i))
         .collect();
-    type Units = Vec<(u32, f32, f32, f32, Status)>;
+    type Units = Vec<Unit>;
     let mut rows: BTreeMap<(usize, usize), Units> = BTreeMap::new();
     let mut texts: Vec<Option<String>> = vec![None; manifest.learners.len()];
     for i in 0..df.height() {
@@ -611,6 +664,7 @@ pub(super) fn load_defaults(
             test.get(i).unwrap_or(f32::NAN),
             cost.get(i).unwrap_or(0.0),
             st,
+            u32::MAX,
         ));
     }
     let next_id = configs.last().map_or(0, |c| c.id + 1);
@@ -645,7 +699,7 @@ pub(super) fn load_defaults(
             manifest.learners[li].name
         );
         let c = defaults[li].expect("set above") as usize;
-        tasks[t].curves[c] = build_curve(&mut units, &at)?;
+        tasks[t].curves[c] = build_curve(&mut units, (&[], 0), &at)?;
     }
     Ok(defaults)
 }
@@ -738,7 +792,7 @@ mod tests {
         // from the footer without decoding a row.
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("traces");
         let mut checked = 0;
-        for pool in ["sklearn-grid", "hpobench-mlp"] {
+        for pool in ["sklearn-grid", "hpobench-mlp", "nasbench201"] {
             for f in curve_files(&root.join(pool)).unwrap() {
                 let stats = tasks_from_statistics(&f).unwrap();
                 assert_eq!(stats, Some(tasks_from_columns(&f)), "{}", f.display());

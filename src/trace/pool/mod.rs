@@ -32,6 +32,9 @@ pub use grid::*;
 
 /// The pool format this build reads.
 pub const POOL_FORMAT_V1: &str = "banditbench-pool/1";
+/// Format 1.1: format 1 and, optionally, several objectives (`[[objectives]]`, their values in
+/// the curves' own columns). A format-1 pool reads as before.
+pub const POOL_FORMAT_V1_1: &str = "banditbench-pool/1.1";
 
 /// How a dimension's levels relate.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -128,6 +131,42 @@ pub struct PoolManifest {
     pub learners: Vec<PoolLearner>,
     /// Where the pool comes from (free-form).
     pub provenance: toml::Table,
+    /// Format 1.1: the objectives a multi-objective analysis measures, each with its direction;
+    /// empty for a pool of one objective (its `metric`).
+    pub objectives: Vec<Objective>,
+}
+
+/// One objective of a pool of several (`[[objectives]]` in `pool.toml`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Objective {
+    /// Its name, as reports show it.
+    pub name: String,
+    /// Whether higher values are better.
+    pub direction: Direction,
+    /// Where each unit's value is.
+    pub column: ObjectiveColumn,
+}
+
+/// Where an objective's value of a unit is recorded.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ObjectiveColumn {
+    /// The curves' `score` (the pool's metric).
+    Score,
+    /// The curves' `cost_s`.
+    Cost,
+    /// A column of the curves of its own, the n-th such objective (`Curve::extra`).
+    Extra(usize),
+}
+
+impl PoolManifest {
+    /// The objectives read from columns of their own, by column name, in `Curve::extra` order.
+    pub fn extra_columns(&self) -> Vec<&str> {
+        self.objectives
+            .iter()
+            .filter(|o| matches!(o.column, ObjectiveColumn::Extra(_)))
+            .map(|o| o.name.as_str())
+            .collect()
+    }
 }
 
 /// One configuration of the pool.
@@ -155,6 +194,9 @@ pub struct Curve {
     pub cost_s: Vec<f32>,
     /// Outcome per unit.
     pub status: Vec<Status>,
+    /// The objectives with columns of their own (format 1.1): unit after unit, each unit's values
+    /// in `PoolManifest::extra_columns` order (NaN: not recorded, infeasible). Empty otherwise.
+    pub extra: Vec<f32>,
 }
 
 impl Curve {
@@ -166,6 +208,18 @@ impl Curve {
     /// No unit recorded.
     pub fn is_empty(&self) -> bool {
         self.score.is_empty()
+    }
+
+    /// Objective `o`'s value at unit `u` (0-based), of a pool with `n_extra` objectives in
+    /// columns of their own; NaN when not recorded (infeasible).
+    pub fn objective(&self, o: &Objective, n_extra: usize, u: usize) -> f32 {
+        match o.column {
+            ObjectiveColumn::Score => self.score[u],
+            ObjectiveColumn::Cost => self.cost_s[u],
+            ObjectiveColumn::Extra(j) => {
+                self.extra.get(u * n_extra + j).copied().unwrap_or(f32::NAN)
+            }
+        }
     }
 
     /// Recorded cost of the units 1..=n.
@@ -232,6 +286,42 @@ impl Pool {
                 self.configs.len() - d
             )
         }
+    }
+
+    /// Task `t`'s points in the objectives `which` (indices into the manifest's objectives), as
+    /// a multi-objective analysis sees them: each configuration's last unit (its full curve),
+    /// when that unit is ok and every value is a number (a NaN value makes it infeasible: left
+    /// out); minimised, a maximised objective negated. Flat, with the configurations they come
+    /// from.
+    pub fn objective_points(&self, t: usize, which: &[usize]) -> (Vec<f64>, Vec<usize>) {
+        let m = &self.manifest;
+        let n_extra = m.extra_columns().len();
+        let (mut points, mut configs) = (Vec::new(), Vec::new());
+        for (c, curve) in self.tasks[t].curves.iter().enumerate() {
+            let Some(u) = curve.len().checked_sub(1) else {
+                continue;
+            };
+            if curve.status[u] != Status::Ok || curve.len() < m.units as usize {
+                continue;
+            }
+            let p: Vec<f64> = which
+                .iter()
+                .map(|&o| {
+                    let o = &m.objectives[o];
+                    let v = f64::from(curve.objective(o, n_extra, u));
+                    if o.direction == Direction::Maximize {
+                        -v
+                    } else {
+                        v
+                    }
+                })
+                .collect();
+            if p.iter().all(|x| !x.is_nan()) {
+                points.extend(p);
+                configs.push(c);
+            }
+        }
+        (points, configs)
     }
 
     /// Units recorded over all tasks and configurations.
@@ -370,7 +460,77 @@ pub fn describe(pool: &Pool) -> String {
             l.unit
         );
     }
+    if !m.objectives.is_empty() {
+        describe_objectives(pool, &mut s);
+    }
     s
+}
+
+/// A pool of several objectives: each objective's spread over the configurations' last units,
+/// and per task the true Pareto front in every objective (what a replay measures runs against).
+fn describe_objectives(pool: &Pool, s: &mut String) {
+    use std::fmt::Write as _;
+    let m = &pool.manifest;
+    let all: Vec<usize> = (0..m.objectives.len()).collect();
+    let _ = writeln!(
+        s,
+        "\n   {:<16}  {:<9}  {:<10}  {:>38}",
+        "objective", "direction", "column", "last unit of each curve (min/med/max)"
+    );
+    let per_task: Vec<(Vec<f64>, Vec<usize>)> = (0..pool.tasks.len())
+        .map(|t| pool.objective_points(t, &all))
+        .collect();
+    let d = all.len();
+    for (k, o) in m.objectives.iter().enumerate() {
+        let sign = if o.direction == Direction::Maximize {
+            -1.0
+        } else {
+            1.0
+        };
+        let mut v: Vec<f64> = per_task
+            .iter()
+            .flat_map(|(p, _)| p.chunks_exact(d).map(move |x| sign * x[k]))
+            .collect();
+        v.sort_by(f64::total_cmp);
+        let spread = if v.is_empty() {
+            "–".to_string()
+        } else {
+            format!(
+                "{:.4} / {:.4} / {:.4}",
+                v[0],
+                v[v.len() / 2],
+                v[v.len() - 1]
+            )
+        };
+        let column = match o.column {
+            ObjectiveColumn::Score => "score".to_string(),
+            ObjectiveColumn::Cost => "cost_s".to_string(),
+            ObjectiveColumn::Extra(_) => o.name.clone(),
+        };
+        let _ = writeln!(
+            s,
+            "   {:<16}  {:<9}  {:<10}  {:>38}",
+            o.name,
+            o.direction.as_str(),
+            column,
+            spread
+        );
+    }
+    let _ = writeln!(
+        s,
+        "\n   true Pareto front of each task in all {d} objectives (feasible: last units whose every objective is a number)"
+    );
+    for (t, (points, _)) in pool.tasks.iter().zip(&per_task) {
+        let front = crate::pareto::nondominated(points, d);
+        let _ = writeln!(
+            s,
+            "   {}/{}: {} feasible, {} on the front",
+            t.dataset,
+            t.run,
+            points.len() / d,
+            front.len()
+        );
+    }
 }
 
 #[cfg(test)]
@@ -382,6 +542,7 @@ mod tests {
             name: "t".into(),
             description: String::new(),
             metric: "accuracy".into(),
+            objectives: Vec::new(),
             direction: Direction::Maximize,
             units: 3,
             neighbours: Neighbours::Grid,
