@@ -166,11 +166,90 @@ pub fn load_pool_selecting(
     let manifest_path = dir.join("pool.toml");
     let manifest = read_pool_manifest(&manifest_path)?;
     let cfg_path = dir.join("configs.parquet");
-    let df = read_parquet_file(&cfg_path)?;
-    let ids = col(&df, &cfg_path, "config_id", &DataType::Int64)?;
-    let learners = col(&df, &cfg_path, "learner", &DataType::String)?;
-    let levels = col(&df, &cfg_path, "levels", &DataType::String)?;
-    let config = col(&df, &cfg_path, "config", &DataType::String)?;
+    let configs = read_configs(&cfg_path, &manifest)?;
+    let index: HashMap<u32, usize> = configs.iter().enumerate().map(|(i, c)| (c.id, i)).collect();
+    // Curves.
+    let files = curve_files(dir)?;
+    let (mut all_tasks, kept, needed) = select_files(&files, select)?;
+    let mut hash = fnv1a64(&std::fs::read(&manifest_path)?);
+    hash = fnv1a64(&[hash.to_le_bytes().as_slice(), &std::fs::read(&cfg_path)?].concat());
+    let rows = read_curve_rows(
+        &files,
+        &needed,
+        kept.as_ref(),
+        &manifest,
+        &manifest_path,
+        &index,
+        configs.len(),
+        &mut hash,
+    )?;
+    if kept.is_none() {
+        all_tasks = rows.task_index.keys().cloned().collect();
+    }
+    let (tasks, missing) = assemble_tasks(rows, &manifest, &configs, dir)?;
+    if tasks.is_empty() {
+        bail!("{}: the curves hold no rows", dir.display());
+    }
+    if !manifest.complete && !allow_incomplete {
+        bail!(
+            "{}: the pool's manifest says complete = false (a recording in progress: {} tasks so far); pass --allow-incomplete to use it anyway",
+            dir.display(),
+            tasks.len()
+        );
+    }
+    if missing > 0 {
+        if manifest.complete {
+            bail!(
+                "{}: {missing} (task, configuration) curve(s) are missing or short, but the manifest says complete = true",
+                dir.display()
+            );
+        }
+        if !allow_incomplete {
+            bail!(
+                "{}: the pool is incomplete ({missing} curve(s) missing or short; complete = false in pool.toml, a recording in progress); pass --allow-incomplete to use it anyway",
+                dir.display()
+            );
+        }
+    }
+    let neighbours = match manifest.neighbours {
+        Neighbours::Grid => grid_neighbours(&manifest, &configs),
+        Neighbours::Table => table_neighbours(dir, &index)?,
+        Neighbours::None => vec![Vec::new(); configs.len()],
+    };
+    let mut space = grid_space(&manifest, &configs);
+    let (mut configs, mut tasks, mut neighbours) = (configs, tasks, neighbours);
+    let defaults = load_defaults(
+        dir,
+        &manifest,
+        &mut configs,
+        &mut tasks,
+        &all_tasks,
+        &mut space,
+        &mut hash,
+    )?;
+    neighbours.resize(configs.len(), Vec::new());
+    Ok(Pool {
+        dir: dir.to_path_buf(),
+        manifest,
+        configs,
+        tasks,
+        neighbours,
+        missing_curves: missing,
+        all_tasks: all_tasks.into_iter().collect(),
+        content_hash: format!("{hash:016x}"),
+        space,
+        defaults,
+    })
+}
+/// `configs.parquet`: every configuration, checked against the manifest (its learner, its
+/// levels in range and unique per learner, a sampled learner's values within their ranges and
+/// unique), sorted by `config_id`, each id once.
+fn read_configs(cfg_path: &Path, manifest: &PoolManifest) -> Result<Vec<PoolConfig>> {
+    let df = read_parquet_file(cfg_path)?;
+    let ids = col(&df, cfg_path, "config_id", &DataType::Int64)?;
+    let learners = col(&df, cfg_path, "learner", &DataType::String)?;
+    let levels = col(&df, cfg_path, "levels", &DataType::String)?;
+    let config = col(&df, cfg_path, "config", &DataType::String)?;
     let lidx: HashMap<&str, usize> = manifest
         .learners
         .iter()
@@ -181,7 +260,7 @@ pub fn load_pool_selecting(
     let mut seen_levels: HashMap<(usize, Vec<u16>), u32> = HashMap::new();
     let mut seen_configs: HashMap<(usize, String), u32> = HashMap::new();
     for i in 0..df.height() {
-        let at = RowAt(&cfg_path, i + 1);
+        let at = RowAt(cfg_path, i + 1);
         let Some(id) = ids
             .i64()?
             .get(i)
@@ -258,17 +337,27 @@ pub fn load_pool_selecting(
             );
         }
     }
-    let index: HashMap<u32, usize> = configs.iter().enumerate().map(|(i, c)| (c.id, i)).collect();
+    Ok(configs)
+}
 
-    // Curves.
-    let files = curve_files(dir)?;
+/// Every task of the curve files, the tasks `select` keeps (None: all), and which files hold a
+/// kept task (all without a selection: then every task is known only once the rows are read).
+#[allow(clippy::type_complexity)]
+fn select_files(
+    files: &[PathBuf],
+    select: Option<SelectTasks<'_>>,
+) -> Result<(
+    BTreeSet<(String, i64)>,
+    Option<BTreeSet<(String, i64)>>,
+    Vec<bool>,
+)> {
     // With a selection: every task, the kept ones, and which files hold a kept task.
     let mut all_tasks: BTreeSet<(String, i64)> = BTreeSet::new();
     let mut kept: Option<BTreeSet<(String, i64)>> = None;
     let mut needed = vec![true; files.len()];
     if let Some(select) = select {
         let mut per_file = Vec::with_capacity(files.len());
-        for f in &files {
+        for f in files {
             // A file whose row groups each hold one task says so in its statistics; else its
             // two columns are read.
             let here = match tasks_from_statistics(f)? {
@@ -299,22 +388,47 @@ pub fn load_pool_selecting(
         }
         kept = Some(k);
     }
-    // (unit, score, test score, cost, status, row of `extra`) rows of each configuration of each
-    // task.
-    type Units = Vec<Unit>;
+    Ok((all_tasks, kept, needed))
+}
+
+/// The curves' rows of the kept tasks, per task and configuration, unchecked for gaps (the
+/// curves are built from them by `assemble_tasks`).
+struct CurveRows {
+    /// Per task (dataset, run): its index into `task_slots`.
+    task_index: BTreeMap<(String, i64), usize>,
+    /// Per task, per configuration: its rows.
+    task_slots: Vec<Vec<Option<Vec<Unit>>>>,
+    /// Format 1.1: the objectives' own values, row after row (`Unit`'s last field indexes it).
+    extra: Vec<f32>,
+    /// How many objectives have columns of their own.
+    n_extra: usize,
+}
+
+/// Read the rows of every needed curve file (each file enters the content `hash`, needed or
+/// not), checking each row: a known configuration, a unit in range, a known status, a finite
+/// score when ok, a cost >= 0, and each objective's value finite or NaN.
+#[allow(clippy::too_many_arguments)]
+fn read_curve_rows(
+    files: &[PathBuf],
+    needed: &[bool],
+    kept: Option<&BTreeSet<(String, i64)>>,
+    manifest: &PoolManifest,
+    manifest_path: &Path,
+    index: &HashMap<u32, usize>,
+    n_configs: usize,
+    hash: &mut u64,
+) -> Result<CurveRows> {
     // Format 1.1: the objectives' own columns, read into one buffer, row after row.
     let extra_names = manifest.extra_columns();
     let mut extra: Vec<f32> = Vec::new();
     // Per task (dataset, run): its index into `task_slots`, which holds its rows per
     // configuration.
     let mut task_index: BTreeMap<(String, i64), usize> = BTreeMap::new();
-    let mut task_slots: Vec<Vec<Option<Units>>> = Vec::new();
+    let mut task_slots: Vec<Vec<Option<Vec<Unit>>>> = Vec::new();
     let mut last_task: Option<(String, i64, usize)> = None;
     let mut last_skipped: Option<(String, i64)> = None;
-    let mut hash = fnv1a64(&std::fs::read(&manifest_path)?);
-    hash = fnv1a64(&[hash.to_le_bytes().as_slice(), &std::fs::read(&cfg_path)?].concat());
-    for (f, &needed) in files.iter().zip(&needed) {
-        hash = fnv1a64(&[hash.to_le_bytes().as_slice(), &std::fs::read(f)?].concat());
+    for (f, &needed) in files.iter().zip(needed) {
+        *hash = fnv1a64(&[hash.to_le_bytes().as_slice(), &std::fs::read(f)?].concat());
         if !needed {
             continue;
         }
@@ -329,17 +443,7 @@ pub fn load_pool_selecting(
         let status = col(&df, f, "status", &DataType::String)?;
         let (ds, run, cid, unit) = (ds.str()?, run.i64()?, cid.i64()?, unit.i64()?);
         let (score, test, cost, status) = (score.f32()?, test.f32()?, cost.f32()?, status.str()?);
-        let objective_columns = extra_names
-            .iter()
-            .map(|n| {
-                col(&df, f, n, &DataType::Float32).with_context(|| {
-                    format!(
-                        "{}: [[objectives]] names '{n}', which the curves must hold as a column",
-                        manifest_path.display()
-                    )
-                })
-            })
-            .collect::<Result<Vec<Series>>>()?;
+        let objective_columns = objective_columns(&df, f, &extra_names, manifest_path)?;
         let objective_columns = objective_columns
             .iter()
             .map(|s| s.f32())
@@ -351,7 +455,7 @@ pub fn load_pool_selecting(
             else {
                 bail!("{at}: dataset, run, config_id and unit are required");
             };
-            if let Some(k) = &kept {
+            if let Some(k) = kept {
                 // Rows come grouped by task: decide once per run of rows of a task.
                 if matches!(&last_skipped, Some((ld, lr)) if ld == d && *lr == r) {
                     continue;
@@ -366,31 +470,21 @@ pub fn load_pool_selecting(
             let Some(&ci) = u32::try_from(c).ok().and_then(|c| index.get(&c)) else {
                 bail!("{at}: config_id {c} is not in configs.parquet");
             };
-            if u < 1 || u > i64::from(manifest.units) {
-                bail!(
-                    "{at}: unit {u} is outside 1..={} (the manifest's units)",
-                    manifest.units
-                );
-            }
-            let s = status.get(i).unwrap_or("ok");
-            let st = Status::parse(s).ok_or_else(|| {
-                anyhow::anyhow!("{at}: unknown status '{s}'; allowed: ok, failed, timeout")
-            })?;
-            let sc = score.get(i).unwrap_or(f32::NAN);
-            if st == Status::Ok && !sc.is_finite() {
-                bail!("{at}: an ok unit needs a finite score");
-            }
-            let cs = cost.get(i).unwrap_or(0.0);
-            if !(cs.is_finite() && cs >= 0.0) {
-                bail!("{at}: cost_s must be a number >= 0, found {cs}");
-            }
+            let (u, st, sc, cs) = checked_unit(
+                &at,
+                u,
+                manifest.units,
+                status.get(i),
+                score.get(i),
+                cost.get(i),
+            )?;
             // Rows come grouped by task: look the task up only when it changes (no String per
             // row).
             let t = match &last_task {
                 Some((ld, lr, t)) if ld == d && *lr == r => *t,
                 _ => {
                     let t = *task_index.entry((d.to_string(), r)).or_insert_with(|| {
-                        task_slots.push(vec![None; configs.len()]);
+                        task_slots.push(vec![None; n_configs]);
                         task_slots.len() - 1
                     });
                     last_task = Some((d.to_string(), r, t));
@@ -416,7 +510,7 @@ pub fn load_pool_selecting(
             };
             let slots = &mut task_slots[t];
             slots[ci].get_or_insert_with(Vec::new).push((
-                u as u32,
+                u,
                 sc,
                 test.get(i).unwrap_or(f32::NAN),
                 cs,
@@ -425,9 +519,77 @@ pub fn load_pool_selecting(
             ));
         }
     }
-    if kept.is_none() {
-        all_tasks = task_index.keys().cloned().collect();
+    Ok(CurveRows {
+        n_extra: extra_names.len(),
+        task_index,
+        task_slots,
+        extra,
+    })
+}
+
+/// The curves' columns of the objectives with columns of their own (format 1.1), by name.
+fn objective_columns(
+    df: &DataFrame,
+    f: &Path,
+    names: &[&str],
+    manifest_path: &Path,
+) -> Result<Vec<Series>> {
+    names
+        .iter()
+        .map(|n| {
+            col(df, f, n, &DataType::Float32).with_context(|| {
+                format!(
+                    "{}: [[objectives]] names '{n}', which the curves must hold as a column",
+                    manifest_path.display()
+                )
+            })
+        })
+        .collect()
+}
+
+/// One curve row's unit, status, score and cost, checked: the unit in 1..=`units`, a known
+/// status (`ok` when empty), a finite score when ok, a cost >= 0 (0 when empty).
+fn checked_unit(
+    at: &dyn std::fmt::Display,
+    unit: i64,
+    units: u32,
+    status: Option<&str>,
+    score: Option<f32>,
+    cost: Option<f32>,
+) -> Result<(u32, Status, f32, f32)> {
+    if unit < 1 || unit > i64::from(units) {
+        bail!("{at}: unit {unit} is outside 1..={units} (the manifest's units)");
     }
+    let s = status.unwrap_or("ok");
+    let st = Status::parse(s).ok_or_else(|| {
+        anyhow::anyhow!("{at}: unknown status '{s}'; allowed: ok, failed, timeout")
+    })?;
+    let sc = score.unwrap_or(f32::NAN);
+    if st == Status::Ok && !sc.is_finite() {
+        bail!("{at}: an ok unit needs a finite score");
+    }
+    let cs = cost.unwrap_or(0.0);
+    if !(cs.is_finite() && cs >= 0.0) {
+        bail!("{at}: cost_s must be a number >= 0, found {cs}");
+    }
+    Ok((unit as u32, st, sc, cs))
+}
+
+/// Each task's curves from its rows (a configuration without rows gets an empty curve), and how
+/// many curves are missing or short of `units` without ending in a failure; a complete pool
+/// refuses such a curve.
+fn assemble_tasks(
+    rows: CurveRows,
+    manifest: &PoolManifest,
+    configs: &[PoolConfig],
+    dir: &Path,
+) -> Result<(Vec<PoolTask>, usize)> {
+    let CurveRows {
+        task_index,
+        mut task_slots,
+        extra,
+        n_extra,
+    } = rows;
     let mut tasks = Vec::new();
     let mut missing = 0usize;
     for ((dataset, run), t) in task_index {
@@ -444,7 +606,7 @@ pub fn load_pool_selecting(
                 dir.display(),
                 configs[ci].id
             );
-            let curve = build_curve(&mut units, (&extra, extra_names.len()), &at)?;
+            let curve = build_curve(&mut units, (&extra, n_extra), &at)?;
             let ended = curve.status.last().is_some_and(|s| *s != Status::Ok);
             if curve.len() < manifest.units as usize && !ended {
                 missing += 1;
@@ -464,60 +626,9 @@ pub fn load_pool_selecting(
             curves,
         });
     }
-    if tasks.is_empty() {
-        bail!("{}: the curves hold no rows", dir.display());
-    }
-    if !manifest.complete && !allow_incomplete {
-        bail!(
-            "{}: the pool's manifest says complete = false (a recording in progress: {} tasks so far); pass --allow-incomplete to use it anyway",
-            dir.display(),
-            tasks.len()
-        );
-    }
-    if missing > 0 {
-        if manifest.complete {
-            bail!(
-                "{}: {missing} (task, configuration) curve(s) are missing or short, but the manifest says complete = true",
-                dir.display()
-            );
-        }
-        if !allow_incomplete {
-            bail!(
-                "{}: the pool is incomplete ({missing} curve(s) missing or short; complete = false in pool.toml, a recording in progress); pass --allow-incomplete to use it anyway",
-                dir.display()
-            );
-        }
-    }
-    let neighbours = match manifest.neighbours {
-        Neighbours::Grid => grid_neighbours(&manifest, &configs),
-        Neighbours::Table => table_neighbours(dir, &index)?,
-        Neighbours::None => vec![Vec::new(); configs.len()],
-    };
-    let mut space = grid_space(&manifest, &configs);
-    let (mut configs, mut tasks, mut neighbours) = (configs, tasks, neighbours);
-    let defaults = load_defaults(
-        dir,
-        &manifest,
-        &mut configs,
-        &mut tasks,
-        &all_tasks,
-        &mut space,
-        &mut hash,
-    )?;
-    neighbours.resize(configs.len(), Vec::new());
-    Ok(Pool {
-        dir: dir.to_path_buf(),
-        manifest,
-        configs,
-        tasks,
-        neighbours,
-        missing_curves: missing,
-        all_tasks: all_tasks.into_iter().collect(),
-        content_hash: format!("{hash:016x}"),
-        space,
-        defaults,
-    })
+    Ok((tasks, missing))
 }
+
 /// One recorded unit of a curve: unit, score, test score, cost, status, and its row of the
 /// objectives' own values (`u32::MAX`: none).
 pub(super) type Unit = (u32, f32, f32, f32, Status, u32);
@@ -784,6 +895,37 @@ mod tests {
             .zip(run.i64().unwrap().iter())
             .filter_map(|(d, r)| Some((d?.to_string(), r?)))
             .collect()
+    }
+
+    #[test]
+    fn a_curve_rows_unit_status_score_and_cost_are_checked() {
+        let ok = checked_unit(&"r", 2, 3, None, Some(0.5), None).unwrap();
+        assert_eq!(ok, (2, Status::Ok, 0.5, 0.0));
+        // A failed unit needs no score.
+        let failed = checked_unit(&"r", 3, 3, Some("failed"), None, Some(1.0)).unwrap();
+        assert_eq!((failed.0, failed.1, failed.3), (3, Status::Failed, 1.0));
+        for (unit, status, score, cost, want) in [
+            (0, None, Some(0.5), None, "r: unit 0 is outside 1..=3"),
+            (4, None, Some(0.5), None, "r: unit 4 is outside 1..=3"),
+            (1, Some("done"), Some(0.5), None, "r: unknown status 'done'"),
+            (
+                1,
+                None,
+                Some(f32::NAN),
+                None,
+                "r: an ok unit needs a finite score",
+            ),
+            (
+                1,
+                None,
+                Some(0.5),
+                Some(-1.0),
+                "r: cost_s must be a number >= 0, found -1",
+            ),
+        ] {
+            let e = checked_unit(&"r", unit, 3, status, score, cost).unwrap_err();
+            assert!(e.to_string().starts_with(want), "{e}");
+        }
     }
 
     #[test]

@@ -160,66 +160,9 @@ fn read_objectives(
     Ok(out)
 }
 
-/// Read and check a pool's `pool.toml`.
-pub fn read_pool_manifest(path: &Path) -> Result<PoolManifest> {
-    let at = path.display().to_string();
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("{at}: cannot read the pool manifest"))?;
-    let t: toml::Table = anyhow::Context::with_context(text.parse::<toml::Table>(), || {
-        format!("{at}: not valid TOML")
-    })?;
-    const KEYS: [&str; 11] = [
-        "format",
-        "objectives",
-        "name",
-        "description",
-        "metric",
-        "direction",
-        "units",
-        "neighbours",
-        "complete",
-        "learners",
-        "provenance",
-    ];
-    for k in t.keys() {
-        if !KEYS.contains(&k.as_str()) {
-            bail!(
-                "{at}: unknown key '{k}'; a pool manifest has the keys {}",
-                KEYS.join(", ")
-            );
-        }
-    }
-    let format = str_key(&t, "format", &at)?;
-    if format != POOL_FORMAT_V1 && format != POOL_FORMAT_V1_1 {
-        bail!(
-            "{at}: unknown format '{format}'; this program reads '{POOL_FORMAT_V1}' and '{POOL_FORMAT_V1_1}'"
-        );
-    }
-    let direction = parse_direction(&str_key(&t, "direction", &at)?, "direction", &at)?;
-    let metric = str_key(&t, "metric", &at)?;
-    let objectives = match t.get("objectives") {
-        None => Vec::new(),
-        Some(_) if format == POOL_FORMAT_V1 => bail!(
-            "{at}: [[objectives]] needs format = \"{POOL_FORMAT_V1_1}\" (format 1 has one objective, its metric)"
-        ),
-        Some(v) => read_objectives(v, &metric, direction, &at)?,
-    };
-    let units = match t.get("units") {
-        Some(&toml::Value::Integer(u)) if (1..=100_000).contains(&u) => u as u32,
-        Some(v) => bail!("{at}: key 'units' is {v}; it must be a whole number from 1 to 100000"),
-        None => bail!("{at}: missing key 'units' (fidelity units in a full curve)"),
-    };
-    let neighbours = match str_key(&t, "neighbours", &at)?.as_str() {
-        "grid" => Neighbours::Grid,
-        "table" => Neighbours::Table,
-        "none" => Neighbours::None,
-        o => bail!("{at}: key 'neighbours' is '{o}'; allowed: grid, table, none"),
-    };
-    let complete = match t.get("complete") {
-        Some(&toml::Value::Boolean(b)) => b,
-        None => true,
-        Some(v) => bail!("{at}: key 'complete' must be true or false, found {v}"),
-    };
+/// `[[learners]]`, each with its `[[learners.dims]]` (ordinal, categorical or numeric; a numeric
+/// dimension has no levels, so it cannot have grid neighbours), names unique.
+fn read_learners(t: &toml::Table, neighbours: Neighbours, at: &str) -> Result<Vec<PoolLearner>> {
     let Some(toml::Value::Array(ls)) = t.get("learners") else {
         bail!("{at}: missing [[learners]] (one table per learner, with its [[learners.dims]])");
     };
@@ -287,6 +230,70 @@ pub fn read_pool_manifest(path: &Path) -> Result<PoolManifest> {
         }
         learners.push(PoolLearner { name, unit, dims });
     }
+    Ok(learners)
+}
+
+/// Read and check a pool's `pool.toml`.
+pub fn read_pool_manifest(path: &Path) -> Result<PoolManifest> {
+    let at = path.display().to_string();
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("{at}: cannot read the pool manifest"))?;
+    let t: toml::Table = anyhow::Context::with_context(text.parse::<toml::Table>(), || {
+        format!("{at}: not valid TOML")
+    })?;
+    const KEYS: [&str; 11] = [
+        "format",
+        "objectives",
+        "name",
+        "description",
+        "metric",
+        "direction",
+        "units",
+        "neighbours",
+        "complete",
+        "learners",
+        "provenance",
+    ];
+    for k in t.keys() {
+        if !KEYS.contains(&k.as_str()) {
+            bail!(
+                "{at}: unknown key '{k}'; a pool manifest has the keys {}",
+                KEYS.join(", ")
+            );
+        }
+    }
+    let format = str_key(&t, "format", &at)?;
+    if format != POOL_FORMAT_V1 && format != POOL_FORMAT_V1_1 {
+        bail!(
+            "{at}: unknown format '{format}'; this program reads '{POOL_FORMAT_V1}' and '{POOL_FORMAT_V1_1}'"
+        );
+    }
+    let direction = parse_direction(&str_key(&t, "direction", &at)?, "direction", &at)?;
+    let metric = str_key(&t, "metric", &at)?;
+    let objectives = match t.get("objectives") {
+        None => Vec::new(),
+        Some(_) if format == POOL_FORMAT_V1 => bail!(
+            "{at}: [[objectives]] needs format = \"{POOL_FORMAT_V1_1}\" (format 1 has one objective, its metric)"
+        ),
+        Some(v) => read_objectives(v, &metric, direction, &at)?,
+    };
+    let units = match t.get("units") {
+        Some(&toml::Value::Integer(u)) if (1..=100_000).contains(&u) => u as u32,
+        Some(v) => bail!("{at}: key 'units' is {v}; it must be a whole number from 1 to 100000"),
+        None => bail!("{at}: missing key 'units' (fidelity units in a full curve)"),
+    };
+    let neighbours = match str_key(&t, "neighbours", &at)?.as_str() {
+        "grid" => Neighbours::Grid,
+        "table" => Neighbours::Table,
+        "none" => Neighbours::None,
+        o => bail!("{at}: key 'neighbours' is '{o}'; allowed: grid, table, none"),
+    };
+    let complete = match t.get("complete") {
+        Some(&toml::Value::Boolean(b)) => b,
+        None => true,
+        Some(v) => bail!("{at}: key 'complete' must be true or false, found {v}"),
+    };
+    let learners = read_learners(&t, neighbours, &at)?;
     let provenance = match t.get("provenance") {
         Some(toml::Value::Table(p)) => p.clone(),
         _ => bail!("{at}: missing table [provenance] (with at least source = recorded | imported)"),
