@@ -348,7 +348,6 @@ pub(super) fn resolve_world(file: &Path, w: &WorldSpec) -> Result<WorldSetup> {
 pub const MAX_WORKERS: usize = 4096;
 
 fn resolve_options(file: &Path, w: &WorldSpec) -> Result<WorldSetup> {
-    let at = file.display();
     let kind = choice(
         file,
         "world.kind",
@@ -361,6 +360,19 @@ fn resolve_options(file: &Path, w: &WorldSpec) -> Result<WorldSetup> {
         ],
         WorldKind::TimeSliced,
     )?;
+    check_budgets(file, w)?;
+    check_owners(file, w, kind)?;
+    match kind {
+        WorldKind::Pool => resolve_pool(file, w),
+        WorldKind::TimeSliced => resolve_time_sliced(file, w),
+        WorldKind::Synthetic => resolve_synthetic(file, w),
+        WorldKind::PullCount => resolve_pull_count(file, w),
+    }
+}
+
+/// `world.budgets`: at least one, each positive and listed once.
+fn check_budgets(file: &Path, w: &WorldSpec) -> Result<()> {
+    let at = file.display();
     if w.budgets.is_empty() {
         bail!("{at}: key 'world.budgets' is empty; give at least one budget");
     }
@@ -374,7 +386,13 @@ fn resolve_options(file: &Path, w: &WorldSpec) -> Result<WorldSetup> {
             );
         }
     }
-    // Every key belongs to one world; naming it for another is an error, not silently ignored.
+    Ok(())
+}
+
+/// Every key belongs to one world or a few: naming it for another is an error, not silently
+/// ignored.
+fn check_owners(file: &Path, w: &WorldSpec, kind: WorldKind) -> Result<()> {
+    let at = file.display();
     let owners: [(&str, bool, &[WorldKind]); 16] = [
         ("work_s", w.work_s.is_some(), &[WorldKind::Synthetic]),
         ("work", w.work.is_some(), &[WorldKind::Synthetic]),
@@ -423,15 +441,26 @@ fn resolve_options(file: &Path, w: &WorldSpec) -> Result<WorldSetup> {
             );
         }
     }
-    let whole = |unit: &str| -> Result<()> {
-        for b in &w.budgets {
-            if b.fract() != 0.0 {
-                bail!("{at}: key 'world.budgets' holds {b}; {unit} budgets are whole numbers");
-            }
+    Ok(())
+}
+
+/// Budgets in `unit`s (pulls, units) are whole numbers.
+fn whole_budgets(file: &Path, w: &WorldSpec, unit: &str) -> Result<()> {
+    for b in &w.budgets {
+        if b.fract() != 0.0 {
+            bail!(
+                "{}: key 'world.budgets' holds {b}; {unit} budgets are whole numbers",
+                file.display()
+            );
         }
-        Ok(())
-    };
-    // The overhead models, for every world whose budget can count seconds.
+    }
+    Ok(())
+}
+
+/// The overhead model (`world.overhead`, `world.overhead_s`), for every world whose budget can
+/// count seconds.
+fn overhead(file: &Path, w: &WorldSpec) -> Result<Overhead> {
+    let at = file.display();
     let no_seconds = |mode: &str| -> Result<()> {
         if w.overhead_s.is_some() {
             bail!(
@@ -440,232 +469,316 @@ fn resolve_options(file: &Path, w: &WorldSpec) -> Result<WorldSetup> {
         }
         Ok(())
     };
-    let overhead = || -> Result<Overhead> {
-        Ok(match w.overhead.as_deref() {
-            None | Some("none") => {
-                no_seconds("none")?;
-                Overhead::None
-            }
-            Some("fixed") => match w.overhead_s {
-                Some(s) if s.is_finite() && s >= 0.0 => Overhead::Fixed(s),
-                _ => bail!(
-                    "{at}: overhead = \"fixed\" needs 'world.overhead_s', the seconds charged per decision (>= 0)"
-                ),
-            },
-            Some("per_fit") => match w.overhead_s {
-                Some(s) if s.is_finite() && s >= 0.0 => Overhead::PerFit(s),
-                _ => bail!(
-                    "{at}: overhead = \"per_fit\" needs 'world.overhead_s', the seconds charged per curve fit (>= 0)"
-                ),
-            },
-            Some("measured") => {
-                no_seconds("measured")?;
-                Overhead::Measured
-            }
-            Some(other) => bail!(
-                "{at}: key 'world.overhead' is '{other}'; allowed: none, fixed, per_fit, measured"
+    Ok(match w.overhead.as_deref() {
+        None | Some("none") => {
+            no_seconds("none")?;
+            Overhead::None
+        }
+        Some("fixed") => match w.overhead_s {
+            Some(s) if s.is_finite() && s >= 0.0 => Overhead::Fixed(s),
+            _ => bail!(
+                "{at}: overhead = \"fixed\" needs 'world.overhead_s', the seconds charged per decision (>= 0)"
             ),
-        })
+        },
+        Some("per_fit") => match w.overhead_s {
+            Some(s) if s.is_finite() && s >= 0.0 => Overhead::PerFit(s),
+            _ => bail!(
+                "{at}: overhead = \"per_fit\" needs 'world.overhead_s', the seconds charged per curve fit (>= 0)"
+            ),
+        },
+        Some("measured") => {
+            no_seconds("measured")?;
+            Overhead::Measured
+        }
+        Some(other) => bail!(
+            "{at}: key 'world.overhead' is '{other}'; allowed: none, fixed, per_fit, measured"
+        ),
+    })
+}
+
+/// The pool world's options.
+fn resolve_pool(file: &Path, w: &WorldSpec) -> Result<WorldSetup> {
+    let at = file.display();
+    let unit = choice(
+        file,
+        "world.budget_unit",
+        w.budget_unit.as_deref(),
+        &[
+            ("units", BudgetUnit::Units),
+            ("evaluations", BudgetUnit::Evaluations),
+            ("seconds", BudgetUnit::Seconds),
+        ],
+        BudgetUnit::Units,
+    )?;
+    if unit == BudgetUnit::Units {
+        whole_budgets(file, w, "unit")?;
+    }
+    if w.last_unit.is_some() && unit != BudgetUnit::Seconds {
+        bail!(
+            "{at}: key 'world.last_unit' applies only to budget_unit = \"seconds\" (a unit budget never splits a unit)"
+        );
+    }
+    let overhead = overhead(file, w)?;
+    if overhead != Overhead::None && unit != BudgetUnit::Seconds {
+        bail!(
+            "{at}: key 'world.overhead' charges seconds, but budget_unit = \"{}\" counts no time; use budget_unit = \"seconds\" or remove it",
+            unit.as_str()
+        );
+    }
+    let max_arms = match w.max_arms {
+        Some(0) => {
+            bail!("{at}: key 'world.max_arms' is 0, which allows no arm; remove it for no cap")
+        }
+        m => m,
     };
-    match kind {
-        WorldKind::Pool => {
-            let unit = choice(
+    Ok(WorldSetup {
+        budgets: w.budgets.clone(),
+        unit,
+        workers: 1,
+        options: WorldOptions::Pool(PoolOptions {
+            failures_consume_budget: w.failures_consume_budget.unwrap_or(true),
+            incumbent: choice(
                 file,
-                "world.budget_unit",
-                w.budget_unit.as_deref(),
+                "world.incumbent",
+                w.incumbent.as_deref(),
                 &[
-                    ("units", BudgetUnit::Units),
-                    ("evaluations", BudgetUnit::Evaluations),
-                    ("seconds", BudgetUnit::Seconds),
+                    ("best-seen", IncumbentRule::BestSeen),
+                    ("last", IncumbentRule::Last),
                 ],
-                BudgetUnit::Units,
-            )?;
-            if unit == BudgetUnit::Units {
-                whole("unit")?;
-            }
-            if w.last_unit.is_some() && unit != BudgetUnit::Seconds {
-                bail!(
-                    "{at}: key 'world.last_unit' applies only to budget_unit = \"seconds\" (a unit budget never splits a unit)"
-                );
-            }
-            let overhead = overhead()?;
-            if overhead != Overhead::None && unit != BudgetUnit::Seconds {
-                bail!(
-                    "{at}: key 'world.overhead' charges seconds, but budget_unit = \"{}\" counts no time; use budget_unit = \"seconds\" or remove it",
-                    unit.as_str()
-                );
-            }
-            let max_arms = match w.max_arms {
-                Some(0) => bail!(
-                    "{at}: key 'world.max_arms' is 0, which allows no arm; remove it for no cap"
-                ),
-                m => m,
-            };
-            Ok(WorldSetup {
-                budgets: w.budgets.clone(),
-                unit,
-                workers: 1,
-                options: WorldOptions::Pool(PoolOptions {
-                    failures_consume_budget: w.failures_consume_budget.unwrap_or(true),
-                    incumbent: choice(
-                        file,
-                        "world.incumbent",
-                        w.incumbent.as_deref(),
-                        &[
-                            ("best-seen", IncumbentRule::BestSeen),
-                            ("last", IncumbentRule::Last),
-                        ],
-                        IncumbentRule::BestSeen,
-                    )?,
-                    recommendation: choice(
-                        file,
-                        "world.recommendation",
-                        w.recommendation.as_deref(),
-                        &[
-                            ("best-seen", Recommendation::BestSeen),
-                            ("last", Recommendation::Last),
-                            ("mean-of-units", Recommendation::MeanOfUnits),
-                            ("most-trained", Recommendation::MostTrained),
-                        ],
-                        Recommendation::BestSeen,
-                    )?,
-                    max_arms,
-                    per_learner: w.per_learner.unwrap_or(false),
-                    last_unit: choice(
-                        file,
-                        "world.last_unit",
-                        w.last_unit.as_deref(),
-                        &[("cut", LastUnit::Cut), ("charge", LastUnit::Charge)],
-                        LastUnit::Cut,
-                    )?,
-                    ties: choice(
-                        file,
-                        "world.ties",
-                        w.ties.as_deref(),
-                        &[("first", Ties::First), ("last", Ties::Last)],
-                        Ties::First,
-                    )?,
-                    overhead,
-                }),
-            })
-        }
-        WorldKind::TimeSliced => {
-            let unit = choice(
+                IncumbentRule::BestSeen,
+            )?,
+            recommendation: choice(
                 file,
-                "world.budget_unit",
-                w.budget_unit.as_deref(),
-                &[("seconds", BudgetUnit::Seconds), ("task", BudgetUnit::Task)],
-                BudgetUnit::Seconds,
-            )?;
-            let Some(slice) = w.slice else {
-                bail!(
-                    "{at}: the time-sliced world needs 'world.slice' (the slice length, in the budget unit '{}')",
-                    unit.as_str()
-                );
-            };
-            if !(slice.is_finite() && slice > 0.0) {
-                bail!("{at}: key 'world.slice' is {slice}; it must be a positive number");
-            }
-            Ok(WorldSetup {
-                budgets: w.budgets.clone(),
-                unit,
-                workers: 1,
-                options: WorldOptions::TimeSliced {
-                    slice,
-                    overhead: overhead()?,
-                },
-            })
-        }
-        WorldKind::Synthetic => {
-            if w.budget_unit.as_deref().is_some_and(|u| u != "pulls") {
-                bail!(
-                    "{at}: the synthetic world's budgets are pulls; 'world.budget_unit' must be \"pulls\""
-                );
-            }
-            whole("pull")?;
-            let specs = w.arms.as_ref().map_or(&[][..], |a| a.as_slice());
-            if specs.len() < 2 {
-                bail!(
-                    "{at}: the synthetic world needs at least two [[world.arms]] (name, distribution = \"gaussian\" with mean and sd, or \"bernoulli\" with p)"
-                );
-            }
-            let mut arms = Vec::new();
-            for (i, a) in specs.iter().enumerate() {
-                let here = format!("{at}: [[world.arms]] entry {} ('{}')", i + 1, a.name);
-                let dist = match a.distribution.as_str() {
-                    "gaussian" => match (a.mean, a.sd, a.p) {
-                        (Some(mean), Some(sd), None)
-                            if mean.is_finite() && sd.is_finite() && sd >= 0.0 =>
-                        {
-                            ArmDist::Gaussian { mean, sd }
-                        }
-                        _ => {
-                            bail!("{here}: a gaussian arm needs 'mean' and 'sd' >= 0 (and no 'p')")
-                        }
-                    },
-                    "bernoulli" => match (a.p, a.mean, a.sd) {
-                        (Some(p), None, None) if (0.0..=1.0).contains(&p) => {
-                            ArmDist::Bernoulli { p }
-                        }
-                        _ => bail!(
-                            "{here}: a bernoulli arm needs 'p' in [0, 1] (and no 'mean' or 'sd')"
-                        ),
-                    },
-                    other => bail!("{here}: distribution '{other}'; allowed: gaussian, bernoulli"),
-                };
-                if arms.iter().any(|(n, _): &(String, ArmDist)| n == &a.name) {
-                    bail!("{here}: the arm name is used twice");
+                "world.recommendation",
+                w.recommendation.as_deref(),
+                &[
+                    ("best-seen", Recommendation::BestSeen),
+                    ("last", Recommendation::Last),
+                    ("mean-of-units", Recommendation::MeanOfUnits),
+                    ("most-trained", Recommendation::MostTrained),
+                ],
+                Recommendation::BestSeen,
+            )?,
+            max_arms,
+            per_learner: w.per_learner.unwrap_or(false),
+            last_unit: choice(
+                file,
+                "world.last_unit",
+                w.last_unit.as_deref(),
+                &[("cut", LastUnit::Cut), ("charge", LastUnit::Charge)],
+                LastUnit::Cut,
+            )?,
+            ties: choice(
+                file,
+                "world.ties",
+                w.ties.as_deref(),
+                &[("first", Ties::First), ("last", Ties::Last)],
+                Ties::First,
+            )?,
+            overhead,
+        }),
+    })
+}
+
+/// The time-sliced world's options.
+fn resolve_time_sliced(file: &Path, w: &WorldSpec) -> Result<WorldSetup> {
+    let at = file.display();
+    let unit = choice(
+        file,
+        "world.budget_unit",
+        w.budget_unit.as_deref(),
+        &[("seconds", BudgetUnit::Seconds), ("task", BudgetUnit::Task)],
+        BudgetUnit::Seconds,
+    )?;
+    let Some(slice) = w.slice else {
+        bail!(
+            "{at}: the time-sliced world needs 'world.slice' (the slice length, in the budget unit '{}')",
+            unit.as_str()
+        );
+    };
+    if !(slice.is_finite() && slice > 0.0) {
+        bail!("{at}: key 'world.slice' is {slice}; it must be a positive number");
+    }
+    Ok(WorldSetup {
+        budgets: w.budgets.clone(),
+        unit,
+        workers: 1,
+        options: WorldOptions::TimeSliced {
+            slice,
+            overhead: overhead(file, w)?,
+        },
+    })
+}
+
+/// The synthetic world's options: its arms and their distributions.
+fn resolve_synthetic(file: &Path, w: &WorldSpec) -> Result<WorldSetup> {
+    let at = file.display();
+    if w.budget_unit.as_deref().is_some_and(|u| u != "pulls") {
+        bail!(
+            "{at}: the synthetic world's budgets are pulls; 'world.budget_unit' must be \"pulls\""
+        );
+    }
+    whole_budgets(file, w, "pull")?;
+    let specs = w.arms.as_ref().map_or(&[][..], |a| a.as_slice());
+    if specs.len() < 2 {
+        bail!(
+            "{at}: the synthetic world needs at least two [[world.arms]] (name, distribution = \"gaussian\" with mean and sd, or \"bernoulli\" with p)"
+        );
+    }
+    let mut arms = Vec::new();
+    for (i, a) in specs.iter().enumerate() {
+        let here = format!("{at}: [[world.arms]] entry {} ('{}')", i + 1, a.name);
+        let dist = match a.distribution.as_str() {
+            "gaussian" => match (a.mean, a.sd, a.p) {
+                (Some(mean), Some(sd), None) if mean.is_finite() && sd.is_finite() && sd >= 0.0 => {
+                    ArmDist::Gaussian { mean, sd }
                 }
-                arms.push((a.name.clone(), dist));
-            }
-            Ok(WorldSetup {
-                budgets: w.budgets.clone(),
-                unit: BudgetUnit::Pulls,
-                workers: 1,
-                options: WorldOptions::Synthetic {
-                    arms,
-                    work_s: w.work_s,
-                    work: work_time(file, w)?,
-                },
-            })
+                _ => {
+                    bail!("{here}: a gaussian arm needs 'mean' and 'sd' >= 0 (and no 'p')")
+                }
+            },
+            "bernoulli" => match (a.p, a.mean, a.sd) {
+                (Some(p), None, None) if (0.0..=1.0).contains(&p) => ArmDist::Bernoulli { p },
+                _ => bail!("{here}: a bernoulli arm needs 'p' in [0, 1] (and no 'mean' or 'sd')"),
+            },
+            other => bail!("{here}: distribution '{other}'; allowed: gaussian, bernoulli"),
+        };
+        if arms.iter().any(|(n, _): &(String, ArmDist)| n == &a.name) {
+            bail!("{here}: the arm name is used twice");
         }
-        WorldKind::PullCount => {
-            let unit = choice(
+        arms.push((a.name.clone(), dist));
+    }
+    Ok(WorldSetup {
+        budgets: w.budgets.clone(),
+        unit: BudgetUnit::Pulls,
+        workers: 1,
+        options: WorldOptions::Synthetic {
+            arms,
+            work_s: w.work_s,
+            work: work_time(file, w)?,
+        },
+    })
+}
+
+/// The pull-count world's options.
+fn resolve_pull_count(file: &Path, w: &WorldSpec) -> Result<WorldSetup> {
+    let unit = choice(
+        file,
+        "world.budget_unit",
+        w.budget_unit.as_deref(),
+        &[("pulls", BudgetUnit::Pulls), ("pool", BudgetUnit::Pool)],
+        BudgetUnit::Pulls,
+    )?;
+    if unit == BudgetUnit::Pulls {
+        whole_budgets(file, w, "pull")?;
+    }
+    Ok(WorldSetup {
+        budgets: w.budgets.clone(),
+        unit,
+        workers: 1,
+        options: WorldOptions::PullCount {
+            order: choice(
                 file,
-                "world.budget_unit",
-                w.budget_unit.as_deref(),
-                &[("pulls", BudgetUnit::Pulls), ("pool", BudgetUnit::Pool)],
-                BudgetUnit::Pulls,
-            )?;
-            if unit == BudgetUnit::Pulls {
-                whole("pull")?;
+                "world.order",
+                w.order.as_deref(),
+                &[("permute", Order::Permute), ("recorded", Order::Recorded)],
+                Order::Permute,
+            )?,
+            failures_consume_budget: w.failures_consume_budget.unwrap_or(false),
+            exhausted: choice(
+                file,
+                "world.exhausted",
+                w.exhausted.as_deref(),
+                &[
+                    ("empty", Exhausted::Empty),
+                    ("resample", Exhausted::Resample),
+                    ("stop", Exhausted::Stop),
+                ],
+                Exhausted::Empty,
+            )?,
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(toml_text: &str) -> WorldSpec {
+        toml::from_str(toml_text).unwrap()
+    }
+
+    fn error(toml_text: &str) -> String {
+        format!(
+            "{:#}",
+            resolve_options(Path::new("e.toml"), &spec(toml_text)).unwrap_err()
+        )
+    }
+
+    #[test]
+    fn each_world_resolves_its_own_keys_and_refuses_the_others() {
+        let pool = resolve_options(
+            Path::new("e.toml"),
+            &spec("kind = \"pool\"\nbudgets = [10]\nrecommendation = \"last\""),
+        )
+        .unwrap();
+        let WorldOptions::Pool(o) = pool.options else {
+            panic!("not the pool world")
+        };
+        assert_eq!(o.recommendation, Recommendation::Last);
+        assert_eq!(
+            (pool.unit, o.failures_consume_budget),
+            (BudgetUnit::Units, true)
+        );
+        let pc = resolve_options(
+            Path::new("e.toml"),
+            &spec("kind = \"pull-count\"\nbudgets = [10]"),
+        )
+        .unwrap();
+        assert!(matches!(
+            pc.options,
+            WorldOptions::PullCount {
+                order: Order::Permute,
+                failures_consume_budget: false,
+                exhausted: Exhausted::Empty
             }
-            Ok(WorldSetup {
-                budgets: w.budgets.clone(),
-                unit,
-                workers: 1,
-                options: WorldOptions::PullCount {
-                    order: choice(
-                        file,
-                        "world.order",
-                        w.order.as_deref(),
-                        &[("permute", Order::Permute), ("recorded", Order::Recorded)],
-                        Order::Permute,
-                    )?,
-                    failures_consume_budget: w.failures_consume_budget.unwrap_or(false),
-                    exhausted: choice(
-                        file,
-                        "world.exhausted",
-                        w.exhausted.as_deref(),
-                        &[
-                            ("empty", Exhausted::Empty),
-                            ("resample", Exhausted::Resample),
-                            ("stop", Exhausted::Stop),
-                        ],
-                        Exhausted::Empty,
-                    )?,
-                },
-            })
+        ));
+        for (world, want) in [
+            (
+                "kind = \"pool\"\nbudgets = []",
+                "e.toml: key 'world.budgets' is empty",
+            ),
+            (
+                "kind = \"pool\"\nbudgets = [1, 1]",
+                "key 'world.budgets' lists 1 twice",
+            ),
+            (
+                "kind = \"pull-count\"\nbudgets = [1]\nslice = 1.0",
+                "key 'world.slice' applies only to the time-sliced world",
+            ),
+            (
+                "kind = \"pull-count\"\nbudgets = [1]\noverhead = \"fixed\"",
+                "key 'world.overhead' applies only to the time-sliced and pool worlds",
+            ),
+            (
+                "kind = \"pool\"\nbudgets = [1.5]",
+                "key 'world.budgets' holds 1.5; unit budgets are whole numbers",
+            ),
+            (
+                "kind = \"time-sliced\"\nbudgets = [10]\nslice = 1.0\noverhead = \"fixed\"",
+                "overhead = \"fixed\" needs 'world.overhead_s'",
+            ),
+            (
+                "kind = \"time-sliced\"\nbudgets = [10]",
+                "the time-sliced world needs 'world.slice'",
+            ),
+            (
+                "kind = \"synthetic\"\nbudgets = [10]",
+                "the synthetic world needs at least two [[world.arms]]",
+            ),
+        ] {
+            let e = error(world);
+            assert!(e.contains(want), "{world}: expected '{want}' in: {e}");
         }
     }
 }
