@@ -206,7 +206,108 @@ pub fn load_trace_set(dir: &Path, opts: &LoadOptions) -> Result<TraceSet> {
     p.into_result()?;
     let mut p = Problems::new(&ev_path);
 
-    // Group by (dataset, run, learner), ordered by seq; check duplicates and monotone elapsed_s.
+    let arms = group_arms(&r, &statuses, rows, &mut p);
+    p.into_result()?;
+
+    let f = &opts.filter;
+    let all_learners = check_filter(dir, f, &arms)?;
+    let dataset_names: Vec<String> = arms
+        .keys()
+        .map(|(d, _)| d.clone())
+        .collect::<BTreeSet<String>>()
+        .into_iter()
+        .collect();
+    let learners: Vec<String> = match &f.learners {
+        Some(want) => {
+            let w: BTreeSet<&String> = want.iter().collect();
+            all_learners
+                .iter()
+                .filter(|l| w.contains(l))
+                .cloned()
+                .collect()
+        }
+        None => all_learners.iter().cloned().collect(),
+    };
+    let (mut tasks, dropped, incomplete) = tasks_of(arms, &learners, opts);
+    if !incomplete.is_empty() {
+        let shown: Vec<&String> = incomplete.iter().take(10).collect();
+        bail!(
+            "{}: {} task(s) lack some learners (every (dataset, run) needs an arm for each of the {} learners): {}{}; pass --allow-missing-arms (or allow_missing_arms = true in the experiment) to drop such tasks",
+            ev_path.display(),
+            incomplete.len(),
+            learners.len(),
+            shown
+                .iter()
+                .map(|s| s.as_str())
+                .collect::<Vec<_>>()
+                .join("; "),
+            if incomplete.len() > 10 { "; ..." } else { "" }
+        );
+    }
+    if let Some(max) = f.max_tasks {
+        tasks.truncate(max);
+    }
+    if tasks.is_empty() {
+        bail!(no_task_left(dir, f, &dataset_names));
+    }
+    Ok(TraceSet {
+        dir: dir.to_path_buf(),
+        evaluations_file: ev_path,
+        manifest,
+        learners,
+        tasks,
+        datasets: dataset_names,
+        dropped,
+        extra_columns,
+        content_hash,
+        notes,
+    })
+}
+
+/// The error when no task is left to replay: the filter given, and the datasets the trace set
+/// has.
+fn no_task_left(dir: &Path, f: &TaskFilter, dataset_names: &[String]) -> String {
+    let mut given = Vec::new();
+    if let Some(d) = &f.datasets {
+        given.push(format!("datasets = {d:?}"));
+    }
+    if let Some(r) = &f.runs {
+        given.push(format!("runs = {r:?}"));
+    }
+    if let Some(l) = &f.learners {
+        given.push(format!("learners = {l:?}"));
+    }
+    format!(
+        "{}: no task left to replay{}; the trace set has the datasets {} (see `banditbench traces inspect {}`)",
+        dir.display(),
+        if given.is_empty() {
+            " (no filter was given: the trace set holds no complete task)".to_string()
+        } else {
+            format!(" after the [tasks] filter {}", given.join(", "))
+        },
+        {
+            let names: std::collections::BTreeSet<&str> =
+                dataset_names.iter().map(String::as_str).collect();
+            let v: Vec<&str> = names.into_iter().take(8).collect();
+            format!(
+                "{}{}",
+                v.join(", "),
+                if dataset_names.len() > 8 { ", ..." } else { "" }
+            )
+        },
+        dir.display()
+    )
+}
+
+/// Arms of each task: rows grouped by (dataset, run) and learner, in `seq` order; a duplicate
+/// `seq` or an `elapsed_s` that decreases within a run is a problem (the grouping stops once
+/// `p` is full).
+fn group_arms(
+    r: &Rows,
+    statuses: &[Status],
+    rows: RowNamer,
+    p: &mut Problems,
+) -> BTreeMap<(String, i64), BTreeMap<String, Arm>> {
     let n = r.dataset.len();
     let ds: Vec<&str> = r
         .dataset
@@ -293,14 +394,19 @@ pub fn load_trace_set(dir: &Path, opts: &LoadOptions) -> Result<TraceSet> {
             break;
         }
     }
-    p.into_result()?;
+    arms
+}
 
-    // Filters: every name asked for must exist, so a typo is an error, not an empty experiment.
-    let f = &opts.filter;
+/// Every dataset, run and learner the filter names must exist: a typo is an error, not an
+/// empty experiment. Returns every learner of the trace set.
+fn check_filter(
+    dir: &Path,
+    f: &TaskFilter,
+    arms: &BTreeMap<(String, i64), BTreeMap<String, Arm>>,
+) -> Result<BTreeSet<String>> {
     let all_datasets: BTreeSet<&str> = arms.keys().map(|(d, _)| d.as_str()).collect();
     let all_runs: BTreeSet<i64> = arms.keys().map(|(_, r)| *r).collect();
     let all_learners: BTreeSet<String> = arms.values().flat_map(|m| m.keys().cloned()).collect();
-    let dataset_names: Vec<String> = all_datasets.iter().map(|s| s.to_string()).collect();
     let list = |it: Vec<String>| it.join(", ");
     if let Some(want) = &f.datasets {
         for d in want {
@@ -335,17 +441,17 @@ pub fn load_trace_set(dir: &Path, opts: &LoadOptions) -> Result<TraceSet> {
             }
         }
     }
-    let learners: Vec<String> = match &f.learners {
-        Some(want) => {
-            let w: BTreeSet<&String> = want.iter().collect();
-            all_learners
-                .iter()
-                .filter(|l| w.contains(l))
-                .cloned()
-                .collect()
-        }
-        None => all_learners.iter().cloned().collect(),
-    };
+    Ok(all_learners)
+}
+
+/// The tasks the filter keeps, each with an arm per kept learner in `learners` order; a task
+/// that lacks a learner is dropped (`allow_missing_arms`) or named as incomplete.
+fn tasks_of(
+    arms: BTreeMap<(String, i64), BTreeMap<String, Arm>>,
+    learners: &[String],
+    opts: &LoadOptions,
+) -> (Vec<Task>, Vec<DroppedTask>, Vec<String>) {
+    let f = &opts.filter;
     let index: HashMap<&str, usize> = learners
         .iter()
         .enumerate()
@@ -391,66 +497,72 @@ pub fn load_trace_set(dir: &Path, opts: &LoadOptions) -> Result<TraceSet> {
             arms: task_arms,
         });
     }
-    if !incomplete.is_empty() {
-        let shown: Vec<&String> = incomplete.iter().take(10).collect();
-        bail!(
-            "{}: {} task(s) lack some learners (every (dataset, run) needs an arm for each of the {} learners): {}{}; pass --allow-missing-arms (or allow_missing_arms = true in the experiment) to drop such tasks",
-            ev_path.display(),
-            incomplete.len(),
-            learners.len(),
-            shown
-                .iter()
-                .map(|s| s.as_str())
-                .collect::<Vec<_>>()
-                .join("; "),
-            if incomplete.len() > 10 { "; ..." } else { "" }
+    (tasks, dropped, incomplete)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn arms() -> BTreeMap<(String, i64), BTreeMap<String, Arm>> {
+        let arm = |l: &str| {
+            (
+                l.to_string(),
+                Arm {
+                    learner: l.to_string(),
+                    ..Arm::default()
+                },
+            )
+        };
+        BTreeMap::from([
+            (("a".to_string(), 0), BTreeMap::from([arm("x"), arm("y")])),
+            (("b".to_string(), 1), BTreeMap::from([arm("x")])),
+        ])
+    }
+
+    #[test]
+    fn a_filter_naming_what_is_not_there_is_refused_and_incomplete_tasks_are_named() {
+        let dir = Path::new("t");
+        let f = |datasets: Option<&str>, runs: Option<i64>, learners: Option<&str>| TaskFilter {
+            datasets: datasets.map(|d| vec![d.to_string()]),
+            runs: runs.map(|r| vec![r]),
+            learners: learners.map(|l| vec![l.to_string()]),
+            max_tasks: None,
+        };
+        let all = check_filter(dir, &f(None, None, None), &arms()).unwrap();
+        assert_eq!(all.into_iter().collect::<Vec<_>>(), ["x", "y"]);
+        for (filter, want) in [
+            (
+                f(Some("c"), None, None),
+                "t: dataset 'c' is not in this trace set; it has: a, b",
+            ),
+            (
+                f(None, Some(2), None),
+                "t: run 2 is not in this trace set; it has runs: 0, 1",
+            ),
+            (
+                f(None, None, Some("z")),
+                "t: learner 'z' is not in this trace set; it has: x, y",
+            ),
+        ] {
+            assert_eq!(
+                check_filter(dir, &filter, &arms()).unwrap_err().to_string(),
+                want
+            );
+        }
+        // Task b/1 lacks learner y: named, or dropped when allowed.
+        let learners = ["x".to_string(), "y".to_string()];
+        let mut opts = LoadOptions::default();
+        let (tasks, dropped, incomplete) = tasks_of(arms(), &learners, &opts);
+        assert_eq!((tasks.len(), dropped.len()), (1, 0));
+        assert_eq!(incomplete, ["b/1 lacks y"]);
+        opts.allow_missing_arms = true;
+        let (tasks, dropped, incomplete) = tasks_of(arms(), &learners, &opts);
+        assert_eq!((tasks.len(), dropped.len(), incomplete.len()), (1, 1, 0));
+        let e = no_task_left(dir, &f(Some("a"), None, None), &["a".to_string()]);
+        assert!(
+            e.starts_with("t: no task left to replay after the [tasks] filter datasets = [\"a\"]"),
+            "{e}"
         );
     }
-    if let Some(max) = f.max_tasks {
-        tasks.truncate(max);
-    }
-    if tasks.is_empty() {
-        let mut given = Vec::new();
-        if let Some(d) = &f.datasets {
-            given.push(format!("datasets = {d:?}"));
-        }
-        if let Some(r) = &f.runs {
-            given.push(format!("runs = {r:?}"));
-        }
-        if let Some(l) = &f.learners {
-            given.push(format!("learners = {l:?}"));
-        }
-        bail!(
-            "{}: no task left to replay{}; the trace set has the datasets {} (see `banditbench traces inspect {}`)",
-            dir.display(),
-            if given.is_empty() {
-                " (no filter was given: the trace set holds no complete task)".to_string()
-            } else {
-                format!(" after the [tasks] filter {}", given.join(", "))
-            },
-            {
-                let names: std::collections::BTreeSet<&str> =
-                    dataset_names.iter().map(String::as_str).collect();
-                let v: Vec<&str> = names.into_iter().take(8).collect();
-                format!(
-                    "{}{}",
-                    v.join(", "),
-                    if dataset_names.len() > 8 { ", ..." } else { "" }
-                )
-            },
-            dir.display()
-        );
-    }
-    Ok(TraceSet {
-        dir: dir.to_path_buf(),
-        evaluations_file: ev_path,
-        manifest,
-        learners,
-        tasks,
-        datasets: dataset_names,
-        dropped,
-        extra_columns,
-        content_hash,
-        notes,
-    })
 }
