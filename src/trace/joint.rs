@@ -21,7 +21,7 @@ use polars::prelude::*;
 
 use super::Status;
 use super::pool::{Curve, Neighbours, Pool, PoolConfig, PoolLearner, PoolManifest, PoolTask};
-use super::space::{Space, encode_config, parse_space};
+use super::space::{Space, SpaceDim, encode_config, parse_space};
 use crate::rng::fnv1a64;
 
 /// Does `dir` hold a trace set (a `traceset.toml`)?
@@ -46,13 +46,69 @@ fn text(df: &DataFrame, path: &Path, name: &str) -> Result<Vec<Option<String>>> 
 /// Build the joint pool of the trace set in `dir`.
 pub fn pool_from_trace_set(dir: &Path) -> Result<Pool> {
     let ts = super::load_trace_set(dir, &super::LoadOptions::default())?;
-    let ev = &ts.evaluations_file;
-    let df = super::load::read_frame(ev)?;
-    let cols = ["dataset", "run", "learner", "seq", "config"];
-    let [ds, run, learner, seq, config] = cols.map(|c| text(&df, ev, c));
-    let (ds, run, learner, seq, config) = (ds?, run?, learner?, seq?, config?);
+    let dims = learner_spaces(&ts, &dir.join("traceset.toml"))?;
+    let lidx: HashMap<&str, usize> = ts
+        .learners
+        .iter()
+        .enumerate()
+        .map(|(i, l)| (l.as_str(), i))
+        .collect();
+    let task_of: HashMap<(&str, i64), usize> = ts
+        .tasks
+        .iter()
+        .enumerate()
+        .map(|(i, t)| ((t.dataset.as_str(), t.run), i))
+        .collect();
+    let mut interner = Interner::new(dims);
+    let mut per_task = evaluation_curves(&ts, &lidx, &task_of, &mut interner)?;
+    // Defaults, when recorded.
+    let mut hash = fnv1a64(ts.content_hash.as_bytes());
+    let dpath = ["defaults.parquet", "defaults.csv"]
+        .iter()
+        .map(|f| dir.join(f))
+        .find(|p| p.is_file());
+    let defaults = match dpath {
+        Some(dpath) => {
+            let bytes = std::fs::read(&dpath)?;
+            hash = fnv1a64(&[hash.to_le_bytes().as_slice(), &bytes].concat());
+            read_defaults(&dpath, &ts, &lidx, &task_of, &mut interner, &mut per_task)?
+        }
+        None => vec![None; ts.learners.len()],
+    };
+    let Interner { configs, space, .. } = interner;
+    let n = configs.len();
+    let tasks: Vec<PoolTask> = ts
+        .tasks
+        .iter()
+        .zip(per_task)
+        .map(|(t, list)| {
+            let mut curves = vec![Curve::default(); n];
+            for (c, curve) in list {
+                curves[c as usize] = curve;
+            }
+            PoolTask {
+                dataset: t.dataset.clone(),
+                run: t.run,
+                curves,
+            }
+        })
+        .collect();
+    Ok(Pool {
+        dir: dir.to_path_buf(),
+        manifest: joint_manifest(&ts),
+        neighbours: vec![Vec::new(); n],
+        configs,
+        all_tasks: tasks.iter().map(|t| (t.dataset.clone(), t.run)).collect(),
+        tasks,
+        missing_curves: 0,
+        content_hash: format!("{hash:016x}"),
+        space,
+        defaults,
+    })
+}
 
-    // The learners' spaces, from the manifest's provenance.
+/// Each learner's space, from the manifest's `[[provenance.learners]]` `space` descriptions.
+fn learner_spaces(ts: &super::TraceSet, manifest_path: &Path) -> Result<Vec<Vec<SpaceDim>>> {
     let prov = &ts.manifest.provenance;
     let described: HashMap<String, String> = prov
         .get("learners")
@@ -68,7 +124,6 @@ pub fn pool_from_trace_set(dir: &Path) -> Result<Pool> {
                 .collect()
         })
         .unwrap_or_default();
-    let manifest_path = dir.join("traceset.toml");
     let mut dims = Vec::new();
     for l in &ts.learners {
         let Some(s) = described.get(l) else {
@@ -84,41 +139,62 @@ pub fn pool_from_trace_set(dir: &Path) -> Result<Pool> {
             )
         })?);
     }
-    let lidx: HashMap<&str, usize> = ts
-        .learners
-        .iter()
-        .enumerate()
-        .map(|(i, l)| (l.as_str(), i))
-        .collect();
+    Ok(dims)
+}
 
-    let mut configs: Vec<PoolConfig> = Vec::new();
-    let mut space = Space::new(dims.clone());
-    let mut by_key: HashMap<(usize, String), u32> = HashMap::new();
-    let mut intern = |l: usize, cfg: &str, at: &dyn Fn() -> String| -> Result<u32> {
-        if let Some(&c) = by_key.get(&(l, cfg.to_string())) {
+/// The joint pool's configurations, each distinct (learner, `config`) once, encoded as they
+/// first appear.
+struct Interner {
+    dims: Vec<Vec<SpaceDim>>,
+    configs: Vec<PoolConfig>,
+    space: Space,
+    by_key: HashMap<(usize, String), u32>,
+}
+
+impl Interner {
+    fn new(dims: Vec<Vec<SpaceDim>>) -> Interner {
+        Interner {
+            space: Space::new(dims.clone()),
+            dims,
+            configs: Vec::new(),
+            by_key: HashMap::new(),
+        }
+    }
+
+    /// The configuration `cfg` of learner `l`, added when new (`at` names the row in errors).
+    fn intern(&mut self, l: usize, cfg: &str, at: &dyn Fn() -> String) -> Result<u32> {
+        if let Some(&c) = self.by_key.get(&(l, cfg.to_string())) {
             return Ok(c);
         }
-        let x = encode_config(&dims[l], cfg).with_context(at)?;
-        let id = configs.len() as u32;
-        configs.push(PoolConfig {
+        let x = encode_config(&self.dims[l], cfg).with_context(at)?;
+        let id = self.configs.len() as u32;
+        self.configs.push(PoolConfig {
             id,
             learner: l,
             levels: Vec::new(),
             config: cfg.to_string(),
         });
-        space.push(l, &x);
-        by_key.insert((l, cfg.to_string()), id);
+        self.space.push(l, &x);
+        self.by_key.insert((l, cfg.to_string()), id);
         Ok(id)
-    };
+    }
+}
 
+/// Per task, each recorded configuration's one-unit curve (the first evaluation of it, when a
+/// random search drew it twice).
+fn evaluation_curves(
+    ts: &super::TraceSet,
+    lidx: &HashMap<&str, usize>,
+    task_of: &HashMap<(&str, i64), usize>,
+    interner: &mut Interner,
+) -> Result<Vec<Vec<(u32, Curve)>>> {
+    let ev = &ts.evaluations_file;
+    let df = super::load::read_frame(ev)?;
+    let cols = ["dataset", "run", "learner", "seq", "config"];
+    let [ds, run, learner, seq, config] = cols.map(|c| text(&df, ev, c));
+    let (ds, run, learner, seq, config) = (ds?, run?, learner?, seq?, config?);
     // (task index, arm's evaluation index) of each row: arms hold their evaluations in seq
     // order, so sort the rows the same way.
-    let task_of: HashMap<(&str, i64), usize> = ts
-        .tasks
-        .iter()
-        .enumerate()
-        .map(|(i, t)| ((t.dataset.as_str(), t.run), i))
-        .collect();
     let mut rows: Vec<(usize, usize, i64, usize)> = Vec::with_capacity(df.height());
     for i in 0..df.height() {
         let at = || format!("{}: row {}", ev.display(), i + 1);
@@ -150,7 +226,7 @@ pub fn pool_from_trace_set(dir: &Path) -> Result<Pool> {
                     at()
                 );
             };
-            let c = intern(l, cfg, &at)?;
+            let c = interner.intern(l, cfg, &at)?;
             if seen.insert(c) {
                 per_task[t].push((c, one_unit(arm, e)));
             }
@@ -159,102 +235,89 @@ pub fn pool_from_trace_set(dir: &Path) -> Result<Pool> {
         }
     }
 
-    // Defaults, when recorded.
-    let mut hash = fnv1a64(ts.content_hash.as_bytes());
-    let mut defaults: Vec<Option<u32>> = vec![None; ts.learners.len()];
-    let dpath = ["defaults.parquet", "defaults.csv"]
-        .iter()
-        .map(|f| dir.join(f))
-        .find(|p| p.is_file())
-        .unwrap_or_default();
-    if dpath.is_file() {
-        let bytes = std::fs::read(&dpath)?;
-        hash = fnv1a64(&[hash.to_le_bytes().as_slice(), &bytes].concat());
-        let d = super::load::read_frame(&dpath)?;
-        let [dds, drun, dl, dcfg] =
-            ["dataset", "run", "learner", "config"].map(|c| text(&d, &dpath, c));
-        let (dds, drun, dl, dcfg) = (dds?, drun?, dl?, dcfg?);
-        let num = |name: &str| -> Result<Vec<Option<f32>>> {
-            let c = d
-                .column(name)
-                .map_err(|_| anyhow::anyhow!("{}: missing column '{name}'", dpath.display()))?;
-            let s = c.as_materialized_series().cast(&DataType::Float32)?;
-            let ca = s.f32()?;
-            Ok((0..ca.len()).map(|i| ca.get(i)).collect())
-        };
-        let (score, test, cost) = (num("score")?, num("test_score")?, num("cost_s")?);
-        let status = text(&d, &dpath, "status")?;
-        for i in 0..d.height() {
-            let at = || format!("{}: row {}", dpath.display(), i + 1);
-            let (Some(ds), Some(r), Some(l), Some(cfg)) = (&dds[i], &drun[i], &dl[i], &dcfg[i])
-            else {
-                bail!("{}: dataset, run, learner and config are required", at());
-            };
-            let Ok(r) = r.parse::<i64>() else {
-                bail!("{}: run must be a whole number", at());
-            };
-            let Some(&t) = task_of.get(&(ds.as_str(), r)) else {
-                bail!(
-                    "{}: dataset {ds}, run {r} is not a task of the trace set; a default belongs to one of its (dataset, run) pairs",
-                    at()
-                );
-            };
-            let Some(&l) = lidx.get(l.as_str()) else {
-                bail!(
-                    "{}: learner '{l}' is not one of the trace set's learners ({})",
-                    at(),
-                    ts.learners.join(", ")
-                );
-            };
-            let c = intern(l, cfg, &at)?;
-            if defaults[l].is_some_and(|o| o != c) {
-                bail!(
-                    "{}: learner '{}' has two different default configurations",
-                    at(),
-                    ts.learners[l]
-                );
-            }
-            defaults[l] = Some(c);
-            let st = status[i]
-                .as_deref()
-                .and_then(Status::parse)
-                .ok_or_else(|| anyhow::anyhow!("{}: status must be ok, failed or timeout", at()))?;
-            let ok = st == Status::Ok;
-            per_task[t].push((
-                c,
-                Curve {
-                    score: vec![if ok {
-                        score[i].unwrap_or(f32::NAN)
-                    } else {
-                        f32::NAN
-                    }],
-                    test_score: vec![test[i].unwrap_or(f32::NAN)],
-                    cost_s: vec![cost[i].unwrap_or(0.0)],
-                    status: vec![st],
-                    extra: Vec::new(),
-                },
-            ));
-        }
-    }
+    Ok(per_task)
+}
 
-    let n = configs.len();
-    let tasks: Vec<PoolTask> = ts
-        .tasks
-        .iter()
-        .zip(per_task)
-        .map(|(t, list)| {
-            let mut curves = vec![Curve::default(); n];
-            for (c, curve) in list {
-                curves[c as usize] = curve;
-            }
-            PoolTask {
-                dataset: t.dataset.clone(),
-                run: t.run,
-                curves,
-            }
-        })
-        .collect();
-    let manifest = PoolManifest {
+/// Each learner's default configuration from `dpath` (`defaults.parquet` or `.csv`), its
+/// one-unit curve added to `per_task`.
+fn read_defaults(
+    dpath: &Path,
+    ts: &super::TraceSet,
+    lidx: &HashMap<&str, usize>,
+    task_of: &HashMap<(&str, i64), usize>,
+    interner: &mut Interner,
+    per_task: &mut [Vec<(u32, Curve)>],
+) -> Result<Vec<Option<u32>>> {
+    let mut defaults: Vec<Option<u32>> = vec![None; ts.learners.len()];
+    let d = super::load::read_frame(dpath)?;
+    let [dds, drun, dl, dcfg] = ["dataset", "run", "learner", "config"].map(|c| text(&d, dpath, c));
+    let (dds, drun, dl, dcfg) = (dds?, drun?, dl?, dcfg?);
+    let num = |name: &str| -> Result<Vec<Option<f32>>> {
+        let c = d
+            .column(name)
+            .map_err(|_| anyhow::anyhow!("{}: missing column '{name}'", dpath.display()))?;
+        let s = c.as_materialized_series().cast(&DataType::Float32)?;
+        let ca = s.f32()?;
+        Ok((0..ca.len()).map(|i| ca.get(i)).collect())
+    };
+    let (score, test, cost) = (num("score")?, num("test_score")?, num("cost_s")?);
+    let status = text(&d, dpath, "status")?;
+    for i in 0..d.height() {
+        let at = || format!("{}: row {}", dpath.display(), i + 1);
+        let (Some(ds), Some(r), Some(l), Some(cfg)) = (&dds[i], &drun[i], &dl[i], &dcfg[i]) else {
+            bail!("{}: dataset, run, learner and config are required", at());
+        };
+        let Ok(r) = r.parse::<i64>() else {
+            bail!("{}: run must be a whole number", at());
+        };
+        let Some(&t) = task_of.get(&(ds.as_str(), r)) else {
+            bail!(
+                "{}: dataset {ds}, run {r} is not a task of the trace set; a default belongs to one of its (dataset, run) pairs",
+                at()
+            );
+        };
+        let Some(&l) = lidx.get(l.as_str()) else {
+            bail!(
+                "{}: learner '{l}' is not one of the trace set's learners ({})",
+                at(),
+                ts.learners.join(", ")
+            );
+        };
+        let c = interner.intern(l, cfg, &at)?;
+        if defaults[l].is_some_and(|o| o != c) {
+            bail!(
+                "{}: learner '{}' has two different default configurations",
+                at(),
+                ts.learners[l]
+            );
+        }
+        defaults[l] = Some(c);
+        let st = status[i]
+            .as_deref()
+            .and_then(Status::parse)
+            .ok_or_else(|| anyhow::anyhow!("{}: status must be ok, failed or timeout", at()))?;
+        let ok = st == Status::Ok;
+        per_task[t].push((
+            c,
+            Curve {
+                score: vec![if ok {
+                    score[i].unwrap_or(f32::NAN)
+                } else {
+                    f32::NAN
+                }],
+                test_score: vec![test[i].unwrap_or(f32::NAN)],
+                cost_s: vec![cost[i].unwrap_or(0.0)],
+                status: vec![st],
+                extra: Vec::new(),
+            },
+        ));
+    }
+    Ok(defaults)
+}
+
+/// The joint pool's manifest: the trace set's, one unit a configuration, no grid.
+fn joint_manifest(ts: &super::TraceSet) -> PoolManifest {
+    PoolManifest {
         name: ts.manifest.name.clone(),
         description: format!(
             "{} (the joint pool of its recorded configurations, one unit each)",
@@ -275,20 +338,8 @@ pub fn pool_from_trace_set(dir: &Path) -> Result<Pool> {
                 dims: Vec::new(),
             })
             .collect(),
-        provenance: prov.clone(),
-    };
-    Ok(Pool {
-        dir: dir.to_path_buf(),
-        manifest,
-        neighbours: vec![Vec::new(); n],
-        configs,
-        all_tasks: tasks.iter().map(|t| (t.dataset.clone(), t.run)).collect(),
-        tasks,
-        missing_curves: 0,
-        content_hash: format!("{hash:016x}"),
-        space,
-        defaults,
-    })
+        provenance: ts.manifest.provenance.clone(),
+    }
 }
 
 /// Evaluation `e` of `arm` as a one-unit curve (a failed one reveals no score).
