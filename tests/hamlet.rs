@@ -125,7 +125,10 @@ refit = ["changed", "every-step"]
             c.index,
             e.policies[c.policy].id()
         );
-        assert_eq!(a.best_score.to_bits(), b.best_score.to_bits());
+        assert_eq!(
+            a.outcome.best_score.to_bits(),
+            b.outcome.best_score.to_bits()
+        );
         compared += 1;
     }
     assert_eq!(compared, 6 * 3 * 2);

@@ -122,20 +122,9 @@ pub struct CellResult {
     pub budget_abs: f64,
     /// The slice in absolute terms (time-sliced), NaN in other worlds.
     pub slice_abs: f64,
-    /// Best validation score found (pool world: of the recommended configuration), in the
-    /// recorded orientation (NaN if none).
-    pub best_score: f64,
-    /// Test score of the best evaluation (pool world: of the recommended configuration), NaN if none.
-    pub best_test_score: f64,
-    /// The learner of the best evaluation (pool world: of the recommended configuration), as an
-    /// index into the trace set's or pool's learners.
-    pub best_arm: Option<usize>,
-    /// Budget used when the best evaluation was found.
-    pub best_found_at: f64,
-    /// Per learner: pulls (learner-level worlds) or units trained (pool world).
-    pub pulls: Vec<u64>,
-    /// Per learner: seconds of recorded evaluation time consumed.
-    pub time_s: Vec<f64>,
+    /// The incumbent (pool world: the recommended configuration), what each learner took, and
+    /// the pool world's counts: what the world found (`World::outcome`).
+    pub outcome: Outcome,
     /// Decisions the policy took.
     pub decisions: u64,
     /// Budget used.
@@ -157,13 +146,11 @@ pub struct CellResult {
     pub makespan_s: f64,
     /// Worker-seconds neither deciding nor working, up to the makespan.
     pub idle_s: f64,
-    /// What only the pool world has.
-    pub pool: Option<PoolPart>,
     /// The policy's own counts for the cell, a JSON object's text (`Policy::finish`), or None.
     pub policy_stats: Option<String>,
 }
 
-pub use crate::replay::pool::PoolPart;
+pub(crate) use crate::replay::pool::PoolPart;
 
 impl CellResult {
     /// The result of a finished replay: the cell, the world's final ledger (counts and clock)
@@ -174,12 +161,7 @@ impl CellResult {
             seed: cell.seed,
             budget_abs: cw.budget_abs,
             slice_abs: cw.recorded_slice,
-            best_score: outcome.best_score,
-            best_test_score: outcome.best_test_score,
-            best_arm: outcome.best_arm,
-            best_found_at: outcome.best_found_at,
-            pulls: outcome.pulls,
-            time_s: outcome.time_s,
+            outcome,
             decisions: l.decisions,
             used: l.clock.used,
             overhead_s: l.clock.overhead,
@@ -190,7 +172,6 @@ impl CellResult {
             workers: l.clock.workers as u32,
             makespan_s: l.clock.wall,
             idle_s: l.clock.idle(),
-            pool: outcome.pool,
             policy_stats: None,
         }
     }

@@ -128,30 +128,30 @@ fn try_run(path: &Path) -> Outcome {
 /// reaches it), and idle time is never negative before its floor at zero.
 fn bookkeeping(r: &super::CellResult, best_seen: bool) -> Result<(), String> {
     let steps = &r.steps;
-    if r.best_score.is_nan() {
-        return match r.best_found_at.is_nan() {
+    if r.outcome.best_score.is_nan() {
+        return match r.outcome.best_found_at.is_nan() {
             true => Ok(()),
             false => Err(format!(
                 "best_found_at is {} with nothing found",
-                r.best_found_at
+                r.outcome.best_found_at
             )),
         };
     }
-    if !steps.iter().any(|s| s.time == r.best_found_at) {
+    if !steps.iter().any(|s| s.time == r.outcome.best_found_at) {
         return Err(format!(
             "best_found_at {} is the time of no step",
-            r.best_found_at
+            r.outcome.best_found_at
         ));
     }
     if best_seen {
         let first = steps
             .iter()
-            .find(|s| s.incumbent == r.best_score)
+            .find(|s| s.incumbent == r.outcome.best_score)
             .map(|s| s.time);
-        if first != Some(r.best_found_at) {
+        if first != Some(r.outcome.best_found_at) {
             return Err(format!(
                 "best_found_at {} but the incumbent first reaches the best {} at time {first:?}",
-                r.best_found_at, r.best_score
+                r.outcome.best_found_at, r.outcome.best_score
             ));
         }
     }

@@ -287,7 +287,7 @@ pub(crate) fn coded(data: &Data) -> Vec<(String, Names)> {
 }
 
 fn part(r: &CellResult) -> Option<&PoolPart> {
-    r.pool.as_ref()
+    r.outcome.pool.as_ref()
 }
 
 /// One row per cell: identity, outcome, counts, the world and the data, then the pool world's
@@ -331,11 +331,11 @@ pub(crate) fn runs_frame(
     let mut cols = identity_columns(exp, &rows, vec![of("slice_abs", &|r| r.slice_abs)]);
     let jp = text_column("pulls", h, |i, out| {
         let r = &results[i];
-        json.ints_kept_into(keep(r), &r.pulls, out)
+        json.ints_kept_into(keep(r), &r.outcome.pulls, out)
     });
     let jt = text_column("time_s", h, |i, out| {
         let r = &results[i];
-        json.floats_kept_into(keep(r), &r.time_s, out)
+        json.floats_kept_into(keep(r), &r.outcome.time_s, out)
     });
     let overhead = exp.world.overhead().describe();
     let pool = data.pool();
@@ -350,16 +350,16 @@ pub(crate) fn runs_frame(
         _ => (None, None),
     };
     cols.extend([
-        of("best_score", &|r| r.best_score),
-        of("best_test_score", &|r| r.best_test_score),
+        of("best_score", &|r| r.outcome.best_score),
+        of("best_test_score", &|r| r.outcome.best_test_score),
         Column::new(
             "best_learner".into(),
             results
                 .iter()
-                .map(|r| r.best_arm.map(|a| learners[a].as_str()))
+                .map(|r| r.outcome.best_arm.map(|a| learners[a].as_str()))
                 .collect::<Vec<Option<&str>>>(),
         ),
-        of("best_found_at", &|r| r.best_found_at),
+        of("best_found_at", &|r| r.outcome.best_found_at),
         jp,
         jt,
         Column::new("decisions".into(), u(&|r| r.decisions)),

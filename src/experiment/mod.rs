@@ -15,7 +15,8 @@ mod spec;
 mod store;
 mod worlds;
 
-pub use crate::replay::Overhead;
+pub use crate::replay::pool::{PoolPart, Recommended};
+pub use crate::replay::{Outcome, Overhead};
 pub(crate) use cell::Cell;
 pub use cell::CellResult;
 pub(crate) use cell::{Source, run_cell};

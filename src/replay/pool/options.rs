@@ -215,10 +215,16 @@ impl PoolOptions {
 /// The pool world's part of a cell's outcome (`World::outcome`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct PoolPart {
+    /// The configuration the cell recommends (None when nothing was trained).
     pub recommended: Option<Recommended>,
+    /// Configurations drawn (the cell's arms).
     pub configs_drawn: u64,
+    /// Mutate actions taken.
     pub mutations: u64,
+    /// Of those, the ones whose parent had no undrawn neighbour left, which drew a fresh
+    /// configuration instead.
     pub mutation_fallbacks: u64,
+    /// Units trained in all.
     pub units_trained: u64,
 }
 
@@ -227,10 +233,16 @@ pub struct PoolPart {
 /// that unit's result came in (`found_at`, as `Incumbent::found_at`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Recommended {
+    /// Its arm in the cell.
     pub arm: usize,
+    /// Its configuration (index into the pool's configurations).
     pub config: u32,
+    /// The unit whose scores are reported (1-based).
     pub unit: u32,
+    /// Validation score there, in the recorded orientation.
     pub score: f64,
+    /// Test score there (NaN when not recorded).
     pub test_score: f64,
+    /// Budget used when that unit's result came in.
     pub found_at: f64,
 }
