@@ -105,255 +105,288 @@ impl Args {
     }
 }
 
+/// One measurement that runs only when named: its options and a scratch folder.
+type Measure = fn(&Args, &std::path::Path) -> Result<()>;
+
 pub fn run(args: Args) -> Result<ExitCode> {
-    let Args {
-        traces,
-        seconds,
-        report_rows,
-        only,
-        pool: pool_dir,
-        report_policies,
-        cash_observations,
-        store_decisions,
-        threads,
-        write_cost_experiment,
-        python,
-        memory_experiment,
-        memory_repetitions,
-        blackbox,
-        blackbox_copies,
-        autorank_python,
-        mfhpo_python,
-        configuration_repetitions,
-        synetune_python,
-        synetune_copies,
-        adapters_python,
-        adapter_trainings,
-        hypervolume_points,
-        hypervolume_python,
-        hypervolume_peer_points,
-    } = args;
-    if !(seconds.is_finite() && seconds > 0.0) {
-        anyhow::bail!("--seconds {seconds}: must be a positive number of seconds");
+    let a = &args;
+    if !(a.seconds.is_finite() && a.seconds > 0.0) {
+        anyhow::bail!(
+            "--seconds {}: must be a positive number of seconds",
+            a.seconds
+        );
     }
     run_bench(
-        &traces,
-        &pool_dir,
-        seconds,
-        report_rows,
-        cash_observations,
-        &only,
+        &a.traces,
+        &a.pool,
+        a.seconds,
+        a.report_rows,
+        a.cash_observations,
+        &a.only,
     )?;
-    report_policies_section(&only, &report_policies, autorank_python.as_deref())?;
-    let want = |what: Section| only.contains(&what);
+    report_policies_section(&a.only, &a.report_policies, a.autorank_python.as_deref())?;
+    let want = |what: Section| a.only.contains(&what);
     let scratch =
         std::env::temp_dir().join(format!("banditbench-bench-store-{}", std::process::id()));
-    if want(Section::WriteCost) {
-        let w = bench::measure_write_cost(&write_cost_experiment, &scratch, threads)?;
-        println!(
-            "write cost: {} ({} cells) replayed without writing {:.2} s wall ({:.2} s CPU), run through the store {:.2} s wall ({:.2} s CPU): {:.2}x pure simulation in wall time, {:.2}x in CPU time",
-            write_cost_experiment.display(),
-            w.cells,
-            w.simulation_s,
-            w.simulation_cpu_s,
-            w.run_s,
-            w.run_cpu_s,
-            w.run_s / w.simulation_s.max(1e-9),
-            w.run_cpu_s / w.simulation_cpu_s.max(1e-9)
-        );
-    }
-    if want(Section::Protocol) {
-        let ts = crate::trace::load_trace_set(&traces, &Default::default())?;
-        let t = bench::measure_protocol(&ts, &python, seconds)?;
-        for pair in t.chunks(2) {
-            let (b, e) = (&pair[0], &pair[1]);
-            println!(
-                "protocol: {} {:.0} decisions/s ({} cells); {} {} {:.0} decisions/s ({} cells): {:.1} us per decision, {:.0}x the built-in's time",
-                b.policy,
-                b.decisions_per_second(),
-                b.cells,
-                e.policy,
-                if e.policy.ends_with("in-process") {
-                    "in-process"
-                } else {
-                    "through the protocol"
-                },
-                e.decisions_per_second(),
-                e.cells,
-                1e6 / e.decisions_per_second(),
-                b.decisions_per_second() / e.decisions_per_second()
-            );
+    // The sections that run only when named, in this order.
+    let named: [(Section, Measure); 9] = [
+        (Section::WriteCost, bench_write_cost),
+        (Section::Protocol, bench_protocol),
+        (Section::Memory, bench_memory),
+        (Section::ImportSyneTune, bench_import_syne_tune),
+        (Section::PoolConfiguration, bench_pool_configuration),
+        (Section::ImportBlackbox, bench_import_blackbox),
+        (Section::Adapters, bench_adapters),
+        (Section::Hypervolume, bench_hypervolume),
+        (Section::Store, bench_store),
+    ];
+    for (section, measure) in named {
+        if want(section) {
+            measure(a, &scratch)?;
         }
-    }
-    if want(Section::Memory) {
-        let points = bench::measure_memory(
-            &memory_experiment,
-            &memory_repetitions,
-            &scratch.join("memory"),
-            threads,
-        )?;
-        for p in &points {
-            println!(
-                "memory: {} with {} repetitions ({} cells): peak RSS {:.0} MiB ({:.1} s)",
-                memory_experiment.display(),
-                p.repetitions,
-                p.cells,
-                p.peak_rss_mib,
-                p.seconds
-            );
-        }
-        if let (Some(first), Some(last)) = (points.first(), points.last())
-            && points.len() >= 2
-        {
-            // The growth between the two largest runs: what one more cell costs once a run has
-            // reached its working size (a straight line through every run would charge the
-            // first seconds' growth to every cell).
-            let before = &points[points.len() - 2];
-            let more = last.cells.saturating_sub(before.cells).max(1) as f64;
-            println!(
-                "memory: {:.2}x the peak of {} repetition(s) at {} repetitions; from {} to {} repetitions {:+.0} MiB for {} more cells ({:.0} bytes per cell)",
-                last.peak_rss_mib / first.peak_rss_mib.max(1e-9),
-                first.repetitions,
-                last.repetitions,
-                before.repetitions,
-                last.repetitions,
-                last.peak_rss_mib - before.peak_rss_mib,
-                last.cells.saturating_sub(before.cells),
-                (last.peak_rss_mib - before.peak_rss_mib) * 1024.0 * 1024.0 / more
-            );
-        }
-    }
-    if want(Section::ImportSyneTune) {
-        let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures/import/syne-tune");
-        let dir = scratch.join("syne-tune");
-        let m = bench::measure_syne_tune_read(&fixture, synetune_copies, &dir)?;
-        let peer = match &synetune_python {
-            Some(py) => Some(bench::synetune_read_cpu_seconds(py, &dir)?),
-            None => None,
-        };
-        println!(
-            "import syne-tune: read {} experiment folders ({} copies of the recorded ones), {} result rows, in {:.3} CPU-s in-process{}",
-            m.folders,
-            synetune_copies,
-            m.rows,
-            m.cpu_seconds,
-            peer.map_or(String::new(), |p| format!(
-                "; Syne Tune 0.16.0's load_experiment {p:.3} CPU-s: {:.2}x its speed",
-                p / m.cpu_seconds.max(1e-9)
-            ))
-        );
-    }
-    if want(Section::PoolConfiguration) {
-        if configuration_repetitions == 0 {
-            anyhow::bail!("--configuration-repetitions 0: give at least one cell");
-        }
-        let (costs, table) = bench::measure_configurations(
-            &pool_dir,
-            &scratch.join("configuration"),
-            configuration_repetitions,
-        )?;
-        let peer = match &mfhpo_python {
-            Some(py) => {
-                let n = costs[0].configurations;
-                Some(bench::mfhpo_cpu_seconds(py, &table, n)? / n as f64 * 1e6)
-            }
-            None => None,
-        };
-        for c in &costs {
-            println!(
-                "pool configuration: random-search(work={}) through run, one thread: {} configurations at full fidelity, {} trajectory steps, {:.2} CPU-s: {:.2} us per configuration{}",
-                c.work,
-                c.configurations,
-                c.steps,
-                c.cpu_seconds,
-                c.us_per_configuration(),
-                peer.map_or(String::new(), |p| format!(
-                    "; mfhpo-simulator 1.4.6 {p:.2} us per full-fidelity evaluation: {:.1}x its time",
-                    p / c.us_per_configuration()
-                ))
-            );
-        }
-    }
-    if want(Section::ImportBlackbox) {
-        let m = bench::measure_blackbox_import(
-            &blackbox,
-            blackbox_copies,
-            &[
-                "--metric",
-                "score",
-                "--test-metric",
-                "test_score",
-                "--cost",
-                "cost_s",
-            ],
-            &scratch.join("import"),
-        )?;
-        let input_mib = m.input_bytes as f64 / (1024.0 * 1024.0);
-        println!(
-            "import blackbox: {} with its evaluations repeated {}x along the seeds, shape {:?}, {:.1} MiB of evaluations: peak RSS {:.0} MiB ({:.2}x the evaluations; the same import of the blackbox as given peaks at {:.0} MiB), {:.1} s",
-            blackbox.display(),
-            blackbox_copies,
-            m.shape,
-            input_mib,
-            m.peak_rss_mib,
-            m.peak_rss_mib / input_mib.max(1e-9),
-            m.baseline_rss_mib,
-            m.seconds
-        );
-    }
-    if want(Section::Adapters) {
-        let py = adapters_python.as_deref().unwrap_or(&python);
-        bench::measure_adapters(py, &pool_dir, adapter_trainings, |m| match m {
-            bench::AdapterTiming::Skipped(method) => {
-                println!("adapters: {method} skipped (its library is not installed)")
-            }
-            bench::AdapterTiming::Measured {
-                method,
-                decisions,
-                library_us,
-                adapter_us,
-                engine_us,
-            } => println!(
-                "adapters: {method} {decisions} decisions: the library {library_us:.0} us per decision, banditbench {:.1} us (the adapter {adapter_us:.1} us, the engine {engine_us:.1} us): {:.1}% of the library's time",
-                adapter_us + engine_us,
-                100.0 * (adapter_us + engine_us) / library_us.max(1e-9)
-            ),
-        })?;
-    }
-    if want(Section::Hypervolume) {
-        run_bench_hypervolume(
-            hypervolume_points,
-            hypervolume_python.as_deref(),
-            hypervolume_peer_points,
-            &scratch,
-        )?;
-    }
-    if want(Section::Store) {
-        // The same run writing no trajectories first (its peak RSS is then the smaller one).
-        let none = bench::measure_store(store_decisions, "none", &scratch, threads)?;
-        let m = bench::measure_store(store_decisions, "every-decision", &scratch, threads)?;
-        println!(
-            "store: {} decisions in {} cells run, stored and merged in {:.1} s wall, {:.1} s CPU ({:.2e} decisions/s); peak RSS {:.0} MiB; runs.parquet {:.1} MB, trajectories.parquet {:.1} MB",
-            m.decisions,
-            m.cells,
-            m.seconds,
-            m.cpu_seconds,
-            m.decisions as f64 / m.seconds,
-            m.peak_rss_mib,
-            m.runs_bytes as f64 / 1e6,
-            m.trajectories_bytes as f64 / 1e6
-        );
-        println!(
-            "store: the same run writing no trajectories {:.1} s wall, {:.1} s CPU: writing every decision costs {:.2}x in CPU time, {:.2}x in wall time",
-            none.seconds,
-            none.cpu_seconds,
-            m.cpu_seconds / none.cpu_seconds.max(1e-9),
-            m.seconds / none.seconds.max(1e-9)
-        );
     }
     let _ = std::fs::remove_dir_all(&scratch);
     Ok(ExitCode::SUCCESS)
+}
+/// `bench --only write-cost`.
+fn bench_write_cost(a: &Args, scratch: &std::path::Path) -> Result<()> {
+    let threads = a.threads;
+    let write_cost_experiment = &a.write_cost_experiment;
+    let w = bench::measure_write_cost(write_cost_experiment, scratch, threads)?;
+    println!(
+        "write cost: {} ({} cells) replayed without writing {:.2} s wall ({:.2} s CPU), run through the store {:.2} s wall ({:.2} s CPU): {:.2}x pure simulation in wall time, {:.2}x in CPU time",
+        write_cost_experiment.display(),
+        w.cells,
+        w.simulation_s,
+        w.simulation_cpu_s,
+        w.run_s,
+        w.run_cpu_s,
+        w.run_s / w.simulation_s.max(1e-9),
+        w.run_cpu_s / w.simulation_cpu_s.max(1e-9)
+    );
+    Ok(())
+}
+
+/// `bench --only protocol`.
+fn bench_protocol(a: &Args, _scratch: &std::path::Path) -> Result<()> {
+    let traces = &a.traces;
+    let seconds = a.seconds;
+    let python = &a.python;
+    let ts = crate::trace::load_trace_set(traces, &Default::default())?;
+    let t = bench::measure_protocol(&ts, python, seconds)?;
+    for pair in t.chunks(2) {
+        let (b, e) = (&pair[0], &pair[1]);
+        println!(
+            "protocol: {} {:.0} decisions/s ({} cells); {} {} {:.0} decisions/s ({} cells): {:.1} us per decision, {:.0}x the built-in's time",
+            b.policy,
+            b.decisions_per_second(),
+            b.cells,
+            e.policy,
+            if e.policy.ends_with("in-process") {
+                "in-process"
+            } else {
+                "through the protocol"
+            },
+            e.decisions_per_second(),
+            e.cells,
+            1e6 / e.decisions_per_second(),
+            b.decisions_per_second() / e.decisions_per_second()
+        );
+    }
+    Ok(())
+}
+
+/// `bench --only memory`.
+fn bench_memory(a: &Args, scratch: &std::path::Path) -> Result<()> {
+    let threads = a.threads;
+    let memory_experiment = &a.memory_experiment;
+    let memory_repetitions = &a.memory_repetitions;
+    let points = bench::measure_memory(
+        memory_experiment,
+        memory_repetitions,
+        &scratch.join("memory"),
+        threads,
+    )?;
+    for p in &points {
+        println!(
+            "memory: {} with {} repetitions ({} cells): peak RSS {:.0} MiB ({:.1} s)",
+            memory_experiment.display(),
+            p.repetitions,
+            p.cells,
+            p.peak_rss_mib,
+            p.seconds
+        );
+    }
+    if let (Some(first), Some(last)) = (points.first(), points.last())
+        && points.len() >= 2
+    {
+        // The growth between the two largest runs: what one more cell costs once a run has
+        // reached its working size (a straight line through every run would charge the
+        // first seconds' growth to every cell).
+        let before = &points[points.len() - 2];
+        let more = last.cells.saturating_sub(before.cells).max(1) as f64;
+        println!(
+            "memory: {:.2}x the peak of {} repetition(s) at {} repetitions; from {} to {} repetitions {:+.0} MiB for {} more cells ({:.0} bytes per cell)",
+            last.peak_rss_mib / first.peak_rss_mib.max(1e-9),
+            first.repetitions,
+            last.repetitions,
+            before.repetitions,
+            last.repetitions,
+            last.peak_rss_mib - before.peak_rss_mib,
+            last.cells.saturating_sub(before.cells),
+            (last.peak_rss_mib - before.peak_rss_mib) * 1024.0 * 1024.0 / more
+        );
+    }
+    Ok(())
+}
+
+/// `bench --only import-syne-tune`.
+fn bench_import_syne_tune(a: &Args, scratch: &std::path::Path) -> Result<()> {
+    let synetune_python = &a.synetune_python;
+    let synetune_copies = a.synetune_copies;
+    let fixture =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/import/syne-tune");
+    let dir = scratch.join("syne-tune");
+    let m = bench::measure_syne_tune_read(&fixture, synetune_copies, &dir)?;
+    let peer = match &synetune_python {
+        Some(py) => Some(bench::synetune_read_cpu_seconds(py, &dir)?),
+        None => None,
+    };
+    println!(
+        "import syne-tune: read {} experiment folders ({} copies of the recorded ones), {} result rows, in {:.3} CPU-s in-process{}",
+        m.folders,
+        synetune_copies,
+        m.rows,
+        m.cpu_seconds,
+        peer.map_or(String::new(), |p| format!(
+            "; Syne Tune 0.16.0's load_experiment {p:.3} CPU-s: {:.2}x its speed",
+            p / m.cpu_seconds.max(1e-9)
+        ))
+    );
+    Ok(())
+}
+
+/// `bench --only pool-configuration`.
+fn bench_pool_configuration(a: &Args, scratch: &std::path::Path) -> Result<()> {
+    let pool_dir = &a.pool;
+    let mfhpo_python = &a.mfhpo_python;
+    let configuration_repetitions = a.configuration_repetitions;
+    if configuration_repetitions == 0 {
+        anyhow::bail!("--configuration-repetitions 0: give at least one cell");
+    }
+    let (costs, table) = bench::measure_configurations(
+        pool_dir,
+        &scratch.join("configuration"),
+        configuration_repetitions,
+    )?;
+    let peer = match &mfhpo_python {
+        Some(py) => {
+            let n = costs[0].configurations;
+            Some(bench::mfhpo_cpu_seconds(py, &table, n)? / n as f64 * 1e6)
+        }
+        None => None,
+    };
+    for c in &costs {
+        println!(
+            "pool configuration: random-search(work={}) through run, one thread: {} configurations at full fidelity, {} trajectory steps, {:.2} CPU-s: {:.2} us per configuration{}",
+            c.work,
+            c.configurations,
+            c.steps,
+            c.cpu_seconds,
+            c.us_per_configuration(),
+            peer.map_or(String::new(), |p| format!(
+                "; mfhpo-simulator 1.4.6 {p:.2} us per full-fidelity evaluation: {:.1}x its time",
+                p / c.us_per_configuration()
+            ))
+        );
+    }
+    Ok(())
+}
+
+/// `bench --only import-blackbox`.
+fn bench_import_blackbox(a: &Args, scratch: &std::path::Path) -> Result<()> {
+    let blackbox = &a.blackbox;
+    let blackbox_copies = a.blackbox_copies;
+    let m = bench::measure_blackbox_import(
+        blackbox,
+        blackbox_copies,
+        &[
+            "--metric",
+            "score",
+            "--test-metric",
+            "test_score",
+            "--cost",
+            "cost_s",
+        ],
+        &scratch.join("import"),
+    )?;
+    let input_mib = m.input_bytes as f64 / (1024.0 * 1024.0);
+    println!(
+        "import blackbox: {} with its evaluations repeated {}x along the seeds, shape {:?}, {:.1} MiB of evaluations: peak RSS {:.0} MiB ({:.2}x the evaluations; the same import of the blackbox as given peaks at {:.0} MiB), {:.1} s",
+        blackbox.display(),
+        blackbox_copies,
+        m.shape,
+        input_mib,
+        m.peak_rss_mib,
+        m.peak_rss_mib / input_mib.max(1e-9),
+        m.baseline_rss_mib,
+        m.seconds
+    );
+    Ok(())
+}
+
+/// `bench --only adapters`.
+fn bench_adapters(a: &Args, _scratch: &std::path::Path) -> Result<()> {
+    let pool_dir = &a.pool;
+    let python = &a.python;
+    let adapters_python = &a.adapters_python;
+    let adapter_trainings = a.adapter_trainings;
+    let py = adapters_python.as_deref().unwrap_or(python);
+    bench::measure_adapters(py, pool_dir, adapter_trainings, |m| match m {
+        bench::AdapterTiming::Skipped(method) => {
+            println!("adapters: {method} skipped (its library is not installed)")
+        }
+        bench::AdapterTiming::Measured {
+            method,
+            decisions,
+            library_us,
+            adapter_us,
+            engine_us,
+        } => println!(
+            "adapters: {method} {decisions} decisions: the library {library_us:.0} us per decision, banditbench {:.1} us (the adapter {adapter_us:.1} us, the engine {engine_us:.1} us): {:.1}% of the library's time",
+            adapter_us + engine_us,
+            100.0 * (adapter_us + engine_us) / library_us.max(1e-9)
+        ),
+    })?;
+    Ok(())
+}
+
+/// `bench --only store`.
+fn bench_store(a: &Args, scratch: &std::path::Path) -> Result<()> {
+    let store_decisions = a.store_decisions;
+    let threads = a.threads;
+    // The same run writing no trajectories first (its peak RSS is then the smaller one).
+    let none = bench::measure_store(store_decisions, "none", scratch, threads)?;
+    let m = bench::measure_store(store_decisions, "every-decision", scratch, threads)?;
+    println!(
+        "store: {} decisions in {} cells run, stored and merged in {:.1} s wall, {:.1} s CPU ({:.2e} decisions/s); peak RSS {:.0} MiB; runs.parquet {:.1} MB, trajectories.parquet {:.1} MB",
+        m.decisions,
+        m.cells,
+        m.seconds,
+        m.cpu_seconds,
+        m.decisions as f64 / m.seconds,
+        m.peak_rss_mib,
+        m.runs_bytes as f64 / 1e6,
+        m.trajectories_bytes as f64 / 1e6
+    );
+    println!(
+        "store: the same run writing no trajectories {:.1} s wall, {:.1} s CPU: writing every decision costs {:.2}x in CPU time, {:.2}x in wall time",
+        none.seconds,
+        none.cpu_seconds,
+        m.cpu_seconds / none.cpu_seconds.max(1e-9),
+        m.seconds / none.seconds.max(1e-9)
+    );
+    Ok(())
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -719,4 +752,14 @@ fn run_bench_hypervolume(
         }
     }
     Ok(())
+}
+
+/// `bench --only hypervolume`.
+fn bench_hypervolume(a: &Args, scratch: &std::path::Path) -> Result<()> {
+    run_bench_hypervolume(
+        a.hypervolume_points,
+        a.hypervolume_python.as_deref(),
+        a.hypervolume_peer_points,
+        scratch,
+    )
 }
