@@ -147,3 +147,13 @@ def extract_member(archive: Path, member_suffix: str, dest: Path) -> Path:
     tmp.write_bytes(data)
     os.replace(tmp, out)
     return out
+
+
+def finish_pool(out: Path, lines: list[str], what: str, t0: float) -> None:
+    """Write a pool's `pool.toml` from its lines (atomically) and print `what`, the pool's parquet
+    size and the seconds since `t0`: the last step of every pool importer."""
+    import time
+
+    atomic_write_text(out / "pool.toml", "\n".join(lines))
+    size = sum(p.stat().st_size for p in out.rglob("*.parquet"))
+    print(f"{what}, {size / 1e6:.2f} MB parquet, {time.time() - t0:.1f} s")

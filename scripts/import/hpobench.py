@@ -160,9 +160,7 @@ def main(argv=None) -> int:
         f"import_seconds = {round(time.time() - t0, 1)}",
         "",
     ]
-    tio.atomic_write_text(args.out / "pool.toml", "\n".join(lines))
-    size = sum(p.stat().st_size for p in args.out.rglob("*.parquet"))
-    print(f"hpobench-mlp: {len(args.datasets)} datasets, {size / 1e6:.2f} MB parquet, {time.time() - t0:.1f} s")
+    tio.finish_pool(args.out, lines, f"hpobench-mlp: {len(args.datasets)} datasets", t0)
     return 0
 
 

@@ -180,9 +180,7 @@ def main(argv=None) -> int:
     ]
     lines += [f"{tio.toml_value(k)} = {tio.toml_value(v)}" for k, v in sorted(hashes.items())]
     lines.append("")
-    tio.atomic_write_text(args.out / "pool.toml", "\n".join(lines))
-    size = sum(p.stat().st_size for p in args.out.rglob("*.parquet"))
-    print(f"taskset: {TASKS} tasks, {size / 1e6:.2f} MB parquet, {time.time() - t0:.1f} s")
+    tio.finish_pool(args.out, lines, f"taskset: {TASKS} tasks", t0)
     return 0
 
 
