@@ -453,6 +453,7 @@ fn finding_ones_way_among_traces_and_policies() {
         "sklearn-grid",
         "hpobench-mlp",
         "nasbench201",
+        "fcnet",
     ] {
         assert!(
             text.lines().any(|l| l.starts_with(&format!("{set} "))),

@@ -248,59 +248,75 @@ fn attainment_surfaces_equal_moocores_eaf() {
     }
 }
 
-/// The bundled NAS-Bench-201 pool in its four objectives: each task's true Pareto front (its
-/// size) and the front's hypervolume against the task's nadir equal moocore's on the same values.
+/// The bundled pools of several objectives (NAS-Bench-201 in four, FCNet in three): each task's
+/// true Pareto front (its size) and the front's hypervolume against the task's nadir equal
+/// moocore's on the same values.
 #[test]
-fn nasbench201s_true_fronts_equal_moocores() {
+fn the_bundled_pools_true_fronts_equal_moocores() {
     let root = env!("CARGO_MANIFEST_DIR");
-    let pool = banditbench::trace::pool::load_pool(
-        std::path::Path::new(&format!("{root}/traces/nasbench201")),
-        false,
-    )
-    .unwrap();
-    let names: Vec<&str> = pool
-        .manifest
-        .objectives
-        .iter()
-        .map(|o| o.name.as_str())
-        .collect();
-    assert_eq!(names, ["val_acc", "train_time", "latency", "model_size"]);
-    let g = golden();
-    let want = g["nasbench201_fronts"].as_array().unwrap();
-    assert_eq!(want.len(), pool.tasks.len());
-    for (t, w) in want.iter().enumerate() {
-        let task = &pool.tasks[t];
-        assert_eq!(
-            format!("{}/{}", task.dataset, task.run),
-            w["task"].as_str().unwrap()
-        );
-        let (points, configs) = pool.objective_points(t, &[0, 1, 2, 3]);
-        assert_eq!(configs.len(), 15_625, "every cell is feasible");
-        let front: Vec<f64> = nondominated(&points, 4)
-            .into_iter()
-            .flat_map(|i| points[4 * i..4 * i + 4].to_vec())
+    for (name, objectives, configs) in [
+        (
+            "nasbench201",
+            &["val_acc", "train_time", "latency", "model_size"][..],
+            15_625,
+        ),
+        (
+            "fcnet",
+            &["val_loss", "train_time", "model_size"][..],
+            62_208,
+        ),
+    ] {
+        let pool = banditbench::trace::pool::load_pool(
+            std::path::Path::new(&format!("{root}/traces/{name}")),
+            false,
+        )
+        .unwrap();
+        let names: Vec<&str> = pool
+            .manifest
+            .objectives
+            .iter()
+            .map(|o| o.name.as_str())
             .collect();
-        assert_eq!(
-            front.len() / 4,
-            w["front"].as_u64().unwrap() as usize,
-            "{}",
-            w["task"]
-        );
-        let nadir: Vec<f64> = (0..4)
-            .map(|k| {
-                points
-                    .chunks_exact(4)
-                    .map(|p| p[k])
-                    .fold(f64::NEG_INFINITY, f64::max)
-            })
-            .collect();
-        assert_eq!(nadir, numbers(&w["nadir"]), "{}", w["task"]);
-        let hv = hypervolume(&front, &nadir);
-        let want_hv = w["hypervolume"].as_f64().unwrap();
-        assert!(
-            close(hv, want_hv, 1e-12),
-            "{}: {hv} vs moocore {want_hv}",
-            w["task"]
-        );
+        assert_eq!(names, objectives);
+        let d = objectives.len();
+        let all: Vec<usize> = (0..d).collect();
+        let g = golden();
+        let want = g[format!("{name}_fronts")].as_array().unwrap();
+        assert_eq!(want.len(), pool.tasks.len());
+        for (t, w) in want.iter().enumerate() {
+            let task = &pool.tasks[t];
+            assert_eq!(
+                format!("{}/{}", task.dataset, task.run),
+                w["task"].as_str().unwrap()
+            );
+            let (points, feasible) = pool.objective_points(t, &all);
+            assert_eq!(feasible.len(), configs, "every configuration is feasible");
+            let front: Vec<f64> = nondominated(&points, d)
+                .into_iter()
+                .flat_map(|i| points[d * i..d * i + d].to_vec())
+                .collect();
+            assert_eq!(
+                front.len() / d,
+                w["front"].as_u64().unwrap() as usize,
+                "{}",
+                w["task"]
+            );
+            let nadir: Vec<f64> = (0..d)
+                .map(|k| {
+                    points
+                        .chunks_exact(d)
+                        .map(|p| p[k])
+                        .fold(f64::NEG_INFINITY, f64::max)
+                })
+                .collect();
+            assert_eq!(nadir, numbers(&w["nadir"]), "{}", w["task"]);
+            let hv = hypervolume(&front, &nadir);
+            let want_hv = w["hypervolume"].as_f64().unwrap();
+            assert!(
+                close(hv, want_hv, 1e-12),
+                "{}: {hv} vs moocore {want_hv}",
+                w["task"]
+            );
+        }
     }
 }

@@ -17,8 +17,8 @@ The fixture holds:
   (2, 2, 2); their points are stored, as moocore's test data (LGPL-2.1-or-later);
 - the empirical attainment function (`moocore.eaf`, every level) of input1.dat's ten runs and of
   200 random groups of 2 to 9 two-objective runs (the same stream, integer grid or uniform);
-- the true Pareto front of each task of the bundled traces/nasbench201 pool in its four
-  objectives (`moocore.is_nondominated`, read with pyarrow): its size and hypervolume against the
+- the true Pareto front of each task of the bundled traces/nasbench201 and traces/fcnet pools
+  in all their objectives (`moocore.is_nondominated`, read with pyarrow): its size and hypervolume against the
   task's nadir (the worst value of each objective; val_acc maximised);
 - 1 000 random sets, d = 2 … 6, made by a splitmix64 stream that tests/pareto.rs makes the same
   way, so only moocore's values are stored: the hypervolume, and IGD+ and additive ε against a
@@ -99,18 +99,18 @@ def eaf_levels(runs):
     return [res[np.isclose(res[:, 2], p)][:, :2].tolist() for p in levels]
 
 
-def nasbench201_fronts():
+def pool_fronts(name, datasets, columns):
+    """Each task's true front in `columns` ((column, sign): sign -1 negates a maximised one)."""
     import pyarrow.parquet as pq
 
-    pool = Path(__file__).resolve().parents[2] / "traces" / "nasbench201"
+    pool = Path(__file__).resolve().parents[2] / "traces" / name
     fronts = []
-    for d in ["cifar10", "cifar100", "imagenet"]:
+    for d in datasets:
         t = pq.read_table(pool / "curves" / f"{d}.parquet").to_pandas()
         for r in sorted(t.run.unique()):
             x = t[t.run == r]
-            # Minimised: val_acc negated. The values as the pool stores them (float32).
-            pts = np.column_stack([-x.score.astype(float), x.cost_s.astype(float),
-                                   x.latency.astype(float), x.model_size.astype(float)])
+            # Minimised. The values as the pool stores them (float32).
+            pts = np.column_stack([sign * x[c].astype(float) for c, sign in columns])
             nd = moocore.is_nondominated(pts, keep_weakly=False)
             nadir = pts.max(axis=0)
             fronts.append({"task": f"{d}/{r}", "front": int(nd.sum()), "nadir": nadir.tolist(),
@@ -150,7 +150,13 @@ def main():
     runs = [x[x[:, 2] == s, :2].tolist() for s in np.unique(x[:, 2])]
     out["eaf_input1"] = {"runs": runs, "levels": eaf_levels(runs)}
     out["eaf_random"] = [eaf_levels(random_runs(i)) for i in range(200)]
-    out["nasbench201_fronts"] = nasbench201_fronts()
+    out["nasbench201_fronts"] = pool_fronts(
+        "nasbench201", ["cifar10", "cifar100", "imagenet"],
+        [("score", -1.0), ("cost_s", 1.0), ("latency", 1.0), ("model_size", 1.0)])
+    out["fcnet_fronts"] = pool_fronts(
+        "fcnet", ["naval_propulsion", "parkinsons_telemonitoring", "protein_structure",
+                  "slice_localization"],
+        [("score", 1.0), ("cost_s", 1.0), ("model_size", 1.0)])
     for i in range(1000):
         points, reference, ref_set = random_case(i)
         out["random"].append({

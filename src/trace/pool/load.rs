@@ -934,7 +934,7 @@ mod tests {
         // from the footer without decoding a row.
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("traces");
         let mut checked = 0;
-        for pool in ["sklearn-grid", "hpobench-mlp", "nasbench201"] {
+        for pool in ["sklearn-grid", "hpobench-mlp", "nasbench201", "fcnet"] {
             for f in curve_files(&root.join(pool)).unwrap() {
                 let stats = tasks_from_statistics(&f).unwrap();
                 assert_eq!(stats, Some(tasks_from_columns(&f)), "{}", f.display());
