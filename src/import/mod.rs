@@ -263,7 +263,37 @@ pub(crate) fn write(imp: &Import, out: &Path, budget: Option<f64>) -> Result<Wri
             out.display()
         );
     }
-    let budget = match budget {
+    let budget = import_budget(imp, budget)?;
+    let mut runs: Vec<&ImportedRun> = imp.runs.iter().collect();
+    runs.sort_by(|a, b| (&a.policy, &a.task, a.seed).cmp(&(&b.policy, &b.task, b.seed)));
+    let name = out
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("imported")
+        .to_string();
+    let program = format!("{} (import {})", crate::build::program(), imp.tool);
+    let within = within_budget(imp, &runs, budget);
+    let n = runs.len();
+    let (cut, pending, failures) = (within.cut, within.pending, within.failures);
+    let runs_df = runs_frame(imp, &runs, budget, &name, &program, &within)?;
+    let (traj_df, m) = trajectories_frame(within.steps)?;
+    let (lock, tasks, policies) = lock_file(imp, &runs, budget, &program)?;
+    publish(out, &name, runs_df, traj_df, &lock)?;
+    Ok(Written {
+        cells: n,
+        decisions: m,
+        budget,
+        cut,
+        policies,
+        tasks: tasks.len(),
+        pending,
+        failures,
+    })
+}
+
+/// The budget of an import: the one given (positive), else the latest result of any run.
+fn import_budget(imp: &Import, budget: Option<f64>) -> Result<f64> {
+    Ok(match budget {
         Some(b) if !(b.is_finite() && b > 0.0) => bail!("--budget {b}: must be a positive number"),
         Some(b) => b,
         None => imp
@@ -271,20 +301,42 @@ pub(crate) fn write(imp: &Import, out: &Path, budget: Option<f64>) -> Result<Wri
             .iter()
             .filter_map(|r| r.evals.last().map(|e| e.time))
             .fold(0.0, f64::max),
-    };
-    let mut runs: Vec<&ImportedRun> = imp.runs.iter().collect();
-    runs.sort_by(|a, b| (&a.policy, &a.task, a.seed).cmp(&(&b.policy, &b.task, b.seed)));
+    })
+}
+
+/// Every run replayed within the budget: per run its best, when it was found, its decisions,
+/// the budget it used and its failed trials; the results cut by the budget, the trials still
+/// pending, the failures; and one trajectory row per result within the budget.
+struct Within<'a> {
+    best: Vec<f64>,
+    found_at: Vec<f64>,
+    decisions: Vec<u64>,
+    used: Vec<f64>,
+    failed_trials: Vec<u64>,
+    cut: usize,
+    pending: u64,
+    failures: u64,
+    steps: Steps<'a>,
+}
+
+/// The trajectories' columns of an import.
+#[derive(Default)]
+struct Steps<'a> {
+    cell: Vec<u64>,
+    step: Vec<u32>,
+    action: Vec<&'a str>,
+    arm: Vec<u32>,
+    learner: Vec<&'a str>,
+    fidelity: Vec<Option<u32>>,
+    time: Vec<f64>,
+    reward: Vec<f64>,
+    incumbent: Vec<f64>,
+}
+
+fn within_budget<'a>(imp: &Import, runs: &[&'a ImportedRun], budget: f64) -> Within<'a> {
     let better = |a: f64, b: f64| {
         if imp.maximize { a > b } else { a < b }
     };
-    let name = out
-        .file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or("imported")
-        .to_string();
-    let direction = if imp.maximize { "maximize" } else { "minimize" };
-    let program = format!("{} (import {})", crate::build::program(), imp.tool);
-
     // Runs: one row per cell. Trajectories: one row per result within the budget.
     let n = runs.len();
     let mut best = vec![f64::NAN; n];
@@ -337,15 +389,49 @@ pub(crate) fn write(imp: &Import, out: &Path, budget: Option<f64>) -> Result<Wri
         failed_trials[cell] = failed.len() as u64;
         failures += failed.len() as u64;
     }
+    Within {
+        best,
+        found_at,
+        decisions,
+        used,
+        failed_trials,
+        cut,
+        pending,
+        failures,
+        steps: Steps {
+            cell: t_cell,
+            step: t_step,
+            action: t_action,
+            arm: t_arm,
+            learner: t_learner,
+            fidelity: t_fid,
+            time: t_time,
+            reward: t_reward,
+            incumbent: t_inc,
+        },
+    }
+}
+
+/// `runs.parquet` of an import: one row per run.
+fn runs_frame(
+    imp: &Import,
+    runs: &[&ImportedRun],
+    budget: f64,
+    name: &str,
+    program: &str,
+    w: &Within<'_>,
+) -> Result<DataFrame> {
+    let n = runs.len();
+    let direction = if imp.maximize { "maximize" } else { "minimize" };
     // The columns an import has; the schema fills the rest (the pool world's counters, the
     // workers' clock) with nulls.
     let s = |name: &str, v: Vec<String>| Column::new(name.into(), v);
     let per_run =
         |f: &dyn Fn(&ImportedRun) -> String| -> Vec<String> { runs.iter().map(|r| f(r)).collect() };
-    let runs_df = schema::frame(
+    schema::frame(
         schema::RUNS,
         vec![
-            s("experiment", vec![name.clone(); n]),
+            s("experiment", vec![name.to_string(); n]),
             Column::new("cell".into(), (0..n as u64).collect::<Vec<u64>>()),
             s("dataset", per_run(&|r| r.task.dataset.clone())),
             Column::new(
@@ -358,18 +444,18 @@ pub(crate) fn write(imp: &Import, out: &Path, budget: Option<f64>) -> Result<Wri
             s("policy_family", per_run(&|r| r.policy.clone())),
             s("policy", per_run(&|r| r.policy.clone())),
             s("params", vec!["{}".to_string(); n]),
-            Column::new("repetition".into(), repetitions(&runs)),
+            Column::new("repetition".into(), repetitions(runs)),
             Column::new(
                 "seed".into(),
                 runs.iter().map(|r| r.seed).collect::<Vec<u64>>(),
             ),
-            nan_as_null("best_score", best),
+            nan_as_null("best_score", w.best.clone()),
             s("best_learner", per_run(&|r| r.task.learner.clone())),
-            nan_as_null("best_found_at", found_at),
+            nan_as_null("best_found_at", w.found_at.clone()),
             s(
                 "pulls",
                 runs.iter()
-                    .zip(&decisions)
+                    .zip(&w.decisions)
                     .map(|(r, d)| {
                         if r.task.learner.is_empty() {
                             "{}".to_string()
@@ -380,10 +466,10 @@ pub(crate) fn write(imp: &Import, out: &Path, budget: Option<f64>) -> Result<Wri
                     .collect(),
             ),
             s("time_s", vec!["{}".to_string(); n]),
-            Column::new("decisions".into(), decisions),
-            Column::new("budget_used".into(), used),
+            Column::new("decisions".into(), w.decisions.clone()),
+            Column::new("budget_used".into(), w.used.clone()),
             Column::new("overhead_s".into(), vec![0.0; n]),
-            Column::new("failures".into(), failed_trials),
+            Column::new("failures".into(), w.failed_trials.clone()),
             Column::new("exhausted_pulls".into(), vec![0u64; n]),
             Column::new("exhausted_budget".into(), vec![0.0; n]),
             s("replay", vec![format!("imported from {}", imp.tool); n]),
@@ -391,29 +477,47 @@ pub(crate) fn write(imp: &Import, out: &Path, budget: Option<f64>) -> Result<Wri
             s("direction", vec![direction.to_string(); n]),
             s("pool_scope", per_run(&|r| r.task.learner.clone())),
             s("incumbent_rule", vec!["best-seen".to_string(); n]),
-            s("program", vec![program.clone(); n]),
+            s("program", vec![program.to_string(); n]),
         ],
         n,
         &[],
-    )?;
-    let m = t_cell.len();
-    let traj_df = schema::frame(
+    )
+}
+
+/// `trajectories.parquet` of an import, and its rows.
+fn trajectories_frame(t: Steps<'_>) -> Result<(DataFrame, usize)> {
+    let rows = t.cell.len();
+    let df = schema::frame(
         schema::TRAJECTORIES,
         vec![
-            Column::new("cell".into(), t_cell),
-            Column::new("step".into(), t_step),
-            Column::new("action".into(), t_action),
-            Column::new("arm".into(), t_arm),
-            Column::new("learner".into(), t_learner),
-            Column::new("fidelity".into(), t_fid),
-            Column::new("time".into(), t_time),
-            nan_as_null("reward", t_reward),
-            nan_as_null("incumbent", t_inc),
+            Column::new("cell".into(), t.cell),
+            Column::new("step".into(), t.step),
+            Column::new("action".into(), t.action),
+            Column::new("arm".into(), t.arm),
+            Column::new("learner".into(), t.learner),
+            Column::new("fidelity".into(), t.fidelity),
+            Column::new("time".into(), t.time),
+            nan_as_null("reward", t.reward),
+            nan_as_null("incumbent", t.incumbent),
         ],
-        m,
+        rows,
         &[],
     )?;
 
+    Ok((df, rows))
+}
+
+/// The lock file of an import (its tool, files and their hashes, the budget), with its tasks and
+/// policies.
+#[allow(clippy::type_complexity)]
+fn lock_file(
+    imp: &Import,
+    runs: &[&ImportedRun],
+    budget: f64,
+    program: &str,
+) -> Result<(LockFile, std::collections::BTreeSet<String>, Vec<String>)> {
+    let n = runs.len();
+    let direction = if imp.maximize { "maximize" } else { "minimize" };
     let tasks: std::collections::BTreeSet<String> = runs.iter().map(|r| r.task.text()).collect();
     let policies: Vec<String> = runs
         .iter()
@@ -428,7 +532,7 @@ pub(crate) fn write(imp: &Import, out: &Path, budget: Option<f64>) -> Result<Wri
     let lock = LockFile {
         resolved: Resolved {
             results_format: RESULTS_FORMAT,
-            program: program.clone(),
+            program: program.to_string(),
             git_commit: crate::build::build_commit().to_string(),
             trace_source: format!("{} run logs", imp.tool),
             world: format!(
@@ -450,6 +554,17 @@ pub(crate) fn write(imp: &Import, out: &Path, budget: Option<f64>) -> Result<Wri
         experiment: toml::Table::new(),
     };
 
+    Ok((lock, tasks, policies))
+}
+
+/// Write the folder whole into a temporary folder beside `out`, then rename it.
+fn publish(
+    out: &Path,
+    name: &str,
+    runs_df: DataFrame,
+    traj_df: DataFrame,
+    lock: &LockFile,
+) -> Result<()> {
     // Written whole into a temporary folder beside `out`, then renamed.
     let parent = out
         .parent()
@@ -472,16 +587,7 @@ pub(crate) fn write(imp: &Import, out: &Path, budget: Option<f64>) -> Result<Wri
     drop(store);
     std::fs::rename(&tmp, out)
         .with_context(|| format!("{}: cannot rename to {}", tmp.display(), out.display()))?;
-    Ok(Written {
-        cells: n,
-        decisions: m,
-        budget,
-        cut,
-        policies,
-        tasks: tasks.len(),
-        pending,
-        failures,
-    })
+    Ok(())
 }
 
 /// A float column in which NaN is null.
