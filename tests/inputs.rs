@@ -464,6 +464,11 @@ fn finding_ones_way_among_traces_and_policies() {
         text.contains("pool (") && text.contains("trace set (recorded)"),
         "{text}"
     );
+    // A pool of several objectives lists them, each with its direction.
+    assert!(
+        text.contains("val_loss (minimize) x train_time (minimize) x model_size (minimize)"),
+        "{text}"
+    );
     let fixture = common::fixture();
     let readme = traces.join("README.md");
     let out = run_ok(&[

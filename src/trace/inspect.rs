@@ -179,7 +179,16 @@ pub(crate) fn list_rows(dir: &std::path::Path) -> anyhow::Result<Vec<[String; 5]
             rows.push([
                 folder,
                 format!("pool ({} learners, {} units)", m.learners.len(), m.units),
-                format!("{} ({})", m.metric, m.direction.as_str()),
+                if m.objectives.is_empty() {
+                    format!("{} ({})", m.metric, m.direction.as_str())
+                } else {
+                    // A pool of several objectives names each with its direction.
+                    m.objectives
+                        .iter()
+                        .map(|o| format!("{} ({})", o.name, o.direction.as_str()))
+                        .collect::<Vec<_>>()
+                        .join(" x ")
+                },
                 mb,
                 m.description,
             ]);
