@@ -191,9 +191,30 @@ pub enum Source<'d> {
     Pool(&'d PoolData),
 }
 
+/// A cell's world, one variant per world (the compiler lists what a new world must add here).
+pub(crate) enum AnyWorld<'d> {
+    TimeSliced(crate::replay::TimeSliced<'d>),
+    PullCount(crate::replay::PullCount<'d>),
+    Synthetic(crate::replay::Synthetic),
+    /// Boxed: it is several times the size of the others.
+    Pool(Box<crate::replay::pool::PoolWorld<'d>>),
+}
+
+impl AnyWorld<'_> {
+    /// The world, for what is asked once a cell (its start, ledger and outcome).
+    pub(crate) fn get(&self) -> &dyn World {
+        match self {
+            AnyWorld::TimeSliced(w) => w,
+            AnyWorld::PullCount(w) => w,
+            AnyWorld::Synthetic(w) => w,
+            AnyWorld::Pool(w) => w.as_ref(),
+        }
+    }
+}
+
 /// One cell's world, ready to replay, and what its policy is told at the start.
 pub(crate) struct CellWorld<'d> {
-    pub world: Box<dyn World + 'd>,
+    pub world: AnyWorld<'d>,
     /// The budget in absolute terms (seconds, pulls or units).
     pub budget_abs: f64,
     /// The slice in absolute terms that the policy is told (time-sliced; 1 elsewhere) and the
@@ -247,7 +268,7 @@ impl CellWorld<'_> {
                         })
                         .collect(),
                     space: &pool.space,
-                    open: self.world.view().pool.map_or(&[][..], |p| p.open),
+                    open: self.world.get().view().pool.map_or(&[][..], |p| p.open),
                 }
             }),
         }
@@ -285,7 +306,7 @@ pub(crate) fn build_world<'d>(
                 exp.world
                     .options
                     .learner_world(task, (budget_abs, slice_abs), sign, world_seed)?;
-            let recorded_slice = if world.kind() == WorldKind::TimeSliced {
+            let recorded_slice = if world.get().kind() == WorldKind::TimeSliced {
                 slice_abs
             } else {
                 f64::NAN
@@ -305,7 +326,7 @@ pub(crate) fn build_world<'d>(
             let t = &data.tasks[cell.task];
             let (world, budget_abs) = super::pool::pool_world(exp, data, t, budget, world_seed)?;
             Ok(CellWorld {
-                world: Box::new(world),
+                world: AnyWorld::Pool(Box::new(world)),
                 budget_abs,
                 start_slice: 1.0,
                 recorded_slice: f64::NAN,
@@ -341,19 +362,53 @@ pub fn run_cell(
     if record_steps {
         observers.push(&mut steps);
     }
-    drive_workers(
-        cw.world.as_mut(),
-        policy.as_mut(),
-        &cfg.id(),
-        &mut rng,
-        exp.world.overhead(),
-        exp.world.workers,
-        &mut observers,
-    )
-    .with_context(|| format!("task {}", cw.task))?;
+    let id = cfg.id();
+    let (overhead, workers) = (exp.world.overhead(), exp.world.workers);
+    // The loop is compiled for each world (a match, not a trait object: the loop's calls into
+    // the world are the replay's hot path).
+    let driven = match &mut cw.world {
+        AnyWorld::TimeSliced(w) => drive_workers(
+            w,
+            policy.as_mut(),
+            &id,
+            &mut rng,
+            overhead,
+            workers,
+            &mut observers,
+        ),
+        AnyWorld::PullCount(w) => drive_workers(
+            w,
+            policy.as_mut(),
+            &id,
+            &mut rng,
+            overhead,
+            workers,
+            &mut observers,
+        ),
+        AnyWorld::Synthetic(w) => drive_workers(
+            w,
+            policy.as_mut(),
+            &id,
+            &mut rng,
+            overhead,
+            workers,
+            &mut observers,
+        ),
+        AnyWorld::Pool(w) => drive_workers(
+            w.as_mut(),
+            policy.as_mut(),
+            &id,
+            &mut rng,
+            overhead,
+            workers,
+            &mut observers,
+        ),
+    };
+    driven.with_context(|| format!("task {}", cw.task))?;
     drop(observers);
     let policy_stats = policy.finish()?;
-    let mut result = CellResult::new(cell, cw.world.ledger(), cw.world.outcome(), &cw);
+    let world = cw.world.get();
+    let mut result = CellResult::new(cell, world.ledger(), world.outcome(), &cw);
     result.steps = steps;
     result.policy_stats = policy_stats;
     Ok(result)

@@ -7,11 +7,12 @@ use std::path::Path;
 use anyhow::{Result, bail};
 use serde::Deserialize;
 
+use super::cell::AnyWorld;
 pub use crate::replay::BudgetUnit;
 use crate::replay::pool::{IncumbentRule, LastUnit, PoolOptions, Recommendation, Ties};
 use crate::replay::{
     ArmDist, Exhausted, Order, Overhead, PullCount, PullCountConfig, Synthetic, TimeSliced,
-    TimeSlicedConfig, WorkTime, World, WorldKind,
+    TimeSlicedConfig, WorkTime, WorldKind,
 };
 use crate::trace::Task;
 
@@ -119,9 +120,9 @@ impl WorldOptions {
         (budget_abs, slice_abs): (f64, f64),
         sign: f64,
         world_seed: u64,
-    ) -> Result<Box<dyn World + 't>> {
+    ) -> Result<AnyWorld<'t>> {
         Ok(match self {
-            WorldOptions::TimeSliced { .. } => Box::new(TimeSliced::new(
+            WorldOptions::TimeSliced { .. } => AnyWorld::TimeSliced(TimeSliced::new(
                 task,
                 TimeSlicedConfig {
                     budget_s: budget_abs,
@@ -133,7 +134,7 @@ impl WorldOptions {
                 order,
                 failures_consume_budget,
                 exhausted,
-            } => Box::new(PullCount::new(
+            } => AnyWorld::PullCount(PullCount::new(
                 task,
                 PullCountConfig {
                     budget_pulls: budget_abs as u64,
@@ -144,7 +145,7 @@ impl WorldOptions {
                 sign,
                 world_seed,
             )),
-            WorldOptions::Synthetic { arms, work_s, work } => Box::new(
+            WorldOptions::Synthetic { arms, work_s, work } => AnyWorld::Synthetic(
                 Synthetic::new(
                     arms.iter().map(|(_, d)| *d).collect(),
                     budget_abs as u64,
