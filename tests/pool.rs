@@ -772,6 +772,43 @@ fn cash_optimisers_run_on_a_joint_pool_with_answers_by_hand() {
             && err.contains("lo < hi"),
         "{err}"
     );
+
+    // A set without configurations is not a pool, and that is said first, before the spaces
+    // its manifest lacks (the Python adapters' tests ask it of traces/lcdb).
+    let bare = dir.join("bare-traces");
+    std::fs::create_dir_all(&bare).unwrap();
+    let csv = std::fs::read_to_string(fixture.join("evaluations.csv")).unwrap();
+    let cut: String = csv
+        .lines()
+        .map(|l| l.split_once(",\"").map_or(l, |(head, _)| head))
+        .map(|l| l.strip_suffix(",config").unwrap_or(l).to_string() + "\n")
+        .collect();
+    std::fs::write(bare.join("evaluations.csv"), cut).unwrap();
+    let manifest = std::fs::read_to_string(fixture.join("traceset.toml")).unwrap();
+    let manifest = manifest.split("[[provenance.learners]]").next().unwrap();
+    std::fs::write(bare.join("traceset.toml"), manifest).unwrap();
+    let bare_exp = dir.join("bare.toml");
+    std::fs::write(
+        &bare_exp,
+        std::fs::read_to_string(&exp)
+            .unwrap()
+            .replace(&fixture.display().to_string(), &bare.display().to_string()),
+    )
+    .unwrap();
+    let o = bin()
+        .args(["run", bare_exp.to_str().unwrap(), "--out"])
+        .arg(dir.join("bare-out"))
+        .arg("--quiet")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success()
+            && err.contains(
+                "evaluations.csv: missing column 'config', which the joint (CASH) pool needs"
+            ),
+        "{err}"
+    );
 }
 
 /// `reproduce auto-weka` end to end on trimmed copies of its experiment files (fewer budgets and

@@ -46,6 +46,9 @@ fn text(df: &DataFrame, path: &Path, name: &str) -> Result<Vec<Option<String>>> 
 /// Build the joint pool of the trace set in `dir`.
 pub fn pool_from_trace_set(dir: &Path) -> Result<Pool> {
     let ts = super::load_trace_set(dir, &super::LoadOptions::default())?;
+    // The evaluations' columns first: a set without configurations is not a pool, whatever
+    // its manifest describes.
+    let columns = evaluation_columns(&ts)?;
     let dims = learner_spaces(&ts, &dir.join("traceset.toml"))?;
     let lidx: HashMap<&str, usize> = ts
         .learners
@@ -60,7 +63,7 @@ pub fn pool_from_trace_set(dir: &Path) -> Result<Pool> {
         .map(|(i, t)| ((t.dataset.as_str(), t.run), i))
         .collect();
     let mut interner = Interner::new(dims);
-    let mut per_task = evaluation_curves(&ts, &lidx, &task_of, &mut interner)?;
+    let mut per_task = evaluation_curves(&ts, &columns, &lidx, &task_of, &mut interner)?;
     // Defaults, when recorded.
     let mut hash = fnv1a64(ts.content_hash.as_bytes());
     let dpath = ["defaults.parquet", "defaults.csv"]
@@ -180,23 +183,32 @@ impl Interner {
     }
 }
 
+/// The evaluations file's columns the joint pool reads, as text: dataset, run, learner, seq and
+/// config.
+type EvalColumns = [Vec<Option<String>>; 5];
+
+fn evaluation_columns(ts: &super::TraceSet) -> Result<EvalColumns> {
+    let ev = &ts.evaluations_file;
+    let df = super::load::read_frame(ev)?;
+    let [ds, run, learner, seq, config] =
+        ["dataset", "run", "learner", "seq", "config"].map(|c| text(&df, ev, c));
+    Ok([ds?, run?, learner?, seq?, config?])
+}
+
 /// Per task, each recorded configuration's one-unit curve (the first evaluation of it, when a
 /// random search drew it twice).
 fn evaluation_curves(
     ts: &super::TraceSet,
+    [ds, run, learner, seq, config]: &EvalColumns,
     lidx: &HashMap<&str, usize>,
     task_of: &HashMap<(&str, i64), usize>,
     interner: &mut Interner,
 ) -> Result<Vec<Vec<(u32, Curve)>>> {
     let ev = &ts.evaluations_file;
-    let df = super::load::read_frame(ev)?;
-    let cols = ["dataset", "run", "learner", "seq", "config"];
-    let [ds, run, learner, seq, config] = cols.map(|c| text(&df, ev, c));
-    let (ds, run, learner, seq, config) = (ds?, run?, learner?, seq?, config?);
     // (task index, arm's evaluation index) of each row: arms hold their evaluations in seq
     // order, so sort the rows the same way.
-    let mut rows: Vec<(usize, usize, i64, usize)> = Vec::with_capacity(df.height());
-    for i in 0..df.height() {
+    let mut rows: Vec<(usize, usize, i64, usize)> = Vec::with_capacity(ds.len());
+    for i in 0..ds.len() {
         let at = || format!("{}: row {}", ev.display(), i + 1);
         let (Some(d), Some(r), Some(l), Some(s)) = (&ds[i], &run[i], &learner[i], &seq[i]) else {
             bail!("{}: dataset, run, learner and seq are required", at());
