@@ -111,6 +111,11 @@ pub struct Observation<'a> {
     pub arm_clock: f64,
     /// True when the arm's trace had nothing left to reveal.
     pub exhausted: bool,
+    /// Several objectives (`[world] objectives`, pool world): the arm's value of each objective
+    /// at its last trained unit, in the experiment's order and the pool's recorded orientation
+    /// (`PoolStart::objectives` gives the directions), NaN where that unit failed or records
+    /// none; empty with one objective.
+    pub objectives: &'a [f64],
 }
 
 /// The state a policy may look at before deciding.
@@ -375,6 +380,9 @@ pub struct PoolStart<'a> {
     /// The pool's encoded space and, per configuration, whether it is open at the cell's start.
     pub space: &'a crate::space::Space,
     pub open: &'a [bool],
+    /// Several objectives: each objective's name and whether it is maximised, in the order of
+    /// `Observation::objectives`; empty with one objective.
+    pub objectives: Vec<(&'a str, bool)>,
 }
 
 #[cfg(test)]

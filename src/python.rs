@@ -396,6 +396,16 @@ impl Policy for PyPolicy {
                 d.set_item("configs", p.configs)?;
                 d.set_item("learners", PyList::new(py, &p.learners)?)?;
                 d.set_item("defaults", PyList::new(py, &p.defaults)?)?;
+                if !p.objectives.is_empty() {
+                    let objectives = PyList::empty(py);
+                    for &(name, maximize) in &p.objectives {
+                        let o = PyDict::new(py);
+                        o.set_item("name", name)?;
+                        o.set_item("direction", if maximize { "maximize" } else { "minimize" })?;
+                        objectives.append(o)?;
+                    }
+                    d.set_item("objectives", objectives)?;
+                }
                 kw.set_item("pool", d)?;
             }
             static START: pyo3::sync::PyOnceLock<Py<PyAny>> = pyo3::sync::PyOnceLock::new();
@@ -477,6 +487,12 @@ impl Policy for PyPolicy {
             reward: obs.reward,
             arm_clock: obs.arm_clock,
             exhausted: obs.exhausted,
+            objectives: (!obs.objectives.is_empty()).then(|| {
+                obs.objectives
+                    .iter()
+                    .map(|&x| (!x.is_nan()).then_some(x))
+                    .collect()
+            }),
             revealed: obs
                 .revealed
                 .iter()
@@ -543,6 +559,10 @@ struct Observation {
     /// The arm's trace had nothing left.
     #[pyo3(get)]
     exhausted: bool,
+    /// Several objectives: the arm's value of each at its last trained unit (None where it
+    /// records none), in the order of the cell's `pool["objectives"]`; None with one objective.
+    #[pyo3(get)]
+    objectives: Option<Vec<Option<f64>>>,
     revealed: Vec<(f64, Option<f64>)>,
 }
 
@@ -566,8 +586,15 @@ impl Observation {
 
     fn __repr__(&self) -> String {
         format!(
-            "Observation(arm={}, reward={:?}, arm_clock={}, exhausted={})",
-            self.arm, self.reward, self.arm_clock, self.exhausted
+            "Observation(arm={}, reward={:?}, arm_clock={}, exhausted={}{})",
+            self.arm,
+            self.reward,
+            self.arm_clock,
+            self.exhausted,
+            match &self.objectives {
+                Some(v) => format!(", objectives={v:?}"),
+                None => String::new(),
+            }
         )
     }
 }

@@ -20,8 +20,11 @@ pub(crate) const LOCK: &str = "experiment.lock.toml";
 /// world and a fingerprint of prose; version 3 had one schema for every world and a canonical
 /// fingerprint; version 4 adds the simulated workers (`workers`, `makespan_s`, `idle_s` in runs;
 /// `worker`, `start`, `finish` in trajectories); version 5 adds `policy_stats` in runs (a
-/// policy's own counts for its cell: a library adapter's suggestions, repeats and snapped points).
-pub(crate) const RESULTS_FORMAT: i64 = 5;
+/// policy's own counts for its cell: a library adapter's suggestions, repeats and snapped points);
+/// version 6 adds several objectives (`hypervolume`, `hv_regret`, `igd_plus`,
+/// `epsilon_additive`, `front_size` in runs, `hv_regret` in trajectories, and the lock file's
+/// `[resolved.objectives]` with every task's reference point).
+pub(crate) const RESULTS_FORMAT: i64 = 6;
 
 pub use crate::files::read_parquet;
 
@@ -72,6 +75,29 @@ pub(crate) struct Resolved {
     /// Results imported from another tool's run logs (`banditbench import`): the named source.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub imported: Option<Imported>,
+    /// Several objectives: which, and every task's reference point, fixed before any cell ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub objectives: Option<LockObjectives>,
+}
+
+/// The `[resolved.objectives]` table: the objectives measured, the reference rule in words, and
+/// per task its reference and ideal points (recorded orientation), its true front's size and
+/// hypervolume (normalised objectives, as every cell's `hypervolume` is).
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub(crate) struct LockObjectives {
+    pub names: Vec<String>,
+    pub directions: Vec<String>,
+    pub reference: String,
+    pub tasks: Vec<LockTaskReference>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub(crate) struct LockTaskReference {
+    pub task: String,
+    pub reference: Vec<f64>,
+    pub ideal: Vec<f64>,
+    pub true_front: i64,
+    pub true_hypervolume: f64,
 }
 
 /// The `[resolved.imported]` table: which tool's logs a results folder was imported from, how
@@ -108,6 +134,7 @@ impl Default for Resolved {
             shard: None,
             shard_cells: None,
             imported: None,
+            objectives: None,
         }
     }
 }
@@ -385,6 +412,13 @@ pub fn read_results(dir: &Path) -> Result<Results> {
     } else {
         1
     };
+    // Several objectives (results format 6): the score is the archive's hypervolume regret.
+    let several = several_objectives(&df);
+    let (best, best_test) = if several {
+        (f("hv_regret")?, vec![f64::NAN; df.height()])
+    } else {
+        (best, best_test)
+    };
     let mut runs = Vec::with_capacity(df.height());
     for i in 0..df.height() {
         let pulls: Vec<(String, f64)> = match serde_json::from_str::<serde_json::Value>(&pulls[i]) {
@@ -414,11 +448,26 @@ pub fn read_results(dir: &Path) -> Result<Results> {
     }
     Ok(Results {
         runs,
-        higher_is_better: direction.first().is_none_or(|d| d == "maximize"),
-        metric_note: "best validation score found".to_string(),
+        higher_is_better: !several && direction.first().is_none_or(|d| d == "maximize"),
+        metric_note: if several {
+            HV_REGRET_NOTE.to_string()
+        } else {
+            "best validation score found".to_string()
+        },
         budget_unit: unit.first().cloned().unwrap_or_default(),
         workers,
     })
+}
+
+/// What results of several objectives are scored by, for reports.
+pub(crate) const HV_REGRET_NOTE: &str = "hypervolume regret of the cell's archive (1 - HV / HV of the task's true front, normalised objectives; lower is better)";
+
+/// Whether a `runs.parquet` or `trajectories.parquet` frame holds results of several
+/// objectives: its `hv_regret` has a value (results format 6; null in every row of one
+/// objective).
+fn several_objectives(df: &DataFrame) -> bool {
+    df.column("hv_regret")
+        .is_ok_and(|c| !c.is_empty() && c.null_count() < c.len())
 }
 
 /// Column `name` of `df` (read from `runs.parquet` at `path`) cast to `want`, or an error naming
@@ -569,7 +618,10 @@ pub(crate) fn read_decisions(dir: &Path) -> Result<Vec<Decision>> {
     let step = col("step")?.u32().map_err(|e| bad("step", e))?;
     let time = col("time")?.f64().map_err(|e| bad("time", e))?;
     let reward = col("reward")?.f64().map_err(|e| bad("reward", e))?;
-    let inc = col("incumbent")?.f64().map_err(|e| bad("incumbent", e))?;
+    // Several objectives: the anytime score is the archive's hypervolume regret.
+    let several = several_objectives(&df);
+    let inc_name = if several { "hv_regret" } else { "incumbent" };
+    let inc = col(inc_name)?.f64().map_err(|e| bad(inc_name, e))?;
     Ok((0..df.height())
         .map(|i| Decision {
             cell: cell.get(i).unwrap_or(0),

@@ -295,6 +295,7 @@ fn anytime_curves_fit() {
                 regret: series(k, 0.0),
                 k,
                 x_desc: "fraction of the simulated wall-clock budget".into(),
+                regret_desc: "normalised regret".into(),
             },
         );
     }

@@ -362,7 +362,7 @@ fn results_record_the_build_and_a_resume_never_rewrites_the_lock_file() {
         "banditbench {} (commit {commit})",
         env!("CARGO_PKG_VERSION")
     );
-    assert!(text.contains("results_format = 5"), "{text}");
+    assert!(text.contains("results_format = 6"), "{text}");
     assert!(
         text.contains(&format!("git_commit = \"{commit}\"")),
         "{text}"
@@ -403,14 +403,14 @@ fn results_record_the_build_and_a_resume_never_rewrites_the_lock_file() {
         older
     );
     // A lock file from a newer results format is refused, not rewritten.
-    let newer = text.replace("results_format = 5", "results_format = 6");
+    let newer = text.replace("results_format = 6", "results_format = 7");
     std::fs::write(out.join("experiment.lock.toml"), &newer).unwrap();
     let o = bin()
         .args(["run", e.to_str().unwrap(), "--out", out.to_str().unwrap()])
         .output()
         .unwrap();
     assert!(
-        err(&o).contains("results format 6, this build writes format 5"),
+        err(&o).contains("results format 7, this build writes format 6"),
         "{}",
         err(&o)
     );
@@ -425,13 +425,13 @@ fn results_record_the_build_and_a_resume_never_rewrites_the_lock_file() {
         .unwrap();
     assert!(
         !o.status.success()
-            && err(&o).contains("results format 6, newer than the 5 this build reads"),
+            && err(&o).contains("results format 7, newer than the 6 this build reads"),
         "{}",
         err(&o)
     );
     // Results of an older format are not continued (their fingerprint and schema differ); the
     // message names both formats and what to do, and `report` still reads them.
-    let old = text.replace("results_format = 5", "results_format = 4");
+    let old = text.replace("results_format = 6", "results_format = 5");
     std::fs::write(out.join("experiment.lock.toml"), &old).unwrap();
     let o = bin()
         .args(["run", e.to_str().unwrap(), "--out", out.to_str().unwrap()])
@@ -440,7 +440,7 @@ fn results_record_the_build_and_a_resume_never_rewrites_the_lock_file() {
     assert!(
         !o.status.success()
             && err(&o)
-                .contains("these results are in results format 4, this build writes format 5")
+                .contains("these results are in results format 5, this build writes format 6")
             && err(&o).contains("rerun with --fresh"),
         "{}",
         err(&o)

@@ -41,7 +41,8 @@ class Cell(SimpleNamespace):
     ``slice`` (seconds in the time-sliced world, else 1), ``arms`` (names, in arm order; empty in
     the pool world), ``policy`` (the experiment's name for it), ``params`` and, in the pool
     world, ``pool`` (a dict with ``units``, ``configs``, ``learners`` and ``defaults``: per
-    learner the index of its recorded default configuration, or ``None``; with
+    learner the index of its recorded default configuration, or ``None``; with several
+    objectives also ``objectives``, a list of ``{"name", "direction"}`` dicts; with
     ``pool_space = true`` also ``space``, ``open``, ``open_learner`` and ``open_values``, see
     docs/protocol.md).
     """
@@ -106,8 +107,11 @@ class Observation(SimpleNamespace):
     """What one pull revealed.
 
     Attributes: ``arm``, ``reward`` (``None`` when the pull has none, e.g. a failed
-    evaluation), ``arm_clock``, ``exhausted`` (the arm's trace had nothing left) and ``revealed``
-    (every evaluation the pull revealed, as ``[time, reward or None]`` pairs).
+    evaluation), ``arm_clock``, ``exhausted`` (the arm's trace had nothing left), ``revealed``
+    (every evaluation the pull revealed, as ``[time, reward or None]`` pairs) and
+    ``objectives``: with several objectives (``[world] objectives``) the arm's value of each at
+    its last trained unit, recorded orientation, in the order of the cell's
+    ``pool["objectives"]`` (``None`` where that unit records none); ``None`` with one objective.
     """
 
     arm: int
@@ -115,6 +119,7 @@ class Observation(SimpleNamespace):
     arm_clock: float
     exhausted: bool
     revealed: List[List[Optional[float]]]
+    objectives: Optional[List[Optional[float]]]
 
 
 @dataclass(frozen=True, repr=False)
@@ -327,6 +332,7 @@ def serve(factory: Callable[..., Policy], stdin=None, stdout=None) -> None:
         if kind == "observe":
             if pending_error is None:
                 try:
+                    msg.setdefault("objectives", None)
                     policy.observe(Observation(**msg))
                 except Exception:
                     pending_error = fail("observe")

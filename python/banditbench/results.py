@@ -65,9 +65,9 @@ def read_runs(folder: str, backend: str = "pandas", decode_json: bool = True):
 
 
 def read_trajectories(folder: str, backend: str = "pandas"):
-    """One row per decision, the same columns in every world (results format 5): cell, step,
-    action, arm, learner, config, fidelity, time, reward, incumbent, worker, start, finish; see
-    the README."""
+    """One row per decision, the same columns in every world (results format 6): cell, step,
+    action, arm, learner, config, fidelity, time, reward, incumbent, worker, start, finish and
+    hv_regret (several objectives; null with one); see the README."""
     path = _check(folder, "trajectories.parquet")
     if backend == "pandas":
         import pandas as pd

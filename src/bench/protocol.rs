@@ -37,6 +37,7 @@ pub fn measure_protocol(
 ) -> Result<Vec<ProtocolTiming>> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let world = WorldSetup {
+        objectives: None,
         workers: 1,
         budgets: vec![0.25],
         unit: BudgetUnit::Task,

@@ -148,6 +148,11 @@ pub struct CellResult {
     pub idle_s: f64,
     /// The policy's own counts for the cell, a JSON object's text (`Policy::finish`), or None.
     pub policy_stats: Option<String>,
+    /// An experiment of several objectives: the archive's indicators at the end.
+    pub objectives: Option<super::objectives::MoOutcome>,
+    /// And its hypervolume regret after each step of `steps` (empty when trajectories are not
+    /// kept or there is one objective).
+    pub hv_regret_steps: Vec<f64>,
 }
 
 pub(crate) use crate::replay::pool::PoolPart;
@@ -173,6 +178,8 @@ impl CellResult {
             makespan_s: l.clock.wall,
             idle_s: l.clock.idle(),
             policy_stats: None,
+            objectives: None,
+            hv_regret_steps: Vec::new(),
         }
     }
 }
@@ -269,6 +276,18 @@ impl CellWorld<'_> {
                         .collect(),
                     space: &pool.space,
                     open: self.world.get().view().pool.map_or(&[][..], |p| p.open),
+                    objectives: data.objectives.as_ref().map_or(Vec::new(), |mo| {
+                        mo.spec
+                            .names
+                            .iter()
+                            .map(String::as_str)
+                            .zip(
+                                mo.directions
+                                    .iter()
+                                    .map(|d| *d == crate::trace::Direction::Maximize),
+                            )
+                            .collect()
+                    }),
                 }
             }),
         }
@@ -358,9 +377,19 @@ pub fn run_cell(
     };
     let mut rng = Rng::new(cell.seed);
     let mut steps = Vec::new();
+    let mut archive = match source {
+        Source::Pool(data) => data
+            .objectives
+            .as_ref()
+            .map(|mo| super::objectives::ArchiveObserver::new(mo, cell.task, record_steps)),
+        Source::Traces(_) => None,
+    };
     let mut observers: Vec<&mut dyn Observer> = Vec::new();
     if record_steps {
         observers.push(&mut steps);
+    }
+    if let Some(a) = &mut archive {
+        observers.push(a);
     }
     let id = cfg.id();
     let (overhead, workers) = (exp.world.overhead(), exp.world.workers);
@@ -411,6 +440,10 @@ pub fn run_cell(
     let mut result = CellResult::new(cell, world.ledger(), world.outcome(), &cw);
     result.steps = steps;
     result.policy_stats = policy_stats;
+    if let Some(a) = archive {
+        result.objectives = Some(a.outcome());
+        result.hv_regret_steps = a.history.unwrap_or_default();
+    }
     Ok(result)
 }
 
@@ -423,6 +456,7 @@ mod tests {
 
     fn setup(unit: BudgetUnit, slice: f64) -> WorldSetup {
         WorldSetup {
+            objectives: None,
             workers: 1,
             budgets: vec![],
             unit,

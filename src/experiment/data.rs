@@ -84,6 +84,7 @@ impl Data {
     pub fn what(&self) -> String {
         match self {
             Data::Traces(ts) => format!("best {} found", ts.manifest.metric),
+            Data::Pool(p) if p.objectives.is_some() => "hypervolume regret of the cell's archive (1 - HV / HV of the true front; lower is better)".to_string(),
             Data::Pool(p) => format!(
                 "{} of the recommended configuration (validation)",
                 p.pool.manifest.metric
@@ -352,6 +353,8 @@ pub struct DataInfo {
     pub metric: String,
     pub tasks: Vec<String>,
     pub learners: Vec<String>,
+    /// Several objectives: the lock file's `[resolved.objectives]`.
+    pub(crate) objectives: Option<crate::results::LockObjectives>,
 }
 
 impl DataInfo {
@@ -364,6 +367,7 @@ impl DataInfo {
             metric: ts.manifest.metric.clone(),
             tasks: ts.tasks.iter().map(|t| t.name()).collect(),
             learners: ts.learners.clone(),
+            objectives: None,
         }
     }
 
@@ -376,6 +380,26 @@ impl DataInfo {
             metric: data.pool.manifest.metric.clone(),
             tasks: data.tasks.iter().map(|t| data.task_name(t)).collect(),
             learners: data.learner_names(),
+            objectives: data
+                .objectives
+                .as_ref()
+                .map(|mo| crate::results::LockObjectives {
+                    names: mo.spec.names.clone(),
+                    directions: mo.directions.iter().map(|d| d.as_str().into()).collect(),
+                    reference: mo.spec.reference_rule(),
+                    tasks: data
+                        .tasks
+                        .iter()
+                        .zip(&mo.tasks)
+                        .map(|(t, m)| crate::results::LockTaskReference {
+                            task: data.task_name(t),
+                            reference: m.reference.clone(),
+                            ideal: m.ideal.clone(),
+                            true_front: (m.front.len() / mo.d()) as i64,
+                            true_hypervolume: m.true_hypervolume,
+                        })
+                        .collect(),
+                }),
         }
     }
 }

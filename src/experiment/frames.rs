@@ -422,6 +422,39 @@ pub(crate) fn runs_frame(
                 .collect::<Vec<Option<&str>>>(),
         ),
     ]);
+    // Several objectives: the archive's indicators (null with one objective).
+    let mo = |f: &dyn Fn(&super::objectives::MoOutcome) -> f64| -> Vec<Option<f64>> {
+        results
+            .iter()
+            .map(|r| r.objectives.as_ref().map(f))
+            .collect()
+    };
+    cols.extend([
+        Column::new("hypervolume".into(), mo(&|m| m.hypervolume)),
+        Column::new("hv_regret".into(), mo(&|m| m.hv_regret)),
+        // Infinite when the archive is empty: null, as a cell that found nothing.
+        Column::new(
+            "igd_plus".into(),
+            mo(&|m| m.igd_plus)
+                .into_iter()
+                .map(|x| x.filter(|v| v.is_finite()))
+                .collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "epsilon_additive".into(),
+            mo(&|m| m.epsilon_additive)
+                .into_iter()
+                .map(|x| x.filter(|v| v.is_finite()))
+                .collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "front_size".into(),
+            results
+                .iter()
+                .map(|r| r.objectives.as_ref().map(|m| m.front_size))
+                .collect::<Vec<Option<u64>>>(),
+        ),
+    ]);
     Ok(DataFrame::new_infer_height(cols)?)
 }
 
@@ -444,6 +477,8 @@ pub(crate) fn trajectories_frame(results: &[CellResult], data: &Data) -> Result<
     let mut start = Vec::with_capacity(n);
     let mut finish = Vec::with_capacity(n);
     let mut ids = Vec::new();
+    let several = results.iter().any(|r| !r.hv_regret_steps.is_empty());
+    let mut hv_regret = Vec::with_capacity(if several { n } else { 0 });
     // Column by column per cell: each `extend` is a tight loop.
     for r in results {
         let s = &r.steps;
@@ -458,6 +493,9 @@ pub(crate) fn trajectories_frame(results: &[CellResult], data: &Data) -> Result<
         worker.extend(s.iter().map(|s| s.worker));
         start.extend(s.iter().map(|s| s.start));
         finish.extend(s.iter().map(|s| s.finish));
+        if several {
+            hv_regret.extend(&r.hv_regret_steps);
+        }
         match data {
             // A learner-level arm is its learner.
             Data::Traces(_) => learner.extend(s.iter().map(|s| s.config)),
@@ -487,6 +525,11 @@ pub(crate) fn trajectories_frame(results: &[CellResult], data: &Data) -> Result<
         UInt32Chunked::from_vec("worker".into(), worker).into_column(),
         Float64Chunked::from_vec("start".into(), start).into_column(),
         Float64Chunked::from_vec("finish".into(), finish).into_column(),
+        if several {
+            Float64Chunked::from_vec("hv_regret".into(), hv_regret).into_column()
+        } else {
+            Float64Chunked::full_null("hv_regret".into(), n).into_column()
+        },
     ])?)
 }
 

@@ -34,6 +34,7 @@ pub(super) fn lock_text(
             shard: shard.map(|s| s.label()),
             shard_cells: shard.map(|s| s.cells_of(n_cells) as i64),
             imported: None,
+            objectives: info.objectives.clone(),
         },
         experiment: exp.source.parse().unwrap_or_default(),
     }

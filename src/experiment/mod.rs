@@ -8,6 +8,7 @@ mod every_family;
 mod frames;
 mod lock;
 mod merge;
+pub(crate) mod objectives;
 pub(crate) mod parquet;
 pub(crate) mod pool;
 mod progress;

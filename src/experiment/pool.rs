@@ -33,6 +33,9 @@ pub struct PoolData {
     pub tasks: Vec<PoolTaskRef>,
     /// Tasks dropped because the (incomplete) pool has no curve for them.
     pub dropped: Vec<String>,
+    /// The objectives measured, with every task's true front and reference point
+    /// (`[world] objectives`), or none.
+    pub objectives: Option<Box<super::objectives::MoData>>,
 }
 
 impl PoolData {
@@ -231,11 +234,25 @@ pub fn prepare_pool(exp: &Experiment) -> Result<PoolData> {
             .map(|l| t.learners.contains(&l))
             .collect();
     }
+    let objectives = match &exp.world.objectives {
+        Some(spec) => Some(Box::new(super::objectives::MoData::build(
+            spec,
+            &pool,
+            &tasks,
+            &at.to_string(),
+            &|t| {
+                let pt = &pool.tasks[t.task];
+                format!("{}/{}/{}", pt.dataset, pt.run, t.scope)
+            },
+        )?)),
+        None => None,
+    };
     Ok(PoolData {
         pool,
         all_learners,
         tasks,
         dropped,
+        objectives,
     })
 }
 
@@ -275,5 +292,8 @@ pub(super) fn pool_world<'d>(
         world_seed,
     );
     world.restrict_to_learners(&t.learners);
+    if let Some(mo) = &data.objectives {
+        world = world.with_objectives(&mo.which);
+    }
     Ok((world, budget_abs))
 }

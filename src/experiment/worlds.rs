@@ -39,6 +39,9 @@ pub(super) struct WorldSpec {
     work_s: Option<f64>,
     work: Option<String>,
     work_sigma: Option<f64>,
+    objectives: Option<Vec<String>>,
+    reference: Option<String>,
+    reference_margin: Option<f64>,
 }
 
 #[derive(Deserialize)]
@@ -101,6 +104,11 @@ pub struct WorldSetup {
     /// was before workers existed).
     #[serde(skip_serializing_if = "is_one")]
     pub workers: usize,
+    /// The objectives measured and the reference rule (`[world] objectives`, pool world), or
+    /// none: the pool's score alone (and the fingerprint of an experiment without them is as
+    /// it was before they existed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub objectives: Option<super::objectives::ObjectivesSpec>,
 }
 
 fn is_one(k: &usize) -> bool {
@@ -254,6 +262,10 @@ impl WorldSetup {
                 }
             ),
         };
+        let text = match &self.objectives {
+            Some(o) => format!("{text}, {}", o.describe()),
+            None => text,
+        };
         if self.workers > 1 {
             format!("{text}, {} workers", self.workers)
         } else {
@@ -318,6 +330,12 @@ fn work_time(file: &Path, w: &WorldSpec) -> Result<WorkTime> {
 pub(super) fn resolve_world(file: &Path, w: &WorldSpec) -> Result<WorldSetup> {
     let at = file.display();
     let mut setup = resolve_options(file, w)?;
+    setup.objectives = super::objectives::ObjectivesSpec::resolve(
+        file,
+        w.objectives.as_deref(),
+        w.reference.as_deref(),
+        w.reference_margin,
+    )?;
     setup.workers = match w.workers {
         None => 1,
         Some(k) if (1..=MAX_WORKERS as i64).contains(&k) => k as usize,
@@ -394,7 +412,7 @@ fn check_budgets(file: &Path, w: &WorldSpec) -> Result<()> {
 /// ignored.
 fn check_owners(file: &Path, w: &WorldSpec, kind: WorldKind) -> Result<()> {
     let at = file.display();
-    let owners: [(&str, bool, &[WorldKind]); 16] = [
+    let owners: [(&str, bool, &[WorldKind]); 19] = [
         ("work_s", w.work_s.is_some(), &[WorldKind::Synthetic]),
         ("work", w.work.is_some(), &[WorldKind::Synthetic]),
         (
@@ -431,6 +449,13 @@ fn check_owners(file: &Path, w: &WorldSpec, kind: WorldKind) -> Result<()> {
         ("per_learner", w.per_learner.is_some(), &[WorldKind::Pool]),
         ("last_unit", w.last_unit.is_some(), &[WorldKind::Pool]),
         ("ties", w.ties.is_some(), &[WorldKind::Pool]),
+        ("objectives", w.objectives.is_some(), &[WorldKind::Pool]),
+        ("reference", w.reference.is_some(), &[WorldKind::Pool]),
+        (
+            "reference_margin",
+            w.reference_margin.is_some(),
+            &[WorldKind::Pool],
+        ),
     ];
     for (key, present, owners) in owners {
         if present && !owners.contains(&kind) {
@@ -536,6 +561,7 @@ fn resolve_pool(file: &Path, w: &WorldSpec) -> Result<WorldSetup> {
         budgets: w.budgets.clone(),
         unit,
         workers: 1,
+        objectives: None,
         options: WorldOptions::Pool(PoolOptions {
             failures_consume_budget: w.failures_consume_budget.unwrap_or(true),
             incumbent: choice(
@@ -604,6 +630,7 @@ fn resolve_time_sliced(file: &Path, w: &WorldSpec) -> Result<WorldSetup> {
         budgets: w.budgets.clone(),
         unit,
         workers: 1,
+        objectives: None,
         options: WorldOptions::TimeSliced {
             slice,
             overhead: overhead(file, w)?,
@@ -653,6 +680,7 @@ fn resolve_synthetic(file: &Path, w: &WorldSpec) -> Result<WorldSetup> {
         budgets: w.budgets.clone(),
         unit: BudgetUnit::Pulls,
         workers: 1,
+        objectives: None,
         options: WorldOptions::Synthetic {
             arms,
             work_s: w.work_s,
@@ -677,6 +705,7 @@ fn resolve_pull_count(file: &Path, w: &WorldSpec) -> Result<WorldSetup> {
         budgets: w.budgets.clone(),
         unit,
         workers: 1,
+        objectives: None,
         options: WorldOptions::PullCount {
             order: choice(
                 file,

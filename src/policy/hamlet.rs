@@ -344,6 +344,7 @@ mod tests {
                 revealed: &rev,
                 arm_clock: t,
                 exhausted: false,
+                objectives: &[],
             });
         }
     }
@@ -494,6 +495,7 @@ mod tests {
                 revealed: &[],
                 arm_clock: 10.0,
                 exhausted: false,
+                objectives: &[],
             });
         }
         assert_eq!(got, vec![0, 0, 1, 1]);

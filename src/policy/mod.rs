@@ -323,6 +323,7 @@ pub(crate) mod testing {
             revealed: &NONE,
             arm_clock: 0.0,
             exhausted: false,
+            objectives: &[],
         }
     }
 

@@ -492,6 +492,7 @@ pub fn drive_workers<W: World + ?Sized>(
                 revealed,
                 arm_clock: f.arm_clock,
                 exhausted: f.exhausted,
+                objectives: world.arm_objectives(arm),
             });
             free.push(Reverse(worker));
             ready[worker] = now;

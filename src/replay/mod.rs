@@ -254,6 +254,12 @@ pub trait World {
         arm as u32
     }
 
+    /// Several objectives: `arm`'s values at its last trained unit (`Observation::objectives`);
+    /// empty with one objective.
+    fn arm_objectives(&self, _arm: usize) -> &[f64] {
+        &[]
+    }
+
     /// What the finished replay found, as its results record it: the ledger's incumbent and
     /// per-arm counts, with no test score. Worlds over recorded evaluations add the incumbent's
     /// test score; the pool world reports its recommendation and counts per learner.

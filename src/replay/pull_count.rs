@@ -164,6 +164,7 @@ impl PullCount<'_> {
             revealed: &l.revealed,
             arm_clock: l.arm_clock[arm],
             exhausted,
+            objectives: &[],
         }
     }
 }

@@ -160,6 +160,7 @@ impl Synthetic {
             revealed: &l.revealed,
             arm_clock: l.arm_clock[arm],
             exhausted: false,
+            objectives: &[],
         }
     }
 }

@@ -116,6 +116,7 @@ impl TimeSliced<'_> {
             revealed: &l.revealed,
             arm_clock: clock,
             exhausted,
+            objectives: &[],
         }
     }
 }

@@ -599,16 +599,26 @@ pub(crate) fn anytime(
         regret: relabel(curves.regret),
         k,
         x_desc: x_desc.to_string(),
+        regret_desc: match regret {
+            super::Regret::Hypervolume => "hypervolume regret",
+            _ => "normalised regret",
+        }
+        .to_string(),
     };
     w.add(
         save(&fig, out, "anytime", page)?,
         "anytime",
         format!(
-            "Anytime performance: mean rank and mean normalised regret against the {x_desc}; ranks and regrets are computed per (task, budget), averaged per dataset, with ±95 % t bands over the {} datasets. Regret is (b − v)/(b − w) with {}.",
+            "Anytime performance: mean rank and mean {} against the {x_desc}; ranks and regrets are computed per (task, budget), averaged per dataset, with ±95 % t bands over the {} datasets. {}.",
+            match regret {
+                super::Regret::Hypervolume => "hypervolume regret",
+                _ => "normalised regret",
+            },
             curves.units,
             match regret {
-                super::Regret::Compared => "b and w the best and worst of the compared policies' mean scores in the unit, so adding or removing a policy changes every curve (--regret trace normalises by the traces instead)",
-                super::Regret::Trace => "b and w the best and worst validation score recorded in the unit's traces, so curves do not depend on which policies are compared",
+                super::Regret::Hypervolume => "Hypervolume regret is 1 − HV/HV* of each cell's archive, HV* the task's true front's against the reference point the lock file names, so curves do not depend on which policies are compared",
+                super::Regret::Compared => "Regret is (b − v)/(b − w) with b and w the best and worst of the compared policies' mean scores in the unit, so adding or removing a policy changes every curve (--regret trace normalises by the traces instead)",
+                super::Regret::Trace => "Regret is (b − v)/(b − w) with b and w the best and worst validation score recorded in the unit's traces, so curves do not depend on which policies are compared",
             }
         ),
     );

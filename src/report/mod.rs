@@ -65,6 +65,10 @@ pub(crate) enum Regret {
     /// evaluation of every arm, or every unit of every configuration of a pool). Curves do not
     /// depend on which policies are compared.
     Trace,
+    /// Results of several objectives: the hypervolume regret itself, 1 − HV/HV* against the
+    /// task's true front (b = 0, w = 1); chosen for such results whatever `--regret` says.
+    #[value(skip)]
+    Hypervolume,
 }
 
 impl Regret {
@@ -72,6 +76,7 @@ impl Regret {
         match self {
             Regret::Compared => "compared",
             Regret::Trace => "trace",
+            Regret::Hypervolume => "hypervolume",
         }
     }
 }
@@ -358,7 +363,42 @@ pub(crate) fn read_together(
     };
     let b0 = budgets(first);
     let mut owner: BTreeMap<String, PathBuf> = BTreeMap::new();
+    let objectives0 = lock_objectives(first_dir)?;
     for (d, r) in &all {
+        let objectives = lock_objectives(d)?;
+        // The same objectives, and on every task both measure the same reference point.
+        let agree = match (&objectives, &objectives0) {
+            (None, None) => true,
+            (Some(a), Some(b)) => {
+                a.names == b.names
+                    && a.directions == b.directions
+                    && a.tasks.iter().all(|t| {
+                        b.tasks
+                            .iter()
+                            .find(|u| u.task == t.task)
+                            .is_none_or(|u| u.reference == t.reference)
+                    })
+            }
+            _ => false,
+        };
+        if !agree {
+            let show = |o: &Option<crate::results::LockObjectives>| match o {
+                None => "one objective".to_string(),
+                Some(o) => format!("objectives {}", o.names.join(" x ")),
+            };
+            anyhow::bail!(
+                "{} measures {} but {} measures {}{}: folders ranked together need the same objectives and the same reference point per task (the lock files' [resolved.objectives])",
+                d.display(),
+                show(&objectives),
+                first_dir.display(),
+                show(&objectives0),
+                if objectives.as_ref().map(|o| &o.names) == objectives0.as_ref().map(|o| &o.names) {
+                    ", with other reference points"
+                } else {
+                    ""
+                }
+            );
+        }
         if r.higher_is_better != first.higher_is_better {
             anyhow::bail!(
                 "{} {} its score but {} {}s it: rank folders of one direction together",
@@ -461,6 +501,13 @@ pub(crate) fn read_together(
         res,
         unit,
     ))
+}
+
+/// The objectives a results folder measures and its reference points, from its lock file
+/// (none for one objective).
+fn lock_objectives(dir: &Path) -> Result<Option<crate::results::LockObjectives>> {
+    let lock = dir.join(crate::results::LOCK);
+    Ok(crate::results::read_lock_file(&lock)?.and_then(|t| t.resolved.objectives))
 }
 
 /// Report on several results folders ranked together on their common units (see
@@ -653,7 +700,19 @@ fn report_runs(
     // Anytime curves from the trajectories.
     if src.has_trajectories() {
         let curves = src.curves(runs, opts.anytime_points)?;
-        let bounds = match (opts.regret, src.dirs.as_slice()) {
+        let several = res.metric_note == crate::results::HV_REGRET_NOTE;
+        let regret = if several {
+            Regret::Hypervolume
+        } else {
+            opts.regret
+        };
+        let bounds = match (regret, src.dirs.as_slice()) {
+            // Oriented so that higher is better: b = −0, w = −1 leaves the regret as it is.
+            (Regret::Hypervolume, _) => Some(
+                runs.iter()
+                    .map(|r| ((r.dataset.clone(), r.run), (0.0, -1.0)))
+                    .collect(),
+            ),
             (Regret::Compared, _) => None,
             (Regret::Trace, [dir]) => Some(trace_bounds(
                 &dir.0,
@@ -680,7 +739,7 @@ fn report_runs(
             (true, unit) => format!("fraction of the budget ({unit} of work started)"),
             (false, _) => "fraction of the budget used".to_string(),
         };
-        choose::anytime(&mut w, a, &names, out, &opts.page, opts.regret, &x_desc)?;
+        choose::anytime(&mut w, a, &names, out, &opts.page, regret, &x_desc)?;
     }
     files.append(&mut w.files);
 
@@ -738,10 +797,16 @@ fn ranking_by(
     let mut datasets: BTreeSet<String> = BTreeSet::new();
     let mut tasks: BTreeSet<(String, i64)> = BTreeSet::new();
     let mut direction: Option<String> = None;
-    crate::results::scan_runs_by(results_dir, &["dataset", "run", "direction"], rows, |c| {
+    // Several objectives (a value in `hv_regret`): ranked by the hypervolume regret.
+    let mut several = false;
+    let first = ["dataset", "run", "direction", "hv_regret"];
+    crate::results::scan_runs_by(results_dir, &first, rows, |c| {
         let (ds, run) = (c.strs("dataset")?, c.i64s("run")?);
         if direction.is_none() {
             direction = c.strs("direction")?.get(0).map(str::to_string);
+        }
+        if c.has("hv_regret") && c.f64s("hv_regret")?.null_count() < c.height() {
+            several = true;
         }
         for (d, r) in ds.iter().zip(run.iter()) {
             let (d, r) = (d.unwrap_or(""), r.unwrap_or(0));
@@ -752,7 +817,8 @@ fn ranking_by(
         }
         Ok(())
     })?;
-    let higher_is_better = direction.is_none_or(|d| d == "maximize");
+    let higher_is_better = !several && direction.is_none_or(|d| d == "maximize");
+    let score = if several { "hv_regret" } else { "best_score" };
     let kind = UnitKind::most_independent_of(datasets.len(), tasks.len());
     let mut g = UnitGrouper::new(kind);
     // Cells that pulled arms past their traces' ends: count, and their shares summed in file
@@ -766,7 +832,7 @@ fn ranking_by(
             "budget",
             "repetition",
             "policy",
-            "best_score",
+            score,
             "budget_abs",
             "exhausted_pulls",
             "exhausted_budget",
@@ -779,7 +845,7 @@ fn ranking_by(
                 c.f64s("budget")?,
                 c.u64s("repetition")?,
                 c.strs("policy")?,
-                c.f64s("best_score")?,
+                c.f64s(score)?,
             );
             for i in 0..c.height() {
                 g.add(

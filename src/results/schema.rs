@@ -102,6 +102,11 @@ pub(crate) const RUNS: &[Col] = &[
     null("incumbent_rule", Str),
     null("recommendation_rule", Str),
     null("policy_stats", Str),
+    null("hypervolume", F64),
+    null("hv_regret", F64),
+    null("igd_plus", F64),
+    null("epsilon_additive", F64),
+    null("front_size", U64),
     col("program", Str),
 ];
 
@@ -120,6 +125,7 @@ pub(crate) const TRAJECTORIES: &[Col] = &[
     null("worker", U32),
     null("start", F64),
     null("finish", F64),
+    null("hv_regret", F64),
 ];
 
 /// The frame of `schema` from the columns a writer has: in the schema's order, each of its type

@@ -128,6 +128,23 @@ class WholeTrials(LibraryTrials):
     """The shared part; a subclass sets ``open`` (key -> configuration), ``to`` and
     ``max_repeats`` (``prepare``) and implements ``_ask``, ``_complete`` and ``_fail``."""
 
+    #: True for an adapter whose library takes several objectives: in an experiment of several
+    #: objectives (``[world] objectives``) its trials are told their values, a list in the order
+    #: of the cell's ``pool["objectives"]`` and their recorded orientation, rather than the score.
+    multi_objective = False
+
+    def _value_of(self, obs: Any) -> Any:
+        """What a finished trial is told: its score, or the list of its objectives' values;
+        None for a failed evaluation or an infeasible one (an objective without a value)."""
+        if obs.reward is None:
+            return None
+        objectives = getattr(obs, "objectives", None)
+        if self.multi_objective and objectives is not None:
+            if any(v is None for v in objectives):
+                return None
+            return [float(v) for v in objectives]
+        return float(obs.reward)
+
     def __init__(self, cell: Any):
         super().__init__(cell)
         # Each arm's trial and configuration, each evaluated configuration's score (None:
@@ -205,7 +222,7 @@ class WholeTrials(LibraryTrials):
             trial, value = self.retraining.pop(obs.arm), self.value[key]
         else:
             trial = self.arm_trial[obs.arm]
-            value = None if obs.reward is None else float(obs.reward)
+            value = self._value_of(obs)
             self.value[key] = value
             self.trained[obs.arm] = int(obs.arm_clock)
         self._tell(trial, value)

@@ -49,6 +49,12 @@ The open choices, each a parameter:
   an edit is a changed policy, not a finished one.
 - ``learner``: the learner to tune when the task keeps several (default: all of them, the learner
   a categorical root, "learner", and each learner's dimensions under it as "LEARNER.DIM").
+- ``objectives``: in an experiment of several objectives (``[world] objectives``), ``"all"``
+  (default) makes each cell's study one of as many objectives, in their recorded directions, and
+  tells every trial their recorded values (Optuna's multi-objective TPE, NSGA-II, NSGA-III,
+  random and GP samplers take them; its pruners do not, so a pruner is refused);
+  ``"score"`` tells the pool's score only, a single-objective baseline. The cell's archive and
+  its hypervolume regret are the engine's either way.
 """
 
 from __future__ import annotations
@@ -237,7 +243,7 @@ class OptunaSampler(UnitByUnit, WholeTrials):
                  to: Optional[int] = None, repeat: str = "reuse", max_repeats: int = 1000,
                  learner: Optional[str] = None, pruner: Optional[str] = None,
                  snap: str = "nearest", hub: Optional[str] = None,
-                 hub_sampler: Optional[str] = None, **options: Any):
+                 hub_sampler: Optional[str] = None, objectives: str = "all", **options: Any):
         super().__init__(cell)
         optuna = _optuna()
         prepare(self, cell, "Optuna", to=to, repeat=repeat, max_repeats=max_repeats,
@@ -255,8 +261,22 @@ class OptunaSampler(UnitByUnit, WholeTrials):
         if pruner is None and self.pruner_options:
             raise ValueError(f"{', '.join('pruner_' + k for k in self.pruner_options)} given "
                              "without a pruner")
+        # Several objectives ([world] objectives): a study of as many, in their recorded
+        # directions, told each trial's values; objectives = "score" tells the pool's score only.
+        if objectives not in ("all", "score"):
+            raise ValueError(f"objectives = {objectives!r}; give 'all' (every objective the "
+                             "experiment names) or 'score' (the pool's score only)")
+        named = (cell.pool or {}).get("objectives") or []
+        self.multi_objective = bool(named) and objectives == "all"
+        if self.multi_objective and pruner is not None:
+            raise ValueError(
+                f"pruner = {pruner!r} with {len(named)} objectives: Optuna's pruners take one "
+                "objective; remove the pruner, or give objectives = 'score'"
+            )
+        how = ({"directions": [o["direction"] for o in named]} if self.multi_objective
+               else {"direction": "maximize"})
         # A fixed study name: HyperbandPruner assigns trials to brackets by hashing it.
-        self.study = optuna.create_study(study_name=STUDY_NAME, direction="maximize",
+        self.study = optuna.create_study(study_name=STUDY_NAME, **how,
                                          sampler=self.make_sampler(cell.seed % 2**32),
                                          pruner=self.make_pruner())
         self._state = optuna.trial.TrialState

@@ -305,6 +305,21 @@ impl Policy for ExternalPolicy {
                 }
             }
             o.push(b']');
+            // Several objectives: their names and directions (absent with one objective).
+            if !p.objectives.is_empty() {
+                o.extend_from_slice(b",\"objectives\":[");
+                for (i, &(name, maximize)) in p.objectives.iter().enumerate() {
+                    if i > 0 {
+                        o.push(b',');
+                    }
+                    o.extend_from_slice(b"{\"name\":");
+                    push_str(o, name);
+                    o.extend_from_slice(b",\"direction\":");
+                    push_str(o, if maximize { "maximize" } else { "minimize" });
+                    o.push(b'}');
+                }
+                o.push(b']');
+            }
             if self.spec.pool_space {
                 push_space(o, p);
             }
@@ -457,7 +472,19 @@ impl Policy for ExternalPolicy {
             push_f64(o, if r.ok { r.reward } else { f64::NAN });
             o.push(b']');
         }
-        o.extend_from_slice(b"]}\n");
+        o.push(b']');
+        // Several objectives: the arm's values (absent with one objective).
+        if !obs.objectives.is_empty() {
+            o.extend_from_slice(b",\"objectives\":[");
+            for (i, &x) in obs.objectives.iter().enumerate() {
+                if i > 0 {
+                    o.push(b',');
+                }
+                push_f64(o, x);
+            }
+            o.push(b']');
+        }
+        o.extend_from_slice(b"}\n");
     }
 
     fn take_fits(&mut self) -> u64 {

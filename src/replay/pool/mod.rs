@@ -65,6 +65,10 @@ pub struct PoolWorld<'a> {
     pub draws: u64,
     pub mutations: u64,
     pub mutation_fallbacks: u64,
+    /// Several objectives: which of the manifest's objectives a policy sees, and per arm their
+    /// values at its last trained unit (arms x objectives, recorded orientation).
+    objectives: Vec<usize>,
+    arm_objectives: Vec<f64>,
 }
 
 impl<'a> PoolWorld<'a> {
@@ -129,7 +133,16 @@ impl<'a> PoolWorld<'a> {
             draws: 0,
             mutations: 0,
             mutation_fallbacks: 0,
+            objectives: Vec::new(),
+            arm_objectives: Vec::new(),
         }
+    }
+
+    /// Show the policy these objectives (indices into the manifest's objectives) with every
+    /// observation (`Observation::objectives`).
+    pub fn with_objectives(mut self, which: &[usize]) -> Self {
+        self.objectives = which.to_vec();
+        self
     }
 
     /// Only configurations of these learners (indices into the manifest's learners) can be
@@ -182,6 +195,8 @@ impl<'a> PoolWorld<'a> {
         self.config.push(c);
         self.sums.push((0.0, 0));
         self.ok_at.push(f64::NAN);
+        self.arm_objectives
+            .extend(std::iter::repeat_n(f64::NAN, self.objectives.len()));
         self.config.len() - 1
     }
 
@@ -380,6 +395,7 @@ impl<'a> PoolWorld<'a> {
             revealed: &l.revealed,
             arm_clock: l.arm_clock[arm],
             exhausted: self.done[arm],
+            objectives: self.arm_objectives(arm),
         }
     }
 
@@ -407,6 +423,7 @@ impl<'a> PoolWorld<'a> {
             revealed: &l.revealed,
             arm_clock: l.arm_clock[arm],
             exhausted: self.done[arm],
+            objectives: self.arm_objectives(arm),
         }
     }
 
@@ -443,6 +460,18 @@ impl<'a> PoolWorld<'a> {
         let world_time = l.clock.used;
         l.reveal(arm, u, (u + 1) as f64, status, reward);
         let ok = status == Status::Ok;
+        if !self.objectives.is_empty() {
+            let m = &self.pool.manifest;
+            let n_extra = m.extra_columns().len();
+            let d = self.objectives.len();
+            for (k, &o) in self.objectives.iter().enumerate() {
+                self.arm_objectives[arm * d + k] = if ok {
+                    f64::from(curve.objective(&m.objectives[o], n_extra, u))
+                } else {
+                    f64::NAN
+                };
+            }
+        }
         if ok {
             self.last[arm] = reward;
             self.sums[arm].0 += reward;
@@ -611,6 +640,11 @@ impl World for PoolWorld<'_> {
 
     fn config_of(&self, arm: usize) -> u32 {
         self.config[arm]
+    }
+
+    fn arm_objectives(&self, arm: usize) -> &[f64] {
+        let d = self.objectives.len();
+        &self.arm_objectives[arm * d..(arm + 1) * d]
     }
 
     /// No budget is left, the policy stopped, or nothing is left to train.

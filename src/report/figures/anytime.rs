@@ -28,6 +28,8 @@ pub struct Anytime {
     pub k: usize,
     /// The x axis: what the budget is a fraction of.
     pub x_desc: String,
+    /// The regret panel's y axis ("normalised regret", or "hypervolume regret").
+    pub regret_desc: String,
 }
 
 const PANEL_PT: f64 = 150.0;
@@ -76,7 +78,7 @@ impl Figure for Anytime {
                 &self.rank,
                 (1.0, self.k.max(2) as f64),
             ),
-            ("normalised regret", &self.regret, (0.0, 1.0)),
+            (self.regret_desc.as_str(), &self.regret, (0.0, 1.0)),
         ];
         let n_grid = self.grid.len();
         for ((desc, series, (y0, y1)), area) in panels.iter().zip(&areas) {

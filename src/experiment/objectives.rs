@@ -1,0 +1,496 @@
+//! Experiments of several objectives (`[world] objectives`): the reference point of each task,
+//! fixed before any cell runs, the task's true Pareto front, and each cell's non-dominated
+//! archive over time with its hypervolume, hypervolume regret, IGD+ and additive ε.
+//!
+//! The rules (README, "Several objectives"):
+//! - **What enters a cell's archive**: a configuration trained to its last unit whose last unit
+//!   is ok and whose every objective is a number (a NaN value is infeasible, never archived), at
+//!   the step whose work finished it (with several workers, in the order work finishes).
+//! - **The true front** of a task: the non-dominated points of every such configuration the
+//!   task's cells can reach (the learners `[tasks]` keeps), from the pool itself, never from the
+//!   compared runs (`Pool::objective_points`).
+//! - **Reference point**: `reference = "nadir"` (default) is the true front's nadir (its worst
+//!   value per objective) plus `reference_margin` (default 0.1) times the front's range
+//!   (nadir − ideal); `"worst"` is the worst recorded value of every reachable point plus the
+//!   margin times (worst − ideal); a file gives it per task. Where the range is 0 (a front of one
+//!   value in an objective), the margin is taken of the value's magnitude (at least 1).
+//! - **Normalised objectives**: every indicator is computed on `(x − ideal) / (reference − ideal)`
+//!   per objective, so the reference point is (1, …, 1), the ideal point is the origin and a
+//!   task's numbers are comparable with another's. Hypervolume regret is
+//!   `1 − HV(archive) / HV(true front)`, which no affine rescaling of an objective changes.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use polars::prelude::*;
+
+use super::pool::PoolTaskRef;
+use crate::pareto::{Archive, epsilon_additive, hypervolume, igd_plus, nondominated};
+use crate::replay::{Observer, Step};
+use crate::trace::Direction;
+use crate::trace::pool::Pool;
+
+/// How a task's reference point is fixed.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Reference {
+    /// The true front's nadir plus the margin times its range.
+    Nadir,
+    /// The worst recorded value of every reachable point plus the margin times its range.
+    Worst,
+    /// Given per task ((dataset, run) → one value per objective, in the recorded orientation)
+    /// by the file named.
+    File {
+        path: String,
+        values: BTreeMap<String, Vec<f64>>,
+    },
+}
+
+/// The objectives an experiment measures and its reference rule (`[world] objectives`,
+/// `reference`, `reference_margin`).
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct ObjectivesSpec {
+    /// The pool's objectives by name, at least two.
+    pub names: Vec<String>,
+    pub reference: Reference,
+    /// The share of the range added beyond the nadir or the worst value (not for a file).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub margin: Option<f64>,
+}
+
+impl ObjectivesSpec {
+    /// Resolve the `[world]` keys; `file` is the experiment file (a reference file is relative
+    /// to its folder).
+    pub(super) fn resolve(
+        file: &Path,
+        objectives: Option<&[String]>,
+        reference: Option<&str>,
+        margin: Option<f64>,
+    ) -> Result<Option<ObjectivesSpec>> {
+        let at = file.display();
+        let Some(names) = objectives else {
+            if reference.is_some() || margin.is_some() {
+                bail!(
+                    "{at}: key 'world.reference' or 'world.reference_margin' is given without 'world.objectives'; name the objectives (e.g. objectives = [\"val_acc\", \"latency\"]) or remove it"
+                );
+            }
+            return Ok(None);
+        };
+        if names.len() < 2 {
+            bail!(
+                "{at}: key 'world.objectives' names {} objective(s); give at least two (one objective is the pool's own score: remove the key)",
+                names.len()
+            );
+        }
+        for (i, n) in names.iter().enumerate() {
+            if names[..i].contains(n) {
+                bail!("{at}: key 'world.objectives' names '{n}' twice; name each once");
+            }
+        }
+        let reference = match reference.unwrap_or("nadir") {
+            "nadir" => Reference::Nadir,
+            "worst" => Reference::Worst,
+            f => {
+                if margin.is_some() {
+                    bail!(
+                        "{at}: key 'world.reference_margin' applies to reference = \"nadir\" or \"worst\", not to a file of reference points; remove it"
+                    );
+                }
+                let path = file.parent().unwrap_or(Path::new(".")).join(f);
+                Reference::File {
+                    path: f.to_string(),
+                    values: read_reference_file(&path, names)?,
+                }
+            }
+        };
+        let margin = match (&reference, margin) {
+            (Reference::File { .. }, _) => None,
+            (_, None) => Some(0.1),
+            (_, Some(m)) if m.is_finite() && m >= 0.0 => Some(m),
+            (_, Some(m)) => bail!(
+                "{at}: key 'world.reference_margin' is {m}; give the share of the range added beyond the reference's base, a number ≥ 0 (default 0.1)"
+            ),
+        };
+        Ok(Some(ObjectivesSpec {
+            names: names.to_vec(),
+            reference,
+            margin,
+        }))
+    }
+
+    /// In words, for the run's header.
+    pub fn describe(&self) -> String {
+        format!(
+            "objectives {}, reference {}",
+            self.names.join(" x "),
+            self.reference_rule()
+        )
+    }
+
+    /// The reference rule in words, for the lock file.
+    pub fn reference_rule(&self) -> String {
+        match &self.reference {
+            Reference::Nadir => format!(
+                "nadir of the true front + {} x its range",
+                self.margin.unwrap_or(0.0)
+            ),
+            Reference::Worst => format!(
+                "worst recorded value + {} x the range",
+                self.margin.unwrap_or(0.0)
+            ),
+            Reference::File { path, .. } => format!("given by {path}"),
+        }
+    }
+}
+
+/// The task key of a reference file's row and of a task: `dataset/run`.
+fn task_key(dataset: &str, run: i64) -> String {
+    format!("{dataset}/{run}")
+}
+
+/// A CSV of reference points: columns `dataset`, `run` and one per objective (recorded
+/// orientation), one row per task.
+fn read_reference_file(path: &Path, names: &[String]) -> Result<BTreeMap<String, Vec<f64>>> {
+    let at = path.display();
+    crate::files::check(path, "the reference-point file named by 'world.reference'")?;
+    let df = CsvReadOptions::default()
+        .with_has_header(true)
+        .with_infer_schema_length(None)
+        .try_into_reader_with_file_path(Some(PathBuf::from(path)))
+        .and_then(|r| r.finish())
+        .map_err(|e| anyhow::anyhow!("{at}: not a CSV file of reference points ({e})"))?;
+    let column = |name: &str, dtype: &DataType| -> Result<Series> {
+        let c = df.column(name).map_err(|_| {
+            anyhow::anyhow!(
+                "{at}: missing column '{name}'; a reference file has columns dataset, run and one per objective ({})",
+                names.join(", ")
+            )
+        })?;
+        c.as_materialized_series()
+            .strict_cast(dtype)
+            .map_err(|_| anyhow::anyhow!("{at}: column '{name}' holds values that are not {dtype}"))
+    };
+    let ds = column("dataset", &DataType::String)?;
+    let run = column("run", &DataType::Int64)?;
+    let values: Vec<Series> = names
+        .iter()
+        .map(|n| column(n, &DataType::Float64))
+        .collect::<Result<_>>()?;
+    let mut out = BTreeMap::new();
+    for i in 0..df.height() {
+        let row = format!("{at}: row {}", i + 1);
+        let (Some(d), Some(r)) = (ds.str()?.get(i), run.i64()?.get(i)) else {
+            bail!("{row}: dataset and run are required");
+        };
+        let mut v = Vec::with_capacity(names.len());
+        for (n, s) in names.iter().zip(&values) {
+            match s.f64()?.get(i) {
+                Some(x) if x.is_finite() => v.push(x),
+                other => bail!(
+                    "{row}: column '{n}' is {}; a reference point's every value is a finite number",
+                    other.map_or("empty".to_string(), |x| x.to_string())
+                ),
+            }
+        }
+        if out.insert(task_key(d, r), v).is_some() {
+            bail!("{row}: task {d}/{r} is given twice; give each task's reference point once");
+        }
+    }
+    Ok(out)
+}
+
+/// One task's points and reference, as every cell on it measures them.
+#[derive(Clone, Debug)]
+pub struct MoTask {
+    /// Per configuration of the pool, its normalised point (`d` values), NaN when it cannot be
+    /// archived (infeasible, no full curve, or of a learner the task does not keep).
+    pub points: Vec<f64>,
+    /// The true front, normalised, and its hypervolume against (1, …, 1).
+    pub front: Vec<f64>,
+    pub true_hypervolume: f64,
+    /// The reference and ideal points in the recorded orientation (for the lock file).
+    pub reference: Vec<f64>,
+    pub ideal: Vec<f64>,
+}
+
+/// The objectives of a pool experiment and every task's points.
+#[derive(Clone, Debug)]
+pub struct MoData {
+    pub spec: ObjectivesSpec,
+    /// Indices into the pool manifest's objectives.
+    pub which: Vec<usize>,
+    pub directions: Vec<Direction>,
+    /// Per task of the experiment (`PoolData::tasks` order).
+    pub tasks: Vec<MoTask>,
+    /// The pool's units: a configuration is archived when it has trained them all.
+    pub units: u32,
+}
+
+impl MoData {
+    pub fn d(&self) -> usize {
+        self.which.len()
+    }
+
+    /// Resolve the objectives of `spec` in `pool` and every task's true front and reference.
+    /// `at` names the experiment file; `task_name` names a task in errors.
+    pub(super) fn build(
+        spec: &ObjectivesSpec,
+        pool: &Pool,
+        tasks: &[PoolTaskRef],
+        at: &str,
+        task_name: &dyn Fn(&PoolTaskRef) -> String,
+    ) -> Result<MoData> {
+        let m = &pool.manifest;
+        if m.objectives.is_empty() {
+            bail!(
+                "{at}: key 'world.objectives' names {}, but the pool {} declares no objectives (its pool.toml has no [[objectives]]); replay it on its score alone (remove the key), or choose a pool of several objectives such as traces/nasbench201 or traces/fcnet",
+                spec.names.join(", "),
+                m.name
+            );
+        }
+        let mut which = Vec::new();
+        for n in &spec.names {
+            match m.objectives.iter().position(|o| &o.name == n) {
+                Some(i) => which.push(i),
+                None => bail!(
+                    "{at}: key 'world.objectives' names '{n}', which the pool {} does not have; it has: {}",
+                    m.name,
+                    m.objectives
+                        .iter()
+                        .map(|o| o.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            }
+        }
+        let directions: Vec<Direction> = which.iter().map(|&i| m.objectives[i].direction).collect();
+        let mut out = Vec::with_capacity(tasks.len());
+        for t in tasks {
+            let name = task_name(t);
+            out.push(
+                mo_task(spec, pool, t, &which, &directions)
+                    .with_context(|| format!("{at}: task {name}"))?,
+            );
+        }
+        Ok(MoData {
+            spec: spec.clone(),
+            which,
+            directions,
+            tasks: out,
+            units: m.units,
+        })
+    }
+}
+
+/// `x` in the recorded orientation of `dir` (a minimised value is negated back when maximised).
+fn recorded(x: f64, dir: Direction) -> f64 {
+    if dir == Direction::Maximize { -x } else { x }
+}
+
+fn mo_task(
+    spec: &ObjectivesSpec,
+    pool: &Pool,
+    t: &PoolTaskRef,
+    which: &[usize],
+    directions: &[Direction],
+) -> Result<MoTask> {
+    let d = which.len();
+    let (raw, configs) = pool.objective_points(t.task, which);
+    // Only what the task's cells can reach.
+    let (mut pts, mut cfgs) = (Vec::new(), Vec::new());
+    for (p, &c) in raw.chunks_exact(d).zip(&configs) {
+        if t.learners.contains(&pool.configs[c].learner) {
+            pts.extend_from_slice(p);
+            cfgs.push(c);
+        }
+    }
+    if cfgs.is_empty() {
+        bail!(
+            "no configuration has every objective ({}) recorded as a number at its last unit: nothing can enter an archive",
+            which
+                .iter()
+                .map(|&i| pool.manifest.objectives[i].name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    let front_idx = nondominated(&pts, d);
+    let column_fold = |idx: &mut dyn Iterator<Item = usize>, f: fn(f64, f64) -> f64, init: f64| {
+        let mut acc = vec![init; d];
+        for i in idx {
+            for k in 0..d {
+                acc[k] = f(acc[k], pts[i * d + k]);
+            }
+        }
+        acc
+    };
+    let ideal = column_fold(&mut front_idx.iter().copied(), f64::min, f64::INFINITY);
+    let reference: Vec<f64> = match &spec.reference {
+        Reference::File { path, values } => {
+            let pt = &pool.tasks[t.task];
+            let key = task_key(&pt.dataset, pt.run);
+            let Some(v) = values.get(&key) else {
+                bail!(
+                    "the reference file {path} has no row for dataset {}, run {}; give one per task",
+                    pt.dataset,
+                    pt.run
+                );
+            };
+            v.iter()
+                .zip(directions)
+                .map(|(&x, &dir)| recorded(x, dir))
+                .collect()
+        }
+        rule => {
+            let base = match rule {
+                Reference::Nadir => {
+                    column_fold(&mut front_idx.iter().copied(), f64::max, f64::NEG_INFINITY)
+                }
+                _ => column_fold(&mut (0..cfgs.len()), f64::max, f64::NEG_INFINITY),
+            };
+            let margin = spec.margin.unwrap_or(0.0);
+            base.iter()
+                .zip(&ideal)
+                .map(|(&b, &lo)| {
+                    let range = b - lo;
+                    let scale = if range > 0.0 { range } else { b.abs().max(1.0) };
+                    b + margin * scale
+                })
+                .collect()
+        }
+    };
+    let front_raw: Vec<f64> = front_idx
+        .iter()
+        .flat_map(|&i| pts[i * d..(i + 1) * d].iter().copied())
+        .collect();
+    let true_raw = hypervolume(&front_raw, &reference);
+    if true_raw.is_nan() || true_raw <= 0.0 {
+        bail!(
+            "no recorded point strictly dominates the reference point ({}): the true front's hypervolume is 0, so no hypervolume can be measured; give a reference point worse than the front in every objective (ideal {})",
+            fmt_point(&reference, directions),
+            fmt_point(&ideal, directions)
+        );
+    }
+    let norm = |p: &[f64]| -> Vec<f64> {
+        p.iter()
+            .zip(&ideal)
+            .zip(&reference)
+            .map(|((&x, &lo), &r)| (x - lo) / (r - lo))
+            .collect()
+    };
+    let mut points = vec![f64::NAN; pool.configs.len() * d];
+    for (p, &c) in pts.chunks_exact(d).zip(&cfgs) {
+        points[c * d..(c + 1) * d].copy_from_slice(&norm(p));
+    }
+    let front: Vec<f64> = front_raw.chunks_exact(d).flat_map(norm).collect();
+    let true_hypervolume = hypervolume(&front, &vec![1.0; d]);
+    Ok(MoTask {
+        points,
+        front,
+        true_hypervolume,
+        reference: reference
+            .iter()
+            .zip(directions)
+            .map(|(&x, &dir)| recorded(x, dir))
+            .collect(),
+        ideal: ideal
+            .iter()
+            .zip(directions)
+            .map(|(&x, &dir)| recorded(x, dir))
+            .collect(),
+    })
+}
+
+fn fmt_point(p: &[f64], directions: &[Direction]) -> String {
+    p.iter()
+        .zip(directions)
+        .map(|(&x, &dir)| format!("{}", recorded(x, dir)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// What a cell of several objectives found: its indicators at the end.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MoOutcome {
+    /// Hypervolume of the archive (normalised objectives, reference (1, …, 1)).
+    pub hypervolume: f64,
+    /// `1 − hypervolume / the true front's`.
+    pub hv_regret: f64,
+    /// IGD+ and additive ε of the archive against the true front (normalised; infinite when the
+    /// archive is empty).
+    pub igd_plus: f64,
+    pub epsilon_additive: f64,
+    /// Points in the final non-dominated archive (of every archived point, inside the
+    /// reference box or not).
+    pub front_size: u64,
+}
+
+/// A cell's archive, kept from its steps: each step that finishes a configuration adds its
+/// point. Keeps the hypervolume regret after every step when asked (for the trajectory).
+pub(crate) struct ArchiveObserver<'d> {
+    task: &'d MoTask,
+    d: usize,
+    units: u32,
+    archive: Archive,
+    /// Every archived point (for IGD+ and ε, which count points outside the reference box too).
+    found: Vec<f64>,
+    archived: std::collections::HashSet<u32>,
+    /// The regret after each step, when kept.
+    pub history: Option<Vec<f64>>,
+}
+
+impl<'d> ArchiveObserver<'d> {
+    pub fn new(data: &'d MoData, task: usize, keep_history: bool) -> ArchiveObserver<'d> {
+        let d = data.d();
+        ArchiveObserver {
+            task: &data.tasks[task],
+            d,
+            units: data.units,
+            archive: Archive::new(&vec![1.0; d]),
+            found: Vec::new(),
+            archived: std::collections::HashSet::new(),
+            history: keep_history.then(Vec::new),
+        }
+    }
+
+    fn regret(&self) -> f64 {
+        // Clamped: rounding may take an archive's sum a last bit past the front's.
+        (1.0 - self.archive.hypervolume() / self.task.true_hypervolume).max(0.0)
+    }
+
+    /// The indicators of the archive as it is now.
+    pub fn outcome(&self) -> MoOutcome {
+        let kept = nondominated(&self.found, self.d);
+        let front: Vec<f64> = kept
+            .iter()
+            .flat_map(|&i| self.found[i * self.d..(i + 1) * self.d].iter().copied())
+            .collect();
+        MoOutcome {
+            hypervolume: self.archive.hypervolume(),
+            hv_regret: self.regret(),
+            igd_plus: igd_plus(&front, &self.task.front, self.d),
+            epsilon_additive: epsilon_additive(&front, &self.task.front, self.d),
+            front_size: kept.len() as u64,
+        }
+    }
+}
+
+impl Observer for ArchiveObserver<'_> {
+    fn step(&mut self, step: &Step) {
+        if step.fidelity >= self.units && !self.archived.contains(&step.config) {
+            let d = self.d;
+            let c = step.config as usize;
+            let p = &self.task.points[c * d..(c + 1) * d];
+            if !p[0].is_nan() {
+                self.archived.insert(step.config);
+                self.archive.insert(p);
+                self.found.extend_from_slice(p);
+            }
+        }
+        let r = self.regret();
+        if let Some(h) = &mut self.history {
+            h.push(r);
+        }
+    }
+}

@@ -1,0 +1,575 @@
+//! Experiments of several objectives on the bundled NAS-Bench-201 pool: every step's hypervolume
+//! regret, the final indicators, the reference points and the true fronts are recomputed here
+//! from the pool and the results files alone (each hypervolume from scratch, not through the
+//! engine's incremental archive), with one worker and several; bad input is refused by name; the
+//! report ranks by hypervolume regret and will not rank folders of other objectives together.
+
+mod common;
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use banditbench::pareto::{epsilon_additive, hypervolume, igd_plus, nondominated};
+use banditbench::trace::pool::{Pool, load_pool};
+use common::{bin, run_fails, run_ok, scratch};
+use polars::prelude::*;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn read(path: &Path) -> DataFrame {
+    ParquetReader::new(std::fs::File::open(path).unwrap())
+        .finish()
+        .unwrap()
+}
+
+fn f64s(df: &DataFrame, name: &str) -> Vec<f64> {
+    let c = df.column(name).unwrap().cast(&DataType::Float64).unwrap();
+    c.f64()
+        .unwrap()
+        .iter()
+        .map(|v| v.unwrap_or(f64::NAN))
+        .collect()
+}
+
+fn u64s(df: &DataFrame, name: &str) -> Vec<u64> {
+    let c = df.column(name).unwrap().cast(&DataType::UInt64).unwrap();
+    c.u64().unwrap().iter().map(|v| v.unwrap()).collect()
+}
+
+fn strs(df: &DataFrame, name: &str) -> Vec<String> {
+    let c = df.column(name).unwrap();
+    c.str()
+        .unwrap()
+        .iter()
+        .map(|v| v.unwrap_or("").to_string())
+        .collect()
+}
+
+/// An experiment on traces/nasbench201 with `world` added to its `[world]` table.
+fn experiment(dir: &Path, name: &str, world: &str, policies: &str) -> PathBuf {
+    let path = dir.join(format!("{name}.toml"));
+    std::fs::write(
+        &path,
+        format!(
+            "name = \"{name}\"\ntraces = \"{}\"\nseed = 7\nrepetitions = 2\n[tasks]\ndatasets = [\"cifar10\", \"imagenet\"]\n[world]\nkind = \"pool\"\nbudget_unit = \"evaluations\"\nbudgets = [40]\n{world}\n{policies}",
+            root().join("traces/nasbench201").display()
+        ),
+    )
+    .unwrap();
+    path
+}
+
+const POLICIES: &str = "[[policies]]\nfamily = \"random-search\"\n[[policies]]\nfamily = \"tpe\"\n";
+
+/// The lock file's `[resolved.objectives]`, per task: (reference, ideal, true front size, its
+/// hypervolume).
+type LockTasks = BTreeMap<String, (Vec<f64>, Vec<f64>, usize, f64)>;
+
+fn lock_objectives(out: &Path) -> (Vec<String>, Vec<String>, LockTasks) {
+    let text = std::fs::read_to_string(out.join("experiment.lock.toml")).unwrap();
+    let t: toml::Table = toml::from_str(&text).unwrap();
+    let o = &t["resolved"]["objectives"];
+    let list = |v: &toml::Value| -> Vec<String> {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_str().unwrap().to_string())
+            .collect()
+    };
+    let nums = |v: &toml::Value| -> Vec<f64> {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_float().unwrap())
+            .collect()
+    };
+    let tasks = o["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            (
+                t["task"].as_str().unwrap().to_string(),
+                (
+                    nums(&t["reference"]),
+                    nums(&t["ideal"]),
+                    t["true_front"].as_integer().unwrap() as usize,
+                    t["true_hypervolume"].as_float().unwrap(),
+                ),
+            )
+        })
+        .collect();
+    (list(&o["names"]), list(&o["directions"]), tasks)
+}
+
+/// The pool's task index of `dataset/run`.
+fn task_index(pool: &Pool, dataset: &str, run: i64) -> usize {
+    pool.tasks
+        .iter()
+        .position(|t| t.dataset == dataset && t.run == run)
+        .unwrap()
+}
+
+/// Check a results folder of several objectives against a replay from scratch: the reference
+/// point by the nadir rule (margin 0.1), the true front, every step's hypervolume regret, and
+/// the final indicators. Returns how many steps added a point.
+fn check_against_scratch(out: &Path, pool: &Pool, objectives: &[&str]) -> usize {
+    let (names, directions, tasks) = lock_objectives(out);
+    assert_eq!(names, objectives);
+    let which: Vec<usize> = objectives
+        .iter()
+        .map(|n| {
+            pool.manifest
+                .objectives
+                .iter()
+                .position(|o| o.name == *n)
+                .unwrap()
+        })
+        .collect();
+    let d = which.len();
+    let sign: Vec<f64> = directions
+        .iter()
+        .map(|s| if s == "maximize" { -1.0 } else { 1.0 })
+        .collect();
+    // Per task: every configuration's normalised point, the front and its hypervolume.
+    // Per task: (configuration -> normalised point, the normalised front, its hypervolume).
+    type Scratch = (BTreeMap<usize, Vec<f64>>, Vec<f64>, f64);
+    let mut per_task: BTreeMap<String, Scratch> = BTreeMap::new();
+    for (task, (reference, ideal, front_size, true_hv)) in &tasks {
+        let mut parts = task.split('/');
+        let (ds, run) = (parts.next().unwrap(), parts.next().unwrap());
+        let t = task_index(pool, ds, run.parse().unwrap());
+        let (pts, configs) = pool.objective_points(t, &which);
+        // The nadir rule, recomputed: the front's worst value plus a tenth of its range.
+        let front_idx = nondominated(&pts, d);
+        assert_eq!(front_idx.len(), *front_size, "{task}");
+        for k in 0..d {
+            let col = front_idx.iter().map(|&i| pts[i * d + k]);
+            let (lo, hi) = col.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
+                (a.min(x), b.max(x))
+            });
+            assert_eq!(sign[k] * ideal[k], lo, "{task}: ideal {k}");
+            let want = hi + 0.1 * (hi - lo);
+            assert!(
+                (sign[k] * reference[k] - want).abs() <= 1e-12 * want.abs().max(1.0),
+                "{task}: reference {k}"
+            );
+        }
+        let norm = |p: &[f64]| -> Vec<f64> {
+            (0..d)
+                .map(|k| {
+                    let (lo, r) = (sign[k] * ideal[k], sign[k] * reference[k]);
+                    (p[k] - lo) / (r - lo)
+                })
+                .collect()
+        };
+        let points: BTreeMap<usize, Vec<f64>> = pts
+            .chunks_exact(d)
+            .zip(&configs)
+            .map(|(p, &c)| (c, norm(p)))
+            .collect();
+        let front: Vec<f64> = front_idx
+            .iter()
+            .flat_map(|&i| norm(&pts[i * d..(i + 1) * d]))
+            .collect();
+        let hv = hypervolume(&front, &vec![1.0; d]);
+        assert!(
+            (hv - true_hv).abs() <= 1e-12,
+            "{task}: true hypervolume {hv} vs {true_hv}"
+        );
+        per_task.insert(task.clone(), (points, front, hv));
+    }
+    // Every step of every cell, replayed from the trajectories.
+    let runs = read(&out.join("runs.parquet"));
+    let traj = read(&out.join("trajectories.parquet"));
+    let (cells, ds, run) = (u64s(&runs, "cell"), strs(&runs, "dataset"), {
+        let c = runs.column("run").unwrap().i64().unwrap().clone();
+        c.iter().map(|v| v.unwrap()).collect::<Vec<i64>>()
+    });
+    let (final_regret, final_hv, final_igd, final_eps, final_size) = (
+        f64s(&runs, "hv_regret"),
+        f64s(&runs, "hypervolume"),
+        f64s(&runs, "igd_plus"),
+        f64s(&runs, "epsilon_additive"),
+        u64s(&runs, "front_size"),
+    );
+    let (t_cell, t_config, t_fid, t_regret) = (
+        u64s(&traj, "cell"),
+        u64s(&traj, "config"),
+        u64s(&traj, "fidelity"),
+        f64s(&traj, "hv_regret"),
+    );
+    let mut added = 0;
+    for i in 0..runs.height() {
+        let (points, front, true_hv) = &per_task[&format!("{}/{}/all", ds[i], run[i])];
+        let mut archive: Vec<f64> = Vec::new();
+        let mut seen = HashSet::new();
+        let mut last = f64::NAN;
+        for j in (0..t_cell.len()).filter(|&j| t_cell[j] == cells[i]) {
+            let c = t_config[j] as usize;
+            if t_fid[j] >= u64::from(pool.manifest.units)
+                && let Some(p) = points.get(&c)
+                && seen.insert(c)
+            {
+                archive.extend_from_slice(p);
+                added += 1;
+            }
+            let inside: Vec<f64> = archive
+                .chunks_exact(d)
+                .filter(|p| p.iter().all(|&x| x < 1.0))
+                .flatten()
+                .copied()
+                .collect();
+            let regret = (1.0 - hypervolume(&inside, &vec![1.0; d]) / true_hv).max(0.0);
+            assert!(
+                (regret - t_regret[j]).abs() <= 1e-12,
+                "cell {} step {j}: hv_regret {} but {regret} from scratch",
+                cells[i],
+                t_regret[j]
+            );
+            last = regret;
+        }
+        assert!((final_regret[i] - last).abs() <= 1e-12, "cell {}", cells[i]);
+        assert!((final_hv[i] - (1.0 - last) * true_hv).abs() <= 1e-12);
+        let kept = nondominated(&archive, d);
+        let found: Vec<f64> = kept
+            .iter()
+            .flat_map(|&k| archive[k * d..(k + 1) * d].iter().copied())
+            .collect();
+        assert_eq!(final_size[i], kept.len() as u64);
+        assert!((final_igd[i] - igd_plus(&found, front, d)).abs() <= 1e-12);
+        assert!((final_eps[i] - epsilon_additive(&found, front, d)).abs() <= 1e-12);
+    }
+    added
+}
+
+#[test]
+fn every_steps_hypervolume_regret_equals_a_replay_from_scratch_with_any_workers() {
+    let dir = scratch("objectives-scratch");
+    let pool = load_pool(&root().join("traces/nasbench201"), false).unwrap();
+    for (objectives, workers) in [
+        (&["val_acc", "latency"][..], 1),
+        (&["val_acc", "latency"][..], 4),
+        (&["val_acc", "train_time", "model_size"][..], 1),
+        (&["val_acc", "train_time", "model_size"][..], 3),
+        (&["val_acc", "train_time", "latency", "model_size"][..], 2),
+    ] {
+        let list = objectives
+            .iter()
+            .map(|o| format!("\"{o}\""))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let name = format!("mo-{}-{workers}", objectives.len());
+        let exp = experiment(
+            &dir,
+            &name,
+            &format!("objectives = [{list}]\nworkers = {workers}"),
+            POLICIES,
+        );
+        let out = dir.join(&name);
+        let o = bin()
+            .args(["run", exp.to_str().unwrap(), "--out", out.to_str().unwrap()])
+            .args(["--quiet"])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let added = check_against_scratch(&out, &pool, objectives);
+        // 2 tasks x 2 datasets x 2 policies x 2 repetitions, 40 evaluations each: every
+        // evaluation of a one-unit pool archives its configuration.
+        assert_eq!(added, 16 * 40, "{name}");
+    }
+}
+
+#[test]
+fn a_reference_file_gives_the_same_results_as_the_rule_it_writes_down() {
+    let dir = scratch("objectives-file");
+    let by_rule = experiment(
+        &dir,
+        "rule",
+        "objectives = [\"val_acc\", \"latency\"]",
+        POLICIES,
+    );
+    let out_rule = dir.join("out-rule");
+    run_ok(&[
+        "run",
+        by_rule.to_str().unwrap(),
+        "--out",
+        out_rule.to_str().unwrap(),
+        "--quiet",
+    ]);
+    let (_, _, tasks) = lock_objectives(&out_rule);
+    let mut csv = String::from("dataset,run,val_acc,latency\n");
+    for (task, (reference, ..)) in &tasks {
+        let mut p = task.split('/');
+        csv += &format!(
+            "{},{},{:?},{:?}\n",
+            p.next().unwrap(),
+            p.next().unwrap(),
+            reference[0],
+            reference[1]
+        );
+    }
+    std::fs::write(dir.join("refs.csv"), &csv).unwrap();
+    let by_file = experiment(
+        &dir,
+        "file",
+        "objectives = [\"val_acc\", \"latency\"]\nreference = \"refs.csv\"",
+        POLICIES,
+    );
+    let out_file = dir.join("out-file");
+    run_ok(&[
+        "run",
+        by_file.to_str().unwrap(),
+        "--out",
+        out_file.to_str().unwrap(),
+        "--quiet",
+    ]);
+    let (a, b) = (
+        read(&out_rule.join("runs.parquet")),
+        read(&out_file.join("runs.parquet")),
+    );
+    for col in ["hypervolume", "hv_regret", "igd_plus", "epsilon_additive"] {
+        assert_eq!(f64s(&a, col), f64s(&b, col), "{col}");
+    }
+    let (_, _, tasks_file) = lock_objectives(&out_file);
+    assert_eq!(tasks, tasks_file);
+    let lock = std::fs::read_to_string(out_file.join("experiment.lock.toml")).unwrap();
+    assert!(lock.contains("reference = \"given by refs.csv\""), "{lock}");
+
+    // A reference point no recorded point dominates, a task missing, a value missing.
+    let first = csv.lines().nth(1).unwrap().to_string();
+    let mut fields: Vec<String> = first.split(',').map(str::to_string).collect();
+    fields[2] = "99.9".into(); // val_acc is maximised: nothing beats 99.9 %
+    let dominated = csv.replace(&first, &fields.join(","));
+    let missing_task: String = csv
+        .lines()
+        .filter(|l| *l != first)
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let empty_value = csv.replace(
+        &first,
+        &format!("{},{},,{}", fields[0], fields[1], fields[3]),
+    );
+    for (text, wanted) in [
+        (
+            dominated.as_str(),
+            "no recorded point strictly dominates the reference point (99.9,",
+        ),
+        (missing_task.as_str(), "has no row for dataset"),
+        (
+            empty_value.as_str(),
+            "refs.csv: row 1: column 'val_acc' is empty",
+        ),
+        (
+            "dataset,run,val_acc\ncifar10,0,1\n",
+            "refs.csv: missing column 'latency'",
+        ),
+    ] {
+        std::fs::write(dir.join("refs.csv"), text).unwrap();
+        let err = run_fails(
+            &[
+                "run",
+                by_file.to_str().unwrap(),
+                "--out",
+                dir.join("bad").to_str().unwrap(),
+            ],
+            1,
+        );
+        assert!(err.contains(wanted), "{wanted}: {err}");
+    }
+}
+
+#[test]
+fn bad_objectives_are_refused_by_key_with_what_to_do() {
+    let dir = scratch("objectives-bad");
+    let pool_world = |world: &str| experiment(&dir, "bad", world, POLICIES);
+    for (world, wanted) in [
+        (
+            "objectives = [\"val_acc\", \"speed\"]",
+            "names 'speed', which the pool nasbench201 does not have; it has: val_acc, train_time, latency, model_size",
+        ),
+        (
+            "objectives = [\"val_acc\"]",
+            "key 'world.objectives' names 1 objective(s); give at least two",
+        ),
+        (
+            "objectives = [\"val_acc\", \"val_acc\"]",
+            "names 'val_acc' twice",
+        ),
+        ("reference = \"nadir\"", "given without 'world.objectives'"),
+        (
+            "objectives = [\"val_acc\", \"latency\"]\nreference_margin = -1",
+            "key 'world.reference_margin' is -1",
+        ),
+        (
+            "objectives = [\"val_acc\", \"latency\"]\nreference = \"none.csv\"",
+            "none.csv",
+        ),
+    ] {
+        let exp = pool_world(world);
+        let err = run_fails(
+            &[
+                "run",
+                exp.to_str().unwrap(),
+                "--out",
+                dir.join("o").to_str().unwrap(),
+            ],
+            1,
+        );
+        assert!(err.contains(wanted), "{world}: {err}");
+    }
+    // A pool without objectives, and a world that is not the pool world.
+    let plain = dir.join("plain.toml");
+    std::fs::write(
+        &plain,
+        format!(
+            "name = \"plain\"\ntraces = \"{}\"\nseed = 1\n[world]\nkind = \"pool\"\nbudget_unit = \"evaluations\"\nbudgets = [5]\nobjectives = [\"a\", \"b\"]\n{POLICIES}",
+            root().join("traces/sklearn-grid").display()
+        ),
+    )
+    .unwrap();
+    let err = run_fails(
+        &[
+            "run",
+            plain.to_str().unwrap(),
+            "--out",
+            dir.join("p").to_str().unwrap(),
+        ],
+        1,
+    );
+    assert!(
+        err.contains("the pool sklearn-grid declares no objectives"),
+        "{err}"
+    );
+    let learner = common::experiment(
+        &dir,
+        "learner",
+        "seed = 1\n[world]\nkind = \"pull-count\"\nbudgets = [5]\nobjectives = [\"a\", \"b\"]\n[[policies]]\nfamily = \"ucb1\"\n",
+    );
+    let err = run_fails(
+        &[
+            "run",
+            learner.to_str().unwrap(),
+            "--out",
+            dir.join("l").to_str().unwrap(),
+        ],
+        1,
+    );
+    assert!(
+        err.contains("key 'world.objectives' applies only to the pool world"),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_report_ranks_by_hypervolume_regret_and_keeps_other_objectives_apart() {
+    let dir = scratch("objectives-report");
+    let two = experiment(
+        &dir,
+        "two",
+        "objectives = [\"val_acc\", \"latency\"]",
+        POLICIES,
+    );
+    let out_two = dir.join("two");
+    let printed = run_ok(&[
+        "run",
+        two.to_str().unwrap(),
+        "--out",
+        out_two.to_str().unwrap(),
+    ]);
+    let text = String::from_utf8_lossy(&printed.stdout);
+    assert!(
+        text.contains("Mean rank of the hypervolume regret"),
+        "{text}"
+    );
+    let rep = dir.join("report");
+    run_ok(&[
+        "report",
+        out_two.to_str().unwrap(),
+        "--out",
+        rep.to_str().unwrap(),
+    ]);
+    let md = std::fs::read_to_string(rep.join("report.md")).unwrap();
+    assert!(md.contains("score = hypervolume regret"), "{md}");
+    assert!(md.contains("mean hypervolume regret against"), "{md}");
+    // The leaderboard's mean scores are the mean regrets (lower is better).
+    let runs = read(&out_two.join("runs.parquet"));
+    let regret = f64s(&runs, "hv_regret");
+    assert!(regret.iter().all(|r| (0.0..=1.0).contains(r)), "{regret:?}");
+
+    // Another set of objectives, or one objective, is not ranked with these.
+    let three = experiment(
+        &dir,
+        "three",
+        "objectives = [\"val_acc\", \"latency\", \"model_size\"]",
+        "[[policies]]\nfamily = \"random-search\"\n",
+    );
+    let one = experiment(
+        &dir,
+        "one",
+        "",
+        "[[policies]]\nfamily = \"tpe\"\ngamma = 0.3\n",
+    );
+    for (exp, wanted) in [
+        (three, "objectives val_acc x latency x model_size"),
+        (one, "measures one objective"),
+    ] {
+        let out = dir.join(exp.file_stem().unwrap());
+        let o = bin()
+            .args([
+                "run",
+                exp.to_str().unwrap(),
+                "--out",
+                out.to_str().unwrap(),
+                "--quiet",
+            ])
+            .output()
+            .unwrap();
+        if !o.status.success() {
+            panic!("{}", String::from_utf8_lossy(&o.stderr));
+        }
+        let err = run_fails(
+            &[
+                "report",
+                out.to_str().unwrap(),
+                out_two.to_str().unwrap(),
+                "--out",
+                dir.join("together").to_str().unwrap(),
+            ],
+            1,
+        );
+        assert!(
+            err.contains(wanted)
+                && err.contains("folders ranked together need the same objectives"),
+            "{err}"
+        );
+    }
+}
+
+/// The README's experiment of several objectives is `experiments/nasbench201-mo.toml`, word for
+/// word, and runs as written.
+#[test]
+fn the_readme_experiment_is_the_bundled_file_and_runs() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let section = &readme[readme.find("## Several objectives\n").unwrap()..];
+    let start = section.find("```toml\n").unwrap() + "```toml\n".len();
+    let snippet = &section[start..start + section[start..].find("```\n").unwrap()];
+    let file = root().join("experiments/nasbench201-mo.toml");
+    assert_eq!(snippet, std::fs::read_to_string(&file).unwrap());
+    let out = scratch("objectives-readme").join("out");
+    let o = run_ok(&[
+        "run",
+        file.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("Mean rank of the hypervolume regret") && text.contains("random-search"),
+        "{text}"
+    );
+    let (names, _, tasks) = lock_objectives(&out);
+    assert_eq!((names.len(), tasks.len()), (2, 6));
+}
