@@ -498,6 +498,23 @@ fn the_report_ranks_by_hypervolume_regret_and_keeps_other_objectives_apart() {
     let runs = read(&out_two.join("runs.parquet"));
     let regret = f64s(&runs, "hv_regret");
     assert!(regret.iter().all(|r| (0.0..=1.0).contains(r)), "{regret:?}");
+    // The attainment figure: a panel per task, each policy's median surface and the true front,
+    // a staircase of 2 n + 1 vertices over the lock file's n front points.
+    assert!(
+        md.contains("attainment.png") && rep.join("attainment.pdf").is_file(),
+        "{md}"
+    );
+    let csv = std::fs::read_to_string(rep.join("attainment.csv")).unwrap();
+    let (_, _, tasks) = lock_objectives(&out_two);
+    for (task, (_, _, front, _)) in &tasks {
+        let rows = |series: &str| {
+            csv.lines()
+                .filter(|l| l.starts_with(&format!("{task} (budget 40),{series},")))
+                .count()
+        };
+        assert_eq!(rows("true front"), 2 * front + 1, "{task}");
+        assert!(rows("random-search") >= 3 && rows("tpe") >= 3, "{task}");
+    }
 
     // Another set of objectives, or one objective, is not ranked with these.
     let three = experiment(
@@ -572,4 +589,102 @@ fn the_readme_experiment_is_the_bundled_file_and_runs() {
     );
     let (names, _, tasks) = lock_objectives(&out);
     assert_eq!((names.len(), tasks.len()), (2, 6));
+}
+
+/// ParEGO needs several objectives, runs on several workers, and gives the same cells when run
+/// again; its cells each evaluate the budget's 40 configurations.
+#[test]
+fn parego_scalarises_several_objectives_on_any_workers_and_refuses_one() {
+    let dir = scratch("objectives-parego");
+    let policies = "[[policies]]\nfamily = \"parego\"\n[[policies]]\nfamily = \"parego\"\nmodel = \"smac\"\nn_startup = 5\n";
+    for workers in [1, 3] {
+        let exp = experiment(
+            &dir,
+            &format!("parego-{workers}"),
+            &format!("objectives = [\"val_acc\", \"latency\"]\nworkers = {workers}"),
+            policies,
+        );
+        let (a, b) = (
+            dir.join(format!("a{workers}")),
+            dir.join(format!("b{workers}")),
+        );
+        for out in [&a, &b] {
+            run_ok(&[
+                "run",
+                exp.to_str().unwrap(),
+                "--out",
+                out.to_str().unwrap(),
+                "--quiet",
+            ]);
+        }
+        let (ra, rb) = (read(&a.join("runs.parquet")), read(&b.join("runs.parquet")));
+        assert_eq!(f64s(&ra, "hv_regret"), f64s(&rb, "hv_regret"));
+        assert_eq!(u64s(&ra, "configs_drawn"), vec![40; 16]);
+        let regret = f64s(&ra, "hv_regret");
+        assert!(regret.iter().all(|r| (0.0..1.0).contains(r)), "{regret:?}");
+    }
+    let one = experiment(&dir, "parego-one", "", policies);
+    let err = run_fails(
+        &[
+            "run",
+            one.to_str().unwrap(),
+            "--out",
+            dir.join("one").to_str().unwrap(),
+        ],
+        1,
+    );
+    assert!(
+        err.contains("parego scalarises several objectives, but this experiment measures one"),
+        "{err}"
+    );
+}
+
+/// `trajectories = "incumbent-changes"` keeps every step after which the archive's hypervolume
+/// regret changed, so the anytime regret read from the kept rows is the full run's.
+#[test]
+fn incumbent_changes_keep_every_change_of_the_hypervolume_regret() {
+    let dir = scratch("objectives-changes");
+    let world = "objectives = [\"val_acc\", \"latency\"]\nworkers = 2";
+    let full = experiment(&dir, "full", world, POLICIES);
+    let text = std::fs::read_to_string(&full).unwrap();
+    let kept = dir.join("kept.toml");
+    std::fs::write(
+        &kept,
+        text.replace(
+            "name = \"full\"",
+            "name = \"kept\"\ntrajectories = \"incumbent-changes\"",
+        ),
+    )
+    .unwrap();
+    let (a, b) = (dir.join("a"), dir.join("b"));
+    run_ok(&[
+        "run",
+        full.to_str().unwrap(),
+        "--out",
+        a.to_str().unwrap(),
+        "--quiet",
+    ]);
+    run_ok(&[
+        "run",
+        kept.to_str().unwrap(),
+        "--out",
+        b.to_str().unwrap(),
+        "--quiet",
+    ]);
+    let (ta, tb) = (
+        read(&a.join("trajectories.parquet")),
+        read(&b.join("trajectories.parquet")),
+    );
+    assert!(tb.height() < ta.height());
+    let per_cell = |t: &DataFrame| -> BTreeMap<u64, Vec<f64>> {
+        let mut m: BTreeMap<u64, Vec<f64>> = BTreeMap::new();
+        for (c, h) in u64s(t, "cell").into_iter().zip(f64s(t, "hv_regret")) {
+            let v = m.entry(c).or_default();
+            if v.last() != Some(&h) {
+                v.push(h);
+            }
+        }
+        m
+    };
+    assert_eq!(per_cell(&ta), per_cell(&tb));
 }

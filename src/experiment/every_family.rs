@@ -22,6 +22,7 @@ fn shapes(world: WorldKind) -> Vec<(&'static str, String)> {
     let tiny = root().join("tests/fixtures/tiny");
     let grid = root().join("traces/sklearn-grid");
     let sample = root().join("traces/taskset");
+    let nasbench = root().join("traces/nasbench201");
     match world {
         WorldKind::TimeSliced => vec![(
             "time-sliced",
@@ -62,6 +63,13 @@ fn shapes(world: WorldKind) -> Vec<(&'static str, String)> {
                 format!(
                     "traces = {:?}\n[tasks]\ndatasets = [\"FixedTextRNNClassification_imdb_patch32_GRU128_bs128\"]\n[world]\nkind = \"pool\"\nbudget_unit = \"units\"\nbudgets = [150]\n",
                     sample.display().to_string()
+                ),
+            ),
+            (
+                "pool of several objectives (nasbench201), evaluations",
+                format!(
+                    "traces = {:?}\n[tasks]\ndatasets = [\"cifar10\"]\nruns = [0]\n[world]\nkind = \"pool\"\nbudget_unit = \"evaluations\"\nbudgets = [30]\nobjectives = [\"val_acc\", \"latency\", \"model_size\"]\n",
+                    nasbench.display().to_string()
                 ),
             ),
             (
@@ -166,15 +174,27 @@ fn bookkeeping(r: &super::CellResult, best_seen: bool) -> Result<(), String> {
 }
 
 /// Families that need something a shape's data lacks, and what their cells say: on TaskSet's
-/// sample, grid search needs a grid and Ex-Def the learners' recorded defaults. Any other failure
-/// there is a defect.
-const NEEDS_DATA: [(&str, &str, &str); 2] = [
+/// sample, grid search needs a grid and Ex-Def the learners' recorded defaults (NAS-Bench-201
+/// records none); ParEGO needs several objectives. Any other failure there is a defect.
+const NEEDS_DATA: [(&str, &str, &str); 6] = [
     ("grid-search", "taskset", "grid-search needs a grid pool"),
     (
         "ex-def",
         "taskset",
         "ex-def needs each learner's default configuration",
     ),
+    (
+        "ex-def",
+        "several objectives",
+        "ex-def needs each learner's default configuration",
+    ),
+    (
+        "parego",
+        "per learner",
+        "parego scalarises several objectives",
+    ),
+    ("parego", "joint", "parego scalarises several objectives"),
+    ("parego", "taskset", "parego scalarises several objectives"),
 ];
 
 #[test]

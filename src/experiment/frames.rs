@@ -229,7 +229,8 @@ pub(crate) fn identity_columns(
 }
 
 /// The rows of a trajectories frame (sorted by cell and step) that `mode` keeps: all; each
-/// cell's first decision and those after which its incumbent changed; or none.
+/// cell's first decision and those after which its incumbent (with several objectives, or its
+/// archive's hypervolume regret) changed; or none.
 pub fn keep_decisions(df: DataFrame, mode: super::TrajectoryMode) -> Result<DataFrame> {
     use super::TrajectoryMode as M;
     match mode {
@@ -238,6 +239,11 @@ pub fn keep_decisions(df: DataFrame, mode: super::TrajectoryMode) -> Result<Data
         M::IncumbentChanges => {
             let cell = df.column("cell")?.u64()?;
             let inc = df.column("incumbent")?.f64()?;
+            // Absent from frames of older results formats: every value null, never a change.
+            let hv = match df.column("hv_regret") {
+                Ok(c) => c.f64()?.clone(),
+                Err(_) => Float64Chunked::full_null("hv_regret".into(), df.height()),
+            };
             let same = |a: Option<f64>, b: Option<f64>| match (a, b) {
                 (Some(x), Some(y)) => x == y || (x.is_nan() && y.is_nan()),
                 (None, None) => true,
@@ -245,7 +251,10 @@ pub fn keep_decisions(df: DataFrame, mode: super::TrajectoryMode) -> Result<Data
             };
             let keep: BooleanChunked = (0..df.height())
                 .map(|i| {
-                    i == 0 || cell.get(i) != cell.get(i - 1) || !same(inc.get(i), inc.get(i - 1))
+                    i == 0
+                        || cell.get(i) != cell.get(i - 1)
+                        || !same(inc.get(i), inc.get(i - 1))
+                        || !same(hv.get(i), hv.get(i - 1))
                 })
                 .collect();
             Ok(df.filter(&keep)?)

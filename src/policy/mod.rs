@@ -254,6 +254,7 @@ static REGISTRY: LazyLock<Vec<Family>> = LazyLock::new(|| {
         cash::family_grid_search(),
         cash::family_tpe(),
         cash::family_smac(),
+        cash::family_parego(),
         ttts::family_ttts(),
         ttts::family_t3c(),
         ttts::family_dttts(),
@@ -267,6 +268,17 @@ static REGISTRY: LazyLock<Vec<Family>> = LazyLock::new(|| {
 /// Every policy family this program knows.
 pub fn registry() -> &'static [Family] {
     &REGISTRY
+}
+
+/// A family's parameters at their defaults.
+pub(crate) fn default_params(name: &str) -> Params {
+    let fam = family(name).expect("a built-in family");
+    Params(
+        fam.params
+            .iter()
+            .map(|d| (d.name, d.default.clone()))
+            .collect(),
+    )
 }
 
 pub fn family(name: &str) -> Result<&'static Family> {

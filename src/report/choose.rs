@@ -26,7 +26,7 @@ pub(crate) struct Written {
 }
 
 impl Written {
-    fn add(&mut self, files: Vec<PathBuf>, name: &str, caption: String) {
+    pub(crate) fn add(&mut self, files: Vec<PathBuf>, name: &str, caption: String) {
         self.files.extend(files);
         self.figures.push((name.to_string(), caption));
     }

@@ -8,6 +8,7 @@
 
 mod choose;
 pub mod figures;
+mod fronts;
 pub(crate) mod input;
 pub(crate) mod labels;
 pub(crate) mod request;
@@ -740,6 +741,18 @@ fn report_runs(
             (false, _) => "fraction of the budget used".to_string(),
         };
         choose::anytime(&mut w, a, &names, out, &opts.page, regret, &x_desc)?;
+        // Two objectives, one folder: each policy's median attainment surface per task.
+        if let [(dir, map)] = src.dirs.as_slice()
+            && map.is_empty()
+            && let Some((fig, caption)) =
+                fronts::attainment(dir, runs, &policies, &|p| names.of(p))?
+        {
+            w.add(
+                figures::save(&fig, out, "attainment", &opts.page)?,
+                "attainment",
+                caption,
+            );
+        }
     }
     files.append(&mut w.files);
 

@@ -11,6 +11,8 @@
 //!   Optimization", NeurIPS, §4 (Eq. 2–3 and the tree-structured Parzen estimators of §4.1),
 //!   γ = 0.15 as Auto-WEKA ran it; the split, the Parzen bandwidths and the priors as hyperopt
 //!   0.3 codes them (Auto-WEKA drove hyperopt's TPE).
+//! - `parego`: Knowles 2006 (several objectives, `[world] objectives`): a random augmented
+//!   Chebyshev scalarisation at every proposal, modelled by `tpe` or `smac`.
 //! - `smac`: Hutter, Hoos & Leyton-Brown 2011, "Sequential Model-Based Optimization for General
 //!   Algorithm Configuration", LION 5, §4.3 (random forest, mean and variance from the trees) and
 //!   §4.1 (expected improvement), with every second configuration drawn at random (§4.2
@@ -24,15 +26,17 @@
 mod ex_def;
 pub mod forest;
 mod grid_search;
+mod parego;
 mod smac;
 mod tpe;
 
 pub use ex_def::*;
 pub use grid_search::*;
+pub use parego::*;
 pub use smac::*;
 pub use tpe::*;
 
-use super::{Action, ParamDef, Params, Policy};
+use super::{Action, CellStart, ParamDef, Params, Policy};
 use crate::protocol::{Observation, PoolView, View, WorldKind};
 use crate::rng::Rng;
 use anyhow::{Result, bail};
@@ -56,6 +60,13 @@ pub trait Proposer: Send {
     /// The configurations running on other workers when the proposer is next asked (empty with
     /// one worker). A proposer that ignores them simply never proposes them (they are not open).
     fn pending(&mut self, _configs: &[u32]) {}
+    /// The cell begins (a proposer of several objectives reads them here).
+    fn begin(&mut self, _start: &CellStart<'_>) -> Result<()> {
+        Ok(())
+    }
+    /// Several objectives: configuration `config`'s values (recorded orientation, the order of
+    /// `PoolStart::objectives`), None when its evaluation failed; told just before `tell`.
+    fn tell_objectives(&mut self, _config: u32, _values: Option<&[f64]>) {}
 }
 
 /// Runs a proposer in the pool world: choose (or draw) a configuration, train it to the end of its
@@ -67,8 +78,9 @@ pub struct Evaluator<P> {
     pub inner: P,
     /// Arms whose curve goes on and that are not running, in the order their units finished.
     ready: std::collections::VecDeque<usize>,
-    /// Evaluations finished since the proposer was last asked: (arm, final score).
-    finished: std::collections::VecDeque<(usize, Option<f64>)>,
+    /// Evaluations finished since the proposer was last asked: (arm, final score, its
+    /// objectives' values when the experiment measures several).
+    finished: std::collections::VecDeque<(usize, Option<f64>, Vec<f64>)>,
 }
 
 impl<P: Proposer> Evaluator<P> {
@@ -86,7 +98,11 @@ impl<P: Proposer> Policy for Evaluator<P> {
         let Some(p) = view.pool else {
             bail!("a CASH optimiser needs the pool world");
         };
-        while let Some((arm, score)) = self.finished.pop_front() {
+        while let Some((arm, score, values)) = self.finished.pop_front() {
+            if !values.is_empty() {
+                self.inner
+                    .tell_objectives(p.config[arm], score.map(|_| values.as_slice()));
+            }
             self.inner.tell(p.config[arm], score);
         }
         while let Some(a) = self.ready.pop_front() {
@@ -103,9 +119,14 @@ impl<P: Proposer> Policy for Evaluator<P> {
         })
     }
 
+    fn begin(&mut self, start: &CellStart<'_>) -> Result<()> {
+        self.inner.begin(start)
+    }
+
     fn observe(&mut self, obs: &Observation<'_>) {
         if obs.exhausted {
-            self.finished.push_back((obs.arm, obs.reward));
+            self.finished
+                .push_back((obs.arm, obs.reward, obs.objectives.to_vec()));
         } else {
             self.ready.push_back(obs.arm);
         }

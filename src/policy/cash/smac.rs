@@ -103,33 +103,36 @@ pub fn family_smac() -> Family {
             on_failure_param("worst-seen"),
             liar_param(),
         ],
-        build: |p: &Params, _| {
-            Box::new(Evaluator::new(Smac {
-                n_trees: p.int("n_trees") as usize,
-                min_samples_split: p.int("min_samples_split") as usize,
-                min_samples_leaf: p.int("min_samples_leaf") as usize,
-                max_features: p.float("max_features"),
-                max_depth: p.int("max_depth") as usize,
-                total_variance: p.text("variance") == "total",
-                xi: p.float("xi"),
-                random_every: p.int("random_every") as usize,
-                defaults_first: p.text("initial") == "defaults",
-                n_init: p.int("n_init") as usize,
-                inactive: p.float("inactive") as f32,
-                root: if p.text("learner_encoding") == "one-hot" {
-                    Root::OneHot
-                } else {
-                    Root::Index
-                },
-                candidates: p.int("candidates") as usize,
-                on_failure: on_failure(p),
-                liar: liar(p),
-                hist: History::default(),
-                running: Vec::new(),
-                proposed: 0,
-                next_default: 0,
-            }))
+        build: |p: &Params, _| Box::new(Evaluator::new(smac_of(p))),
+    }
+}
+
+/// SMAC with the family's parameters `p`.
+pub(super) fn smac_of(p: &Params) -> Smac {
+    Smac {
+        n_trees: p.int("n_trees") as usize,
+        min_samples_split: p.int("min_samples_split") as usize,
+        min_samples_leaf: p.int("min_samples_leaf") as usize,
+        max_features: p.float("max_features"),
+        max_depth: p.int("max_depth") as usize,
+        total_variance: p.text("variance") == "total",
+        xi: p.float("xi"),
+        random_every: p.int("random_every") as usize,
+        defaults_first: p.text("initial") == "defaults",
+        n_init: p.int("n_init") as usize,
+        inactive: p.float("inactive") as f32,
+        root: if p.text("learner_encoding") == "one-hot" {
+            Root::OneHot
+        } else {
+            Root::Index
         },
+        candidates: p.int("candidates") as usize,
+        on_failure: on_failure(p),
+        liar: liar(p),
+        hist: History::default(),
+        running: Vec::new(),
+        proposed: 0,
+        next_default: 0,
     }
 }
 

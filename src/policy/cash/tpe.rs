@@ -59,21 +59,24 @@ pub fn family_tpe() -> Family {
             on_failure_param("skip"),
             liar_param(),
         ],
-        build: |p: &Params, _| {
-            Box::new(Evaluator::new(Tpe {
-                gamma: p.float("gamma"),
-                hyperopt_split: p.text("split") == "hyperopt",
-                n_startup: p.int("n_startup") as usize,
-                prior_weight: p.float("prior_weight"),
-                forgetting: p.int("forgetting") as usize,
-                candidates: p.int("candidates") as usize,
-                on_failure: on_failure(p),
-                liar: liar(p),
-                hist: History::default(),
-                running: Vec::new(),
-                cache: TpeCache::default(),
-            }))
-        },
+        build: |p: &Params, _| Box::new(Evaluator::new(tpe_of(p))),
+    }
+}
+
+/// TPE with the family's parameters `p`.
+pub(super) fn tpe_of(p: &Params) -> Tpe {
+    Tpe {
+        gamma: p.float("gamma"),
+        hyperopt_split: p.text("split") == "hyperopt",
+        n_startup: p.int("n_startup") as usize,
+        prior_weight: p.float("prior_weight"),
+        forgetting: p.int("forgetting") as usize,
+        candidates: p.int("candidates") as usize,
+        on_failure: on_failure(p),
+        liar: liar(p),
+        hist: History::default(),
+        running: Vec::new(),
+        cache: TpeCache::default(),
     }
 }
 

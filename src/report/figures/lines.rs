@@ -85,6 +85,28 @@ impl Lines {
     }
 }
 
+/// The most characters of a tick label on an axis over `range`, at the round steps (1, 2 or 5
+/// times a power of ten, about six ticks) the axis draws.
+fn widest_tick((y0, y1): (f64, f64)) -> usize {
+    let raw = (y1 - y0) / 6.0;
+    if !(raw.is_finite() && raw > 0.0) {
+        return fmt_number(y0).chars().count();
+    }
+    let mag = 10f64.powf(raw.log10().floor());
+    let step = mag
+        * match raw / mag {
+            r if r < 2.0 => 1.0,
+            r if r < 5.0 => 2.0,
+            _ => 5.0,
+        };
+    let first = (y0 / step).ceil() as i64;
+    let last = (y1 / step).floor() as i64;
+    (first..=last.min(first + 20))
+        .map(|k| fmt_number(k as f64 * step).chars().count())
+        .max()
+        .unwrap_or(0)
+}
+
 impl Figure for Lines {
     fn height(&self, page: &Page) -> u32 {
         let title = if page.titles { upt(TITLE_PT * 1.8) } else { 0 };
@@ -107,12 +129,19 @@ impl Figure for Lines {
         for (pi, (p, area)) in self.panels.iter().zip(&areas).enumerate() {
             let w = area.dim_in_pixel().0;
             let mut builder = ChartBuilder::on(area);
+            // Room for the y axis' widest tick label (e.g. 0.015) beside its description.
+            let widest = widest_tick(p.y_range);
             builder
                 .caption(captions[pi].clone(), font(caption_pt))
                 .margin(upt(4.0))
                 .margin_right(upt(8.0))
                 .x_label_area_size(upt(22.0))
-                .y_label_area_size(upt(26.0));
+                // 26 pt holds tick labels of up to four characters (the layout tests' figures).
+                .y_label_area_size(upt(if widest >= 5 {
+                    14.0 + 4.6 * widest as f64
+                } else {
+                    26.0
+                }));
             let (bx, by) = area.get_base_pixel();
             // One drawing routine for linear and log axes: a closure maps data to pixels.
             macro_rules! body {
