@@ -433,29 +433,17 @@ pub(crate) fn runs_frame(
     ]);
     // Several objectives: the archive's indicators (null with one objective).
     let mo = |f: &dyn Fn(&super::objectives::MoOutcome) -> f64| -> Vec<Option<f64>> {
+        // Infinite (IGD+ and ε of an empty archive): null, as a cell that found nothing.
         results
             .iter()
-            .map(|r| r.objectives.as_ref().map(f))
+            .map(|r| r.objectives.as_ref().map(f).filter(|v| v.is_finite()))
             .collect()
     };
     cols.extend([
         Column::new("hypervolume".into(), mo(&|m| m.hypervolume)),
         Column::new("hv_regret".into(), mo(&|m| m.hv_regret)),
-        // Infinite when the archive is empty: null, as a cell that found nothing.
-        Column::new(
-            "igd_plus".into(),
-            mo(&|m| m.igd_plus)
-                .into_iter()
-                .map(|x| x.filter(|v| v.is_finite()))
-                .collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "epsilon_additive".into(),
-            mo(&|m| m.epsilon_additive)
-                .into_iter()
-                .map(|x| x.filter(|v| v.is_finite()))
-                .collect::<Vec<_>>(),
-        ),
+        Column::new("igd_plus".into(), mo(&|m| m.igd_plus)),
+        Column::new("epsilon_additive".into(), mo(&|m| m.epsilon_additive)),
         Column::new(
             "front_size".into(),
             results
