@@ -504,16 +504,23 @@ fn the_report_ranks_by_hypervolume_regret_and_keeps_other_objectives_apart() {
         md.contains("attainment.png") && rep.join("attainment.pdf").is_file(),
         "{md}"
     );
-    let csv = std::fs::read_to_string(rep.join("attainment.csv")).unwrap();
+    // And the final fronts (what any repetition attained), drawn the same way.
+    assert!(md.contains("fronts.png"), "{md}");
     let (_, _, tasks) = lock_objectives(&out_two);
-    for (task, (_, _, front, _)) in &tasks {
-        let rows = |series: &str| {
-            csv.lines()
-                .filter(|l| l.starts_with(&format!("{task} (budget 40),{series},")))
-                .count()
-        };
-        assert_eq!(rows("true front"), 2 * front + 1, "{task}");
-        assert!(rows("random-search") >= 3 && rows("tpe") >= 3, "{task}");
+    for figure in ["attainment.csv", "fronts.csv"] {
+        let csv = std::fs::read_to_string(rep.join(figure)).unwrap();
+        for (task, (_, _, front, _)) in &tasks {
+            let rows = |series: &str| {
+                csv.lines()
+                    .filter(|l| l.starts_with(&format!("{task} (budget 40),{series},")))
+                    .count()
+            };
+            assert_eq!(rows("true front"), 2 * front + 1, "{figure} {task}");
+            assert!(
+                rows("random-search") >= 3 && rows("tpe") >= 3,
+                "{figure} {task}"
+            );
+        }
     }
 
     // Another set of objectives, or one objective, is not ranked with these.

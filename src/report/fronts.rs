@@ -15,23 +15,34 @@ use crate::results::{LockObjectives, Run};
 /// Panels drawn at most (tasks past these are left out, and the caption says so).
 const MAX_PANELS: usize = 6;
 
-/// The attainment figure of a results folder of two objectives and its caption; None when the
-/// folder measures one objective or more than two (attainment surfaces are drawn in two).
-pub(crate) fn attainment(
+/// Which attainment surface of a policy's repetitions a figure draws.
+#[derive(Clone, Copy, PartialEq)]
+enum Level {
+    /// The median (moocore's rule for the 50th percentile).
+    Median,
+    /// What any repetition attained: the policy's final front over all its repetitions.
+    Best,
+}
+
+/// The figures of a results folder of two objectives, each with its file name and caption: the
+/// median attainment surfaces (`attainment`) and each policy's final front over its
+/// repetitions (`fronts`). Empty when the folder measures one objective or more than two
+/// (attainment surfaces are drawn in two).
+pub(crate) fn figures(
     dir: &Path,
     runs: &[Run],
     policies: &[String],
     label: &dyn Fn(&str) -> String,
-) -> Result<Option<(Lines, String)>> {
+) -> Result<Vec<(Lines, &'static str, String)>> {
     let lock_path = dir.join(crate::results::LOCK);
     let Some(lock) = crate::results::read_lock_file(&lock_path)? else {
-        return Ok(None);
+        return Ok(Vec::new());
     };
     let Some(mo) = lock.resolved.objectives.clone() else {
-        return Ok(None);
+        return Ok(Vec::new());
     };
     if mo.names.len() != 2 {
-        return Ok(None);
+        return Ok(Vec::new());
     }
     let tdir = Path::new(&lock.resolved.trace_dir);
     let pool = crate::trace::pool::load_pool(tdir, true).with_context(|| {
@@ -62,18 +73,9 @@ pub(crate) fn attainment(
         })
         .collect::<Result<_>>()?;
     let finished = finished_configs(dir, pool.manifest.units)?;
-    let mut panels = Vec::new();
-    for t in mo.tasks.iter().take(MAX_PANELS) {
-        if let Some(p) = task_panel(&pool, &mo, t, &which, runs, policies, &finished, label) {
-            panels.push(p);
-        }
-    }
-    if panels.is_empty() {
-        return Ok(None);
-    }
     let left_out = mo.tasks.len().saturating_sub(MAX_PANELS);
-    let caption = format!(
-        "Median attainment surfaces (Fonseca et al. 2011) of each policy's final archives over its repetitions at the largest budget, per task, beside the task's true Pareto front (dashed), in {} x {}; the axes end at the reference point the lock file names.{}",
+    let tail = format!(
+        ", per task, beside the task's true Pareto front (dashed), in {} x {}; the axes end at the reference point the lock file names.{}",
         mo.names[0],
         mo.names[1],
         if left_out > 0 {
@@ -85,13 +87,43 @@ pub(crate) fn attainment(
             String::new()
         }
     );
-    Ok(Some((
-        Lines {
-            title: "Attainment surfaces".into(),
-            panels,
-        },
-        caption,
-    )))
+    let mut out = Vec::new();
+    for (level, name, title, what) in [
+        (
+            Level::Median,
+            "attainment",
+            "Attainment surfaces",
+            "Median attainment surfaces (Fonseca et al. 2011) of each policy's final archives over its repetitions at the largest budget",
+        ),
+        (
+            Level::Best,
+            "fronts",
+            "Final fronts",
+            "Each policy's final front at the largest budget: the non-dominated points any of its repetitions found (its first attainment surface)",
+        ),
+    ] {
+        let panels: Vec<Panel> = mo
+            .tasks
+            .iter()
+            .take(MAX_PANELS)
+            .filter_map(|t| {
+                task_panel(
+                    &pool, &mo, t, &which, runs, policies, &finished, label, level,
+                )
+            })
+            .collect();
+        if !panels.is_empty() {
+            out.push((
+                Lines {
+                    title: title.into(),
+                    panels,
+                },
+                name,
+                format!("{what}{tail}"),
+            ));
+        }
+    }
+    Ok(out)
 }
 
 /// Per cell, the configurations it finished (trained to the pool's last unit), in order.
@@ -132,6 +164,7 @@ fn task_panel(
     policies: &[String],
     finished: &BTreeMap<u64, Vec<u32>>,
     label: &dyn Fn(&str) -> String,
+    level: Level,
 ) -> Option<Panel> {
     let mut parts = t.task.split('/');
     let (dataset, run) = (parts.next()?, parts.next()?.parse::<i64>().ok()?);
@@ -207,10 +240,14 @@ fn task_panel(
             continue;
         }
         let refs: Vec<&[f64]> = cells.iter().map(Vec::as_slice).collect();
-        let median = attainment_surface(&refs, level_of_percentile(50.0, refs.len()));
+        let k = match level {
+            Level::Median => level_of_percentile(50.0, refs.len()),
+            Level::Best => 1,
+        };
+        let surface = attainment_surface(&refs, k);
         series.push(Series {
             name: label(policy),
-            points: staircase(&median),
+            points: staircase(&surface),
             band: None,
             color: i,
             dashed: false,

@@ -741,17 +741,14 @@ fn report_runs(
             (false, _) => "fraction of the budget used".to_string(),
         };
         choose::anytime(&mut w, a, &names, out, &opts.page, regret, &x_desc)?;
-        // Two objectives, one folder: each policy's median attainment surface per task.
+        // Two objectives, one folder: each policy's median attainment surface and final front
+        // per task.
         if let [(dir, map)] = src.dirs.as_slice()
             && map.is_empty()
-            && let Some((fig, caption)) =
-                fronts::attainment(dir, runs, &policies, &|p| names.of(p))?
         {
-            w.add(
-                figures::save(&fig, out, "attainment", &opts.page)?,
-                "attainment",
-                caption,
-            );
+            for (fig, name, caption) in fronts::figures(dir, runs, &policies, &|p| names.of(p))? {
+                w.add(figures::save(&fig, out, name, &opts.page)?, name, caption);
+            }
         }
     }
     files.append(&mut w.files);
