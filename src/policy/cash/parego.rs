@@ -3,7 +3,7 @@
 //! then modelled by a single-objective optimiser (here TPE or the SMAC-style forest instead of
 //! the paper's DACE model with expected improvement).
 
-use super::{Evaluator, Proposal, Proposer, Smac, Tpe, WORLDS, smac_of, tpe_of};
+use super::{Evaluator, Proposal, Proposer, Smac, Tpe, WORLDS, candidates_param, smac_of, tpe_of};
 use crate::policy::{CellStart, Family, ParamDef, Params};
 use crate::protocol::PoolView;
 use crate::rng::Rng;
@@ -44,6 +44,7 @@ pub fn family_parego() -> Family {
                 -1,
                 "random configurations before the model is used; -1 is Knowles's 11 d - 1 (21 for two objectives)",
             ),
+            candidates_param(),
         ],
         build: |p: &Params, _| {
             Box::new(Evaluator::new(ParEgo {
@@ -51,6 +52,7 @@ pub fn family_parego() -> Family {
                 s: p.int("s") as usize,
                 rho: p.float("rho"),
                 n_startup: p.int("n_startup"),
+                candidates: p.int("candidates") as usize,
                 maximize: Vec::new(),
                 weights: Vec::new(),
                 evals: Vec::new(),
@@ -65,6 +67,8 @@ pub struct ParEgo {
     s: usize,
     rho: f64,
     n_startup: i64,
+    /// Open configurations the model scores per proposal (0: all).
+    candidates: usize,
     /// Per objective: maximised (from the cell's start).
     maximize: Vec<bool>,
     weights: Vec<Vec<f64>>,
@@ -149,11 +153,13 @@ impl ParEgo {
             "smac" => {
                 let mut m: Smac = smac_of(&crate::policy::default_params("smac"));
                 m.n_init = 0;
+                m.candidates = self.candidates;
                 Box::new(m)
             }
             _ => {
                 let mut m: Tpe = tpe_of(&crate::policy::default_params("tpe"));
                 m.n_startup = 0;
+                m.candidates = self.candidates;
                 Box::new(m)
             }
         };
@@ -242,6 +248,7 @@ mod tests {
             s: 0,
             rho: 0.05,
             n_startup: -1,
+            candidates: 0,
             maximize: vec![true, false],
             weights: Vec::new(),
             evals: Vec::new(),
