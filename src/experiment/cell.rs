@@ -395,43 +395,24 @@ pub fn run_cell(
     let (overhead, workers) = (exp.world.overhead(), exp.world.workers);
     // The loop is compiled for each world (a match, not a trait object: the loop's calls into
     // the world are the replay's hot path).
+    macro_rules! drive {
+        ($w:expr) => {
+            drive_workers(
+                $w,
+                policy.as_mut(),
+                &id,
+                &mut rng,
+                overhead,
+                workers,
+                &mut observers,
+            )
+        };
+    }
     let driven = match &mut cw.world {
-        AnyWorld::TimeSliced(w) => drive_workers(
-            w,
-            policy.as_mut(),
-            &id,
-            &mut rng,
-            overhead,
-            workers,
-            &mut observers,
-        ),
-        AnyWorld::PullCount(w) => drive_workers(
-            w,
-            policy.as_mut(),
-            &id,
-            &mut rng,
-            overhead,
-            workers,
-            &mut observers,
-        ),
-        AnyWorld::Synthetic(w) => drive_workers(
-            w,
-            policy.as_mut(),
-            &id,
-            &mut rng,
-            overhead,
-            workers,
-            &mut observers,
-        ),
-        AnyWorld::Pool(w) => drive_workers(
-            w.as_mut(),
-            policy.as_mut(),
-            &id,
-            &mut rng,
-            overhead,
-            workers,
-            &mut observers,
-        ),
+        AnyWorld::TimeSliced(w) => drive!(w),
+        AnyWorld::PullCount(w) => drive!(w),
+        AnyWorld::Synthetic(w) => drive!(w),
+        AnyWorld::Pool(w) => drive!(w.as_mut()),
     };
     driven.with_context(|| format!("task {}", cw.task))?;
     drop(observers);

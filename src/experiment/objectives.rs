@@ -20,7 +20,7 @@
 //!   `1 − HV(archive) / HV(true front)`, which no affine rescaling of an objective changes.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 use polars::prelude::*;
@@ -154,12 +154,8 @@ fn task_key(dataset: &str, run: i64) -> String {
 fn read_reference_file(path: &Path, names: &[String]) -> Result<BTreeMap<String, Vec<f64>>> {
     let at = path.display();
     crate::files::check(path, "the reference-point file named by 'world.reference'")?;
-    let df = CsvReadOptions::default()
-        .with_has_header(true)
-        .with_infer_schema_length(None)
-        .try_into_reader_with_file_path(Some(PathBuf::from(path)))
-        .and_then(|r| r.finish())
-        .map_err(|e| anyhow::anyhow!("{at}: not a CSV file of reference points ({e})"))?;
+    // The trace sets' reader: its checks of a CSV's shape name the line.
+    let df = crate::trace::read_frame(path)?;
     let column = |name: &str, dtype: &DataType| -> Result<Series> {
         let c = df.column(name).map_err(|_| {
             anyhow::anyhow!(

@@ -14,6 +14,7 @@ pub(crate) use crate::space;
 
 pub(crate) use load::check_csv_shape;
 pub(crate) use load::csv_error;
+pub(crate) use load::read_frame;
 pub use load::{LoadOptions, TaskFilter, load_trace_set};
 pub use manifest::{Direction, Manifest, Source};
 

@@ -69,6 +69,8 @@ pub struct PoolWorld<'a> {
     /// values at its last trained unit (arms x objectives, recorded orientation).
     objectives: Vec<usize>,
     arm_objectives: Vec<f64>,
+    /// The curves' own objective columns (`Curve::extra` holds this many per unit).
+    n_extra: usize,
 }
 
 impl<'a> PoolWorld<'a> {
@@ -135,6 +137,7 @@ impl<'a> PoolWorld<'a> {
             mutation_fallbacks: 0,
             objectives: Vec::new(),
             arm_objectives: Vec::new(),
+            n_extra: 0,
         }
     }
 
@@ -142,6 +145,7 @@ impl<'a> PoolWorld<'a> {
     /// observation (`Observation::objectives`).
     pub fn with_objectives(mut self, which: &[usize]) -> Self {
         self.objectives = which.to_vec();
+        self.n_extra = self.pool.manifest.extra_columns().len();
         self
     }
 
@@ -462,11 +466,10 @@ impl<'a> PoolWorld<'a> {
         let ok = status == Status::Ok;
         if !self.objectives.is_empty() {
             let m = &self.pool.manifest;
-            let n_extra = m.extra_columns().len();
             let d = self.objectives.len();
             for (k, &o) in self.objectives.iter().enumerate() {
                 self.arm_objectives[arm * d + k] = if ok {
-                    f64::from(curve.objective(&m.objectives[o], n_extra, u))
+                    f64::from(curve.objective(&m.objectives[o], self.n_extra, u))
                 } else {
                     f64::NAN
                 };
