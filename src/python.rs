@@ -668,6 +668,11 @@ impl Progress for PyProgress {
                     d.set_item("already_done", s.already_done)?;
                     d.set_item("seconds", s.seconds)?;
                     d.set_item("out", s.out.display().to_string())?;
+                    if let Some(c) = s.cache {
+                        d.set_item("cache_hits", c.hits)?;
+                        d.set_item("cache_stored", c.stored)?;
+                        d.set_item("cache_damaged", c.corrupt)?;
+                    }
                     d.into_any()
                 }
                 None => py.None().into_bound(py),
@@ -777,9 +782,10 @@ fn import_runs(
 }
 
 /// Run the experiment file `path`; returns (results folder, notes). `progress` receives the
-/// run's progress (see `PyProgress`).
+/// run's progress (see `PyProgress`). `cache`: the cell cache's folder, "" for the default one.
 #[pyfunction]
-#[pyo3(signature = (path, out=None, threads=None, batch_size=None, fresh=false, progress=None))]
+#[pyo3(signature = (path, out=None, threads=None, batch_size=None, fresh=false, progress=None, cache=None, cache_min_s=None))]
+#[allow(clippy::too_many_arguments)]
 fn run(
     py: Python<'_>,
     path: PathBuf,
@@ -788,6 +794,8 @@ fn run(
     batch_size: Option<usize>,
     fresh: bool,
     progress: Option<Py<PyAny>>,
+    cache: Option<PathBuf>,
+    cache_min_s: Option<f64>,
 ) -> PyResult<(String, Vec<(String, String)>)> {
     guarded("run", || {
         if threads == Some(0) || batch_size == Some(0) {
@@ -806,12 +814,20 @@ fn run(
                 )
             })
             .collect();
+        let cache = match cache {
+            Some(d) if d.as_os_str().is_empty() => {
+                Some(experiment::cache::default_cache_dir().map_err(to_py)?)
+            }
+            other => other,
+        };
         let opts = RunOptions {
             out,
             threads,
             batch_size,
             shard: None,
             fresh,
+            cache,
+            cache_min_s,
         };
         let progress = progress.map(|p| PyProgress(p, false.into()));
         let summary = py.detach(|| -> Result<RunSummary> {

@@ -112,8 +112,16 @@ class _Progress:
             self.bar.close()
         if summary is not None and self.show:
             print(
-                f"ran {summary['ran']} cells in {summary['seconds']:.2f} s; "
-                f"{summary['already_done']} were already finished; results in {summary['out']}",
+                f"ran {summary['ran'] - summary.get('cache_hits', 0)} cells in "
+                f"{summary['seconds']:.2f} s; "
+                f"{summary['already_done']} were already finished"
+                + (
+                    f"; {summary['cache_hits']} came from the cell cache and "
+                    f"{summary['cache_stored']} were stored in it"
+                    if "cache_hits" in summary
+                    else ""
+                )
+                + f"; results in {summary['out']}",
                 file=sys.stderr,
             )
 
@@ -362,6 +370,8 @@ def run(
     fresh: bool = False,
     batch_size: Optional[int] = None,
     progress: bool = True,
+    cache: Union[bool, PathLike, None] = None,
+    cache_min_s: Optional[float] = None,
 ) -> "Results":
     """Run an experiment and return its :class:`Results`.
 
@@ -376,6 +386,13 @@ def run(
     ``results/NAME`` (the experiment's name), or ``results/NAME+POLICY`` when ``policies`` adds
     some, so that the experiment without them keeps its folder. Rerunning skips finished cells;
     ``fresh=True`` runs every cell again.
+
+    ``cache`` reuses finished cells from a cell cache, from any earlier experiment, and stores
+    the cells this run replays: ``True`` for the default folder (``$BANDITBENCH_CACHE``, else
+    ``~/.cache/banditbench``) or a folder. A cell's key is its content (data, world, policy
+    identity with its code, task, budget, repetition, seed), so adding a policy to a grid replays
+    only its cells, and the folder equals a fresh run's. Cells quicker than ``cache_min_s``
+    (default 0.001 s) are replayed rather than stored.
     """
     engine = _engine()
     path: Optional[str] = None
@@ -417,6 +434,8 @@ def run(
             batch_size=batch_size,
             fresh=fresh,
             progress=_Progress(progress),
+            cache=_cache_arg(cache),
+            cache_min_s=cache_min_s,
         )
     except engine.BanditbenchError as e:
         if tmp is None:
@@ -438,6 +457,15 @@ def run(
         elif progress:
             print(f"{level}: {text}", file=sys.stderr)
     return Results(folder)
+
+
+def _cache_arg(cache: Union[bool, PathLike, None]) -> Optional[str]:
+    """``run``'s ``cache`` as the engine takes it: a folder, "" for the default one, or None."""
+    if cache is None or cache is False:
+        return None
+    if cache is True:
+        return ""
+    return os.fspath(cache)
 
 
 class Results:

@@ -408,3 +408,53 @@ def test_the_protocols_types_declare_every_attribute_the_engine_gives(tmp_path):
         declared = set(cls.__annotations__)
         assert seen[name] == declared, (name, sorted(seen[name] - declared),
                                         sorted(declared - seen[name]))
+
+
+class Greedy(Policy):
+    """Pulls the arm with the best reward so far (each arm once first)."""
+
+    def decide(self, view):
+        for a in range(view.n_arms):
+            if view.pulls[a] == 0:
+                return a
+        return max(range(view.n_arms), key=lambda a: view.arm_best[a] or -1e300)
+
+
+class GreedyEdited(Policy):
+    """The same, but ties go to the last arm: other code, so other cells."""
+
+    def decide(self, view):
+        for a in range(view.n_arms):
+            if view.pulls[a] == 0:
+                return a
+        return max(reversed(range(view.n_arms)), key=lambda a: view.arm_best[a] or -1e300)
+
+
+def _cache_counts(err):
+    line = next(l for l in err.splitlines() if "came from the cell cache" in l)
+    hits = int(line.split("finished; ")[1].split()[0])
+    stored = int(line.split(" and ")[1].split()[0])
+    return hits, stored
+
+
+def test_a_cell_cache_serves_python_policies_by_their_code(tmp_path, capfd):
+    spec = {"name": "cached", "traces": str(ROOT / "tests/fixtures/tiny"), "seed": 3,
+            "repetitions": 2,
+            "world": {"kind": "pull-count", "budgets": [15], "exhausted": "resample"},
+            "policies": [{"family": "ucb1"}]}
+    cache = tmp_path / "cache"
+    first = banditbench.run(spec, policies={"g": Greedy}, out=tmp_path / "a", cache=cache,
+                            cache_min_s=0)
+    assert _cache_counts(capfd.readouterr().err) == (0, 8)
+    again = banditbench.run(spec, policies={"g": Greedy}, out=tmp_path / "b", cache=cache,
+                            cache_min_s=0)
+    assert _cache_counts(capfd.readouterr().err) == (8, 0)
+    for name in ["runs.parquet", "trajectories.parquet"]:
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
+    assert first.trajectories.equals(again.trajectories)
+    # Another class under the same name: its cells are replayed, ucb1's are reused.
+    banditbench.run(spec, policies={"g": GreedyEdited}, out=tmp_path / "c", cache=cache,
+                    cache_min_s=0)
+    assert _cache_counts(capfd.readouterr().err) == (4, 4)
+    with pytest.raises(banditbench.BanditbenchError, match="cache"):
+        banditbench.run(spec, out=tmp_path / "d", cache=cache, cache_min_s=-1, progress=False)

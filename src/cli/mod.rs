@@ -2,6 +2,7 @@
 //! The library does the work and never prints; these files print what it returns.
 
 mod bench;
+mod cache;
 mod import;
 mod merge;
 mod policies;
@@ -83,6 +84,8 @@ pub(crate) enum Command {
     /// Run an experiment file: expand its cells, replay them in parallel, write results/<name>/
     /// and print the mean rank of every policy. Rerunning skips finished cells.
     Run(run::Args),
+    /// The cell cache of `run --cache`: what it holds, and pruning it
+    Cache(cache::Args),
     /// Combine the finished shards of one experiment (`run --shard I/N`) into one results folder,
     /// byte for byte what an unsharded run writes. Checks that the folders come from the same
     /// experiment and trace set and that no cell is missing or duplicated.
@@ -126,6 +129,7 @@ impl Cli {
 pub(crate) fn dispatch(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         Command::Run(a) => run::run(a),
+        Command::Cache(a) => cache::run(a),
         Command::Merge(a) => merge::run(a),
         Command::Slurm(a) => slurm::run(a),
         Command::Report(a) => report::run(a),
@@ -153,6 +157,84 @@ pub(crate) fn flag_ids(cmd: &clap::Command, positional: &[&str]) -> Vec<String> 
 
 #[cfg(test)]
 mod tests {
+    /// Split a shell line into words: whitespace outside single or double quotes separates them.
+    fn words(line: &str) -> Vec<String> {
+        let (mut out, mut cur, mut quote) = (Vec::new(), String::new(), None);
+        for ch in line.chars() {
+            match (quote, ch) {
+                (None, '\'' | '"') => quote = Some(ch),
+                (Some(q), c) if c == q => quote = None,
+                (None, c) if c.is_whitespace() => {
+                    if !cur.is_empty() {
+                        out.push(std::mem::take(&mut cur));
+                    }
+                }
+                (_, c) => cur.push(c),
+            }
+        }
+        if !cur.is_empty() {
+            out.push(cur);
+        }
+        out
+    }
+
+    /// Every `banditbench …` and `cargo run --release -- …` command in the README's shell blocks
+    /// parses by the command line's grammar: a renamed or removed flag fails here, not for a
+    /// reader.
+    #[test]
+    fn every_readme_command_parses() {
+        let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
+            .expect("README.md");
+        let (mut in_sh, mut checked, mut joined) = (false, 0, String::new());
+        for line in readme.lines() {
+            if line.starts_with("```") {
+                in_sh = matches!(line.trim(), "```sh" | "```bash" | "```console");
+                continue;
+            }
+            if !in_sh {
+                continue;
+            }
+            // Continuation lines join; comments go.
+            let code = line.split(" #").next().unwrap_or("");
+            let code = if code.trim_start().starts_with('#') {
+                ""
+            } else {
+                code
+            };
+            if let Some(head) = code.trim_end().strip_suffix('\\') {
+                joined.push_str(head);
+                joined.push(' ');
+                continue;
+            }
+            joined.push_str(code);
+            let full = std::mem::take(&mut joined);
+            for part in full
+                .split("&&")
+                .flat_map(|p| p.split(';'))
+                .flat_map(|p| p.split(" | "))
+            {
+                let w = words(part.trim().trim_start_matches("$ "));
+                let args: Vec<String> = match w.first().map(String::as_str) {
+                    Some("banditbench") => w.clone(),
+                    Some("cargo") if w.get(1).is_some_and(|x| x == "run") => {
+                        let Some(at) = w.iter().position(|x| x == "--") else {
+                            continue;
+                        };
+                        std::iter::once("banditbench".to_string())
+                            .chain(w[at + 1..].iter().cloned())
+                            .collect()
+                    }
+                    _ => continue,
+                };
+                if let Err(e) = super::parse_from(&args) {
+                    panic!("README: `{}` does not parse:\n{e}", part.trim());
+                }
+                checked += 1;
+            }
+        }
+        assert!(checked >= 20, "only {checked} README commands found");
+    }
+
     /// Every option of every command that takes a value, given a negative number, either takes it
     /// (and the command's own check judges it) or refuses it for what it is: never clap's advice
     /// to write `-- -5`, which does not work for an option.

@@ -74,11 +74,25 @@ impl Progress for Terminal {
             b.finish_and_clear();
         }
         if let Some(s) = summary {
+            let cached = s.cache.map_or(String::new(), |c| {
+                format!(
+                    "; {} came from the cell cache and {} were stored in it{}",
+                    c.hits,
+                    c.stored,
+                    if c.corrupt > 0 {
+                        format!(" ({} damaged entries replayed)", c.corrupt)
+                    } else {
+                        String::new()
+                    }
+                )
+            });
+            // Cells replayed, not those taken from the cache.
+            let ran = s.ran - s.cache.map_or(0, |c| c.hits as usize);
             eprintln!(
-                "ran {} cells in {:.2} s ({:.0} cells/s); {} were already finished; results in {}",
-                s.ran,
+                "ran {} cells in {:.2} s ({:.0} cells/s); {} were already finished{cached}; results in {}",
+                ran,
                 s.seconds,
-                s.ran as f64 / s.seconds.max(1e-9),
+                ran as f64 / s.seconds.max(1e-9),
                 s.already_done,
                 s.out.display()
             );

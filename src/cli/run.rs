@@ -32,45 +32,45 @@ pub struct Args {
     /// and run every cell again, e.g. after an external policy's code changed
     #[arg(long)]
     fresh: bool,
+    /// Reuse finished cells from a cell cache, from any earlier experiment, and store the cells
+    /// this run replays in it (a cell's key is its content: data, world, policy identity, task,
+    /// budget, repetition and seed). Without DIR: $BANDITBENCH_CACHE, else
+    /// ~/.cache/banditbench. See `banditbench cache`
+    #[arg(long, value_name = "DIR", num_args = 0..=1)]
+    cache: Option<Option<PathBuf>>,
+    /// With --cache: store only cells whose replay took at least this many milliseconds (a
+    /// quicker cell is replayed faster than its entry is read back) [default: 1]
+    #[arg(long, value_name = "MS", requires = "cache")]
+    cache_min_ms: Option<f64>,
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
-    let Args {
-        experiment,
-        out,
-        threads,
-        batch_size,
-        shard,
-        quiet,
-        fresh,
-    } = args;
-    run_file(experiment, out, threads, batch_size, shard, quiet, fresh)
-}
-
-fn run_file(
-    path: PathBuf,
-    out: Option<PathBuf>,
-    threads: Option<usize>,
-    batch_size: Option<usize>,
-    shard: Option<experiment::Shard>,
-    quiet: bool,
-    fresh: bool,
-) -> Result<ExitCode> {
-    let opts = RunOptions {
-        out,
-        threads,
-        batch_size,
-        shard,
-        fresh,
+    let cache = match args.cache {
+        Some(None) => Some(experiment::cache::default_cache_dir()?),
+        Some(Some(d)) => Some(d),
+        None => None,
     };
-    let (exp, data) = experiment::prepare(&path)?;
+    let opts = RunOptions {
+        out: args.out,
+        threads: args.threads,
+        batch_size: args.batch_size,
+        shard: args.shard,
+        fresh: args.fresh,
+        cache,
+        cache_min_s: args.cache_min_ms.map(|ms| ms / 1000.0),
+    };
+    let (exp, data) = experiment::prepare(&args.experiment)?;
     for (warning, text) in data.notices(&exp) {
         eprintln!("{}: {text}", if warning { "warning" } else { "note" });
     }
-    let summary =
-        experiment::run_experiment(&exp, &data, &opts, &super::progress::Terminal::new(quiet))?;
+    let summary = experiment::run_experiment(
+        &exp,
+        &data,
+        &opts,
+        &super::progress::Terminal::new(args.quiet),
+    )?;
     let what = data.what();
-    if let Some(s) = shard {
+    if let Some(s) = opts.shard {
         // A shard's ranking would rest on a share of the cells: say how to combine them instead.
         println!(
             "shard {} finished: {} cells in {}; when all {} shards have finished, combine them with: banditbench merge {}/*-of-{} --out DIR",

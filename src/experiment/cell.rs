@@ -96,23 +96,33 @@ impl CellGrid {
         let policy = ((index / reps) % np) as usize;
         let budget = ((index / reps / np) % nb) as usize;
         let task = (index / reps / np / nb) as usize;
-        let identity = format!(
-            "{}\u{1f}{}\u{1f}{}\u{1f}{repetition}",
-            self.tasks[task], self.budgets[budget], self.policies[policy]
-        );
-        Cell {
+        let mut cell = Cell {
             index,
             task,
             budget,
             policy,
             repetition,
-            seed: derive_seed(self.seed, &identity),
-        }
+            seed: 0,
+        };
+        cell.seed = derive_seed(self.seed, &self.identity(&cell));
+        cell
+    }
+
+    /// What a cell's seed hashes (after the experiment's seed): its task's identity, budget,
+    /// budget unit, policy id and repetition, never its index. The cell cache's key holds it.
+    pub fn identity(&self, cell: &Cell) -> String {
+        format!(
+            "{}\u{1f}{}\u{1f}{}\u{1f}{}",
+            self.tasks[cell.task],
+            self.budgets[cell.budget],
+            self.policies[cell.policy],
+            cell.repetition
+        )
     }
 }
 
-/// What one cell produced, in any world.
-#[derive(Clone, Debug, PartialEq)]
+/// What one cell produced, in any world. Serialisable: the cell cache stores it as it is.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct CellResult {
     /// The cell's position in the experiment's expansion order.
     pub index: u64,

@@ -116,7 +116,7 @@ pub(super) fn check_lock(
             );
         }
         bail!(
-            "{}: these results come from a different experiment or trace set (fingerprint {old}, now {fingerprint}); finished results are kept: choose another --out, or rerun with --fresh to delete them and start again",
+            "{}: these results come from a different experiment or trace set (fingerprint {old}, now {fingerprint}); finished results are kept: choose another --out, or rerun with --fresh to delete them and start again (adding --cache replays only the cells a cell cache lacks: those of a run with the same cache are kept there)",
             out.display()
         );
     }

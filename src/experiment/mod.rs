@@ -1,6 +1,7 @@
 //! Experiments: parse a file, expand it into cells, run the cells in parallel with rayon, and
 //! store the results so that a run can be killed and resumed without losing or changing anything.
 
+pub mod cache;
 mod cell;
 mod data;
 #[cfg(test)]
@@ -54,6 +55,12 @@ pub struct RunOptions {
     pub shard: Option<Shard>,
     /// Delete the folder's finished results (runs, trajectories, parts, lock file) first.
     pub fresh: bool,
+    /// The cell cache's folder: finished cells found there are reused, replayed ones stored
+    /// (`cache::CellCache`); none: no cache.
+    pub cache: Option<PathBuf>,
+    /// Store only cells whose replay took at least this long (seconds); default
+    /// [`cache::MIN_CELL_S`]: a quicker cell is replayed faster than its entry is read.
+    pub cache_min_s: Option<f64>,
 }
 
 /// A deterministic share of an experiment's cells: every cell whose index is `index` modulo
@@ -123,8 +130,10 @@ pub struct RunSummary {
     pub total_cells: usize,
     /// Cells finished before this run (skipped).
     pub already_done: usize,
-    /// Cells this run replayed.
+    /// Cells this run replayed or took from the cache.
     pub ran: usize,
+    /// What the cell cache did, when one was used (`cache.hits` of `ran` came from it).
+    pub cache: Option<cache::CacheCounts>,
     /// Wall seconds this run took.
     pub seconds: f64,
 }
@@ -140,6 +149,7 @@ pub fn run_experiment(
     data.check(exp)?;
     let grid = data.cell_grid(exp);
     let info = data.info();
+    let keys = cache::KeyMaker::new(exp, &info, data.n_tasks())?;
     let all_cells = grid.len();
     let n_cells = opts.shard.map_or(all_cells, |s| s.cells_of(all_cells));
     progress.start(
@@ -175,6 +185,7 @@ pub fn run_experiment(
         },
         &|results| data.frames(results, &grid, exp),
         &data.coded(),
+        &|c| keys.key(&grid, c),
     );
     progress.finish(summary.as_ref().ok());
     summary
@@ -227,6 +238,7 @@ fn run_cells(
     run: &(dyn Fn(&Cell) -> Result<CellResult> + Sync),
     frames: &Frames<'_>,
     coded: &[(String, store::Names)],
+    key_of: &(dyn Fn(&Cell) -> cache::CellKey + Sync),
 ) -> Result<RunSummary> {
     let out = opts
         .out
@@ -284,18 +296,54 @@ fn run_cells(
         .build()
         .context("cannot start the worker threads")?;
     let program = store::program();
-    let frames_of =
-        |results: &[CellResult]| -> Result<(polars::prelude::DataFrame, polars::prelude::DataFrame)> {
-            let (runs, traj) = frames(results)?;
-            let traj = frames::keep_decisions(traj, exp.trajectories)?;
-            let h = runs.height();
-            let mut cols = runs.into_columns();
-            cols.push(Column::new("program".into(), vec![program.as_str(); h]));
-            let runs = schema::frame(schema::RUNS, cols, h, &[])?;
-            let m = traj.height();
-            let traj = schema::frame(schema::TRAJECTORIES, traj.into_columns(), m, CODED)?;
-            Ok((runs, traj))
+    let cache = opts
+        .cache
+        .as_deref()
+        .map(cache::CellCache::open)
+        .transpose()?;
+    let min_s = opts.cache_min_s.unwrap_or(cache::MIN_CELL_S);
+    if min_s.is_nan() || min_s < 0.0 {
+        bail!(
+            "the cell cache's least replay time to store a cell is {min_s} s; give a time >= 0 (0 stores every cell)"
+        );
+    }
+    // A cell from the cache, or replayed (and stored in the cache); with the program that
+    // replayed it when that was an earlier run.
+    let run_one = |c: &Cell| -> Result<(CellResult, Option<String>)> {
+        let Some(cache) = &cache else {
+            return Ok((run(c)?, None));
         };
+        let key = key_of(c);
+        if let cache::Lookup::Hit(mut r, by) = cache.get(&key, progress) {
+            r.index = c.index;
+            return Ok((*r, Some(by)));
+        }
+        let t = std::time::Instant::now();
+        let r = run(c)?;
+        if t.elapsed().as_secs_f64() >= min_s {
+            cache.put(&key, &r, progress);
+        }
+        Ok((r, None))
+    };
+    let frames_of = |results: &[CellResult],
+                     by: &[Option<String>]|
+     -> Result<(polars::prelude::DataFrame, polars::prelude::DataFrame)> {
+        let (runs, traj) = frames(results)?;
+        let traj = frames::keep_decisions(traj, exp.trajectories)?;
+        let h = runs.height();
+        let mut cols = runs.into_columns();
+        // Rows are in cell order, as the results are (each chunk's cells are).
+        let programs: Vec<&str> = by
+            .iter()
+            .map(|p| p.as_deref().unwrap_or(program.as_str()))
+            .collect();
+        debug_assert!(results.windows(2).all(|w| w[0].index < w[1].index));
+        cols.push(Column::new("program".into(), programs));
+        let runs = schema::frame(schema::RUNS, cols, h, &[])?;
+        let m = traj.height();
+        let traj = schema::frame(schema::TRAJECTORIES, traj.into_columns(), m, CODED)?;
+        Ok((runs, traj))
+    };
     let t0 = std::time::Instant::now();
     // Cells are run in chunks sized to take about CHUNK_S seconds; each chunk's results are
     // encoded into the current segment at once (nothing but a row group is held in memory), and
@@ -320,10 +368,10 @@ fn run_cells(
     while todo.peek().is_some() {
         let now: Vec<Cell> = todo.by_ref().take(chunk).map(|i| grid.cell(i)).collect();
         let tb = std::time::Instant::now();
-        let outcomes: Vec<Result<CellResult>> = pool.install(|| {
+        let outcomes: Vec<Result<(CellResult, Option<String>)>> = pool.install(|| {
             now.par_iter()
                 .map(|c| {
-                    let r = run(c);
+                    let r = run_one(c);
                     progress.advance(1);
                     r
                 })
@@ -334,9 +382,13 @@ fn run_cells(
         let replay_s = tb.elapsed().as_secs_f64().max(1e-4);
         let mut stop = None;
         let mut finished: Vec<CellResult> = Vec::with_capacity(outcomes.len());
+        let mut by: Vec<Option<String>> = Vec::with_capacity(outcomes.len());
         for (c, r) in now.iter().zip(outcomes) {
             match r {
-                Ok(r) => finished.push(r),
+                Ok((r, p)) => {
+                    finished.push(r);
+                    by.push(p);
+                }
                 // An external policy with on_failure = "restart": report, go on, list at the end.
                 Err(e) if keeps_going(&e) => {
                     progress.note(Level::Error, &format!("{e:#}"));
@@ -349,7 +401,7 @@ fn run_cells(
         }
         ran_ok += finished.len();
         // Even with no cell finished: the files then still get their columns.
-        let (runs, traj) = frames_of(&finished)?;
+        let (runs, traj) = frames_of(&finished, &by)?;
         drop(finished);
         segment.push(runs, traj)?;
         if stop.is_none() && todo.peek().is_some() && progress.interrupted() {
@@ -408,6 +460,7 @@ fn run_cells(
         total_cells: n_mine,
         already_done: n_mine - n_todo,
         ran: n_todo,
+        cache: cache.map(|c| c.counts()),
         seconds: t0.elapsed().as_secs_f64(),
     })
 }

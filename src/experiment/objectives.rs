@@ -407,7 +407,7 @@ fn fmt_point(p: &[f64], directions: &[Direction]) -> String {
 }
 
 /// What a cell of several objectives found: its indicators at the end.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct MoOutcome {
     /// Hypervolume of the archive (normalised objectives, reference (1, …, 1)).
     pub hypervolume: f64,

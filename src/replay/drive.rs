@@ -12,7 +12,7 @@ use crate::protocol::{Action, Observation, Pending, Policy, Revealed};
 use crate::rng::Rng;
 
 /// The kind of an action, as stored in trajectories.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum ActionKind {
     #[default]
     Pull,
@@ -47,7 +47,7 @@ impl ActionKind {
 }
 
 /// One decision of a cell, in any world.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Step {
     pub action: ActionKind,
     pub arm: u32,

@@ -270,7 +270,7 @@ pub trait World {
 
 /// What a finished replay found, in any world (`World::outcome`): the incumbent (the pool
 /// world: the recommended configuration) and what each learner took.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Outcome {
     /// Best validation score, in the recorded orientation (NaN if none).
     pub best_score: f64,

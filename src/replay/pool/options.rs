@@ -213,7 +213,7 @@ impl PoolOptions {
 }
 
 /// The pool world's part of a cell's outcome (`World::outcome`).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct PoolPart {
     /// The configuration the cell recommends (None when nothing was trained).
     pub recommended: Option<Recommended>,
@@ -231,7 +231,7 @@ pub struct PoolPart {
 /// The configuration a cell recommends: its arm, configuration index, the unit whose scores are
 /// reported, the validation and test scores there (trace orientation), and the budget used when
 /// that unit's result came in (`found_at`, as `Incumbent::found_at`).
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Recommended {
     /// Its arm in the cell.
     pub arm: usize,
