@@ -662,24 +662,37 @@ impl Progress for PyProgress {
     fn finish(&self, summary: Option<&RunSummary>) {
         self.call("finish", |py| {
             let s = match summary {
-                Some(s) => {
-                    let d = PyDict::new(py);
-                    d.set_item("ran", s.ran)?;
-                    d.set_item("already_done", s.already_done)?;
-                    d.set_item("seconds", s.seconds)?;
-                    d.set_item("out", s.out.display().to_string())?;
-                    if let Some(c) = s.cache {
-                        d.set_item("cache_hits", c.hits)?;
-                        d.set_item("cache_stored", c.stored)?;
-                        d.set_item("cache_damaged", c.corrupt)?;
-                    }
-                    d.into_any()
-                }
+                Some(s) => summary_dict(py, s)?.into_any(),
                 None => py.None().into_bound(py),
             };
             PyTuple::new(py, [s])
         });
     }
+}
+
+/// A run's summary as Python's progress and `Session.finish` give it.
+fn summary_dict<'py>(py: Python<'py>, s: &RunSummary) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("ran", s.ran)?;
+    d.set_item("already_done", s.already_done)?;
+    d.set_item("seconds", s.seconds)?;
+    d.set_item("out", s.out.display().to_string())?;
+    if let Some(c) = s.cache {
+        d.set_item("cache_hits", c.hits)?;
+        d.set_item("cache_stored", c.stored)?;
+        d.set_item("cache_damaged", c.corrupt)?;
+    }
+    Ok(d)
+}
+
+/// `cache` as Python gives it: a folder, "" for the default one, or None.
+fn cache_dir(cache: Option<PathBuf>) -> PyResult<Option<PathBuf>> {
+    Ok(match cache {
+        Some(d) if d.as_os_str().is_empty() => {
+            Some(experiment::cache::default_cache_dir().map_err(to_py)?)
+        }
+        other => other,
+    })
 }
 
 /// Parse `argv` (without the program name) and run it with the GIL released, a panic caught:
@@ -814,19 +827,13 @@ fn run(
                 )
             })
             .collect();
-        let cache = match cache {
-            Some(d) if d.as_os_str().is_empty() => {
-                Some(experiment::cache::default_cache_dir().map_err(to_py)?)
-            }
-            other => other,
-        };
         let opts = RunOptions {
             out,
             threads,
             batch_size,
             shard: None,
             fresh,
-            cache,
+            cache: cache_dir(cache)?,
             cache_min_s,
         };
         let progress = progress.map(|p| PyProgress(p, false.into()));
@@ -978,6 +985,8 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(report, m)?)?;
     m.add_function(wrap_pyfunction!(import_runs, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(run_chunk, m)?)?;
+    m.add_class::<RunSession>()?;
     m.add_function(wrap_pyfunction!(register, m)?)?;
     m.add_function(wrap_pyfunction!(ranking, m)?)?;
     m.add_function(wrap_pyfunction!(policies, m)?)?;
@@ -985,4 +994,184 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(experiment_file, m)?)?;
     m.add_function(wrap_pyfunction!(pool_space, m)?)?;
     Ok(())
+}
+
+/// An open run whose cells are replayed elsewhere (Dask workers, by `run_chunk`) and handed back
+/// here in chunks: the results folder's lock is held, each chunk is published as a part as it
+/// arrives, and `finish` merges, as a local run does (`experiment::Session`).
+#[pyclass(unsendable, module = "banditbench._engine")]
+struct RunSession {
+    exp: experiment::Experiment,
+    data: experiment::Data,
+    session: Option<experiment::Session>,
+    progress: Option<PyProgress>,
+}
+
+impl RunSession {
+    fn open_session(&mut self) -> PyResult<&mut experiment::Session> {
+        self.session
+            .as_mut()
+            .ok_or_else(|| BanditbenchError::new_err("this run has finished or stopped"))
+    }
+}
+
+#[pymethods]
+impl RunSession {
+    /// Open a run of the experiment file `path` (notes are returned by `notes`).
+    #[new]
+    #[pyo3(signature = (path, out=None, fresh=false, cache=None, cache_min_s=None, progress=None))]
+    fn new(
+        py: Python<'_>,
+        path: PathBuf,
+        out: Option<PathBuf>,
+        fresh: bool,
+        cache: Option<PathBuf>,
+        cache_min_s: Option<f64>,
+        progress: Option<Py<PyAny>>,
+    ) -> PyResult<RunSession> {
+        guarded("run", || {
+            let (exp, data) = experiment::prepare(&path).map_err(to_py)?;
+            let opts = RunOptions {
+                out,
+                fresh,
+                cache: cache_dir(cache)?,
+                cache_min_s,
+                ..RunOptions::default()
+            };
+            let progress = progress.map(|p| PyProgress(p, false.into()));
+            let session = py.detach(|| match &progress {
+                Some(p) => experiment::Session::open(&exp, &data, &opts, p),
+                None => experiment::Session::open(&exp, &data, &opts, &experiment::Silent),
+            });
+            Ok(RunSession {
+                session: Some(session.map_err(to_py)?),
+                exp,
+                data,
+                progress,
+            })
+        })
+    }
+
+    /// The data's notes and warnings: (level, text).
+    fn notes(&self) -> Vec<(String, String)> {
+        self.data
+            .notices(&self.exp)
+            .into_iter()
+            .map(|(w, t)| (if w { "warning" } else { "note" }.to_string(), t))
+            .collect()
+    }
+
+    /// The cells still to replay, in order.
+    fn todo(&mut self) -> PyResult<Vec<u64>> {
+        Ok(self.open_session()?.todo_from(0).collect())
+    }
+
+    /// The results folder.
+    fn out(&mut self) -> PyResult<String> {
+        Ok(self.open_session()?.out().display().to_string())
+    }
+
+    /// A chunk's bytes from `run_chunk`: published as a part at once.
+    fn accept(&mut self, py: Python<'_>, chunk: &[u8]) -> PyResult<()> {
+        let chunk = experiment::ChunkOutput::from_bytes(chunk).map_err(to_py)?;
+        let session = self
+            .session
+            .as_mut()
+            .ok_or_else(|| BanditbenchError::new_err("this run has finished or stopped"))?;
+        let progress = &self.progress;
+        py.detach(|| match progress {
+            Some(p) => session.accept_chunk(chunk, p),
+            None => session.accept_chunk(chunk, &experiment::Silent),
+        })
+        .map_err(to_py)
+    }
+
+    /// Stop the run (an error elsewhere, or an interrupt): publish what finished and merge;
+    /// returns the message that says what was kept and how to go on.
+    fn stop(&mut self, py: Python<'_>, error: String, interrupted: bool) -> PyResult<String> {
+        let session = self
+            .session
+            .take()
+            .ok_or_else(|| BanditbenchError::new_err("this run has finished or stopped"))?;
+        let e = py.detach(|| session.stop(anyhow!(error), interrupted));
+        Ok(format!("{e:#}"))
+    }
+
+    /// Merge the parts into the final files; returns the summary (as progress's `finish`).
+    fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let session = self
+            .session
+            .take()
+            .ok_or_else(|| BanditbenchError::new_err("this run has finished or stopped"))?;
+        let summary = py.detach(|| session.finish());
+        if let Some(p) = &self.progress {
+            p.finish(summary.as_ref().ok());
+        }
+        summary_dict(py, &summary.map_err(to_py)?)
+    }
+}
+
+/// What `run_chunk` keeps between calls in a worker process: the last experiment it prepared
+/// (its file's path and content, the cache options) with its data and cell runner, so that a
+/// worker loads the data once, not once per chunk.
+type Prepared = (
+    (PathBuf, Vec<u8>, Option<PathBuf>, Option<u64>),
+    std::sync::Arc<(
+        experiment::Experiment,
+        experiment::Data,
+        experiment::session::CellRunner,
+    )>,
+);
+static PREPARED: std::sync::Mutex<Option<Prepared>> = std::sync::Mutex::new(None);
+
+/// Replay the cells `indices` of the experiment file `path` in this process, one after
+/// another, through the cell cache when one is given; returns the chunk's bytes for
+/// `RunSession.accept`. A Dask task calls this.
+#[pyfunction]
+#[pyo3(signature = (path, indices, cache=None, cache_min_s=None))]
+fn run_chunk<'py>(
+    py: Python<'py>,
+    path: PathBuf,
+    indices: Vec<u64>,
+    cache: Option<PathBuf>,
+    cache_min_s: Option<f64>,
+) -> PyResult<Bound<'py, pyo3::types::PyBytes>> {
+    guarded("run_chunk", || {
+        let cache = cache_dir(cache)?;
+        let text = std::fs::read(&path).map_err(|e| {
+            to_py(anyhow!(
+                "{}: cannot read the experiment file: {e}",
+                path.display()
+            ))
+        })?;
+        let key = (
+            path.clone(),
+            text,
+            cache.clone(),
+            cache_min_s.map(f64::to_bits),
+        );
+        let bytes = py.detach(|| -> Result<Vec<u8>> {
+            let prepared = {
+                let mut memo = PREPARED.lock().map_err(|_| anyhow!("poisoned"))?;
+                match memo.as_ref() {
+                    Some((k, p)) if *k == key => p.clone(),
+                    _ => {
+                        let (exp, data) = experiment::prepare(&path)?;
+                        let opts = RunOptions {
+                            cache,
+                            cache_min_s,
+                            ..RunOptions::default()
+                        };
+                        let runner = experiment::session::CellRunner::new(&exp, &data, &opts)?;
+                        let p = std::sync::Arc::new((exp, data, runner));
+                        *memo = Some((key, p.clone()));
+                        p
+                    }
+                }
+            };
+            let (exp, data, runner) = &*prepared;
+            experiment::run_chunk(exp, data, runner, &indices)?.to_bytes()
+        });
+        Ok(pyo3::types::PyBytes::new(py, &bytes.map_err(to_py)?))
+    })
 }

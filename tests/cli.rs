@@ -501,6 +501,17 @@ fn every_bench_section_runs() {
             "hypervolume: front run of 1000 two-objective evaluations (generated), the exact history in",
             vec!["--hypervolume-points".into(), "1000".into()],
         ),
+        (
+            "dask",
+            "dask: ",
+            vec![
+                "--dask-experiment".into(),
+                root.join("experiments/erucb-synthetic.toml")
+                    .to_str()
+                    .unwrap()
+                    .into(),
+            ],
+        ),
     ];
     let names: Vec<String> = sections.iter().map(|s| s.0.to_string()).collect();
     assert_eq!(listed, names, "bench --help lists other sections:\n{help}");
@@ -540,6 +551,20 @@ fn every_bench_section_runs() {
         .collect();
         args.extend(extra);
         let a: Vec<&str> = args.iter().map(String::as_str).collect();
+        if section == "dask" {
+            // It needs the wheel and dask.distributed in python3 (python/tests/test_dask.py runs
+            // it there); without them the error says so.
+            let out = bin().args(&a).output().unwrap();
+            if !out.status.success() {
+                let e = stderr(&out);
+                assert!(
+                    e.contains("are the wheel and dask.distributed installed?")
+                        && e.contains("No module named"),
+                    "{e}"
+                );
+                continue;
+            }
+        }
         if section == "adapters" {
             // It needs the wheel in python3 (python/tests/test_bench_adapters.py runs it there);
             // without it the error says so.

@@ -1,6 +1,6 @@
 //! Throughput and memory measurements behind `banditbench bench` (never timed tests).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::Result;
@@ -386,6 +386,112 @@ pub fn measure_adapters(
         );
     }
     Ok(())
+}
+
+/// One experiment run four ways (`scripts/reference/dask_makespan.py`).
+pub struct DaskMakespan {
+    pub cells: u64,
+    pub processes: usize,
+    /// CPU seconds of the one-thread run: the grid's work.
+    pub cpu_s: f64,
+    /// Wall seconds of `run --threads P`.
+    pub local_s: f64,
+    /// Wall seconds until the last of P static shards ended, and their merge.
+    pub shards_s: f64,
+    /// Wall seconds of `banditbench.run(client=...)` on a P-process LocalCluster.
+    pub dask_s: f64,
+    /// Whether the Dask folder equals the one-thread run's (`program` aside).
+    pub identical: bool,
+}
+
+/// The experiments `bench --only dask` measures by default, written into `scratch`:
+/// shang-sklearn-grid (D-TTTS cells cost about 40 random-search cells) and the same grid's TTTS
+/// cells alone at 20 repetitions (even cells).
+pub fn dask_default_experiments(scratch: &Path) -> Result<Vec<PathBuf>> {
+    use anyhow::Context as _;
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(root.join("experiments/shang-sklearn-grid.toml"))
+        .context("experiments/shang-sklearn-grid.toml")?
+        .replace("\"../traces/", &format!("\"{}/traces/", root.display()));
+    std::fs::create_dir_all(scratch)?;
+    let uneven = scratch.join("shang-sklearn-grid.toml");
+    std::fs::write(&uneven, &text)?;
+    let head = &text[..text.find("[[policies]]").unwrap_or(text.len())];
+    let even = scratch.join("even-ttts.toml");
+    std::fs::write(
+        &even,
+        head.replace("name = \"shang-sklearn-grid\"", "name = \"even-ttts\"")
+            .replace("repetitions = 5", "repetitions = 20")
+            + "[[policies]]\nfamily = \"ttts\"\n",
+    )?;
+    Ok(vec![uneven, even])
+}
+
+/// This program, when it is the `banditbench` binary (not a Python running the wheel's command,
+/// whose script then runs the wheel's own).
+fn this_binary() -> Option<std::ffi::OsString> {
+    let exe = std::env::current_exe().ok()?;
+    let name = exe.file_name()?.to_string_lossy().into_owned();
+    (!name.starts_with("python")).then(|| exe.into_os_string())
+}
+
+/// Run `scripts/reference/dask_makespan.py` in `python` on `exp` with `processes` processes.
+pub fn measure_dask(
+    python: &str,
+    exp: &Path,
+    processes: usize,
+    scratch: &Path,
+) -> Result<DaskMakespan> {
+    use anyhow::Context as _;
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/reference/dask_makespan.py");
+    let dir = scratch.join(format!(
+        "dask-{}",
+        exp.file_stem().unwrap_or_default().to_string_lossy()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir)?;
+    let out = std::process::Command::new(python)
+        .arg(&script)
+        .arg("--experiment")
+        .arg(exp)
+        .args(["--processes", &processes.to_string()])
+        .args(
+            this_binary()
+                .map(|b| vec!["--binary".into(), b])
+                .unwrap_or_default(),
+        )
+        .arg("--scratch")
+        .arg(&dir)
+        .output()
+        .with_context(|| format!("--dask-python {python}: cannot start it"))?;
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    if !out.status.success() {
+        anyhow::bail!(
+            "{}: failed under {python} (are the wheel and dask.distributed installed? pip install -r python/requirements-dask.txt): {}",
+            script.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    let field = |key: &str| -> Result<String> {
+        text.split_whitespace()
+            .find_map(|w| w.strip_prefix(&format!("{key}=")).map(str::to_string))
+            .with_context(|| format!("{}: no {key}= in its output: {text}", script.display()))
+    };
+    let num = |key: &str| -> Result<f64> {
+        field(key)?
+            .parse()
+            .with_context(|| format!("{}: {key}= is not a number", script.display()))
+    };
+    Ok(DaskMakespan {
+        cells: num("cells")? as u64,
+        processes,
+        cpu_s: num("cpu_s")?,
+        local_s: num("local_s")?,
+        shards_s: num("shards_s")?,
+        dask_s: num("dask_s")?,
+        identical: field("identical")? == "true",
+    })
 }
 
 /// autorank's in-process CPU seconds on the scores table `csv`, from

@@ -96,6 +96,18 @@ pub struct Args {
     /// The points the peers are timed on (they recompute every prefix: quadratic time)
     #[arg(long, default_value_t = 10_000)]
     hypervolume_peer_points: usize,
+    /// With dask: a Python with the wheel and dask.distributed (python/requirements-dask.txt)
+    /// [default: --python]
+    #[arg(long)]
+    dask_python: Option<String>,
+    /// With dask: the experiments each run four ways (one thread; --dask-processes threads;
+    /// static shards; a Dask LocalCluster) [default: experiments/shang-sklearn-grid.toml, an
+    /// uneven grid, and the same grid's TTTS cells alone at 20 repetitions, an even one]
+    #[arg(long)]
+    dask_experiment: Vec<PathBuf>,
+    /// With dask: worker processes (and threads, and shards) of each way
+    #[arg(long, default_value_t = 2)]
+    dask_processes: usize,
 }
 
 impl Args {
@@ -129,7 +141,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let scratch =
         std::env::temp_dir().join(format!("banditbench-bench-store-{}", std::process::id()));
     // The sections that run only when named, in this order.
-    let named: [(Section, Measure); 9] = [
+    let named: [(Section, Measure); 10] = [
         (Section::WriteCost, bench_write_cost),
         (Section::Protocol, bench_protocol),
         (Section::Memory, bench_memory),
@@ -137,6 +149,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         (Section::PoolConfiguration, bench_pool_configuration),
         (Section::ImportBlackbox, bench_import_blackbox),
         (Section::Adapters, bench_adapters),
+        (Section::Dask, bench_dask),
         (Section::Hypervolume, bench_hypervolume),
         (Section::Store, bench_store),
     ];
@@ -361,6 +374,38 @@ fn bench_adapters(a: &Args, _scratch: &std::path::Path) -> Result<()> {
     Ok(())
 }
 
+/// `bench --only dask`.
+fn bench_dask(a: &Args, scratch: &std::path::Path) -> Result<()> {
+    let py = a.dask_python.as_deref().unwrap_or(&a.python);
+    let exps = if a.dask_experiment.is_empty() {
+        bench::dask_default_experiments(scratch)?
+    } else {
+        a.dask_experiment.clone()
+    };
+    for exp in exps {
+        let m = bench::measure_dask(py, &exp, a.dask_processes, scratch)?;
+        let ideal = m.cpu_s / m.processes as f64;
+        println!(
+            "dask: {} ({} cells, {:.2} s of CPU on one thread): ideal makespan on {} processes {ideal:.2} s; Dask LocalCluster {:.2} s ({:.2}x ideal, {:+.1}% against run --threads {}), static shards {:.2} s with their merge ({:.2}x), run --threads {} {:.2} s ({:.2}x); the Dask folder equals the local run's: {}",
+            exp.display(),
+            m.cells,
+            m.cpu_s,
+            m.processes,
+            m.dask_s,
+            m.dask_s / ideal,
+            100.0 * (m.dask_s / m.local_s - 1.0),
+            m.processes,
+            m.shards_s,
+            m.shards_s / ideal,
+            m.processes,
+            m.local_s,
+            m.local_s / ideal,
+            if m.identical { "yes" } else { "NO" }
+        );
+    }
+    Ok(())
+}
+
 /// `bench --only store`.
 fn bench_store(a: &Args, scratch: &std::path::Path) -> Result<()> {
     let store_decisions = a.store_decisions;
@@ -433,6 +478,10 @@ enum Section {
     /// The exact anytime hypervolume of a generated two-objective run of --hypervolume-points
     /// evaluations; with --hypervolume-python beside Syne Tune's and moocore's (only when named)
     Hypervolume,
+    /// One experiment's makespan four ways on the same cores: one thread (the grid's CPU), run
+    /// --threads P, P static shards, a P-process Dask LocalCluster, in --dask-python (only when
+    /// named)
+    Dask,
 }
 
 impl Section {
@@ -449,6 +498,7 @@ impl Section {
                 | Section::ImportSyneTune
                 | Section::Adapters
                 | Section::Hypervolume
+                | Section::Dask
         )
     }
 }

@@ -13,6 +13,7 @@ pub(crate) mod objectives;
 pub(crate) mod parquet;
 pub(crate) mod pool;
 mod progress;
+pub mod session;
 mod spec;
 mod store;
 mod worlds;
@@ -25,6 +26,7 @@ pub(crate) use cell::{Source, run_cell};
 pub use data::prepare;
 pub(crate) use data::{Data, DataInfo};
 pub use progress::{Level, Progress, Silent};
+pub use session::{ChunkOutput, Session, run_chunk};
 pub(crate) use spec::{BudgetUnit, TrajectoryMode, load_experiment};
 pub use spec::{Experiment, WorldOptions, WorldSetup};
 pub use store::read_parquet;
@@ -34,13 +36,10 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
-use polars::prelude::Column;
 use rayon::prelude::*;
 
-use crate::results::schema;
 pub(crate) use crate::results::{LockFile, Resolved, read_lock_file};
-use frames::CODED;
-use lock::{check_lock, lock_text, read_lock};
+use lock::read_lock;
 
 /// How `run_experiment` runs: where to, on how many threads, which cells.
 #[derive(Clone, Debug, Default)]
@@ -138,55 +137,17 @@ pub struct RunSummary {
     pub seconds: f64,
 }
 
-/// Run every unfinished cell of an experiment, in any world. `progress` hears a line describing
-/// the grid, the cells as they finish (from worker threads), notes, and the summary.
+/// Run every unfinished cell of an experiment, in any world, on this process's threads.
+/// `progress` hears a line describing the grid, the cells as they finish (from worker threads),
+/// notes, and the summary.
 pub fn run_experiment(
     exp: &Experiment,
     data: &Data,
     opts: &RunOptions,
     progress: &dyn Progress,
 ) -> Result<RunSummary> {
-    data.check(exp)?;
-    let grid = data.cell_grid(exp);
-    let info = data.info();
-    let keys = cache::KeyMaker::new(exp, &info, data.n_tasks())?;
-    let all_cells = grid.len();
-    let n_cells = opts.shard.map_or(all_cells, |s| s.cells_of(all_cells));
-    progress.start(
-        &format!(
-            "{}: {} tasks x {} budgets x {} policies x {} repetitions = {} cells{} on {} ({}, {}), {}",
-            exp.name,
-            data.n_tasks(),
-            exp.world.budgets.len(),
-            exp.policies.len(),
-            exp.repetitions,
-            all_cells,
-            opts.shard.map_or(String::new(), |s| format!(
-                ", of which shard {} runs {n_cells}",
-                s.label()
-            )),
-            info.name,
-            info.source,
-            info.metric,
-            exp.world.describe()
-        ),
-        n_cells,
-    );
-    let summary = run_cells(
-        exp,
-        &info,
-        &grid,
-        opts,
-        progress,
-        &|c| {
-            caught(&format!("cell {}", c.index), || {
-                data.run_cell(c, exp, exp.trajectories != TrajectoryMode::None)
-            })
-        },
-        &|results| data.frames(results, &grid, exp),
-        &data.coded(),
-        &|c| keys.key(&grid, c),
-    );
+    let summary = Session::open(exp, data, opts, progress)
+        .and_then(|session| run_locally(exp, data, opts, session, progress));
     progress.finish(summary.as_ref().ok());
     summary
 }
@@ -223,69 +184,15 @@ const CHUNK_S: f64 = 0.025;
 /// With `--batch-size`, parts are published at most this often (seconds), after the first.
 const MIN_PART_S: f64 = 0.1;
 
-type Frames<'a> =
-    dyn Fn(&[CellResult]) -> Result<(polars::prelude::DataFrame, polars::prelude::DataFrame)> + 'a;
-
-/// The store's loop, for any world: check the lock, skip finished cells, run the rest in chunks
-/// on a rayon pool, publish a part about once a second, and merge the parts at the end.
-#[allow(clippy::too_many_arguments)]
-fn run_cells(
+/// The local route: run the session's cells in chunks on a rayon pool and hand each chunk to
+/// the session, which publishes a part about once a second; merge at the end.
+fn run_locally(
     exp: &Experiment,
-    info: &DataInfo,
-    grid: &cell::CellGrid,
+    data: &Data,
     opts: &RunOptions,
+    mut session: Session,
     progress: &dyn Progress,
-    run: &(dyn Fn(&Cell) -> Result<CellResult> + Sync),
-    frames: &Frames<'_>,
-    coded: &[(String, store::Names)],
-    key_of: &(dyn Fn(&Cell) -> cache::CellKey + Sync),
 ) -> Result<RunSummary> {
-    let out = opts
-        .out
-        .clone()
-        .unwrap_or_else(|| default_out(exp, opts.shard));
-    let fingerprint = exp.fingerprint(&info.hash);
-    // The folder lock first: no other run reads or writes the lock file meanwhile.
-    let store = Store::open(&out)?;
-    if opts.fresh {
-        store.clear()?;
-    }
-    let lock = out.join(LOCK);
-    match read_lock(&lock)? {
-        Some(resolved) => {
-            check_lock(&out, &resolved, exp, &fingerprint, opts.shard)?;
-            // The lock file is never rewritten: it names the build that began the results; each
-            // cell's build is in runs.parquet's `program` column.
-            let began = if resolved.program.is_empty() {
-                "an unknown build"
-            } else {
-                resolved.program.as_str()
-            };
-            let now = store::program();
-            if began != now {
-                progress.note(Level::Note, &format!(
-                    "these results were begun by {began} and are continued by {now}; runs.parquet's column 'program' names the build of each cell"
-                ));
-            }
-        }
-        None => store::write_text_atomic(
-            &lock,
-            &lock_text(exp, info, grid.len(), &fingerprint, opts.shard)?,
-        )?,
-    }
-    let done = store.finished()?;
-    // Cells are made from their indices chunk by chunk: memory holds the chunk being run, not
-    // the experiment's cells.
-    let total = grid.len() as u64;
-    let in_shard = |i: u64| opts.shard.is_none_or(|s| s.contains(i));
-    let n_mine = (0..total).filter(|&i| in_shard(i)).count();
-    let n_todo = n_mine - done.iter().filter(|&&i| i < total && in_shard(i)).count();
-    let mut todo = (0..total)
-        .filter(|&i| in_shard(i) && !done.contains(&i))
-        .peekable();
-    if n_mine > n_todo {
-        progress.resumed(n_mine - n_todo);
-    }
     let threads = opts.threads.unwrap_or_else(|| {
         std::thread::available_parallelism()
             .map(|n| n.get())
@@ -295,83 +202,35 @@ fn run_cells(
         .num_threads(threads)
         .build()
         .context("cannot start the worker threads")?;
-    let program = store::program();
-    let cache = opts
-        .cache
-        .as_deref()
-        .map(cache::CellCache::open)
-        .transpose()?;
-    let min_s = opts.cache_min_s.unwrap_or(cache::MIN_CELL_S);
-    if min_s.is_nan() || min_s < 0.0 {
-        bail!(
-            "the cell cache's least replay time to store a cell is {min_s} s; give a time >= 0 (0 stores every cell)"
-        );
-    }
-    // A cell from the cache, or replayed (and stored in the cache); with the program that
-    // replayed it when that was an earlier run.
-    let run_one = |c: &Cell| -> Result<(CellResult, Option<String>)> {
-        let Some(cache) = &cache else {
-            return Ok((run(c)?, None));
-        };
-        let key = key_of(c);
-        if let cache::Lookup::Hit(mut r, by) = cache.get(&key, progress) {
-            r.index = c.index;
-            return Ok((*r, Some(by)));
-        }
-        let t = std::time::Instant::now();
-        let r = run(c)?;
-        if t.elapsed().as_secs_f64() >= min_s {
-            cache.put(&key, &r, progress);
-        }
-        Ok((r, None))
-    };
-    let frames_of = |results: &[CellResult],
-                     by: &[Option<String>]|
-     -> Result<(polars::prelude::DataFrame, polars::prelude::DataFrame)> {
-        let (runs, traj) = frames(results)?;
-        let traj = frames::keep_decisions(traj, exp.trajectories)?;
-        let h = runs.height();
-        let mut cols = runs.into_columns();
-        // Rows are in cell order, as the results are (each chunk's cells are).
-        let programs: Vec<&str> = by
-            .iter()
-            .map(|p| p.as_deref().unwrap_or(program.as_str()))
-            .collect();
-        debug_assert!(results.windows(2).all(|w| w[0].index < w[1].index));
-        cols.push(Column::new("program".into(), programs));
-        let runs = schema::frame(schema::RUNS, cols, h, &[])?;
-        let m = traj.height();
-        let traj = schema::frame(schema::TRAJECTORIES, traj.into_columns(), m, CODED)?;
-        Ok((runs, traj))
-    };
-    let t0 = std::time::Instant::now();
-    // Cells are run in chunks sized to take about CHUNK_S seconds; each chunk's results are
-    // encoded into the current segment at once (nothing but a row group is held in memory), and
-    // the segment is published as a part about once a second, so that a kill loses about a
-    // second of work whatever the cells cost. With --batch-size, a chunk of that many cells is
-    // published as a part, the first at once and later ones at most every MIN_PART_S seconds
-    // (a floor: a part per cell of a fast experiment would cost more than the cells).
+    // Cells are made from their indices chunk by chunk: memory holds the chunk being run, not
+    // the experiment's cells. Each chunk's results are encoded into the session's segment at
+    // once (nothing but a row group is held in memory), and the segment is published as a part
+    // about once a second, so that a kill loses about a second of work whatever the cells cost.
+    // With --batch-size, a chunk of that many cells is published as a part, the first at once
+    // and later ones at most every MIN_PART_S seconds (a floor: a part per cell of a fast
+    // experiment would cost more than the cells).
     let mut chunk = opts.batch_size.unwrap_or(threads).max(1);
-    // Each segment's rows are grouped for where they will land in the final files, so that the
-    // merge copies its row groups instead of encoding them again: runs go on from the rows
-    // already on disk (true of a fresh run, and of a resumed one that continues in cell order).
-    let new_segment = |offsets| store.segment_coded(coded.to_vec(), offsets);
-    let mut segment = new_segment(store.rows_on_disk()?);
-    let mut last_publish: Option<std::time::Instant> = match opts.batch_size {
-        Some(_) => None,
-        None => Some(std::time::Instant::now()),
+    let floor = if opts.batch_size.is_some() {
+        session.publish_now();
+        MIN_PART_S
+    } else {
+        1.0
     };
-    let mut failed: Vec<u64> = Vec::new();
-    let mut ran_ok = 0usize;
-    // Stopped by the caller (Ctrl-C), not by a cell: a rerun then simply resumes.
-    let mut interrupted = false;
-    while todo.peek().is_some() {
-        let now: Vec<Cell> = todo.by_ref().take(chunk).map(|i| grid.cell(i)).collect();
+    let mut next = 0u64;
+    loop {
+        let runner = session.runner();
+        let now: Vec<Cell> = session
+            .todo_from(next)
+            .take(chunk)
+            .map(|i| runner.cell(i))
+            .collect();
+        let Some(last) = now.last() else { break };
+        next = last.index + 1;
         let tb = std::time::Instant::now();
-        let outcomes: Vec<Result<(CellResult, Option<String>)>> = pool.install(|| {
+        let outcomes: Vec<Result<session::Finished>> = pool.install(|| {
             now.par_iter()
                 .map(|c| {
-                    let r = run_one(c);
+                    let r = runner.run(exp, data, c, progress);
                     progress.advance(1);
                     r
                 })
@@ -381,96 +240,37 @@ fn run_cells(
         // part that, counted in, would shrink chunks towards a cell or two on a slow build.
         let replay_s = tb.elapsed().as_secs_f64().max(1e-4);
         let mut stop = None;
-        let mut finished: Vec<CellResult> = Vec::with_capacity(outcomes.len());
-        let mut by: Vec<Option<String>> = Vec::with_capacity(outcomes.len());
+        let mut finished = Vec::with_capacity(outcomes.len());
         for (c, r) in now.iter().zip(outcomes) {
             match r {
-                Ok((r, p)) => {
-                    finished.push(r);
-                    by.push(p);
-                }
+                Ok(f) => finished.push(f),
                 // An external policy with on_failure = "restart": report, go on, list at the end.
-                Err(e) if keeps_going(&e) => {
+                Err(e) if session::keeps_going(&e) => {
                     progress.note(Level::Error, &format!("{e:#}"));
-                    failed.push(c.index);
+                    session.failed(c.index);
                 }
                 Err(e) => {
                     stop.get_or_insert(e);
                 }
             }
         }
-        ran_ok += finished.len();
-        // Even with no cell finished: the files then still get their columns.
-        let (runs, traj) = frames_of(&finished, &by)?;
-        drop(finished);
-        segment.push(runs, traj)?;
-        if stop.is_none() && todo.peek().is_some() && progress.interrupted() {
+        let more = session.todo_from(next).next().is_some();
+        session.accept_in_order(exp, data, finished, floor, more && stop.is_none())?;
+        let mut interrupted = false;
+        if stop.is_none() && more && progress.interrupted() {
             stop = Some(anyhow::anyhow!("interrupted"));
             interrupted = true;
         }
         if let Some(e) = stop {
             // Every cell that finished is kept: published now, resumed past on the next run.
-            store.publish_part(segment)?;
-            store.merge()?;
-            return Err(e.context(format!(
-                "the run stopped; {} finished cells of this run are kept in {} ({})",
-                n_mine - n_todo + ran_ok,
-                out.display(),
-                if interrupted {
-                    "running the same command again resumes"
-                } else {
-                    "a replay is deterministic, so the cell below fails again as it is: fix what it names, then the same command resumes past the finished cells"
-                }
-            )));
-        }
-        let floor = if opts.batch_size.is_some() {
-            MIN_PART_S
-        } else {
-            1.0
-        };
-        let due = last_publish.is_none_or(|t| t.elapsed().as_secs_f64() >= floor);
-        // The last segment may become the final files (see `Store::finish`).
-        if due && todo.peek().is_some() {
-            let offsets = segment.end_offsets();
-            store.publish_part(std::mem::replace(&mut segment, new_segment(offsets)))?;
-            last_publish = Some(std::time::Instant::now());
+            return Err(session.stop(e, interrupted));
         }
         if opts.batch_size.is_none() {
             let aim = (chunk as f64 * CHUNK_S / replay_s) as usize;
             chunk = aim.clamp(threads, (chunk * 4).max(threads)).min(100_000);
         }
     }
-    store.finish(segment)?;
-    if !failed.is_empty() {
-        let shown: Vec<String> = failed.iter().take(20).map(u64::to_string).collect();
-        bail!(
-            "{} cell{} failed and {} unfinished (cell{} {}{}); the other {} cells are kept in {}; running the same command again retries the unfinished ones",
-            failed.len(),
-            if failed.len() == 1 { "" } else { "s" },
-            if failed.len() == 1 { "is" } else { "are" },
-            if failed.len() == 1 { "" } else { "s" },
-            shown.join(", "),
-            if failed.len() > 20 { ", …" } else { "" },
-            n_mine - failed.len(),
-            out.display()
-        );
-    }
-    Ok(RunSummary {
-        out,
-        total_cells: n_mine,
-        already_done: n_mine - n_todo,
-        ran: n_todo,
-        cache: cache.map(|c| c.counts()),
-        seconds: t0.elapsed().as_secs_f64(),
-    })
-}
-
-/// A cell error after which the run goes on (an external policy with `on_failure = "restart"`).
-fn keeps_going(e: &anyhow::Error) -> bool {
-    e.chain().any(|c| {
-        c.downcast_ref::<crate::protocol::PolicyFailure>()
-            .is_some_and(|p| p.keep_going)
-    })
+    session.finish()
 }
 
 /// What `merge` did.

@@ -234,6 +234,31 @@ impl Segment {
         }
     }
 
+    /// A segment of no store, written into `dir` (a folder of its own: the files' names are
+    /// fixed), whose bytes `into_bytes` gives: a chunk of cells encoded where it was replayed.
+    pub fn detached(dir: PathBuf, coded: Vec<(String, Names)>) -> Segment {
+        Segment {
+            parts: dir,
+            files: None,
+            coded,
+            offsets: (0, 0),
+        }
+    }
+
+    /// Close both files and read them back: (trajectories, runs) as parquet bytes, or None when
+    /// nothing was pushed. The files are removed.
+    pub fn into_bytes(self) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
+        let Some((t, r)) = self.close()? else {
+            return Ok(None);
+        };
+        let read = |p: &Path| -> Result<Vec<u8>> {
+            let b = std::fs::read(p).with_context(|| format!("{}: cannot read", p.display()))?;
+            let _ = std::fs::remove_file(p);
+            Ok(b)
+        };
+        Ok(Some((read(&t)?, read(&r)?)))
+    }
+
     /// Close both files: (trajectories, runs), flushed, unpublished.
     fn close(self) -> Result<Option<(PathBuf, PathBuf)>> {
         match self.files {
@@ -528,6 +553,37 @@ impl Store {
         let parts = self.dir.join(PARTS);
         publish(&traj, &parts.join(format!("traj-{n:06}.parquet")))?;
         publish(&runs, &parts.join(format!("runs-{n:06}.parquet")))
+    }
+
+    /// Publish a part encoded elsewhere (`Segment::into_bytes`): both files written under
+    /// temporary names and checked, then published, trajectories first, when `check` accepts
+    /// the part's cells (read back from the runs file). Returns them.
+    pub fn publish_part_bytes(
+        &self,
+        traj: &[u8],
+        runs: &[u8],
+        check: impl FnOnce(&[u64]) -> Result<()>,
+    ) -> Result<Vec<u64>> {
+        let parts = self.dir.join(PARTS);
+        std::fs::create_dir_all(&parts)
+            .with_context(|| format!("{}: cannot create", parts.display()))?;
+        let (t, r) = (parts.join(SEGMENT_TRAJ), parts.join(SEGMENT_RUNS));
+        for (path, bytes) in [(&t, traj), (&r, runs)] {
+            std::fs::write(path, bytes)
+                .with_context(|| format!("{}: cannot write", path.display()))?;
+            check_size(path, bytes.len() as u64)?;
+            sync(path)?;
+        }
+        let cells = read_cells(&r)?;
+        if let Err(e) = check(&cells) {
+            let _ = std::fs::remove_file(&t);
+            let _ = std::fs::remove_file(&r);
+            return Err(e);
+        }
+        let n = self.next_part()?;
+        publish(&t, &parts.join(format!("traj-{n:06}.parquet")))?;
+        publish(&r, &parts.join(format!("runs-{n:06}.parquet")))?;
+        Ok(cells)
     }
 
     /// Publish a batch of frames (both sorted by cell) as a part.
