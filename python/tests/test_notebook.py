@@ -66,5 +66,12 @@ def check_outputs(nb):
     assert any("ucb1(tie_break=first, log_t=pulls)" in h and "mean_rank" in h for h in html)
     assert any(">greedy<" in h for h in html)
     assert any("optuna-tpe" in h and "smac3" in h for h in html)
+    # The grid grown on a Dask cluster: the old policies' cells came from the cell cache, and
+    # the new policy ranks beside them.
+    streams = "".join(o.get("text", "") for o in outputs if o.output_type == "stream")
+    grown = [l for l in streams.splitlines() if "came from the cell cache" in l]
+    assert len(grown) == 2 and " 0 came from the cell cache" in grown[0], grown
+    assert int(grown[1].split("finished; ")[1].split()[0]) > 0, grown
+    assert any("successive-halving" in h and "d-ttts" in h for h in html)
     images = [o for o in outputs if "image/png" in o.get("data", {})]
     assert len(images) == 2  # the critical-difference diagram and the anytime curves
