@@ -175,8 +175,9 @@ fn bookkeeping(r: &super::CellResult, best_seen: bool) -> Result<(), String> {
 
 /// Families that need something a shape's data lacks, and what their cells say: on TaskSet's
 /// sample, grid search needs a grid and Ex-Def the learners' recorded defaults (NAS-Bench-201
-/// records none); ParEGO needs several objectives. Any other failure there is a defect.
-const NEEDS_DATA: [(&str, &str, &str); 6] = [
+/// records none); ParEGO and MO-ASHA need several objectives. Any other failure there is a
+/// defect.
+const NEEDS_DATA: [(&str, &str, &str); 9] = [
     ("grid-search", "taskset", "grid-search needs a grid pool"),
     (
         "ex-def",
@@ -195,6 +196,9 @@ const NEEDS_DATA: [(&str, &str, &str); 6] = [
     ),
     ("parego", "joint", "parego scalarises several objectives"),
     ("parego", "taskset", "parego scalarises several objectives"),
+    ("mo-asha", "per learner", "mo-asha ranks several objectives"),
+    ("mo-asha", "joint", "mo-asha ranks several objectives"),
+    ("mo-asha", "taskset", "mo-asha ranks several objectives"),
 ];
 
 #[test]

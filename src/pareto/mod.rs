@@ -41,11 +41,13 @@ mod archive;
 mod distance;
 mod eaf;
 mod hypervolume;
+mod sort;
 
 pub use archive::{Archive, Front2, hypervolume_history};
 pub use distance::{epsilon_additive, igd_plus};
 pub use eaf::{attainment_surface, level_of_percentile};
 pub use hypervolume::hypervolume;
+pub use sort::{epsilon_net, nondominated_fronts, nondominated_order};
 
 /// `a` weakly dominates `b` (no worse in every objective), minimising.
 #[inline]

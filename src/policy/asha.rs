@@ -15,6 +15,17 @@
 //!   and promotions are looked for in every bracket before a new draw, the most aggressive
 //!   bracket first.
 //!
+//! - `mo-asha` (Schmucker, Donini, Zafar, Perrone & Archambeau 2021, "Multi-objective
+//!   multi-fidelity hyperparameter optimization with application to fairness"; the sort of
+//!   Salinas, Perrone, Archambeau & Cruchant 2021, "A multi-objective perspective on jointly
+//!   tuning hardware and hyperparameters", NAS workshop at ICLR): ASHA on several objectives
+//!   (`[world] objectives`). A rung's results are ranked by non-dominated sorting, each front
+//!   ordered as an ε-net seeded by one objective (`pareto::nondominated_order`), and the top
+//!   ⌊n_k / η⌋ of that order are promotable. Syne Tune 0.16.0's MOASHA computes the same sort
+//!   but reads its output as one priority per trial (`Bracket.on_result` takes the list of
+//!   sorted indices for ranks), so its stop decisions do not follow the sort (the README shows
+//!   it stopping a trial that dominates every other).
+//!
 //! Training is incremental, as the pool records one curve per configuration: a job trains the
 //! configuration's next units up to its rung, one unit per decision, and a free worker first
 //! continues a job whose configuration is not running. A configuration's rung result is its score
@@ -61,6 +72,154 @@ pub fn family_asha() -> Family {
     }
 }
 
+pub fn family_mo_asha() -> Family {
+    let mut params = common_params();
+    params.push(ParamDef {
+        name: "s",
+        kind: Kind::Int { min: 0, max: 100 },
+        default: Value::Int(0),
+        doc: "the minimum early-stopping rate: the bottom rung trains r_min eta^s units (the paper's s; 0 stops earliest)",
+    });
+    params.push(ParamDef {
+        name: "seed_objective",
+        kind: Kind::Int { min: 0, max: 63 },
+        default: Value::Int(0),
+        doc: "the objective (0-based, in [world] objectives' order) whose best point opens each front's epsilon-net, so it is promoted first (Syne Tune's NonDominatedPriority dim; 0 is its default)",
+    });
+    params.push(ParamDef::choice(
+        "scale",
+        &["raw", "range"],
+        "raw",
+        "the units the epsilon-net measures distances in: raw, the recorded units (Syne Tune's; an objective of large numbers then decides the spread), or range, each objective divided by its range over the rung's results (the fronts are the same either way)",
+    ));
+    Family {
+        name: "mo-asha",
+        summary: "several objectives: ASHA whose rungs rank results by non-dominated sorting, an epsilon-net within each front; promote from the top 1/eta",
+        source: "Schmucker, Donini, Zafar, Perrone & Archambeau 2021, 'Multi-objective multi-fidelity hyperparameter optimization with application to fairness' (MO-ASHA); the sort: Salinas, Perrone, Archambeau & Cruchant 2021, 'A multi-objective perspective on jointly tuning hardware and hyperparameters', NAS workshop at ICLR (non-dominated fronts, each an epsilon-net after Clarkson 2005); ASHA: Li et al. 2020, MLSys, Algorithm 2",
+        worlds: WORLDS,
+        parallel: WORLDS,
+        params,
+        build: |p: &Params, _| {
+            Box::new(MoAsha {
+                asha: Asha::new(
+                    Brackets::One(p.int("s") as u32),
+                    p.int("eta") as u32,
+                    p.int("r_min") as u32,
+                    p.int("r_max") as u32,
+                ),
+                seed_objective: p.int("seed_objective") as usize,
+                by_range: p.text("scale") == "range",
+            })
+        },
+    }
+}
+
+/// MO-ASHA: ASHA ranking several objectives; it learns their directions when its cell begins.
+struct MoAsha {
+    asha: Asha,
+    seed_objective: usize,
+    by_range: bool,
+}
+
+impl crate::protocol::Policy for MoAsha {
+    fn begin(&mut self, start: &crate::protocol::CellStart<'_>) -> anyhow::Result<()> {
+        let objectives = start.pool.as_ref().map_or(&[][..], |p| &p.objectives[..]);
+        if objectives.len() < 2 {
+            anyhow::bail!(
+                "mo-asha ranks several objectives, but this experiment measures one; name them in [world] objectives (e.g. objectives = [\"val_acc\", \"latency\"])"
+            );
+        }
+        if self.seed_objective >= objectives.len() {
+            anyhow::bail!(
+                "mo-asha: seed_objective = {} but the experiment measures {} objectives (0 to {})",
+                self.seed_objective,
+                objectives.len(),
+                objectives.len() - 1
+            );
+        }
+        self.asha.mo = Some(MoSetup {
+            maximize: objectives.iter().map(|o| o.1).collect(),
+            seed_objective: self.seed_objective,
+            by_range: self.by_range,
+        });
+        Ok(())
+    }
+    fn try_decide(&mut self, view: &View<'_>, rng: &mut Rng) -> anyhow::Result<Action> {
+        Ok(Rule::decide(&mut self.asha, view, rng))
+    }
+    fn observe(&mut self, obs: &Observation<'_>) {
+        Rule::observe(&mut self.asha, obs)
+    }
+}
+
+/// Several objectives: their directions and the objective that seeds each front's ε-net.
+#[derive(Clone, Debug)]
+struct MoSetup {
+    maximize: Vec<bool>,
+    seed_objective: usize,
+    /// Distances with each objective divided by its range over the rung (else recorded units).
+    by_range: bool,
+}
+
+/// A rung's results on several objectives: the finished ones' objectives (minimised, one row
+/// each) and arms, the failed arms, and the promotion order (made again after a result arrives).
+#[derive(Clone, Debug, Default)]
+struct MoRung {
+    points: Vec<f64>,
+    arms: Vec<usize>,
+    failed: Vec<usize>,
+    /// Arms, best first (the failed last); stale when `dirty`.
+    order: Vec<usize>,
+    dirty: bool,
+}
+
+impl MoRung {
+    fn len(&self) -> usize {
+        self.arms.len() + self.failed.len()
+    }
+
+    fn order(&mut self, d: usize, seed: usize, by_range: bool) -> &[usize] {
+        if self.dirty {
+            let scaled;
+            let points = if by_range {
+                scaled = scaled_by_range(&self.points, d);
+                &scaled
+            } else {
+                &self.points
+            };
+            self.order = crate::pareto::nondominated_order(points, d, seed)
+                .into_iter()
+                .map(|i| self.arms[i])
+                .chain(self.failed.iter().copied())
+                .collect();
+            self.dirty = false;
+        }
+        &self.order
+    }
+}
+
+/// Each objective of `points` (rows of `d`) divided by its range over them (left as it is where
+/// the range is 0), so that distances weigh the objectives alike.
+fn scaled_by_range(points: &[f64], d: usize) -> Vec<f64> {
+    let mut lo = vec![f64::INFINITY; d];
+    let mut hi = vec![f64::NEG_INFINITY; d];
+    for row in points.chunks(d) {
+        for j in 0..d {
+            lo[j] = lo[j].min(row[j]);
+            hi[j] = hi[j].max(row[j]);
+        }
+    }
+    points
+        .chunks(d)
+        .flat_map(|row| {
+            (0..d).map(|j| {
+                let r = hi[j] - lo[j];
+                if r > 0.0 { row[j] / r } else { row[j] }
+            })
+        })
+        .collect::<Vec<f64>>()
+}
+
 pub fn family_async_hyperband() -> Family {
     Family {
         name: "async-hyperband",
@@ -98,6 +257,8 @@ struct Bracket {
     /// Per rung: every result before this place is promoted or failed (results are only ever
     /// inserted and promoted, so the scan for a promotion resumes here).
     hint: Vec<usize>,
+    /// Several objectives (MO-ASHA): per rung, its results; empty otherwise.
+    mo: Vec<MoRung>,
 }
 
 impl Bracket {
@@ -105,8 +266,42 @@ impl Bracket {
         Bracket {
             results: vec![Vec::new(); units.len()],
             hint: vec![0; units.len()],
+            mo: vec![MoRung::default(); units.len()],
             units,
         }
+    }
+
+    /// Add `arm`'s result at rung `k` on several objectives (minimised; None: failed).
+    fn add_mo(&mut self, k: usize, objectives: Option<Vec<f64>>, arm: usize) {
+        let r = &mut self.mo[k];
+        match objectives {
+            Some(x) => {
+                r.points.extend(x);
+                r.arms.push(arm);
+            }
+            None => r.failed.push(arm),
+        }
+        r.dirty = true;
+    }
+
+    /// As `promotable`, ranking each rung by the non-dominated sort with an ε-net.
+    fn promotable_mo(
+        &mut self,
+        eta: usize,
+        setup: &MoSetup,
+        promoted: impl Fn(usize, usize) -> bool,
+    ) -> Option<(usize, usize)> {
+        let d = setup.maximize.len();
+        for k in (0..self.units.len().saturating_sub(1)).rev() {
+            let rung = &mut self.mo[k];
+            let top = rung.len() / eta;
+            let n_ok = rung.arms.len();
+            let order = rung.order(d, setup.seed_objective, setup.by_range);
+            if let Some(&a) = order[..top.min(n_ok)].iter().find(|&&a| !promoted(a, k)) {
+                return Some((a, k + 1));
+            }
+        }
+        None
     }
 
     /// Add `arm`'s result at rung `k`, keeping the rung sorted.
@@ -156,6 +351,8 @@ pub struct Asha {
     r_min: u32,
     r_max: u32,
     brackets: Vec<Bracket>,
+    /// Several objectives (MO-ASHA), set when its cell begins.
+    mo: Option<MoSetup>,
     /// Per arm (index = arm id).
     jobs: Vec<Option<Job>>,
     /// Arms whose job goes on and that are not running, in the order their last unit finished.
@@ -171,6 +368,7 @@ impl Asha {
             r_min,
             r_max,
             brackets: Vec::new(),
+            mo: None,
             jobs: Vec::new(),
             ready: std::collections::VecDeque::new(),
             next_bracket: 0,
@@ -233,11 +431,14 @@ impl Rule for Asha {
         let eta = self.eta as usize;
         let jobs = &self.jobs;
         let promoted = |a: usize, k: usize| jobs[a].is_some_and(|j| j.rung > k);
-        let found = self
-            .brackets
-            .iter_mut()
-            .enumerate()
-            .find_map(|(b, br)| br.promotable(eta, promoted).map(|(a, k)| (b, a, k)));
+        let mo = &self.mo;
+        let found = self.brackets.iter_mut().enumerate().find_map(|(b, br)| {
+            match mo {
+                Some(setup) => br.promotable_mo(eta, setup, promoted),
+                None => br.promotable(eta, promoted),
+            }
+            .map(|(a, k)| (b, a, k))
+        });
         if let Some((b, arm, k)) = found {
             let target = self.brackets[b].units[k];
             self.set_job(
@@ -298,6 +499,22 @@ impl Rule for Asha {
             _ => f64::NEG_INFINITY,
         };
         self.jobs[obs.arm] = Some(Job { done: true, ..job });
+        if let Some(setup) = &self.mo {
+            // Minimised; a failed or short curve, or an objective the unit does not record, is
+            // a failed result (ranked last).
+            let x: Option<Vec<f64>> = score
+                .is_finite()
+                .then(|| {
+                    obs.objectives
+                        .iter()
+                        .zip(&setup.maximize)
+                        .map(|(&v, &max)| if max { -v } else { v })
+                        .collect::<Vec<f64>>()
+                })
+                .filter(|x| x.len() == setup.maximize.len() && x.iter().all(|v| v.is_finite()));
+            self.brackets[job.bracket].add_mo(job.rung, x, obs.arm);
+            return;
+        }
         self.brackets[job.bracket].add(job.rung, score, obs.arm);
     }
 }
@@ -496,5 +713,62 @@ mod tests {
         assert_eq!(pulls, vec![1, 3, 9]);
         let arms: Vec<u32> = steps.iter().map(|s| s.arm).collect();
         assert_eq!(arms, vec![0, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 2]);
+    }
+
+    /// MO-ASHA's rung: results ranked by non-dominated fronts, each an ε-net; the top
+    /// ⌊n / η⌋ are promotable, best first; a failed result never is, but counts in n.
+    #[test]
+    fn mo_asha_promotes_from_the_top_of_the_non_dominated_order() {
+        let setup = MoSetup {
+            maximize: vec![true, false],
+            seed_objective: 0,
+            by_range: false,
+        };
+        let mut b = Bracket::new(vec![1, 3, 9]);
+        // (accuracy, seconds) minimised as (-accuracy, seconds). Front 1: arms 0 (0.9, 5),
+        // 2 (0.8, 1) and 4 (0.85, 3); arm 1 (0.7, 6) and arm 3 (0.6, 2) behind; arm 5 failed.
+        for (arm, x) in [(0, [-0.9, 5.0]), (1, [-0.7, 6.0]), (2, [-0.8, 1.0])] {
+            b.add_mo(0, Some(x.to_vec()), arm);
+        }
+        let none = |_: usize, _: usize| false;
+        // n = 3: the top one, the best accuracy (the ε-net's seed).
+        assert_eq!(b.promotable_mo(3, &setup, none), Some((0, 1)));
+        for (arm, x) in [(3, Some([-0.6, 2.0])), (4, Some([-0.85, 3.0])), (5, None)] {
+            b.add_mo(0, x.map(|x| x.to_vec()), arm);
+        }
+        // n = 6: the top two. Front 1 as an ε-net from arm 0: arm 2 is farthest from it.
+        assert_eq!(
+            b.mo[0].order(2, 0, false).to_vec(),
+            vec![0, 2, 4, 1, 3, 5],
+            "fronts {{0, 2, 4}} and {{1, 3}} (each from its best accuracy), then the failed"
+        );
+        let promoted = |a: usize, _: usize| a == 0;
+        assert_eq!(b.promotable_mo(3, &setup, promoted), Some((2, 1)));
+        let both = |a: usize, _: usize| a == 0 || a == 2;
+        assert_eq!(b.promotable_mo(3, &setup, both), None);
+        // Seeded by the seconds, the fastest of the front comes first.
+        let fast = MoSetup {
+            seed_objective: 1,
+            ..setup
+        };
+        b.mo[0].dirty = true;
+        assert_eq!(b.promotable_mo(3, &fast, none), Some((2, 1)));
+        // Where the scale decides, one front: A (0, 100), B (10, 0), C (1, 60), D (6, 30). Raw:
+        // from A the farthest is B; then C is 40 from A, D 30.3 from B: C third. By range
+        // (x / 10, y / 100): C is 0.41 from A, D 0.5 from B: D third.
+        let mut r = MoRung::default();
+        for (arm, x) in [
+            (0, [0.0, 100.0]),
+            (1, [10.0, 0.0]),
+            (2, [1.0, 60.0]),
+            (3, [6.0, 30.0]),
+        ] {
+            r.points.extend(x);
+            r.arms.push(arm);
+        }
+        r.dirty = true;
+        assert_eq!(r.order(2, 0, false).to_vec(), vec![0, 1, 2, 3]);
+        r.dirty = true;
+        assert_eq!(r.order(2, 0, true).to_vec(), vec![0, 1, 3, 2]);
     }
 }

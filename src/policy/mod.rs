@@ -249,6 +249,7 @@ static REGISTRY: LazyLock<Vec<Family>> = LazyLock::new(|| {
         hyperband::family_hyperband(),
         asha::family_asha(),
         asha::family_async_hyperband(),
+        asha::family_mo_asha(),
         bohb::family_bohb(),
         cash::family_ex_def(),
         cash::family_grid_search(),
@@ -495,6 +496,23 @@ mod tests {
             let _ = cfg.build(3);
         }
     }
+}
+
+/// Every family has its row in the README's table of policies (a new family without one fails).
+#[cfg(test)]
+#[test]
+fn every_family_has_a_row_in_the_readmes_table() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let missing: Vec<&str> = registry()
+        .iter()
+        .map(|f| f.name)
+        .filter(|n| !readme.contains(&format!("\n| `{n}` |")))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "README's policies table lacks: {missing:?}"
+    );
 }
 
 /// Every family's identity at its defaults (`tests/golden/policy_ids.json`): the id names the

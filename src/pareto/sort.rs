@@ -1,0 +1,129 @@
+//! Non-dominated sorting with an ε-net inside each front: the order in which MO-ASHA promotes
+//! (Salinas, Perrone, Archambeau & Cruchant 2021, "A multi-objective perspective on jointly
+//! tuning hardware and hyperparameters", NAS workshop at ICLR; Schmucker, Donini, Zafar,
+//! Perrone & Archambeau 2021, "Multi-objective multi-fidelity hyperparameter optimization with
+//! application to fairness").
+//!
+//! The points are peeled front by front (NSGA-II's non-dominated sorting, Deb et al. 2002): a
+//! front holds every remaining point that no remaining point dominates, so equal points share a
+//! front. Within a front the points are ordered as an ε-net (Clarkson 2005, "Nearest-neighbor
+//! searching and metric space dimensions", p. 17): the point best in objective `seed_dim` first
+//! (the earliest of equals), then, again and again, the point farthest (Euclidean) from those
+//! already ordered, the earliest on a tie. Syne Tune 0.16.0 computes the same fronts and ε-net
+//! (`pareto_efficient`, `compute_epsilon_net`); `tests/pareto.rs` checks both against it.
+
+/// The fronts of `n = points.len() / d` points (minimised; a point with a NaN is in none), best
+/// first, each in index order.
+pub fn nondominated_fronts(points: &[f64], d: usize) -> Vec<Vec<usize>> {
+    assert!(
+        d > 0 && points.len().is_multiple_of(d),
+        "points of {d} objectives"
+    );
+    let row = |i: usize| &points[i * d..(i + 1) * d];
+    let mut left: Vec<usize> = (0..points.len() / d)
+        .filter(|&i| !row(i).iter().any(|x| x.is_nan()))
+        .collect();
+    let mut fronts = Vec::new();
+    while !left.is_empty() {
+        let (front, rest): (Vec<usize>, Vec<usize>) = left
+            .iter()
+            .partition(|&&i| !left.iter().any(|&j| super::dominates(row(j), row(i))));
+        fronts.push(front);
+        left = rest;
+    }
+    fronts
+}
+
+/// `members` (indices of points of `d` objectives) ordered as an ε-net: the member best in
+/// objective `seed_dim` first, then each time the member farthest from the ordered ones.
+pub fn epsilon_net(points: &[f64], d: usize, members: &[usize], seed_dim: usize) -> Vec<usize> {
+    let row = |i: usize| &points[i * d..(i + 1) * d];
+    let Some(&first) = members.iter().min_by(|&&a, &&b| {
+        row(a)[seed_dim]
+            .total_cmp(&row(b)[seed_dim])
+            .then(a.cmp(&b))
+    }) else {
+        return Vec::new();
+    };
+    let dist = |a: usize, b: usize| -> f64 {
+        row(a)
+            .iter()
+            .zip(row(b))
+            .map(|(x, y)| (x - y) * (x - y))
+            .sum::<f64>()
+            .sqrt()
+    };
+    let mut order = vec![first];
+    // Each member not yet ordered, with its distance to the nearest ordered one.
+    let mut left: Vec<(usize, f64)> = members
+        .iter()
+        .filter(|&&m| m != first)
+        .map(|&m| (m, dist(m, first)))
+        .collect();
+    left.sort_by_key(|&(m, _)| m);
+    while !left.is_empty() {
+        let mut best = 0;
+        for (k, &(_, dk)) in left.iter().enumerate() {
+            if dk > left[best].1 {
+                best = k;
+            }
+        }
+        let (chosen, _) = left.remove(best);
+        order.push(chosen);
+        for (m, dm) in &mut left {
+            *dm = dm.min(dist(*m, chosen));
+        }
+    }
+    order
+}
+
+/// Every point without a NaN, best first: front by front, each front as an ε-net seeded by
+/// objective `seed_dim`.
+pub fn nondominated_order(points: &[f64], d: usize, seed_dim: usize) -> Vec<usize> {
+    nondominated_fronts(points, d)
+        .iter()
+        .flat_map(|f| epsilon_net(points, d, f, seed_dim))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fronts_peel_and_equal_points_share_one() {
+        // (0,2) (1,1) (2,0) form the first front with the duplicate (1,1); (2,2) the second;
+        // (3,3) the third; the NaN point none.
+        let p = [
+            1.0,
+            1.0,
+            2.0,
+            2.0,
+            0.0,
+            2.0,
+            3.0,
+            3.0,
+            1.0,
+            1.0,
+            2.0,
+            0.0,
+            f64::NAN,
+            0.0,
+        ];
+        assert_eq!(
+            nondominated_fronts(&p, 2),
+            vec![vec![0, 2, 4, 5], vec![1], vec![3]]
+        );
+    }
+
+    #[test]
+    fn the_epsilon_net_starts_at_the_best_in_its_objective_then_goes_farthest() {
+        // A front along x + y = 4: seeded by the least x, (0,4); the farthest from it is (4,0);
+        // then (2,2), halfway; then (1,3) before (3,1) (equal distances: the earlier index).
+        let p = [2.0, 2.0, 4.0, 0.0, 1.0, 3.0, 0.0, 4.0, 3.0, 1.0];
+        assert_eq!(epsilon_net(&p, 2, &[0, 1, 2, 3, 4], 0), vec![3, 1, 0, 2, 4]);
+        // Seeded by the least y.
+        assert_eq!(epsilon_net(&p, 2, &[0, 1, 2, 3, 4], 1), vec![1, 3, 0, 2, 4]);
+        assert_eq!(nondominated_order(&p, 2, 0), vec![3, 1, 0, 2, 4]);
+    }
+}
