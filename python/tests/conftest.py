@@ -91,3 +91,17 @@ def both_routes(exp, name, policy, params, module, tmp_path):
     assert a.trajectories[ROUTE_COLUMNS].equals(b.trajectories[ROUTE_COLUMNS])
     assert list(a.runs["policy_stats"]) == list(b.runs["policy_stats"])
     return a, b
+
+
+def greedy_policy():
+    """A Python policy for tests: each arm once, then the arm with the best reward so far."""
+    from banditbench import Policy
+
+    class Greedy(Policy):
+        def decide(self, view):
+            for a in range(view.n_arms):
+                if view.pulls[a] == 0:
+                    return a
+            return max(range(view.n_arms), key=lambda a: view.arm_best[a] or -1e300)
+
+    return Greedy

@@ -20,7 +20,7 @@ from distributed import Client, LocalCluster  # noqa: E402
 import banditbench as bb  # noqa: E402
 from banditbench import Policy  # noqa: E402
 
-from conftest import ROOT, write_experiment  # noqa: E402
+from conftest import ROOT, greedy_policy, write_experiment  # noqa: E402
 
 FILES = ["runs.parquet", "trajectories.parquet", "experiment.lock.toml"]
 
@@ -109,14 +109,7 @@ epsilon = [0.1, 0.3]
     same(tmp_path / "local", tmp_path / "d2")
 
 
-class Greedy(Policy):
-    """The arm with the best reward so far (each arm once first)."""
-
-    def decide(self, view):
-        for a in range(view.n_arms):
-            if view.pulls[a] == 0:
-                return a
-        return max(range(view.n_arms), key=lambda a: view.arm_best[a] or -1e300)
+Greedy = greedy_policy()
 
 
 class FailsOnSecondTask(Policy):

@@ -17,7 +17,7 @@ except ImportError as e:
 import banditbench
 from banditbench import Policy, Stop
 
-from conftest import ROOT, write_experiment
+from conftest import ROOT, greedy_policy, write_experiment
 
 UCB1_FILE = ROOT / "python" / "examples" / "ucb1.py"
 
@@ -410,14 +410,7 @@ def test_the_protocols_types_declare_every_attribute_the_engine_gives(tmp_path):
                                         sorted(declared - seen[name]))
 
 
-class Greedy(Policy):
-    """Pulls the arm with the best reward so far (each arm once first)."""
-
-    def decide(self, view):
-        for a in range(view.n_arms):
-            if view.pulls[a] == 0:
-                return a
-        return max(range(view.n_arms), key=lambda a: view.arm_best[a] or -1e300)
+Greedy = greedy_policy()
 
 
 class GreedyEdited(Policy):

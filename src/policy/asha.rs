@@ -46,14 +46,19 @@ fn common_params() -> Vec<ParamDef> {
     p
 }
 
-pub fn family_asha() -> Family {
-    let mut params = common_params();
-    params.push(ParamDef {
+/// ASHA's minimum early-stopping rate.
+fn s_param() -> ParamDef {
+    ParamDef {
         name: "s",
         kind: Kind::Int { min: 0, max: 100 },
         default: Value::Int(0),
         doc: "the minimum early-stopping rate: the bottom rung trains r_min eta^s units (the paper's s; 0 stops earliest)",
-    });
+    }
+}
+
+pub fn family_asha() -> Family {
+    let mut params = common_params();
+    params.push(s_param());
     Family {
         name: "asha",
         summary: "asynchronous successive halving: promote a configuration as soon as it is in the top 1/eta of its rung, else draw one; no worker waits",
@@ -74,12 +79,7 @@ pub fn family_asha() -> Family {
 
 pub fn family_mo_asha() -> Family {
     let mut params = common_params();
-    params.push(ParamDef {
-        name: "s",
-        kind: Kind::Int { min: 0, max: 100 },
-        default: Value::Int(0),
-        doc: "the minimum early-stopping rate: the bottom rung trains r_min eta^s units (the paper's s; 0 stops earliest)",
-    });
+    params.push(s_param());
     params.push(ParamDef {
         name: "seed_objective",
         kind: Kind::Int { min: 0, max: 63 },
