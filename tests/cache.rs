@@ -501,3 +501,32 @@ fn the_default_cache_is_the_environment_s() {
     let text = String::from_utf8_lossy(&info.stdout);
     assert!(text.contains(&format!("{stored} cells")), "{text}");
 }
+
+/// `cache prune --all` empties the cache and says how much it removed.
+#[test]
+fn prune_all_empties_the_cache_and_counts_what_it_removed() {
+    let dir = scratch("cache-prune-all");
+    let cache = dir.join("cache");
+    let e = experiment(
+        &dir,
+        "all",
+        &format!("seed = 2\n[world]\nkind = \"pull-count\"\nbudgets = [40]\n{POLICIES}"),
+    );
+    let (_, stored) = counts(&run_cached(&e, &dir.join("r"), &cache));
+    let out = bin()
+        .args([
+            "cache",
+            "prune",
+            "--all",
+            "--cache",
+            cache.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains(&format!("removed {stored} cells")), "{text}");
+    assert!(entries(&cache).is_empty());
+    let err = run_cached(&e, &dir.join("r2"), &cache);
+    assert_eq!(counts(&err), (0, stored), "{err}");
+}

@@ -98,17 +98,12 @@ pub fn run(args: Args) -> Result<ExitCode> {
             let dir = folder(dir)?;
             let p = cache::prune(&dir, max_size, all)?;
             println!(
-                "{}: removed {} cells ({}), {} folders of other results formats and {} temporary files{}",
+                "{}: removed {} cells ({}), {} folders of other results formats and {} temporary files",
                 dir.display(),
                 p.entries,
                 size_text(p.bytes),
                 p.other_formats,
                 p.temporary,
-                if all {
-                    "; every entry of this format too"
-                } else {
-                    ""
-                }
             );
         }
     }

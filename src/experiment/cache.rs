@@ -472,11 +472,18 @@ pub fn prune(root: &Path, max_bytes: Option<u64>, all: bool) -> Result<Pruned> {
     let mine = format!("format-{RESULTS_FORMAT}");
     for (name, dir) in format_dirs(root)? {
         if name != mine || all {
-            std::fs::remove_dir_all(&dir)
-                .with_context(|| format!("{}: cannot remove", dir.display()))?;
-            if name != mine {
+            if name == mine {
+                for (_, len, _, entry) in files_of(&dir)? {
+                    if entry {
+                        p.entries += 1;
+                        p.bytes += len;
+                    }
+                }
+            } else {
                 p.other_formats += 1;
             }
+            std::fs::remove_dir_all(&dir)
+                .with_context(|| format!("{}: cannot remove", dir.display()))?;
             continue;
         }
         let now = std::time::SystemTime::now();
