@@ -207,3 +207,30 @@ def test_bench_dask_measures_the_four_ways(tmp_path):
     line = next(l for l in p.stdout.splitlines() if l.startswith("dask: "))
     assert "(12 cells," in line and "Dask LocalCluster" in line and "static shards" in line, line
     assert line.endswith("the Dask folder equals the local run's: yes"), line
+
+
+def test_a_slurm_cluster_through_dask_jobqueue(tmp_path):
+    # dask-jobqueue's SLURMCluster on the real one-node Slurm CI starts (scripts/ci/slurm.sh up):
+    # two batch jobs, each a Dask worker, replay the chunks; the folder equals a local run's.
+    import shutil
+    import subprocess
+
+    up = shutil.which("sbatch") and subprocess.run(
+        ["scontrol", "ping"], capture_output=True).returncode == 0
+    if not up:
+        assert not os.environ.get("BANDITBENCH_REQUIRE_SLURM"), "Slurm required but not running"
+        pytest.skip("no Slurm controller answers (scripts/ci/slurm.sh up starts one)")
+    if os.environ.get("BANDITBENCH_REQUIRE_SLURM") != "1":
+        pytest.importorskip("dask_jobqueue")
+    from dask_jobqueue import SLURMCluster
+
+    exp = pool_experiment(tmp_path)
+    bb.run(exp, out=tmp_path / "local", progress=False)
+    with SLURMCluster(cores=1, processes=1, memory="1GB", walltime="00:10:00",
+                      python=sys.executable, log_directory=str(tmp_path / "logs"),
+                      scheduler_options={"dashboard_address": None}) as cluster, \
+            Client(cluster) as c:
+        cluster.scale(jobs=2)
+        c.wait_for_workers(2, timeout=120)
+        bb.run(exp, out=tmp_path / "slurm", client=c, chunk_cells=3, progress=False)
+    same(tmp_path / "local", tmp_path / "slurm")
