@@ -551,31 +551,18 @@ fn every_bench_section_runs() {
         .collect();
         args.extend(extra);
         let a: Vec<&str> = args.iter().map(String::as_str).collect();
-        if section == "dask" {
-            // It needs the wheel and dask.distributed in python3 (python/tests/test_dask.py runs
-            // it there); without them the error says so.
+        // These need the wheel (and their libraries) in python3: python/tests/test_bench_adapters.py
+        // and test_dask.py run them there; without them the error says so.
+        let needs = match section {
+            "adapters" => Some("are the wheel and the adapters' libraries installed?"),
+            "dask" => Some("are the wheel and dask.distributed installed?"),
+            _ => None,
+        };
+        if let Some(hint) = needs {
             let out = bin().args(&a).output().unwrap();
             if !out.status.success() {
                 let e = stderr(&out);
-                assert!(
-                    e.contains("are the wheel and dask.distributed installed?")
-                        && e.contains("No module named"),
-                    "{e}"
-                );
-                continue;
-            }
-        }
-        if section == "adapters" {
-            // It needs the wheel in python3 (python/tests/test_bench_adapters.py runs it there);
-            // without it the error says so.
-            let out = bin().args(&a).output().unwrap();
-            if !out.status.success() {
-                let e = stderr(&out);
-                assert!(
-                    e.contains("are the wheel and the adapters' libraries installed?")
-                        && e.contains("No module named 'banditbench'"),
-                    "{e}"
-                );
+                assert!(e.contains(hint) && e.contains("No module named"), "{e}");
                 continue;
             }
         }
