@@ -404,7 +404,8 @@ def run(
     back and merges at the end, with the same resume and the same bytes as a local run. The
     workers need this banditbench version and the experiment's files at the same paths (a shared
     file system on a cluster). A worker that dies mid-chunk has its chunk run again elsewhere;
-    each chunk's cells are kept once.
+    each chunk's cells are kept once. ``threads`` does not apply (the cluster's workers run the
+    cells), nor does ``batch_size``, which raises.
     """
     engine = _engine()
     path: Optional[str] = None
@@ -440,6 +441,9 @@ def run(
             tomli_w.dump(spec, f)
     try:
         if client is not None:
+            if batch_size is not None:
+                raise ValueError("batch_size does not apply with a client: each chunk of "
+                                 "chunk_cells cells is published as a part when it comes back")
             registered = _registered(policies) if policies else []
             folder, notes = _run_on_dask(
                 engine, client, path, out, fresh, cache, cache_min_s, chunk_cells, progress,
@@ -512,8 +516,6 @@ def _dask_chunk(path: str, text: bytes, indices: List[int], cache: Optional[str]
 
 
 def _chunks(todo: List[int], threads: int, chunk_cells: Optional[int]) -> List[List[int]]:
-    if chunk_cells is not None and chunk_cells < 1:
-        raise ValueError(f"chunk_cells is {chunk_cells}; give at least 1 cell per chunk")
     size = chunk_cells or max(1, -(-len(todo) // (16 * max(threads, 1))))
     return [todo[i:i + size] for i in range(0, len(todo), size)]
 
@@ -524,6 +526,8 @@ def _run_on_dask(engine: Any, client: Any, path: str, out: Optional[PathLike], f
     """``run`` with ``client``: the engine's session holds the folder; Dask replays the chunks."""
     from distributed import as_completed
 
+    if chunk_cells is not None and chunk_cells < 1:
+        raise ValueError(f"chunk_cells is {chunk_cells}; give at least 1 cell per chunk")
     session = engine.RunSession(path, out=None if out is None else os.fspath(out), fresh=fresh,
                                 cache=_cache_arg(cache), cache_min_s=cache_min_s,
                                 progress=_Progress(progress))

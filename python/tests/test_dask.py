@@ -86,6 +86,15 @@ def test_a_dask_run_equals_a_local_run_and_a_rerun_resumes(tmp_path, client, cap
     same(tmp_path / "local", tmp_path / "dask")
 
 
+def test_options_that_do_not_apply_to_a_client_are_refused_before_anything_runs(tmp_path, client):
+    exp = pool_experiment(tmp_path)
+    with pytest.raises(ValueError, match="batch_size does not apply"):
+        bb.run(exp, out=tmp_path / "a", client=client, batch_size=4)
+    with pytest.raises(ValueError, match="chunk_cells is 0"):
+        bb.run(exp, out=tmp_path / "b", client=client, chunk_cells=0)
+    assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
+
+
 def test_a_learner_level_world_and_a_cache_through_dask(tmp_path, client, capfd):
     exp = write_experiment(tmp_path / "ll.toml", """seed = 3
 repetitions = 4
