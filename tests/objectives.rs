@@ -695,3 +695,79 @@ fn incumbent_changes_keep_every_change_of_the_hypervolume_regret() {
     };
     assert_eq!(per_cell(&ta), per_cell(&tb));
 }
+
+/// `show` draws an experiment of several objectives' cell with a second panel: the archive's
+/// hypervolume regret after each decision, the trajectory's own values (a step curve).
+#[test]
+fn show_draws_a_cells_hypervolume_regret_beside_its_scores() {
+    let dir = scratch("objectives-show");
+    let exp = experiment(
+        &dir,
+        "show",
+        "objectives = [\"val_acc\", \"latency\"]",
+        "[[policies]]\nfamily = \"random-search\"\n",
+    );
+    let out = dir.join("out");
+    run_ok(&[
+        "run",
+        exp.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+    ]);
+    let figs = dir.join("figs");
+    run_ok(&[
+        "show",
+        out.to_str().unwrap(),
+        "--cell",
+        "0",
+        "--out",
+        figs.to_str().unwrap(),
+    ]);
+    let traj = read(&out.join("trajectories.parquet"));
+    let cells = u64s(&traj, "cell");
+    let (time, hv) = (f64s(&traj, "time"), f64s(&traj, "hv_regret"));
+    let want: Vec<(f64, f64)> = (0..cells.len())
+        .filter(|&i| cells[i] == 0 && hv[i].is_finite())
+        .map(|i| (time[i], hv[i]))
+        .collect();
+    assert!(!want.is_empty());
+    let csv = std::fs::read_to_string(figs.join("cell-0.csv")).unwrap();
+    let drawn: Vec<(f64, f64)> = csv
+        .lines()
+        .filter(|l| l.contains(",hypervolume regret,"))
+        .map(|l| {
+            let f: Vec<&str> = l.rsplitn(3, ',').collect();
+            (f[1].parse().unwrap(), f[0].parse().unwrap())
+        })
+        .collect();
+    // The step curve holds each value until the next decision: its corners are the values.
+    let corners: Vec<(f64, f64)> = drawn.iter().step_by(2).copied().collect();
+    assert_eq!(corners, want, "{csv}");
+    // An experiment of one objective has no such panel.
+    let single = experiment(
+        &dir,
+        "single",
+        "",
+        "[[policies]]\nfamily = \"random-search\"\n",
+    );
+    let out1 = dir.join("out1");
+    run_ok(&[
+        "run",
+        single.to_str().unwrap(),
+        "--out",
+        out1.to_str().unwrap(),
+        "--quiet",
+    ]);
+    let figs1 = dir.join("figs1");
+    run_ok(&[
+        "show",
+        out1.to_str().unwrap(),
+        "--cell",
+        "0",
+        "--out",
+        figs1.to_str().unwrap(),
+    ]);
+    let csv1 = std::fs::read_to_string(figs1.join("cell-0.csv")).unwrap();
+    assert!(!csv1.contains("hypervolume regret") && csv1.contains("incumbent"));
+}

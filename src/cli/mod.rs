@@ -102,7 +102,8 @@ pub(crate) enum Command {
     /// beside banditbench's runs; or a Syne Tune blackbox table into a pool (`import blackbox`)
     Import(import::Args),
     /// Show one cell of a results folder: its row of runs.parquet, its decisions, and a figure
-    /// of its trajectory (incumbent and revealed scores against the budget used)
+    /// of its trajectory (incumbent and revealed scores against the budget used; with several
+    /// objectives also the archive's hypervolume regret)
     Show(show::Args),
     /// Reproduce a paper's tables and figures: run its experiments, then write results/<paper>/
     Reproduce(reproduce::Args),

@@ -122,6 +122,37 @@ pub fn show_cell(dir: &Path, cell: u64, rows: usize, out: Option<&Path>) -> Resu
                 .and_then(|c| c.get(0).ok())
                 .map_or_else(String::new, |v| v.to_string().trim_matches('"').to_string())
         };
+        // Several objectives: the archive's hypervolume regret after each decision, beside.
+        let hv: Vec<f64> = match traj.column("hv_regret") {
+            Ok(c) if c.null_count() < c.len() => f("hv_regret")?,
+            _ => Vec::new(),
+        };
+        let hv_panel = (!hv.is_empty()).then(|| {
+            let pts = pts(&hv);
+            let steps: Vec<(f64, f64)> = pts
+                .iter()
+                .enumerate()
+                .flat_map(|(i, &(x, y))| {
+                    let before = (i > 0).then(|| (x, pts[i - 1].1));
+                    before.into_iter().chain([(x, y)])
+                })
+                .collect();
+            Panel {
+                caption: "the archive of several objectives".into(),
+                x_desc: "budget used".into(),
+                y_desc: "hypervolume regret".into(),
+                x_range: (0.0, x1),
+                y_range: (0.0, 1.0),
+                log_x: false,
+                series: vec![Series {
+                    name: "hypervolume regret".into(),
+                    points: steps,
+                    band: None,
+                    color: 2,
+                    dashed: false,
+                }],
+            }
+        });
         let fig = Lines {
             title: format!(
                 "Cell {cell}: {} on {} (run {}), budget {} {}",
@@ -154,7 +185,10 @@ pub fn show_cell(dir: &Path, cell: u64, rows: usize, out: Option<&Path>) -> Resu
                         dashed: false,
                     },
                 ],
-            }],
+            }]
+            .into_iter()
+            .chain(hv_panel)
+            .collect(),
         };
         files = save(&fig, out, &format!("cell-{cell}"), &Page::default())?;
     }
