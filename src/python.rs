@@ -1009,10 +1009,17 @@ struct RunSession {
 
 impl RunSession {
     fn open_session(&mut self) -> PyResult<&mut experiment::Session> {
-        self.session
-            .as_mut()
-            .ok_or_else(|| BanditbenchError::new_err("this run has finished or stopped"))
+        self.session.as_mut().ok_or_else(ended)
     }
+
+    /// The session, ended by the caller (`stop`, `finish`).
+    fn take_session(&mut self) -> PyResult<experiment::Session> {
+        self.session.take().ok_or_else(ended)
+    }
+}
+
+fn ended() -> PyErr {
+    BanditbenchError::new_err("this run has finished or stopped")
 }
 
 #[pymethods]
@@ -1074,10 +1081,7 @@ impl RunSession {
     /// A chunk's bytes from `run_chunk`: published as a part at once.
     fn accept(&mut self, py: Python<'_>, chunk: &[u8]) -> PyResult<()> {
         let chunk = experiment::ChunkOutput::from_bytes(chunk).map_err(to_py)?;
-        let session = self
-            .session
-            .as_mut()
-            .ok_or_else(|| BanditbenchError::new_err("this run has finished or stopped"))?;
+        let session = self.session.as_mut().ok_or_else(ended)?;
         let progress = &self.progress;
         py.detach(|| match progress {
             Some(p) => session.accept_chunk(chunk, p),
@@ -1089,20 +1093,14 @@ impl RunSession {
     /// Stop the run (an error elsewhere, or an interrupt): publish what finished and merge;
     /// returns the message that says what was kept and how to go on.
     fn stop(&mut self, py: Python<'_>, error: String, interrupted: bool) -> PyResult<String> {
-        let session = self
-            .session
-            .take()
-            .ok_or_else(|| BanditbenchError::new_err("this run has finished or stopped"))?;
+        let session = self.take_session()?;
         let e = py.detach(|| session.stop(anyhow!(error), interrupted));
         Ok(format!("{e:#}"))
     }
 
     /// Merge the parts into the final files; returns the summary (as progress's `finish`).
     fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let session = self
-            .session
-            .take()
-            .ok_or_else(|| BanditbenchError::new_err("this run has finished or stopped"))?;
+        let session = self.take_session()?;
         let summary = py.detach(|| session.finish());
         if let Some(p) = &self.progress {
             p.finish(summary.as_ref().ok());

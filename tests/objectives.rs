@@ -701,29 +701,28 @@ fn incumbent_changes_keep_every_change_of_the_hypervolume_regret() {
 #[test]
 fn show_draws_a_cells_hypervolume_regret_beside_its_scores() {
     let dir = scratch("objectives-show");
-    let exp = experiment(
-        &dir,
-        "show",
-        "objectives = [\"val_acc\", \"latency\"]",
-        "[[policies]]\nfamily = \"random-search\"\n",
-    );
-    let out = dir.join("out");
-    run_ok(&[
-        "run",
-        exp.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--quiet",
-    ]);
-    let figs = dir.join("figs");
-    run_ok(&[
-        "show",
-        out.to_str().unwrap(),
-        "--cell",
-        "0",
-        "--out",
-        figs.to_str().unwrap(),
-    ]);
+    // Run an experiment of one random-search policy with `world`, show its cell 0: the results
+    // folder and the figure's CSV.
+    let shown = |name: &str, world: &str| -> (PathBuf, String) {
+        let exp = experiment(
+            &dir,
+            name,
+            world,
+            "[[policies]]\nfamily = \"random-search\"\n",
+        );
+        let (out, figs) = (
+            dir.join(format!("{name}-out")),
+            dir.join(format!("{name}-figs")),
+        );
+        let (o, f) = (out.to_str().unwrap(), figs.to_str().unwrap());
+        run_ok(&["run", exp.to_str().unwrap(), "--out", o, "--quiet"]);
+        run_ok(&["show", o, "--cell", "0", "--out", f]);
+        (
+            out,
+            std::fs::read_to_string(figs.join("cell-0.csv")).unwrap(),
+        )
+    };
+    let (out, csv) = shown("show", "objectives = [\"val_acc\", \"latency\"]");
     let traj = read(&out.join("trajectories.parquet"));
     let cells = u64s(&traj, "cell");
     let (time, hv) = (f64s(&traj, "time"), f64s(&traj, "hv_regret"));
@@ -732,7 +731,6 @@ fn show_draws_a_cells_hypervolume_regret_beside_its_scores() {
         .map(|i| (time[i], hv[i]))
         .collect();
     assert!(!want.is_empty());
-    let csv = std::fs::read_to_string(figs.join("cell-0.csv")).unwrap();
     let drawn: Vec<(f64, f64)> = csv
         .lines()
         .filter(|l| l.contains(",hypervolume regret,"))
@@ -745,29 +743,6 @@ fn show_draws_a_cells_hypervolume_regret_beside_its_scores() {
     let corners: Vec<(f64, f64)> = drawn.iter().step_by(2).copied().collect();
     assert_eq!(corners, want, "{csv}");
     // An experiment of one objective has no such panel.
-    let single = experiment(
-        &dir,
-        "single",
-        "",
-        "[[policies]]\nfamily = \"random-search\"\n",
-    );
-    let out1 = dir.join("out1");
-    run_ok(&[
-        "run",
-        single.to_str().unwrap(),
-        "--out",
-        out1.to_str().unwrap(),
-        "--quiet",
-    ]);
-    let figs1 = dir.join("figs1");
-    run_ok(&[
-        "show",
-        out1.to_str().unwrap(),
-        "--cell",
-        "0",
-        "--out",
-        figs1.to_str().unwrap(),
-    ]);
-    let csv1 = std::fs::read_to_string(figs1.join("cell-0.csv")).unwrap();
+    let (_, csv1) = shown("single", "");
     assert!(!csv1.contains("hypervolume regret") && csv1.contains("incumbent"));
 }

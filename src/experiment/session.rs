@@ -71,6 +71,31 @@ impl CellRunner {
         self.cache.as_ref().map(CellCache::counts)
     }
 
+    /// The results files' frames of finished cells (in cell order), with each row's program.
+    fn frames_of(
+        &self,
+        exp: &Experiment,
+        data: &Data,
+        finished: Vec<Finished>,
+    ) -> Result<(DataFrame, DataFrame)> {
+        let (results, by): (Vec<CellResult>, Vec<Option<String>>) = finished.into_iter().unzip();
+        debug_assert!(results.windows(2).all(|w| w[0].index < w[1].index));
+        let (runs, traj) = data.frames(&results, &self.grid, exp)?;
+        drop(results);
+        let traj = frames::keep_decisions(traj, exp.trajectories)?;
+        let h = runs.height();
+        let mut cols = runs.into_columns();
+        let programs: Vec<&str> = by
+            .iter()
+            .map(|p| p.as_deref().unwrap_or(self.program.as_str()))
+            .collect();
+        cols.push(Column::new("program".into(), programs));
+        let runs = schema::frame(schema::RUNS, cols, h, &[])?;
+        let m = traj.height();
+        let traj = schema::frame(schema::TRAJECTORIES, traj.into_columns(), m, CODED)?;
+        Ok((runs, traj))
+    }
+
     /// Replay cell `c` (a panic becomes an error naming it), or take it from the cache; store a
     /// replayed cell that took at least the floor.
     pub fn run(
@@ -99,33 +124,6 @@ impl CellRunner {
             cache.put(&key, &r, progress);
         }
         Ok((r, None))
-    }
-}
-
-impl CellRunner {
-    /// The results files' frames of finished cells (in cell order), with each row's program.
-    fn frames_of(
-        &self,
-        exp: &Experiment,
-        data: &Data,
-        finished: Vec<Finished>,
-    ) -> Result<(DataFrame, DataFrame)> {
-        let (results, by): (Vec<CellResult>, Vec<Option<String>>) = finished.into_iter().unzip();
-        debug_assert!(results.windows(2).all(|w| w[0].index < w[1].index));
-        let (runs, traj) = data.frames(&results, &self.grid, exp)?;
-        drop(results);
-        let traj = frames::keep_decisions(traj, exp.trajectories)?;
-        let h = runs.height();
-        let mut cols = runs.into_columns();
-        let programs: Vec<&str> = by
-            .iter()
-            .map(|p| p.as_deref().unwrap_or(self.program.as_str()))
-            .collect();
-        cols.push(Column::new("program".into(), programs));
-        let runs = schema::frame(schema::RUNS, cols, h, &[])?;
-        let m = traj.height();
-        let traj = schema::frame(schema::TRAJECTORIES, traj.into_columns(), m, CODED)?;
-        Ok((runs, traj))
     }
 }
 

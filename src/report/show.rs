@@ -97,14 +97,7 @@ pub fn show_cell(dir: &Path, cell: u64, rows: usize, out: Option<&Path>) -> Resu
         };
         let (revealed, incumbent) = (pts(&reward), pts(&inc));
         // The incumbent changes at a decision and holds until the next: a step curve.
-        let incumbent: Vec<(f64, f64)> = incumbent
-            .iter()
-            .enumerate()
-            .flat_map(|(i, &(x, y))| {
-                let before = (i > 0).then(|| (x, incumbent[i - 1].1));
-                before.into_iter().chain([(x, y)])
-            })
-            .collect();
+        let incumbent = steps(&incumbent);
         let ys = revealed.iter().chain(&incumbent).map(|p| p.1);
         let (lo, hi) = ys.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), y| {
             (a.min(y), b.max(y))
@@ -127,31 +120,20 @@ pub fn show_cell(dir: &Path, cell: u64, rows: usize, out: Option<&Path>) -> Resu
             Ok(c) if c.null_count() < c.len() => f("hv_regret")?,
             _ => Vec::new(),
         };
-        let hv_panel = (!hv.is_empty()).then(|| {
-            let pts = pts(&hv);
-            let steps: Vec<(f64, f64)> = pts
-                .iter()
-                .enumerate()
-                .flat_map(|(i, &(x, y))| {
-                    let before = (i > 0).then(|| (x, pts[i - 1].1));
-                    before.into_iter().chain([(x, y)])
-                })
-                .collect();
-            Panel {
-                caption: "the archive of several objectives".into(),
-                x_desc: "budget used".into(),
-                y_desc: "hypervolume regret".into(),
-                x_range: (0.0, x1),
-                y_range: (0.0, 1.0),
-                log_x: false,
-                series: vec![Series {
-                    name: "hypervolume regret".into(),
-                    points: steps,
-                    band: None,
-                    color: 2,
-                    dashed: false,
-                }],
-            }
+        let hv_panel = (!hv.is_empty()).then(|| Panel {
+            caption: "the archive of several objectives".into(),
+            x_desc: "budget used".into(),
+            y_desc: "hypervolume regret".into(),
+            x_range: (0.0, x1),
+            y_range: (0.0, 1.0),
+            log_x: false,
+            series: vec![Series {
+                name: "hypervolume regret".into(),
+                points: steps(&pts(&hv)),
+                band: None,
+                color: 2,
+                dashed: false,
+            }],
         });
         let fig = Lines {
             title: format!(
@@ -193,6 +175,18 @@ pub fn show_cell(dir: &Path, cell: u64, rows: usize, out: Option<&Path>) -> Resu
         files = save(&fig, out, &format!("cell-{cell}"), &Page::default())?;
     }
     Ok(Shown { text, files })
+}
+
+/// A value that changes at each point and holds until the next, as a step curve's corners.
+fn steps(points: &[(f64, f64)]) -> Vec<(f64, f64)> {
+    points
+        .iter()
+        .enumerate()
+        .flat_map(|(i, &(x, y))| {
+            let before = (i > 0).then(|| (x, points[i - 1].1));
+            before.into_iter().chain([(x, y)])
+        })
+        .collect()
 }
 
 /// The cells of a results folder, one line each: id, dataset, run, budget, policy, best score.
