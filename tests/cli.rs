@@ -497,6 +497,11 @@ fn every_bench_section_runs() {
             vec!["--adapter-trainings".into(), "2".into()],
         ),
         (
+            "freeze-thaw",
+            "freeze-thaw: dpl on traces/taskset task",
+            vec!["--freeze-thaw-observations".into(), "40".into()],
+        ),
+        (
             "hypervolume",
             "hypervolume: front run of 1000 two-objective evaluations (generated), the exact history in",
             vec!["--hypervolume-points".into(), "1000".into()],

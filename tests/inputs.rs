@@ -597,3 +597,29 @@ fn a_quoted_line_break_in_a_csv_field_is_part_of_the_field() {
         "{e}"
     );
 }
+
+/// Every experiment the README shows (a ```toml block with a `name` and a `[world]`; fragments
+/// without a name are parts of a file) loads and expands as
+/// written, its `../traces/…` read as from `experiments/`: a README example that names a key,
+/// a policy parameter or a trace set that does not exist fails here.
+#[test]
+fn every_readme_experiment_loads_and_expands() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let dir = scratch("readme-experiments");
+    let mut n = 0;
+    for (i, block) in readme.split("```toml\n").skip(1).enumerate() {
+        let block = &block[..block.find("```").unwrap()];
+        if !block.contains("[world]") || !block.starts_with("name = ") {
+            continue;
+        }
+        let traces = format!("\"{}/traces/", root.display());
+        let file = dir.join(format!("readme-{i}.toml"));
+        std::fs::write(&file, block.replace("\"../traces/", &traces)).unwrap();
+        if let Err(e) = banditbench::experiment::prepare(&file) {
+            panic!("README experiment #{i} does not load: {e:#}\n{block}");
+        }
+        n += 1;
+    }
+    assert!(n >= 4, "found {n} experiments in the README");
+}

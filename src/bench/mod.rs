@@ -10,6 +10,7 @@ use crate::policy::default_config;
 use crate::replay::{Exhausted, Order, Overhead, WorldKind};
 use crate::trace::{LoadOptions, TraceSet, load_trace_set};
 
+pub mod freeze_thaw;
 pub mod pareto;
 mod pool;
 pub use pool::*;
@@ -270,6 +271,24 @@ pub(crate) fn peer_cpu_seconds(
     needs: &str,
 ) -> Result<f64> {
     use anyhow::Context as _;
+    let text = peer_output(python, script, args, flag, needs)?;
+    let prefix = format!("{key}=");
+    text.split_whitespace()
+        .find_map(|w| w.strip_prefix(prefix.as_str()))
+        .and_then(|v| v.parse().ok())
+        .with_context(|| format!("scripts/reference/{script}: no {prefix} in its output: {text}"))
+}
+
+/// A timing script's standard output (`scripts/reference/SCRIPT` run by `python` with `args`),
+/// its error named as `peer_cpu_seconds` names it.
+pub(crate) fn peer_output(
+    python: &str,
+    script: &str,
+    args: &[&std::ffi::OsStr],
+    flag: &str,
+    needs: &str,
+) -> Result<String> {
+    use anyhow::Context as _;
     let script = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("scripts/reference")
         .join(script);
@@ -278,7 +297,6 @@ pub(crate) fn peer_cpu_seconds(
         .args(args)
         .output()
         .with_context(|| format!("{flag} {python}: cannot start it"))?;
-    let text = String::from_utf8_lossy(&out.stdout);
     if !out.status.success() {
         anyhow::bail!(
             "{}: failed under {python} (is {needs} installed?): {}",
@@ -286,11 +304,7 @@ pub(crate) fn peer_cpu_seconds(
             String::from_utf8_lossy(&out.stderr).trim()
         );
     }
-    let prefix = format!("{key}=");
-    text.split_whitespace()
-        .find_map(|w| w.strip_prefix(prefix.as_str()))
-        .and_then(|v| v.parse().ok())
-        .with_context(|| format!("{}: no {prefix} in its output: {text}", script.display()))
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
 /// One method's line of `scripts/reference/adapters_timing.py`.

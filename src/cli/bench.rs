@@ -108,6 +108,20 @@ pub struct Args {
     /// With dask: worker processes (and threads, and shards) of each way
     #[arg(long, default_value_t = 2)]
     dask_processes: usize,
+    /// With freeze-thaw: the TaskSet pool whose first task the decisions are measured on
+    #[arg(long, default_value = "traces/taskset")]
+    freeze_thaw_pool: PathBuf,
+    /// With freeze-thaw: the observations (units seen) at which one decision is measured
+    #[arg(long, value_delimiter = ',', default_values_t = [100usize, 500, 1000])]
+    freeze_thaw_observations: Vec<usize>,
+    /// With freeze-thaw: a Python with PyTorch (scripts/reference/requirements-torch.txt) that
+    /// times the reference implementation on the same inputs, side by side (needs --dpl-code)
+    #[arg(long)]
+    freeze_thaw_python: Option<String>,
+    /// With freeze-thaw: a checkout of releaunifreiburg/DPL (its surrogate_models, models,
+    /// dataset and data_loader folders are imported from it)
+    #[arg(long)]
+    dpl_code: Option<PathBuf>,
 }
 
 impl Args {
@@ -141,7 +155,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let scratch =
         std::env::temp_dir().join(format!("banditbench-bench-store-{}", std::process::id()));
     // The sections that run only when named, in this order.
-    let named: [(Section, Measure); 10] = [
+    let named: [(Section, Measure); 11] = [
         (Section::WriteCost, bench_write_cost),
         (Section::Protocol, bench_protocol),
         (Section::Memory, bench_memory),
@@ -151,6 +165,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         (Section::Adapters, bench_adapters),
         (Section::Dask, bench_dask),
         (Section::Hypervolume, bench_hypervolume),
+        (Section::FreezeThaw, bench_freeze_thaw),
         (Section::Store, bench_store),
     ];
     for (section, measure) in named {
@@ -475,6 +490,9 @@ enum Section {
     /// banditbench's share of a library optimizer's decision, per adapter and method, in
     /// --adapters-python (only when named)
     Adapters,
+    /// CPU time of one DPL decision at --freeze-thaw-observations, one thread; with
+    /// --freeze-thaw-python and --dpl-code beside DPL's own code (only when named)
+    FreezeThaw,
     /// The exact anytime hypervolume of a generated two-objective run of --hypervolume-points
     /// evaluations; with --hypervolume-python beside Syne Tune's and moocore's (only when named)
     Hypervolume,
@@ -498,6 +516,7 @@ impl Section {
                 | Section::ImportSyneTune
                 | Section::Adapters
                 | Section::Hypervolume
+                | Section::FreezeThaw
                 | Section::Dask
         )
     }
@@ -800,6 +819,82 @@ fn run_bench_hypervolume(
                 }
             );
         }
+    }
+    Ok(())
+}
+
+/// `bench --only freeze-thaw`: CPU time of one DPL decision (a refinement of the ensemble on every
+/// unit seen and the prediction of every configuration not yet complete) at each number of
+/// observations, one thread; with --freeze-thaw-python and --dpl-code, DPL's own code on the same
+/// features and history beside it.
+fn bench_freeze_thaw(a: &Args, scratch: &std::path::Path) -> Result<()> {
+    let pool = crate::trace::pool::load_pool(&a.freeze_thaw_pool, true)?;
+    let task = pool
+        .tasks
+        .first()
+        .ok_or_else(|| anyhow::anyhow!("{}: the pool has no task", a.freeze_thaw_pool.display()))?;
+    let units = pool.manifest.units;
+    let peer = match (&a.freeze_thaw_python, &a.dpl_code) {
+        (Some(py), Some(code)) => Some((py.as_str(), code)),
+        (Some(_), None) => anyhow::bail!(
+            "bench --freeze-thaw-python needs --dpl-code PATH, a checkout of releaunifreiburg/DPL"
+        ),
+        _ => None,
+    };
+    for &n in &a.freeze_thaw_observations {
+        let history = bench::freeze_thaw::history(&task.curves, units, n, 2023);
+        let (fit_s, predict_s, candidates) =
+            bench::freeze_thaw::decision(&pool.space, units, &history, 2023, 3);
+        println!(
+            "freeze-thaw: dpl on {} task {}, {n} observations ({} configurations), one decision: refinement {:.3} s CPU, prediction of {candidates} configurations {:.4} s CPU (median of 3, one thread)",
+            a.freeze_thaw_pool.display(),
+            task.dataset,
+            history.len(),
+            fit_s,
+            predict_s
+        );
+        let Some((py, code)) = peer else { continue };
+        let file = scratch.join(format!("dpl-history-{n}.json"));
+        std::fs::create_dir_all(scratch)?;
+        let width = pool.space.flat_width(crate::space::Root::Index) - 1;
+        let feats: Vec<Vec<f32>> = (0..pool.space.len())
+            .map(|c| {
+                let mut row = vec![0.0f32; width + 1];
+                pool.space
+                    .flat_into(c, 0.0, crate::space::Root::Index, &mut row);
+                row[1..].to_vec()
+            })
+            .collect();
+        let json = serde_json::json!({
+            "units": units,
+            "features": feats,
+            "history": history,
+        });
+        std::fs::write(&file, json.to_string())?;
+        let mut args: Vec<std::ffi::OsString> = vec!["--dpl".into(), code.into()];
+        args.extend(["--history".into(), file.clone().into_os_string()]);
+        let args: Vec<&std::ffi::OsStr> = args.iter().map(|s| s.as_os_str()).collect();
+        let out = bench::peer_output(
+            py,
+            "dpl_timing.py",
+            &args,
+            "--freeze-thaw-python",
+            "PyTorch 2.15.0 and scipy",
+        )?;
+        let get = |key: &str| -> Result<f64> {
+            let prefix = format!("{key}=");
+            out.split_whitespace()
+                .find_map(|w| w.strip_prefix(prefix.as_str()))
+                .and_then(|v| v.parse().ok())
+                .ok_or_else(|| anyhow::anyhow!("dpl_timing.py printed no {prefix}: {out}"))
+        };
+        let (peer_fit, peer_predict) = (get("refine_s")?, get("predict_s")?);
+        println!(
+            "freeze-thaw: DPL's own code (PyTorch, one thread), {n} observations: refinement {peer_fit:.3} s CPU, prediction {peer_predict:.4} s CPU; banditbench takes {:.3}x its decision's time ({:.3}x its refinement's, {:.2}x its prediction's)",
+            (fit_s + predict_s) / (peer_fit + peer_predict).max(1e-12),
+            fit_s / peer_fit.max(1e-12),
+            predict_s / peer_predict.max(1e-12)
+        );
     }
     Ok(())
 }

@@ -13,6 +13,7 @@ pub mod cash;
 mod epsilon_greedy;
 mod erucb;
 pub mod external;
+pub mod freeze_thaw;
 mod hamlet;
 mod hyperband;
 mod mutant_ucb;
@@ -263,6 +264,7 @@ static REGISTRY: LazyLock<Vec<Family>> = LazyLock::new(|| {
         mutant_ucb::family_inf_ucb_e(),
         mutant_ucb::family_mutant_ucb(),
         mutant_ucb::family_steady_state_ea(),
+        freeze_thaw::family_dpl(),
     ]
 });
 

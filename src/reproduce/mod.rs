@@ -4,6 +4,7 @@ pub(crate) mod asha;
 pub mod auto_weka;
 pub(crate) mod claims;
 pub mod erucb;
+pub mod freeze_thaw;
 pub mod hamlet;
 pub mod mutant_ucb;
 pub mod shang;
@@ -58,6 +59,11 @@ pub const PAPERS: &[Paper] = &[
         name: "auto-weka",
         about: "Thornton et al. 2013: Auto-WEKA's CASH comparison (Ex-Def, grid and random search, TPE, SMAC) on sklearn-random and sklearn-grid",
         run: auto_weka::reproduce,
+    },
+    Paper {
+        name: "freeze-thaw",
+        about: "Kadra et al. 2023 (DPL): DPL against random search, Hyperband and ASHA on the 12 TaskSet tables, normalised regret and rank over 1 000 one-unit evaluations",
+        run: freeze_thaw::reproduce,
     },
 ];
 

@@ -1,0 +1,251 @@
+//! Freeze-thaw policies end to end on the bundled TaskSet pool: DPL's fit schedule as its code
+//! counts it, its named fallbacks, its results at any thread count and worker count.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::{bin, scratch};
+use polars::prelude::*;
+
+const TASK: &str = "FixedTextRNNClassification_imdb_patch32_GRU128_bs128";
+
+fn experiment(dir: &Path, budget: u32, world: &str, policies: &str) -> PathBuf {
+    let e = dir.join("ft.toml");
+    std::fs::write(
+        &e,
+        format!(
+            r#"name = "ft"
+traces = "{}"
+seed = 11
+repetitions = 2
+trajectories = "every-decision"
+
+[tasks]
+datasets = ["{TASK}"]
+
+[world]
+kind = "pool"
+budget_unit = "units"
+budgets = [{budget}]
+{world}
+
+{policies}
+"#,
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("traces/taskset")
+                .display()
+        ),
+    )
+    .unwrap();
+    e
+}
+
+fn run(e: &Path, out: &Path, threads: &str) {
+    let o = bin()
+        .args(["run", e.to_str().unwrap(), "--out", out.to_str().unwrap()])
+        .args(["--threads", threads, "--quiet"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+fn read(path: &Path) -> DataFrame {
+    ParquetReader::new(std::fs::File::open(path).unwrap())
+        .finish()
+        .unwrap()
+}
+
+/// Per cell: its policy stats as JSON, its decisions, and its trajectory's rewards in step order.
+fn cells(out: &Path) -> Vec<(serde_json::Value, u64, Vec<Option<f64>>)> {
+    let runs = read(&out.join("runs.parquet"));
+    let traj = read(&out.join("trajectories.parquet"));
+    let (rc, stats, dec) = (
+        runs.column("cell").unwrap().u64().unwrap().clone(),
+        runs.column("policy_stats").unwrap().str().unwrap().clone(),
+        runs.column("decisions").unwrap().u64().unwrap().clone(),
+    );
+    let (tc, ts, tr) = (
+        traj.column("cell").unwrap().u64().unwrap().clone(),
+        traj.column("step").unwrap().u32().unwrap().clone(),
+        traj.column("reward").unwrap().f64().unwrap().clone(),
+    );
+    (0..runs.height())
+        .map(|i| {
+            let cell = rc.get(i).unwrap();
+            let mut steps: Vec<(u64, Option<f64>)> = (0..traj.height())
+                .filter(|&j| tc.get(j) == Some(cell))
+                .map(|j| (u64::from(ts.get(j).unwrap()), tr.get(j)))
+                .collect();
+            steps.sort_by_key(|s| s.0);
+            (
+                serde_json::from_str(stats.get(i).unwrap()).unwrap(),
+                dec.get(i).unwrap(),
+                steps.into_iter().map(|s| s.1).collect(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn dpl_fits_after_every_scored_unit_and_restarts_as_its_code_counts() {
+    let dir = scratch("ft-dpl-schedule");
+    // Small networks: the schedule, not the fit, is under test.
+    let e = experiment(
+        &dir,
+        40,
+        "",
+        r#"[[policies]]
+family = "dpl"
+units = 8
+epochs = 20
+restart_after = [1000, 2]"#,
+    );
+    let out = dir.join("out");
+    run(&e, &out, "2");
+    let cells = cells(&out);
+    assert_eq!(cells.len(), 4);
+    for (stats, decisions, rewards) in &cells {
+        assert_eq!(*decisions, 40);
+        assert_eq!(rewards.len(), 40);
+        // A fit follows every unit that revealed a score, except the last (no decision after it).
+        let scored = rewards[..39].iter().filter(|r| r.is_some()).count() as u64;
+        assert_eq!(stats["fits"], scored, "{stats}");
+        assert_eq!(stats["diverged"], 0, "{stats}");
+        // From scratch: the first 11 fits (full_fits = 10), then one after every `restart_after`
+        // scored units that did not lower the best loss.
+        let scratch = stats["scratch_fits"].as_u64().unwrap();
+        // The trajectory's `reward` is the recorded score: a loss, lower is better.
+        let mut best = f64::INFINITY;
+        let (mut quiet, mut restarts) = (0u64, 0u64);
+        let mut fits = 0u64;
+        let restart_after = if scratch == 11 { 1000 } else { 2 };
+        for r in rewards[..39].iter().flatten() {
+            fits += 1;
+            if *r < best {
+                best = *r;
+                quiet = 0;
+            } else {
+                quiet += 1;
+                if quiet == restart_after {
+                    quiet = 0;
+                    // A restart during the first 11 fits changes nothing: they are from scratch.
+                    restarts += u64::from(fits > 11);
+                }
+            }
+        }
+        assert_eq!(
+            scratch,
+            11 + restarts,
+            "{stats} restart_after {restart_after}"
+        );
+    }
+    assert!(
+        cells
+            .iter()
+            .any(|c| c.0["scratch_fits"].as_u64().unwrap() > 11),
+        "restart_after = 2 restarts some fit"
+    );
+}
+
+#[test]
+fn dpl_is_identical_at_any_thread_count_and_runs_on_workers() {
+    let dir = scratch("ft-dpl-threads");
+    let policies = r#"[[policies]]
+family = "dpl"
+units = 16
+epochs = 30
+refine_epochs = 5
+
+[[policies]]
+family = "dpl"
+units = 16
+epochs = 30
+lr = 10.0"#;
+    for world in ["", "workers = 3"] {
+        let e = experiment(&dir, 30, world, policies);
+        let (a, b) = (dir.join("a"), dir.join("b"));
+        let _ = std::fs::remove_dir_all(&a);
+        let _ = std::fs::remove_dir_all(&b);
+        run(&e, &a, "1");
+        run(&e, &b, "2");
+        for f in ["runs.parquet", "trajectories.parquet"] {
+            assert_eq!(
+                std::fs::read(a.join(f)).unwrap(),
+                std::fs::read(b.join(f)).unwrap(),
+                "{f} with '{world}'"
+            );
+        }
+        let cells = cells(&a);
+        // lr = 10 makes Adam diverge: the member is re-initialised, counted, and the cell goes on
+        // to its whole budget.
+        let diverged: u64 = cells
+            .iter()
+            .map(|c| c.0["diverged"].as_u64().unwrap())
+            .sum();
+        assert!(diverged > 0, "lr = 10 diverges somewhere ({world})");
+        for (stats, decisions, _) in &cells {
+            assert_eq!(*decisions, 30, "{stats} ({world})");
+        }
+    }
+}
+
+/// `reproduce freeze-thaw` on a trimmed copy of its experiment (60 units, one repetition, on all
+/// 12 tasks): the claim's three families, the anytime table and figure, and regrets that are
+/// what the definition says.
+#[test]
+fn reproduce_freeze_thaw_writes_the_claim_the_anytime_table_and_the_figure() {
+    let out = scratch("ft-reproduce");
+    let opts = common::trimmed_reproduction(&out, &[("freeze-thaw-taskset.toml", "[60]")], 1);
+    let files = banditbench::reproduce::freeze_thaw::reproduce(&opts).unwrap();
+    let dir = out.join("freeze-thaw");
+    for f in [
+        "README.md",
+        "claim.md",
+        "regret.csv",
+        "anytime.png",
+        "anytime.pdf",
+    ] {
+        assert!(files.contains(&dir.join(f)), "{f} listed");
+        assert!(dir.join(f).is_file(), "{f} written");
+    }
+    let claim = std::fs::read_to_string(dir.join("claim.md")).unwrap();
+    for at in ["25 %", "50 %", "100 %"] {
+        assert!(
+            claim.contains(&format!(
+                "| {at} of the budget | **the whole claim** | 12 units"
+            )),
+            "{claim}"
+        );
+    }
+    for part in ["random search", "Hyperband", "ASHA"] {
+        assert_eq!(
+            claim
+                .matches(&format!("DPL's regret is lower than {part}"))
+                .count(),
+            3,
+            "{claim}"
+        );
+    }
+    // regret.csv: 4 policies x 20 points (5 % of the budget apart); regret >= 0, ranks in
+    // [1, 4] summing to 10 at every point (ties share their mean rank).
+    let csv = std::fs::read_to_string(dir.join("regret.csv")).unwrap();
+    let rows: Vec<Vec<&str>> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').collect())
+        .collect();
+    assert_eq!(rows.len(), 4 * 20, "{csv}");
+    let mut rank_sum: std::collections::BTreeMap<&str, f64> = Default::default();
+    for r in &rows {
+        let (units, regret, rank) = (r[r.len() - 3], r[r.len() - 2], r[r.len() - 1]);
+        let (regret, rank): (f64, f64) = (regret.parse().unwrap(), rank.parse().unwrap());
+        assert!(regret >= 0.0 && regret.is_finite(), "{r:?}");
+        assert!((1.0..=4.0).contains(&rank), "{r:?}");
+        *rank_sum.entry(units).or_default() += rank;
+    }
+    assert_eq!(rank_sum.len(), 20);
+    for (units, s) in &rank_sum {
+        assert!((s - 10.0).abs() < 1e-9, "ranks at {units} sum to {s}");
+    }
+}
