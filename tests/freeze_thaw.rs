@@ -249,3 +249,110 @@ fn reproduce_freeze_thaw_writes_the_claim_the_anytime_table_and_the_figure() {
         assert!((s - 10.0).abs() < 1e-9, "ranks at {units} sum to {s}");
     }
 }
+
+/// The generated MFHartmann pool runs like any pool, says it is synthetic, and gives the same
+/// results at any thread count; a pool.toml that gets the generator wrong is refused by key.
+#[test]
+fn a_generated_mfhartmann_pool_runs_says_synthetic_and_bad_generators_are_named() {
+    let dir = scratch("ft-mfhartmann");
+    let e = dir.join("mfh.toml");
+    std::fs::write(
+        &e,
+        format!(
+            r#"name = "mfh"
+traces = "{}"
+seed = 3
+repetitions = 2
+
+[tasks]
+datasets = ["good", "terrible"]
+runs = [0]
+
+[world]
+kind = "pool"
+budget_unit = "seconds"
+budgets = [3.0]
+
+[[policies]]
+family = "asha"
+
+[[policies]]
+family = "dpl"
+units = 16
+epochs = 20
+"#,
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("traces/mfhartmann3")
+                .display()
+        ),
+    )
+    .unwrap();
+    let (a, b) = (dir.join("a"), dir.join("b"));
+    let o = bin()
+        .args(["run", e.to_str().unwrap(), "--out", a.to_str().unwrap()])
+        .args(["--threads", "1"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout).to_string() + &String::from_utf8_lossy(&o.stderr);
+    assert!(text.contains("on mfhartmann3 (synthetic, value)"), "{text}");
+    run(&e, &b, "2");
+    for f in ["runs.parquet", "trajectories.parquet"] {
+        assert_eq!(
+            std::fs::read(a.join(f)).unwrap(),
+            std::fs::read(b.join(f)).unwrap(),
+            "{f}"
+        );
+    }
+    let lock = std::fs::read_to_string(a.join("experiment.lock.toml")).unwrap();
+    assert!(lock.contains("source = \"synthetic\""), "{lock}");
+    let runs = read(&a.join("runs.parquet"));
+    assert_eq!(runs.height(), 2 * 2 * 2);
+    // A seconds budget of 3: each cell trains units whose costs (mf-prior-bench's λ increments)
+    // add up to at most 3.
+    let used = runs.column("budget_used").unwrap().f64().unwrap();
+    assert!(used.into_no_null_iter().all(|u| u > 2.5 && u <= 3.0 + 1e-9));
+
+    // Bad generators, each named.
+    let pool = dir.join("bad-pool");
+    std::fs::create_dir_all(&pool).unwrap();
+    let good = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("traces/mfhartmann3/pool.toml"),
+    )
+    .unwrap();
+    for (from, to, says) in [
+        (
+            "\"good\", \"default\"",
+            "\"great\"",
+            "preset \"great\" is not one of mf-prior-bench's",
+        ),
+        (
+            "function = \"mfhartmann3\"",
+            "function = \"branin\"",
+            "key 'function' is 'branin'",
+        ),
+        (
+            "banditbench-pool/1.2",
+            "banditbench-pool/1.1",
+            "[generator] needs format",
+        ),
+        (
+            "source = \"synthetic\"",
+            "source = \"recorded\"",
+            "says [provenance] source = \"synthetic\"",
+        ),
+        ("name = \"X_2\"", "name = \"X_9\"", "dimensions X_0 … X_2"),
+        ("configs = 1000", "configs = 0", "key 'configs' is 0"),
+    ] {
+        assert!(good.contains(from), "{from}");
+        std::fs::write(pool.join("pool.toml"), good.replacen(from, to, 1)).unwrap();
+        let o = bin()
+            .args(["traces", "validate", pool.to_str().unwrap()])
+            .output()
+            .unwrap();
+        let err =
+            String::from_utf8_lossy(&o.stdout).to_string() + &String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success() && err.contains(says), "{to}: {err}");
+        assert!(err.contains("pool.toml"), "{err}");
+    }
+}

@@ -37,6 +37,17 @@ pub fn prepare(path: &Path) -> Result<(Experiment, Data)> {
     Ok((exp, data))
 }
 
+/// A pool's source: `synthetic` when its provenance says so (generated from a function, or
+/// made by hand), else `recorded` (imported pools included, as results have always named them).
+fn pool_source(p: &PoolData) -> &'static str {
+    let source = p.pool.manifest.provenance.get("source");
+    if p.pool.manifest.generator.is_some() || source.and_then(|v| v.as_str()) == Some("synthetic") {
+        "synthetic"
+    } else {
+        "recorded"
+    }
+}
+
 impl Data {
     /// The trace set, when the experiment replays one in a learner-level world.
     pub fn traces(&self) -> Option<&TraceSet> {
@@ -100,11 +111,12 @@ impl Data {
         }
     }
 
-    /// Where the data comes from: `recorded`, `imported` or `synthetic` (pools are recorded).
+    /// Where the data comes from: `recorded`, `imported` or `synthetic` (pools are recorded,
+    /// or synthetic when generated from a function).
     pub fn source(&self) -> &'static str {
         match self {
             Data::Traces(ts) => ts.manifest.source.as_str(),
-            Data::Pool(_) => "recorded",
+            Data::Pool(p) => pool_source(p),
         }
     }
 
@@ -376,7 +388,7 @@ impl DataInfo {
             name: data.pool.manifest.name.clone(),
             dir: data.pool.dir.clone(),
             hash: data.pool.content_hash.clone(),
-            source: "recorded".into(),
+            source: pool_source(data).into(),
             metric: data.pool.manifest.metric.clone(),
             tasks: data.tasks.iter().map(|t| data.task_name(t)).collect(),
             learners: data.learner_names(),

@@ -337,6 +337,7 @@ fn joint_manifest(ts: &super::TraceSet) -> PoolManifest {
         ),
         metric: ts.manifest.metric.clone(),
         objectives: Vec::new(),
+        generator: None,
         direction: ts.manifest.direction,
         units: 1,
         neighbours: Neighbours::Table,

@@ -19,82 +19,88 @@
 
 use num_traits::Float;
 
+/// matrixmultiply's `sgemm` / `dgemm`: C ← α A·B + β C, each matrix by its pointer and its row
+/// and column strides.
+type RawGemm<T> = unsafe fn(
+    usize,
+    usize,
+    usize,
+    T,
+    *const T,
+    isize,
+    isize,
+    *const T,
+    isize,
+    isize,
+    T,
+    *mut T,
+    isize,
+    isize,
+);
+
 /// A float type the network computes in: `f32` or `f64`, with its matrix product.
 pub trait Real: Float + Default + std::fmt::Debug + Send + Sync + 'static {
-    /// C (m×n, row stride `rsc`) = A (m×k) · B (k×n) + beta · C, with A and B given by their row
-    /// and column strides (matrixmultiply's `gemm`).
-    #[allow(clippy::too_many_arguments)]
-    fn gemm(
-        m: usize,
-        k: usize,
-        n: usize,
-        a: &[Self],
-        rsa: isize,
-        csa: isize,
-        b: &[Self],
-        rsb: isize,
-        csb: isize,
-        beta: Self,
-        c: &mut [Self],
-    );
+    /// matrixmultiply's product for this type.
+    const GEMM: RawGemm<Self>;
     fn lit(x: f64) -> Self {
         Self::from(x).expect("a float literal")
     }
 }
 
-macro_rules! real {
-    ($t:ty, $gemm:ident) => {
-        impl Real for $t {
-            fn gemm(
-                m: usize,
-                k: usize,
-                n: usize,
-                a: &[Self],
-                rsa: isize,
-                csa: isize,
-                b: &[Self],
-                rsb: isize,
-                csb: isize,
-                beta: Self,
-                c: &mut [Self],
-            ) {
-                if m == 0 || n == 0 {
-                    return;
-                }
-                // The extents the strides reach: the slices hold them (checked, so the unsafe
-                // call below reads and writes only inside them).
-                let reach = |rows: usize, cols: usize, rs: isize, cs: isize| {
-                    (rows.saturating_sub(1)) * rs as usize + (cols.saturating_sub(1)) * cs as usize
-                };
-                assert!(k == 0 || reach(m, k, rsa, csa) < a.len());
-                assert!(k == 0 || reach(k, n, rsb, csb) < b.len());
-                assert!(reach(m, n, n as isize, 1) < c.len());
-                // SAFETY: the strides stay inside the slices (asserted above), C does not alias
-                // A or B (a &mut and two & borrows), and matrixmultiply runs on this thread.
-                unsafe {
-                    matrixmultiply::$gemm(
-                        m,
-                        k,
-                        n,
-                        1.0,
-                        a.as_ptr(),
-                        rsa,
-                        csa,
-                        b.as_ptr(),
-                        rsb,
-                        csb,
-                        beta,
-                        c.as_mut_ptr(),
-                        n as isize,
-                        1,
-                    );
-                }
-            }
-        }
-    };
+impl Real for f32 {
+    const GEMM: RawGemm<f32> = matrixmultiply::sgemm;
 }
-real!(f32, sgemm);
-real!(f64, dgemm);
+
+impl Real for f64 {
+    const GEMM: RawGemm<f64> = matrixmultiply::dgemm;
+}
+
+/// C (m×n, row-major) = A (m×k) · B (k×n) + beta · C, A and B given by their row and column
+/// strides.
+#[allow(clippy::too_many_arguments)]
+fn gemm<T: Real>(
+    m: usize,
+    k: usize,
+    n: usize,
+    a: &[T],
+    (rsa, csa): (isize, isize),
+    b: &[T],
+    (rsb, csb): (isize, isize),
+    beta: T,
+    c: &mut [T],
+) {
+    if m == 0 || n == 0 {
+        return;
+    }
+    // The extents the strides reach: the slices hold them (checked, so the unsafe call below
+    // reads and writes only inside them).
+    let reach = |rows: usize, cols: usize, rs: isize, cs: isize| {
+        rows.saturating_sub(1) * rs as usize + cols.saturating_sub(1) * cs as usize
+    };
+    assert!(k == 0 || reach(m, k, rsa, csa) < a.len());
+    assert!(k == 0 || reach(k, n, rsb, csb) < b.len());
+    assert!(reach(m, n, n as isize, 1) < c.len());
+    // SAFETY: the strides stay inside the slices (asserted above), C does not alias A or B (a
+    // &mut and two & borrows), and matrixmultiply runs on this thread.
+    unsafe {
+        (T::GEMM)(
+            m,
+            k,
+            n,
+            T::one(),
+            a.as_ptr(),
+            rsa,
+            csa,
+            b.as_ptr(),
+            rsb,
+            csb,
+            beta,
+            c.as_mut_ptr(),
+            n as isize,
+            1,
+        );
+    }
+}
 
 /// PyTorch's `nn.LeakyReLU()` slope.
 const LEAKY: f64 = 0.01;
@@ -219,16 +225,14 @@ impl<T: Real> Net<T> {
                 z.extend_from_slice(&b[..fo]);
             }
             // Z = A · Wᵀ + 1 bᵀ: W is out × in row-major, so Wᵀ has row stride 1, column stride in.
-            T::gemm(
+            gemm(
                 n,
                 fi,
                 fo,
                 &s.a[l],
-                fi as isize,
-                1,
+                (fi as isize, 1),
                 w,
-                1,
-                fi as isize,
+                (1, fi as isize),
                 T::one(),
                 z,
             );
@@ -298,16 +302,14 @@ impl<T: Real> Net<T> {
             // dW = dZᵀ · A (out × in), db = column sums of dZ.
             {
                 let (gw, gb) = s.grad[off..off + fo * fi + fo].split_at_mut(fo * fi);
-                T::gemm(
+                gemm(
                     fo,
                     n,
                     fi,
                     &s.dz,
-                    1,
-                    fo as isize,
+                    (1, fo as isize),
                     &s.a[l],
-                    fi as isize,
-                    1,
+                    (fi as isize, 1),
                     T::zero(),
                     gw,
                 );
@@ -324,16 +326,14 @@ impl<T: Real> Net<T> {
             let w = &self.params[off..off + fo * fi];
             s.da.clear();
             s.da.resize(n * fi, T::zero());
-            T::gemm(
+            gemm(
                 n,
                 fo,
                 fi,
                 &s.dz,
-                fo as isize,
-                1,
+                (fo as isize, 1),
                 w,
-                fi as isize,
-                1,
+                (fi as isize, 1),
                 T::zero(),
                 &mut s.da,
             );

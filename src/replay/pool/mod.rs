@@ -806,6 +806,7 @@ pub(crate) mod tests {
             description: String::new(),
             metric: "accuracy".into(),
             objectives: Vec::new(),
+            generator: None,
             direction: Direction::Maximize,
             units,
             neighbours: Neighbours::Grid,

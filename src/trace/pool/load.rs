@@ -165,6 +165,9 @@ pub fn load_pool_selecting(
 ) -> Result<Pool> {
     let manifest_path = dir.join("pool.toml");
     let manifest = read_pool_manifest(&manifest_path)?;
+    if manifest.generator.is_some() {
+        return generated_pool(dir, manifest, &manifest_path, select);
+    }
     let cfg_path = dir.join("configs.parquet");
     let configs = read_configs(&cfg_path, &manifest)?;
     let index: HashMap<u32, usize> = configs.iter().enumerate().map(|(i, c)| (c.id, i)).collect();
@@ -241,6 +244,50 @@ pub fn load_pool_selecting(
         defaults,
     })
 }
+/// A pool generated from its manifest's `[generator]` (`synthetic.rs`): the configurations, then
+/// the curves of the tasks `select` keeps. Its content hash is the manifest's text's and this
+/// build's generator version's.
+fn generated_pool(
+    dir: &Path,
+    manifest: PoolManifest,
+    manifest_path: &Path,
+    select: Option<SelectTasks<'_>>,
+) -> Result<Pool> {
+    let g = manifest.generator.clone().expect("a generated pool");
+    let all_tasks = synthetic::all_tasks(&g);
+    let kept = select.map(|f| f(&all_tasks));
+    let (configs, xs) = synthetic::configs(&g);
+    let tasks: Vec<PoolTask> = all_tasks
+        .iter()
+        .filter(|t| kept.as_ref().is_none_or(|k| k.contains(*t)))
+        .map(|(d, r)| synthetic::task(&g, &xs, manifest.units, d, *r))
+        .collect();
+    if tasks.is_empty() {
+        bail!("{}: no task of the generated pool is kept", dir.display());
+    }
+    let hash = fnv1a64(
+        &[
+            std::fs::read(manifest_path)?.as_slice(),
+            synthetic::GENERATOR_VERSION.as_bytes(),
+        ]
+        .concat(),
+    );
+    let space = grid_space(&manifest, &configs);
+    let n = configs.len();
+    Ok(Pool {
+        dir: dir.to_path_buf(),
+        defaults: vec![None; manifest.learners.len()],
+        manifest,
+        configs,
+        tasks,
+        neighbours: vec![Vec::new(); n],
+        missing_curves: 0,
+        all_tasks,
+        content_hash: format!("{hash:016x}"),
+        space,
+    })
+}
+
 /// `configs.parquet`: every configuration, checked against the manifest (its learner, its
 /// levels in range and unique per learner, a sampled learner's values within their ranges and
 /// unique), sorted by `config_id`, each id once.

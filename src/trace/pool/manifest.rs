@@ -241,8 +241,9 @@ pub fn read_pool_manifest(path: &Path) -> Result<PoolManifest> {
     let t: toml::Table = anyhow::Context::with_context(text.parse::<toml::Table>(), || {
         format!("{at}: not valid TOML")
     })?;
-    const KEYS: [&str; 11] = [
+    const KEYS: [&str; 12] = [
         "format",
+        "generator",
         "objectives",
         "name",
         "description",
@@ -263,11 +264,19 @@ pub fn read_pool_manifest(path: &Path) -> Result<PoolManifest> {
         }
     }
     let format = str_key(&t, "format", &at)?;
-    if format != POOL_FORMAT_V1 && format != POOL_FORMAT_V1_1 {
+    if format != POOL_FORMAT_V1 && format != POOL_FORMAT_V1_1 && format != POOL_FORMAT_V1_2 {
         bail!(
-            "{at}: unknown format '{format}'; this program reads '{POOL_FORMAT_V1}' and '{POOL_FORMAT_V1_1}'"
+            "{at}: unknown format '{format}'; this program reads '{POOL_FORMAT_V1}', '{POOL_FORMAT_V1_1}' and '{POOL_FORMAT_V1_2}'"
         );
     }
+    let generator = match t.get("generator") {
+        None => None,
+        Some(_) if format != POOL_FORMAT_V1_2 => {
+            bail!("{at}: [generator] needs format = \"{POOL_FORMAT_V1_2}\"")
+        }
+        Some(toml::Value::Table(g)) => Some(Box::new(synthetic::read_generator(g, &at)?)),
+        Some(v) => bail!("{at}: 'generator' must be a table, found {}", v.type_str()),
+    };
     let direction = parse_direction(&str_key(&t, "direction", &at)?, "direction", &at)?;
     let metric = str_key(&t, "metric", &at)?;
     let objectives = match t.get("objectives") {
@@ -298,7 +307,13 @@ pub fn read_pool_manifest(path: &Path) -> Result<PoolManifest> {
         Some(toml::Value::Table(p)) => p.clone(),
         _ => bail!("{at}: missing table [provenance] (with at least source = recorded | imported)"),
     };
-    Ok(PoolManifest {
+    let source = provenance.get("source").and_then(|v| v.as_str());
+    if generator.is_some() && source != Some("synthetic") {
+        bail!(
+            "{at}: a pool generated from a function ([generator]) says [provenance] source = \"synthetic\""
+        );
+    }
+    let m = PoolManifest {
         name: str_key(&t, "name", &at)?,
         description: str_key(&t, "description", &at)?,
         metric,
@@ -309,5 +324,10 @@ pub fn read_pool_manifest(path: &Path) -> Result<PoolManifest> {
         complete,
         learners,
         provenance,
-    })
+        generator,
+    };
+    if let Some(g) = &m.generator {
+        synthetic::check_manifest(&m, g, &at)?;
+    }
+    Ok(m)
 }

@@ -29,12 +29,16 @@ mod load;
 pub use load::*;
 mod grid;
 pub use grid::*;
+pub mod synthetic;
 
 /// The pool format this build reads.
 pub const POOL_FORMAT_V1: &str = "banditbench-pool/1";
 /// Format 1.1: format 1 and, optionally, several objectives (`[[objectives]]`, their values in
 /// the curves' own columns). A format-1 pool reads as before.
 pub const POOL_FORMAT_V1_1: &str = "banditbench-pool/1.1";
+/// Format 1.2: format 1.1 and, optionally, a `[generator]` table instead of configuration and
+/// curve files: a synthetic pool generated when it is loaded (`synthetic.rs`).
+pub const POOL_FORMAT_V1_2: &str = "banditbench-pool/1.2";
 
 /// How a dimension's levels relate.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -134,6 +138,8 @@ pub struct PoolManifest {
     /// Format 1.1: the objectives a multi-objective analysis measures, each with its direction;
     /// empty for a pool of one objective (its `metric`).
     pub objectives: Vec<Objective>,
+    /// Format 1.2: the function a synthetic pool is generated from (no curve files).
+    pub generator: Option<Box<synthetic::Generator>>,
 }
 
 /// One objective of a pool of several (`[[objectives]]` in `pool.toml`).
@@ -423,9 +429,11 @@ pub fn describe(pool: &Pool) -> String {
                     .collect();
                 if let Some(&f) = ok.last() {
                     finals.push(f64::from(f));
-                    bests.push(f64::from(
-                        ok.iter().copied().fold(f32::NEG_INFINITY, f32::max),
-                    ));
+                    // The best by the pool's direction (a loss's best is its lowest).
+                    bests.push(f64::from(match m.direction {
+                        Direction::Minimize => ok.iter().copied().fold(f32::INFINITY, f32::min),
+                        Direction::Maximize => ok.iter().copied().fold(f32::NEG_INFINITY, f32::max),
+                    }));
                 }
             }
         }
@@ -543,6 +551,7 @@ mod tests {
             description: String::new(),
             metric: "accuracy".into(),
             objectives: Vec::new(),
+            generator: None,
             direction: Direction::Maximize,
             units: 3,
             neighbours: Neighbours::Grid,
