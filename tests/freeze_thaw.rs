@@ -356,3 +356,67 @@ epochs = 20
         assert!(err.contains("pool.toml"), "{err}");
     }
 }
+
+/// DPL's decisions cost simulated time under `overhead = "per_fit"`: each fit of its ensemble is
+/// charged `overhead_s` on a budget of seconds (sklearn-grid's recorded training time), so it
+/// trains fewer units than ASHA, whose decisions cost nothing, in the same budget.
+#[test]
+fn dpl_fits_are_charged_on_the_clock_per_fit() {
+    let dir = scratch("ft-overhead");
+    let e = dir.join("ov.toml");
+    std::fs::write(
+        &e,
+        format!(
+            r#"name = "ov"
+traces = "{}"
+seed = 4
+repetitions = 2
+[tasks]
+datasets = ["car"]
+runs = [0]
+learners = ["mlp"]
+[world]
+kind = "pool"
+per_learner = true
+budget_unit = "seconds"
+budgets = [5.0]
+overhead = "per_fit"
+overhead_s = 0.05
+[[policies]]
+family = "dpl"
+units = 16
+epochs = 20
+[[policies]]
+family = "asha"
+"#,
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("traces/sklearn-grid")
+                .display()
+        ),
+    )
+    .unwrap();
+    let out = dir.join("out");
+    run(&e, &out, "2");
+    let runs = read(&out.join("runs.parquet"));
+    let fam = runs.column("policy_family").unwrap().str().unwrap().clone();
+    let over = runs.column("overhead_s").unwrap().f64().unwrap().clone();
+    let units = runs.column("units_trained").unwrap().u64().unwrap().clone();
+    let stats = runs.column("policy_stats").unwrap().str().unwrap().clone();
+    let (mut dpl_units, mut asha_units) = (0, 0);
+    for i in 0..runs.height() {
+        match fam.get(i).unwrap() {
+            "dpl" => {
+                let s: serde_json::Value = serde_json::from_str(stats.get(i).unwrap()).unwrap();
+                let fits = s["fits"].as_f64().unwrap();
+                assert!(fits > 10.0, "{s}");
+                assert!((over.get(i).unwrap() - 0.05 * fits).abs() < 1e-9, "{s}");
+                dpl_units += units.get(i).unwrap();
+            }
+            _ => {
+                assert_eq!(over.get(i).unwrap(), 0.0);
+                asha_units += units.get(i).unwrap();
+            }
+        }
+    }
+    assert!(dpl_units < asha_units, "{dpl_units} against {asha_units}");
+}
