@@ -420,3 +420,46 @@ family = "asha"
     }
     assert!(dpl_units < asha_units, "{dpl_units} against {asha_units}");
 }
+
+/// `hamlet-pool`: HAMLET's rules on k drawn configurations never pull an arm whose curve has
+/// ended; `refill = "stop"` ends the cell once the k curves are complete, `"batch"` draws k more.
+#[test]
+fn hamlet_pool_pulls_only_open_arms_and_refills_or_stops() {
+    let dir = scratch("ft-hamlet-pool");
+    let e = experiment(
+        &dir,
+        400,
+        "",
+        r#"[[policies]]
+family = "hamlet-pool"
+k = 3
+rule = ["eps", "decay", "ucb"]
+refill = ["stop", "batch"]"#,
+    );
+    let out = dir.join("out");
+    run(&e, &out, "2");
+    let runs = read(&out.join("runs.parquet"));
+    let policy = runs.column("policy").unwrap().str().unwrap().clone();
+    let drawn = runs.column("configs_drawn").unwrap().u64().unwrap().clone();
+    let units = runs.column("units_trained").unwrap().u64().unwrap().clone();
+    let wasted = runs
+        .column("exhausted_pulls")
+        .unwrap()
+        .u64()
+        .unwrap()
+        .clone();
+    assert_eq!(runs.height(), 3 * 2 * 2);
+    for i in 0..runs.height() {
+        let p = policy.get(i).unwrap();
+        assert_eq!(wasted.get(i), Some(0), "{p}: a pull of an ended curve");
+        if p.contains("refill=stop") {
+            // Three curves of at most 51 units, then the cell stops.
+            assert_eq!(drawn.get(i), Some(3), "{p}");
+            assert!(units.get(i).unwrap() <= 3 * 51, "{p}");
+        } else {
+            // 400 units cannot fit in three curves: more configurations are drawn, k at a time.
+            assert_eq!(units.get(i), Some(400), "{p}");
+            assert!(drawn.get(i).unwrap() >= 8, "{p}");
+        }
+    }
+}

@@ -173,6 +173,11 @@ pub struct Hamlet {
     arms: Vec<CurveArm>,
     preds: Vec<f64>,
     fits: u64,
+    /// The pool world (`hamlet-pool`): per arm, whether it can be pulled (its curve goes on);
+    /// empty in the time-sliced world, where every arm can.
+    open: Vec<bool>,
+    /// The pool world: extrapolations stop at the curve's last unit.
+    horizon: Option<f64>,
 }
 
 impl Hamlet {
@@ -191,7 +196,32 @@ impl Hamlet {
             ],
             preds: vec![0.0; n],
             fits: 0,
+            open: Vec::new(),
+            horizon: None,
         }
+    }
+
+    /// Arms up to `n` (the pool world's arms appear as they are drawn).
+    fn grow(&mut self, n: usize) {
+        if n > self.arms.len() {
+            self.arms.resize(
+                n,
+                CurveArm {
+                    best: f64::NEG_INFINITY,
+                    ..CurveArm::default()
+                },
+            );
+            self.preds.resize(n, 0.0);
+        }
+    }
+
+    /// A random arm: any (time-sliced), or any open one (pool world).
+    fn random_arm(&self, rng: &mut Rng) -> usize {
+        if self.open.is_empty() {
+            return rng.below(self.arms.len());
+        }
+        let open: Vec<usize> = (0..self.open.len()).filter(|&i| self.open[i]).collect();
+        open[rng.below(open.len())]
     }
 
     /// r_i = LC_i(t_i + B_rem) for every arm (refitting as `refit` says).
@@ -206,8 +236,10 @@ impl Hamlet {
                 self.fits += 1;
             }
             a.dirty = false;
+            let at = view.arm_clock[i] + remaining;
             self.preds[i] = match (&a.fit, a.xs.len() >= MIN_POINTS) {
-                (Some(f), true) => f.predict(view.arm_clock[i] + remaining),
+                _ if self.open.get(i) == Some(&false) => f64::NEG_INFINITY,
+                (Some(f), true) => f.predict(self.horizon.map_or(at, |h| at.min(h))),
                 _ => a.best,
             };
         }
@@ -221,13 +253,18 @@ impl Hamlet {
                 best = Some(i);
             }
         }
-        best.unwrap_or(top)
+        // The pool world: a closed arm is never the runner-up.
+        best.filter(|&b| self.open.get(b) != Some(&false))
+            .unwrap_or(top)
     }
 }
 
 impl super::Rule for Hamlet {
     fn decide(&mut self, view: &View<'_>, rng: &mut Rng) -> Action {
-        if let Some(a) = self.arms.iter().position(|a| a.pulls < self.start_slices) {
+        let open = |i: usize| self.open.get(i) != Some(&false);
+        if let Some(a) =
+            (0..self.arms.len()).find(|&i| self.arms[i].pulls < self.start_slices && open(i))
+        {
             return Action::Pull(a);
         }
         let n = self.arms.len();
@@ -237,7 +274,7 @@ impl super::Rule for Hamlet {
             let unfit = (0..n)
                 .filter(|&i| {
                     let a = &self.arms[i];
-                    !a.best.is_finite() && !a.exhausted && view.arm_clock[i] < share
+                    !a.best.is_finite() && !a.exhausted && view.arm_clock[i] < share && open(i)
                 })
                 .min_by_key(|&i| (self.arms[i].pulls, i));
             if let Some(a) = unfit {
@@ -249,7 +286,7 @@ impl super::Rule for Hamlet {
             Rule::Eps { eps1, eps2 } => {
                 let u = rng.f64();
                 if u < eps2 {
-                    rng.below(n)
+                    self.random_arm(rng)
                 } else if u < eps2 + eps1 {
                     self.runner_up()
                 } else {
@@ -260,7 +297,7 @@ impl super::Rule for Hamlet {
                 let steps = (view.budget / view.slice).max(1.0);
                 let eps = (1.0 - view.step as f64 / steps).max(0.0);
                 if rng.chance(eps) {
-                    rng.below(n)
+                    self.random_arm(rng)
                 } else {
                     argmax_first(&self.preds)
                 }
@@ -269,6 +306,9 @@ impl super::Rule for Hamlet {
                 let total: u64 = self.arms.iter().map(|a| a.pulls).sum();
                 let ln_n = (total.max(1) as f64).ln();
                 for (p, a) in self.preds.iter_mut().zip(&self.arms) {
+                    if *p == f64::NEG_INFINITY && !self.open.is_empty() {
+                        continue;
+                    }
                     let ni = a.pulls.max(1) as f64;
                     let denom = if as_printed { ni.max(2.0).ln() } else { ni };
                     *p += rho * (2.0 * ln_n / denom).sqrt();
@@ -301,6 +341,133 @@ impl super::Rule for Hamlet {
 
     fn take_fits(&mut self) -> u64 {
         std::mem::take(&mut self.fits)
+    }
+}
+
+/// `hamlet-pool`: HAMLET's rules as a freeze-thaw policy in the pool world, so that the seed
+/// meets its successors (issue #47). The arms are `k` configurations drawn at random; a pull
+/// trains an arm one more unit; each arm's curve (unit, best score so far) is fitted with the
+/// arctan model and extrapolated to its clock plus the budget left, capped at the curve's last
+/// unit; then the `rule` (the paper's Variants 1–3, with their parameters) picks the arm. An arm
+/// whose curve has ended is closed (never picked, not even at random); when every arm is closed,
+/// `refill = "batch"` draws `k` more configurations (`"stop"` ends the cell).
+pub fn family_pool() -> Family {
+    let mut params = vec![
+        ParamDef::int(
+            "k",
+            1,
+            100_000,
+            10,
+            "configurations drawn as arms (HAMLET's K learners)",
+        ),
+        ParamDef {
+            name: "rule",
+            kind: Kind::Choice(&["eps", "decay", "ucb"]),
+            default: Value::Text("ucb".into()),
+            doc: "eps = Variant 1 (eps1, eps2), decay = Variant 2, ucb = Variant 3 (rho, bonus)",
+        },
+        ParamDef {
+            name: "eps1",
+            kind: Kind::Float { min: 0.0, max: 1.0 },
+            default: Value::Float(0.1),
+            doc: "rule = eps: probability of the runner-up",
+        },
+        ParamDef {
+            name: "eps2",
+            kind: Kind::Float { min: 0.0, max: 1.0 },
+            default: Value::Float(0.1),
+            doc: "rule = eps: probability of a random open arm",
+        },
+        ParamDef {
+            name: "rho",
+            kind: Kind::Float { min: 0.0, max: 1e6 },
+            default: Value::Float(0.1),
+            doc: "rule = ucb: scale of the exploration bonus",
+        },
+        ParamDef {
+            name: "bonus",
+            kind: Kind::Choice(&["standard", "as-printed"]),
+            default: Value::Text("standard".into()),
+            doc: "rule = ucb: sqrt(2 ln n / n_i), or the paper's printed sqrt(2 ln n / ln n_i)",
+        },
+        ParamDef {
+            name: "refill",
+            kind: Kind::Choice(&["batch", "stop"]),
+            default: Value::Text("batch".into()),
+            doc: "when every arm's curve has ended: draw k more configurations, or stop",
+        },
+    ];
+    params.extend(common_params());
+    Family {
+        name: "hamlet-pool",
+        summary: "HAMLET's learning-curve bandit on k drawn configurations of a pool, one unit per pull (freeze-thaw)",
+        source: SOURCE,
+        worlds: &[WorldKind::Pool],
+        parallel: &[],
+        params,
+        build: |p: &Params, _| {
+            let rule = match p.text("rule") {
+                "eps" => Rule::Eps {
+                    eps1: p.float("eps1").min(1.0 - p.float("eps2")),
+                    eps2: p.float("eps2"),
+                },
+                "decay" => Rule::Decay,
+                _ => Rule::Ucb {
+                    rho: p.float("rho"),
+                    as_printed: p.text("bonus") == "as-printed",
+                },
+            };
+            Box::new(HamletPool {
+                k: p.int("k") as usize,
+                refill: p.text("refill") == "batch",
+                target: 0,
+                inner: Hamlet::new(p, 0, rule),
+            })
+        },
+    }
+}
+
+/// HAMLET's rules over drawn configurations (`family_pool`).
+struct HamletPool {
+    k: usize,
+    refill: bool,
+    /// Arms wanted before the rules decide: `k`, then `k` more at each refill.
+    target: usize,
+    inner: Hamlet,
+}
+
+impl super::Rule for HamletPool {
+    fn decide(&mut self, view: &View<'_>, rng: &mut Rng) -> Action {
+        let Some(pool) = &view.pool else {
+            return Action::Stop;
+        };
+        let n = view.n_arms;
+        self.inner.grow(n);
+        let open: Vec<bool> = (0..n).map(|i| !pool.done[i]).collect();
+        if self.target == 0 {
+            self.target = self.k;
+        }
+        if !open.contains(&true) && n >= self.target && self.refill && pool.undrawn > 0 {
+            self.target = n + self.k;
+        }
+        if n < self.target && pool.undrawn > 0 {
+            return Action::Draw;
+        }
+        if !open.contains(&true) {
+            return Action::Stop;
+        }
+        self.inner.open = open;
+        self.inner.horizon = Some(f64::from(pool.units));
+        self.inner.decide(view, rng)
+    }
+
+    fn observe(&mut self, obs: &Observation<'_>) {
+        self.inner.grow(obs.arm + 1);
+        super::Rule::observe(&mut self.inner, obs);
+    }
+
+    fn take_fits(&mut self) -> u64 {
+        super::Rule::take_fits(&mut self.inner)
     }
 }
 

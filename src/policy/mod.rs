@@ -245,6 +245,7 @@ static REGISTRY: LazyLock<Vec<Family>> = LazyLock::new(|| {
         hamlet::family_eps(),
         hamlet::family_decay(),
         hamlet::family_ucb(),
+        hamlet::family_pool(),
         hyperband::family_random_search(),
         hyperband::family_successive_halving(),
         hyperband::family_hyperband(),
