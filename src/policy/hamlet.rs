@@ -59,8 +59,9 @@ fn common_params() -> Vec<ParamDef> {
     ]
 }
 
-pub fn family_eps() -> Family {
-    let mut params = vec![
+/// Variant 1's parameters.
+fn eps_params() -> Vec<ParamDef> {
+    vec![
         ParamDef {
             name: "eps1",
             kind: Kind::Float { min: 0.0, max: 1.0 },
@@ -73,7 +74,45 @@ pub fn family_eps() -> Family {
             default: Value::Float(0.1),
             doc: "probability of pulling a random arm (paper's pick 0.1)",
         },
-    ];
+    ]
+}
+
+/// Variant 3's parameters.
+fn ucb_params() -> Vec<ParamDef> {
+    vec![
+        ParamDef {
+            name: "rho",
+            kind: Kind::Float { min: 0.0, max: 1e6 },
+            default: Value::Float(0.1),
+            doc: "scale of the exploration bonus (paper's grid 0 to 1)",
+        },
+        ParamDef {
+            name: "bonus",
+            kind: Kind::Choice(&["standard", "as-printed"]),
+            default: Value::Text("standard".into()),
+            doc: "sqrt(2 ln n / n_i) (UCB1), or the paper's printed sqrt(2 ln n / ln n_i) with ln max(n_i, 2)",
+        },
+    ]
+}
+
+/// Variant 1's rule from its parameters (if ε1 + ε2 > 1, ε1 is cut to 1 − ε2).
+fn eps_rule(p: &Params) -> Rule {
+    Rule::Eps {
+        eps1: p.float("eps1").min(1.0 - p.float("eps2")),
+        eps2: p.float("eps2"),
+    }
+}
+
+/// Variant 3's rule from its parameters.
+fn ucb_rule(p: &Params) -> Rule {
+    Rule::Ucb {
+        rho: p.float("rho"),
+        as_printed: p.text("bonus") == "as-printed",
+    }
+}
+
+pub fn family_eps() -> Family {
+    let mut params = eps_params();
     params.extend(common_params());
     Family {
         name: "hamlet-eps",
@@ -82,16 +121,7 @@ pub fn family_eps() -> Family {
         worlds: WORLDS,
         parallel: &[],
         params,
-        build: |p: &Params, n| {
-            Box::new(Hamlet::new(
-                p,
-                n,
-                Rule::Eps {
-                    eps1: p.float("eps1").min(1.0 - p.float("eps2")),
-                    eps2: p.float("eps2"),
-                },
-            ))
-        },
+        build: |p: &Params, n| Box::new(Hamlet::new(p, n, eps_rule(p))),
     }
 }
 
@@ -108,20 +138,7 @@ pub fn family_decay() -> Family {
 }
 
 pub fn family_ucb() -> Family {
-    let mut params = vec![
-        ParamDef {
-            name: "rho",
-            kind: Kind::Float { min: 0.0, max: 1e6 },
-            default: Value::Float(0.1),
-            doc: "scale of the exploration bonus (paper's grid 0 to 1)",
-        },
-        ParamDef {
-            name: "bonus",
-            kind: Kind::Choice(&["standard", "as-printed"]),
-            default: Value::Text("standard".into()),
-            doc: "sqrt(2 ln n / n_i) (UCB1), or the paper's printed sqrt(2 ln n / ln n_i) with ln max(n_i, 2)",
-        },
-    ];
+    let mut params = ucb_params();
     params.extend(common_params());
     Family {
         name: "hamlet-ucb",
@@ -130,16 +147,7 @@ pub fn family_ucb() -> Family {
         worlds: WORLDS,
         parallel: &[],
         params,
-        build: |p: &Params, n| {
-            Box::new(Hamlet::new(
-                p,
-                n,
-                Rule::Ucb {
-                    rho: p.float("rho"),
-                    as_printed: p.text("bonus") == "as-printed",
-                },
-            ))
-        },
+        build: |p: &Params, n| Box::new(Hamlet::new(p, n, ucb_rule(p))),
     }
 }
 
@@ -366,37 +374,15 @@ pub fn family_pool() -> Family {
             default: Value::Text("ucb".into()),
             doc: "eps = Variant 1 (eps1, eps2), decay = Variant 2, ucb = Variant 3 (rho, bonus)",
         },
-        ParamDef {
-            name: "eps1",
-            kind: Kind::Float { min: 0.0, max: 1.0 },
-            default: Value::Float(0.1),
-            doc: "rule = eps: probability of the runner-up",
-        },
-        ParamDef {
-            name: "eps2",
-            kind: Kind::Float { min: 0.0, max: 1.0 },
-            default: Value::Float(0.1),
-            doc: "rule = eps: probability of a random open arm",
-        },
-        ParamDef {
-            name: "rho",
-            kind: Kind::Float { min: 0.0, max: 1e6 },
-            default: Value::Float(0.1),
-            doc: "rule = ucb: scale of the exploration bonus",
-        },
-        ParamDef {
-            name: "bonus",
-            kind: Kind::Choice(&["standard", "as-printed"]),
-            default: Value::Text("standard".into()),
-            doc: "rule = ucb: sqrt(2 ln n / n_i), or the paper's printed sqrt(2 ln n / ln n_i)",
-        },
-        ParamDef {
-            name: "refill",
-            kind: Kind::Choice(&["batch", "stop"]),
-            default: Value::Text("batch".into()),
-            doc: "when every arm's curve has ended: draw k more configurations, or stop",
-        },
     ];
+    params.extend(eps_params());
+    params.extend(ucb_params());
+    params.push(ParamDef {
+        name: "refill",
+        kind: Kind::Choice(&["batch", "stop"]),
+        default: Value::Text("batch".into()),
+        doc: "when every arm's curve has ended: draw k more configurations, or stop",
+    });
     params.extend(common_params());
     Family {
         name: "hamlet-pool",
@@ -407,15 +393,9 @@ pub fn family_pool() -> Family {
         params,
         build: |p: &Params, _| {
             let rule = match p.text("rule") {
-                "eps" => Rule::Eps {
-                    eps1: p.float("eps1").min(1.0 - p.float("eps2")),
-                    eps2: p.float("eps2"),
-                },
+                "eps" => eps_rule(p),
                 "decay" => Rule::Decay,
-                _ => Rule::Ucb {
-                    rho: p.float("rho"),
-                    as_printed: p.text("bonus") == "as-printed",
-                },
+                _ => ucb_rule(p),
             };
             Box::new(HamletPool {
                 k: p.int("k") as usize,
