@@ -196,9 +196,38 @@ lr = 10.0"#;
 #[test]
 fn reproduce_freeze_thaw_writes_the_claim_the_anytime_table_and_the_figure() {
     let out = scratch("ft-reproduce");
-    let opts = common::trimmed_reproduction(&out, &[("freeze-thaw-taskset.toml", "[60]")], 1);
+    let mut opts = common::trimmed_reproduction(&out, &[("freeze-thaw-taskset.toml", "[60]")], 1);
+    // Through a cell cache: a second reproduction from emptied results folders stores no new
+    // cell (every cell long enough to be stored is served) and writes the same table.
+    opts.cache = Some(out.join("cache"));
     let files = banditbench::reproduce::freeze_thaw::reproduce(&opts).unwrap();
     let dir = out.join("freeze-thaw");
+    let entries = |d: &Path| -> usize {
+        fn walk(d: &Path) -> usize {
+            std::fs::read_dir(d).map_or(0, |r| {
+                r.flatten()
+                    .map(|e| {
+                        if e.path().is_dir() {
+                            walk(&e.path())
+                        } else {
+                            1
+                        }
+                    })
+                    .sum()
+            })
+        }
+        walk(d)
+    };
+    let (first, stored) = (
+        std::fs::read(dir.join("regret.csv")).unwrap(),
+        entries(&out.join("cache")),
+    );
+    assert!(stored >= 12, "the DPL cells are stored: {stored}");
+    std::fs::remove_dir_all(out.join("freeze-thaw-taskset")).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    banditbench::reproduce::freeze_thaw::reproduce(&opts).unwrap();
+    assert_eq!(std::fs::read(dir.join("regret.csv")).unwrap(), first);
+    assert_eq!(entries(&out.join("cache")), stored);
     for f in [
         "README.md",
         "claim.md",

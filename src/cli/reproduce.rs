@@ -23,6 +23,10 @@ pub struct Args {
     /// Do not draw progress bars
     #[arg(long)]
     quiet: bool,
+    /// Reuse finished cells from a cell cache and store the cells replayed in it (as `run
+    /// --cache`). Without DIR: $BANDITBENCH_CACHE, else ~/.cache/banditbench
+    #[arg(long, value_name = "DIR", num_args = 0..=1)]
+    cache: Option<Option<std::path::PathBuf>>,
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
@@ -30,10 +34,17 @@ pub fn run(args: Args) -> Result<ExitCode> {
         paper,
         threads,
         quiet,
+        cache,
     } = args;
+    let cache = match cache {
+        Some(None) => Some(crate::experiment::cache::default_cache_dir()?),
+        Some(Some(d)) => Some(d),
+        None => None,
+    };
     let paper = crate::reproduce::paper(&paper)?;
     let opts = crate::reproduce::ReproduceOptions {
         threads,
+        cache,
         progress: std::sync::Arc::new(super::progress::Terminal::new(quiet)),
         ..Default::default()
     };

@@ -58,6 +58,7 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<Vec<PathBuf>> {
             &RunOptions {
                 out: Some(results.clone()),
                 threads: opts.threads,
+                cache: opts.cache.clone(),
                 ..Default::default()
             },
             opts.progress.as_ref(),

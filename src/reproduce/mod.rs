@@ -106,6 +106,7 @@ pub(crate) fn run_and_report(
         &RunOptions {
             out: Some(dir.clone()),
             threads: opts.threads,
+            cache: opts.cache.clone(),
             ..Default::default()
         },
         opts.progress.as_ref(),
@@ -170,6 +171,10 @@ pub struct ReproduceOptions {
     pub progress: std::sync::Arc<dyn crate::experiment::Progress>,
     /// Seconds each timing measurement of a reproduction runs (D-TTTS's time per sampling step).
     pub timing_seconds: f64,
+    /// A cell cache (`run --cache`): finished cells of any earlier run are reused, and the cells
+    /// replayed are stored, so that a reproduction whose experiment grew (a new policy) replays
+    /// only the new cells once its old results folder is removed.
+    pub cache: Option<PathBuf>,
 }
 
 impl Default for ReproduceOptions {
@@ -181,6 +186,7 @@ impl Default for ReproduceOptions {
             threads: None,
             progress: std::sync::Arc::new(crate::experiment::Silent),
             timing_seconds: 2.0,
+            cache: None,
         }
     }
 }

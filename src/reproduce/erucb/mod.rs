@@ -95,6 +95,7 @@ fn run(
     let ro = RunOptions {
         out: Some(out.to_path_buf()),
         threads: opts.threads,
+        cache: opts.cache.clone(),
         ..Default::default()
     };
     run_experiment(exp, data, &ro, opts.progress.as_ref())?;
