@@ -31,9 +31,11 @@
 //! Bad cases, each a named rule: a unit that failed ends its configuration's curve (the pool
 //! world's rule) and its earlier units stay training data (`failed = "keep-prefix"`) or are
 //! dropped (`failed = "forget"`, closer to DPL, whose tables drop failing curves beforehand). A
-//! member whose fit ends with a non-finite loss or weight is re-initialised and untrained until
-//! its next fit (counted as `diverged` in `policy_stats`, beside `fits` and `scratch_fits`). With several workers, running
-//! configurations are not candidates; until the first fit, a free worker draws at random.
+//! member whose fit ends with a non-finite weight is left out of the ensemble's predictions until
+//! its next fit, which starts it from fresh weights (counted as `diverged` in `policy_stats`,
+//! beside `fits` and `scratch_fits`; if every member diverged, the first candidate is taken).
+//! With several workers, running configurations are not candidates; until the first fit, a free
+//! worker draws at random.
 
 use super::net::{Adam, Net, Scratch, Shape};
 use crate::policy::{Action, CellStart, Family, Kind, ParamDef, Params, Value};
