@@ -335,6 +335,21 @@ epochs = 20
     }
     let lock = std::fs::read_to_string(a.join("experiment.lock.toml")).unwrap();
     assert!(lock.contains("source = \"synthetic\""), "{lock}");
+    // `traces list` names the generated pools synthetic, and only them.
+    let o = bin()
+        .args(["traces", "list"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    let list = String::from_utf8_lossy(&o.stdout);
+    for line in list.lines().filter(|l| l.contains(" pool (")) {
+        assert_eq!(
+            line.starts_with("mfhartmann"),
+            line.contains(", synthetic)"),
+            "{line}"
+        );
+    }
+    assert_eq!(list.matches(", synthetic)").count(), 2, "{list}");
     let runs = read(&a.join("runs.parquet"));
     assert_eq!(runs.height(), 2 * 2 * 2);
     // A seconds budget of 3: each cell trains units whose costs (mf-prior-bench's λ increments)

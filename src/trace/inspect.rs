@@ -178,7 +178,17 @@ pub(crate) fn list_rows(dir: &std::path::Path) -> anyhow::Result<Vec<[String; 5]
             let m = super::pool::read_pool_manifest(&p.join("pool.toml"))?;
             rows.push([
                 folder,
-                format!("pool ({} learners, {} units)", m.learners.len(), m.units),
+                format!(
+                    "pool ({} learners, {} units{})",
+                    m.learners.len(),
+                    m.units,
+                    // A pool generated from a function is named so wherever pools are listed.
+                    if m.generator.is_some() {
+                        ", synthetic"
+                    } else {
+                        ""
+                    }
+                ),
                 if m.objectives.is_empty() {
                     format!("{} ({})", m.metric, m.direction.as_str())
                 } else {
