@@ -62,7 +62,7 @@ pub const PAPERS: &[Paper] = &[
     },
     Paper {
         name: "freeze-thaw",
-        about: "Kadra et al. 2023 (DPL): DPL against random search, Hyperband and ASHA on the 12 TaskSet tables, normalised regret and rank over 1 000 one-unit evaluations",
+        about: "Kadra et al. 2023 (DPL): DPL against random search, Hyperband, ASHA and HAMLET's rules on the 12 TaskSet tables, normalised regret and rank over 1 000 one-unit evaluations",
         run: freeze_thaw::reproduce,
     },
 ];
