@@ -40,8 +40,9 @@ pub fn prepare(path: &Path) -> Result<(Experiment, Data)> {
 /// A pool's source: `synthetic` when its provenance says so (generated from a function, or
 /// made by hand), else `recorded` (imported pools included, as results have always named them).
 fn pool_source(p: &PoolData) -> &'static str {
+    // A generated pool is refused unless its provenance says synthetic (`read_pool_manifest`).
     let source = p.pool.manifest.provenance.get("source");
-    if p.pool.manifest.generator.is_some() || source.and_then(|v| v.as_str()) == Some("synthetic") {
+    if source.and_then(|v| v.as_str()) == Some("synthetic") {
         "synthetic"
     } else {
         "recorded"

@@ -187,10 +187,28 @@ struct Member {
     net: Option<Net<f32>>,
 }
 
+/// `n` untrained members, their seeds derived from `seed` (DPL draws its members' seeds from the
+/// run's seed; here from the cell's).
+fn members(n: usize, seed: u64) -> Vec<Member> {
+    (0..n)
+        .map(|k| Member {
+            seed: derive_seed(seed, &format!("dpl-member-{k}")),
+            net: None,
+        })
+        .collect()
+}
+
+/// Nothing can be trained now: wait for work in flight, or stop when none runs.
+fn idle(view: &View<'_>) -> Action {
+    if view.pending.is_empty() {
+        Action::Stop
+    } else {
+        Action::Wait
+    }
+}
+
 pub struct Dpl {
     cfg: Config,
-    /// The cell's seed (members' seeds derive from it).
-    seed: u64,
     /// Curve length of the pool.
     units: u32,
     /// Features per configuration, built at the first decision.
@@ -231,7 +249,6 @@ impl Dpl {
     fn new(cfg: Config) -> Self {
         Dpl {
             cfg,
-            seed: 0,
             units: 0,
             feats: Vec::new(),
             width: 0,
@@ -391,17 +408,10 @@ impl Dpl {
 
 impl Policy for Dpl {
     fn begin(&mut self, cell: &CellStart<'_>) -> Result<()> {
-        self.seed = cell.seed;
         if let Some(p) = &cell.pool {
             self.units = p.units;
         }
-        // DPL draws its members' seeds from the run's seed; here each derives from the cell's.
-        self.members = (0..self.cfg.ensemble)
-            .map(|k| Member {
-                seed: derive_seed(cell.seed, &format!("dpl-member-{k}")),
-                net: None,
-            })
-            .collect();
+        self.members = members(self.cfg.ensemble, cell.seed);
         Ok(())
     }
 
@@ -426,10 +436,8 @@ impl Policy for Dpl {
         if !self.trained {
             return Ok(if pool.undrawn > 0 {
                 Action::Draw
-            } else if view.pending.is_empty() {
-                Action::Stop
             } else {
-                Action::Wait
+                idle(view)
             });
         }
         // Candidates in configuration order (DPL enumerates its candidates by index).
@@ -451,11 +459,7 @@ impl Policy for Dpl {
                 .extend_from_slice(&self.feats[c * self.width..(c + 1) * self.width]);
         }
         if self.cand.is_empty() {
-            return Ok(if view.pending.is_empty() {
-                Action::Stop
-            } else {
-                Action::Wait
-            });
+            return Ok(idle(view));
         }
         let n = self.cand.len();
         self.ones.clear();
@@ -597,12 +601,7 @@ impl Probe {
         let mut d = Dpl::new(Config::from(&p));
         d.units = units;
         d.build_features(space);
-        d.members = (0..d.cfg.ensemble)
-            .map(|k| Member {
-                seed: derive_seed(seed, &format!("dpl-member-{k}")),
-                net: None,
-            })
-            .collect();
+        d.members = members(d.cfg.ensemble, seed);
         for (arm, (c, curve)) in history.iter().enumerate() {
             d.arm_config.push(*c);
             d.curves.push(curve.clone());
