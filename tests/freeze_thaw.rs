@@ -197,6 +197,21 @@ lr = 10.0"#;
 fn reproduce_freeze_thaw_writes_the_claim_the_anytime_table_and_the_figure() {
     let out = scratch("ft-reproduce");
     let mut opts = common::trimmed_reproduction(&out, &[("freeze-thaw-taskset.toml", "[60]")], 1);
+    // DPL with small networks: this test is about the reproduction's tables, claim, figure and
+    // cache, not the model (its defaults run in the tests above and in the reproduction itself),
+    // and `cargo test` builds without optimisation.
+    let exp = opts.experiments.join("freeze-thaw-taskset.toml");
+    let text = std::fs::read_to_string(&exp).unwrap();
+    assert!(text.contains("family = \"dpl\"\n"));
+    std::fs::write(
+        &exp,
+        text.replacen(
+            "family = \"dpl\"\n",
+            "family = \"dpl\"\nunits = 16\nepochs = 20\nrefine_epochs = 5\n",
+            1,
+        ),
+    )
+    .unwrap();
     // Through a cell cache: a second reproduction from emptied results folders stores no new
     // cell (every cell long enough to be stored is served) and writes the same table.
     opts.cache = Some(out.join("cache"));
@@ -307,8 +322,10 @@ family = "asha"
 
 [[policies]]
 family = "dpl"
-units = 16
-epochs = 20
+ensemble = 2
+units = 8
+epochs = 10
+refine_epochs = 2
 "#,
             Path::new(env!("CARGO_MANIFEST_DIR"))
                 .join("traces/mfhartmann3")

@@ -86,7 +86,11 @@ fn shapes(world: WorldKind) -> Vec<(&'static str, String)> {
 /// Families whose defaults fit models too large for this test's hundreds of cells, and the
 /// parameters it gives them instead: the combinations under test are worlds and worker counts,
 /// not the models (their defaults run in their own tests).
-const SMALL: &[(&str, &str)] = &[("dpl", "units = 16\nepochs = 20\nrefine_epochs = 5\n")];
+/// `cargo test` builds without optimisation, where DPL's default ensemble takes minutes a cell.
+const SMALL: &[(&str, &str)] = &[(
+    "dpl",
+    "ensemble = 2\nunits = 8\nepochs = 10\nrefine_epochs = 2\nfull_fits = 2\n",
+)];
 
 /// Write the experiment: `shape` with `workers` inserted into its `[world]`, and one policy.
 fn write(dir: &Path, n: usize, shape: &str, workers: usize, family: &str) -> PathBuf {
