@@ -190,6 +190,85 @@ lr = 10.0"#;
     }
 }
 
+/// DyHPO's schedule as its code counts it: a fit after every scored unit (the first, on one
+/// point, trains nothing), fresh weights for the first `full_fits` fits and once per streak of
+/// `restart_after` units without a better score; identical results at 1 and 2 threads and on 3
+/// workers, with and without `max_points`.
+#[test]
+fn dyhpo_fits_as_its_code_counts_and_is_identical_at_any_thread_count() {
+    let dir = scratch("ft-dyhpo");
+    let small = "units1 = 8\nunits2 = 8\nepochs = 30\nrefine_epochs = 5";
+    let policies = format!(
+        "[[policies]]\nfamily = \"dyhpo\"\n{small}\nfull_fits = 4\nrestart_after = [1000, 3]\n\n[[policies]]\nfamily = \"dyhpo\"\n{small}\nmax_points = 10"
+    );
+    for world in ["", "workers = 3"] {
+        let e = experiment(&dir, 40, world, &policies);
+        let (a, b) = (dir.join("a"), dir.join("b"));
+        let _ = std::fs::remove_dir_all(&a);
+        let _ = std::fs::remove_dir_all(&b);
+        run(&e, &a, "1");
+        run(&e, &b, "2");
+        for f in ["runs.parquet", "trajectories.parquet"] {
+            assert_eq!(
+                std::fs::read(a.join(f)).unwrap(),
+                std::fs::read(b.join(f)).unwrap(),
+                "{f} with '{world}'"
+            );
+        }
+        let cells = cells(&a);
+        assert_eq!(cells.len(), 6, "{world}");
+        for (stats, decisions, rewards) in &cells {
+            assert_eq!(*decisions, 40, "{stats} ({world})");
+            assert_eq!(stats["failed_fits"], 0, "{stats}");
+            if !world.is_empty() {
+                continue;
+            }
+            let scored = rewards[..39].iter().filter(|r| r.is_some()).count() as u64;
+            assert_eq!(stats["fits"], scored, "{stats}");
+            let scratch = stats["scratch_fits"].as_u64().unwrap();
+            if scratch == 10 {
+                // max_points = 10 at the default schedule: the first 10 fits fresh, no 61-unit
+                // streak in 40 units.
+                continue;
+            }
+            // The trajectory's reward is the loss (lower is better); DyHPO's patience counts
+            // units without a better score and asks for fresh weights when it reaches the limit,
+            // once per streak.
+            let mut best = f64::INFINITY;
+            let (mut quiet, mut fits, mut restarts, mut pending) = (0u64, 0u64, 0u64, false);
+            let limit = if scratch == 4 { 1000 } else { 3 };
+            for r in rewards[..39].iter().flatten() {
+                if *r < best {
+                    best = *r;
+                    quiet = 0;
+                } else {
+                    quiet += 1;
+                    if quiet == limit {
+                        pending = true;
+                    }
+                }
+                fits += 1;
+                if fits > 4 && pending {
+                    restarts += 1;
+                    pending = false;
+                } else if fits <= 4 {
+                    pending = false;
+                }
+            }
+            assert_eq!(scratch, 4 + restarts, "{stats} limit {limit}");
+        }
+        if world.is_empty() {
+            assert!(
+                cells
+                    .iter()
+                    .any(|c| c.0["scratch_fits"].as_u64().unwrap() > 4
+                        && c.0["scratch_fits"].as_u64().unwrap() != 10),
+                "restart_after = 3 restarts some fit"
+            );
+        }
+    }
+}
+
 /// `reproduce freeze-thaw` on a trimmed copy of its experiment (60 units, one repetition, on all
 /// 12 tasks): the claim's three families, the anytime table and figure, and regrets that are
 /// what the definition says.

@@ -87,10 +87,16 @@ fn shapes(world: WorldKind) -> Vec<(&'static str, String)> {
 /// parameters it gives them instead: the combinations under test are worlds and worker counts,
 /// not the models (their defaults run in their own tests).
 /// `cargo test` builds without optimisation, where DPL's default ensemble takes minutes a cell.
-const SMALL: &[(&str, &str)] = &[(
-    "dpl",
-    "ensemble = 2\nunits = 8\nepochs = 10\nrefine_epochs = 2\nfull_fits = 2\n",
-)];
+const SMALL: &[(&str, &str)] = &[
+    (
+        "dpl",
+        "ensemble = 2\nunits = 8\nepochs = 10\nrefine_epochs = 2\nfull_fits = 2\n",
+    ),
+    (
+        "dyhpo",
+        "units1 = 8\nunits2 = 8\nepochs = 10\nrefine_epochs = 2\nfull_fits = 2\nmax_points = 32\n",
+    ),
+];
 
 /// Write the experiment: `shape` with `workers` inserted into its `[world]`, and one policy.
 fn write(dir: &Path, n: usize, shape: &str, workers: usize, family: &str) -> PathBuf {

@@ -266,6 +266,7 @@ static REGISTRY: LazyLock<Vec<Family>> = LazyLock::new(|| {
         mutant_ucb::family_mutant_ucb(),
         mutant_ucb::family_steady_state_ea(),
         freeze_thaw::family_dpl(),
+        freeze_thaw::family_dyhpo(),
     ]
 });
 

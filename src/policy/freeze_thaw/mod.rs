@@ -3,11 +3,15 @@
 //! that DyHPO, DPL and ifBO continue).
 //!
 //! - `dpl`: Deep Power Laws (Kadra et al. 2023), `dpl.rs`, on the network of `net.rs`.
+//! - `dyhpo`: DyHPO (Wistuba et al. 2022), `dyhpo.rs`, on the deep-kernel GP of `dkgp.rs`.
 
+pub mod dkgp;
 mod dpl;
+mod dyhpo;
 pub mod net;
 
 pub use dpl::{Probe as DplProbe, family as family_dpl};
+pub use dyhpo::family as family_dyhpo;
 
 #[cfg(test)]
 mod golden {
@@ -157,5 +161,122 @@ mod learning {
             after < 0.02 && after < before / 10.0,
             "held-out error {before} -> {after}"
         );
+    }
+}
+
+#[cfg(test)]
+mod dkgp_golden {
+    //! DyHPO's deep-kernel GP against PyTorch 2.15.0 and GPyTorch 1.15.2
+    //! (`tests/golden/dyhpo.json`, made by `scripts/reference/dyhpo_golden.py`): train-mode
+    //! features, the negative marginal log-likelihood over n and its gradient, BatchNorm's running
+    //! statistics, the parameters after 1 and 3 Adam steps, and the eval-mode prediction.
+    use super::dkgp::{Batch, Dims, Model, Scratch};
+    use super::net::Adam;
+    use serde_json::Value;
+
+    fn floats(v: &Value) -> Vec<f64> {
+        v.as_array()
+            .expect("an array")
+            .iter()
+            .map(|x| x.as_f64().expect("a number"))
+            .collect()
+    }
+
+    fn worst(a: &[f64], b: &[f64]) -> f64 {
+        assert_eq!(a.len(), b.len());
+        a.iter()
+            .zip(b)
+            .map(|(x, y)| (x - y).abs() / (1.0 + y.abs()))
+            .fold(0.0, f64::max)
+    }
+
+    #[test]
+    fn the_deep_kernel_gp_equals_gpytorch() {
+        let v: Value =
+            serde_json::from_str(include_str!("../../../tests/golden/dyhpo.json")).unwrap();
+        // The loss differs by 4e-12 (two Cholesky factorisations' rounding), and Adam's first step
+        // divides a gradient of rounding size (1e-17) by itself plus 1e-8, which moves a parameter
+        // by up to 1.5e-10 more or less than PyTorch's: 1e-9 covers every value.
+        let tol = 1e-9;
+        for c in v["cases"].as_array().unwrap() {
+            let u = |k: &str| c[k].as_u64().unwrap() as usize;
+            let dims = Dims {
+                inputs: u("inputs"),
+                u1: u("u1"),
+                u2: u("u2"),
+                channels: u("channels"),
+                kernel: u("kernel"),
+            };
+            let at = format!("case seed {}", c["seed"]);
+            let (x, b, curves, y) = (
+                floats(&c["x"]),
+                floats(&c["b"]),
+                floats(&c["curves"]),
+                floats(&c["y"]),
+            );
+            let (xt, bt, ct) = (
+                floats(&c["x_test"]),
+                floats(&c["b_test"]),
+                floats(&c["curves_test"]),
+            );
+            let train = Batch {
+                n: u("n"),
+                x: &x,
+                b: &b,
+                curves: &curves,
+                len: u("length"),
+            };
+            let test = Batch {
+                n: u("tests"),
+                x: &xt,
+                b: &bt,
+                curves: &ct,
+                len: u("test_length"),
+            };
+            let mut model = Model::init(dims, || 0.5);
+            model.params = floats(&c["params"]);
+            assert_eq!(model.params.len(), dims.n_params(), "{at}");
+            let mut s = Scratch::default();
+            let loss = model.loss_and_grad(&train, &y, &mut s).unwrap();
+            let checks = [
+                ("features", worst(&s.z, &floats(&c["features"]))),
+                ("loss", worst(&[loss], &[c["loss"].as_f64().unwrap()])),
+                ("gradient", worst(&s.grad, &floats(&c["grad"]))),
+                (
+                    "running mean",
+                    worst(&model.running_mean, &floats(&c["running_mean"])),
+                ),
+                (
+                    "running variance",
+                    worst(&model.running_var, &floats(&c["running_var"])),
+                ),
+            ];
+            for (what, e) in checks {
+                assert!(e < tol, "{at}: {what} differs by {e:e}");
+            }
+            let mut adam = Adam::new(model.params.len(), 1e-3);
+            let grad = s.grad.clone();
+            adam.step(&mut model.params, &grad);
+            let e = worst(&model.params, &floats(&c["after1"]));
+            assert!(e < tol, "{at}: parameters after one step differ by {e:e}");
+            for _ in 0..2 {
+                model.step(&train, &y, &mut adam, &mut s).unwrap();
+            }
+            let e = worst(&model.params, &floats(&c["after3"]));
+            assert!(
+                e < tol,
+                "{at}: parameters after three steps differ by {e:e}"
+            );
+            let e = worst(&model.running_var, &floats(&c["running_var3"]));
+            assert!(e < tol, "{at}: running variance differs by {e:e}");
+            let (mut mean, mut std) = (Vec::new(), Vec::new());
+            model
+                .predict(&train, &y, &test, &mut s, &mut mean, &mut std)
+                .unwrap();
+            let e = worst(&mean, &floats(&c["mean"]));
+            assert!(e < tol, "{at}: predicted means differ by {e:e}");
+            let e = worst(&std, &floats(&c["std"]));
+            assert!(e < tol, "{at}: predicted deviations differ by {e:e}");
+        }
     }
 }

@@ -58,7 +58,7 @@ impl Real for f64 {
 /// C (m×n, row-major) = A (m×k) · B (k×n) + beta · C, A and B given by their row and column
 /// strides.
 #[allow(clippy::too_many_arguments)]
-fn gemm<T: Real>(
+pub(super) fn gemm<T: Real>(
     m: usize,
     k: usize,
     n: usize,

@@ -1,0 +1,711 @@
+//! `dyhpo`: DyHPO (Wistuba, Kadra & Grabocka 2022, "Supervising the Multi-Fidelity Race of
+//! Hyperparameter Configurations", NeurIPS; the semantics of releaunifreiburg/DyHPO's
+//! `hpo_method.py` and `surrogate_models/dyhpo.py`).
+//!
+//! A GP on learned features (`dkgp.rs`) of a configuration, a budget and the learning curve up to
+//! that budget predicts every candidate's score one unit further than it has trained: a
+//! configuration never trained at its first unit (curve all zeros), an arm at its next unit (its
+//! curve so far). Multi-fidelity expected improvement picks one: EI against the best score seen
+//! at that candidate's next unit, or, when no configuration has reached that unit, the best score
+//! of any curve. The pick trains one unit (DyHPO's `fantasize_step = 1`): `Pull(arm)` or
+//! `Choose(config)`. The first configuration is drawn at random (`Draw`), as DyHPO's one random
+//! initial configuration.
+//!
+//! After every observation the model is trained on every (configuration, unit, score, curve
+//! before that unit) seen, the whole set as one batch: from fresh weights for `epochs` epochs for
+//! the first `full_fits` fits (DyHPO's `initial_nr_points`) and after a restart, else from its
+//! weights for `refine_epochs`; each fit starts a fresh Adam, and a set of one point is not
+//! trained (BatchNorm cannot), as DyHPO skips it. A restart follows `restart_after` observations
+//! without a better score (0: ⌊1.2 × units⌋, DyHPO's `no_improvement_threshold`; as its code,
+//! once per streak, when the count reaches it). A fit whose Cholesky factor fails even with
+//! jitter stops, the model goes back to its state before that fit, and the next fit starts from
+//! fresh weights (DyHPO's `except` branch; counted as `failed_fits` in `policy_stats`, beside
+//! `fits` and `scratch_fits`). The GP's cost is cubic in its points; `max_points` (0 = all, as
+//! DyHPO) trains and conditions it on a random subset drawn afresh at each fit, as Syne Tune's GP
+//! searchers do beyond their `max_num_observations`. Fresh weights come from a stream derived from the cell's seed and
+//! the count of fresh starts, so results are identical at any `--threads`; they are not
+//! PyTorch's streams.
+//!
+//! The score modelled is the pool's reward (higher is better: the negated loss of a minimised
+//! metric), unscaled, as DyHPO models its benchmark's values; curves are padded with zeros to the
+//! kernel's width and then to the longest in the set, as DyHPO pads them. Features are the pool's
+//! encoding (`space.rs`: numeric dimensions min-max scaled, log where the pool's dimension is
+//! log-scaled, DyHPO's `log_indicator` and `MinMaxScaler`), one-hot learner columns when the pool
+//! has several learners, 0 for inactive dimensions. A failed unit ends its configuration's curve
+//! (the pool world's rule); `failed` keeps or forgets its earlier units. With several workers,
+//! running configurations are not candidates, and observations that finish together are fitted
+//! once, before the next decision.
+
+use super::dkgp::{Batch, Dims, Model, Scratch};
+use super::net::Adam;
+use crate::policy::{Action, CellStart, Family, Kind, ParamDef, Params, Value};
+use crate::protocol::{Observation, Policy, View, WorldKind};
+use crate::rng::{Rng, derive_seed};
+use anyhow::Result;
+
+const WORLDS: &[WorldKind] = &[WorldKind::Pool];
+const SOURCE: &str = "Wistuba, Kadra & Grabocka 2022, 'Supervising the Multi-Fidelity Race of Hyperparameter Configurations', NeurIPS, §4 (deep-kernel GP, multi-fidelity EI); releaunifreiburg/DyHPO hpo_method.py and surrogate_models/dyhpo.py (features, training schedule, restart)";
+
+pub fn family() -> Family {
+    Family {
+        name: "dyhpo",
+        summary: "DyHPO: a GP on features learned from configuration, budget and curve, multi-fidelity EI one unit ahead (freeze-thaw)",
+        source: SOURCE,
+        worlds: WORLDS,
+        parallel: WORLDS,
+        params: vec![
+            ParamDef::int(
+                "units1",
+                1,
+                4096,
+                64,
+                "units of the layer on configuration and budget (DyHPO's layer1_units)",
+            ),
+            ParamDef::int(
+                "units2",
+                1,
+                4096,
+                128,
+                "features the GP sees (DyHPO's layer2_units)",
+            ),
+            ParamDef::int(
+                "channels",
+                1,
+                256,
+                4,
+                "convolution filters on the curve (DyHPO's cnn_nr_channels)",
+            ),
+            ParamDef::int(
+                "kernel",
+                1,
+                64,
+                3,
+                "width of the convolution on the curve (DyHPO's cnn_kernel_size)",
+            ),
+            ParamDef::int(
+                "epochs",
+                0,
+                100_000,
+                1000,
+                "epochs of a fit from fresh weights (DyHPO's nr_epochs)",
+            ),
+            ParamDef::int(
+                "refine_epochs",
+                0,
+                100_000,
+                50,
+                "epochs of a refinement (DyHPO's refine_epochs)",
+            ),
+            ParamDef {
+                name: "lr",
+                kind: Kind::Float {
+                    min: 1e-9,
+                    max: 10.0,
+                },
+                default: Value::Float(0.001),
+                doc: "Adam's learning rate (DyHPO's learning_rate)",
+            },
+            ParamDef::int(
+                "full_fits",
+                1,
+                1_000_000,
+                10,
+                "the first fits from fresh weights (DyHPO's initial_nr_points)",
+            ),
+            ParamDef::int(
+                "restart_after",
+                0,
+                1_000_000,
+                0,
+                "observations without a better score before a fit from fresh weights; 0 = floor(1.2 x the curve's units) (DyHPO's no_improvement_threshold)",
+            ),
+            ParamDef::int(
+                "max_points",
+                0,
+                1_000_000,
+                0,
+                "observations the GP is trained and conditioned on: 0 = all (DyHPO's); else a random subset of this many, drawn afresh at each fit (as Syne Tune's GP searchers' max_num_observations), which bounds the cubic cost of a long run",
+            ),
+            ParamDef {
+                name: "acquisition",
+                kind: Kind::Choice(&["ei", "ucb", "mean"]),
+                default: Value::Text("ei".into()),
+                doc: "ei = multi-fidelity expected improvement (DyHPO's); ucb = mean + 0.25 std; mean = the highest predicted score (DyHPO's exploit)",
+            },
+            ParamDef {
+                name: "failed",
+                kind: Kind::Choice(&["keep-prefix", "forget"]),
+                default: Value::Text("keep-prefix".into()),
+                doc: "a configuration whose unit failed: its earlier units stay training data, or are forgotten",
+            },
+        ],
+        build: |p: &Params, _| Box::new(Dyhpo::new(Config::from(p))),
+    }
+}
+
+#[derive(Clone, Debug)]
+struct Config {
+    u1: usize,
+    u2: usize,
+    channels: usize,
+    kernel: usize,
+    epochs: usize,
+    refine_epochs: usize,
+    lr: f64,
+    full_fits: u64,
+    restart_after: u64,
+    max_points: usize,
+    acquisition: Acquisition,
+    forget_failed: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Acquisition {
+    Ei,
+    Ucb,
+    Mean,
+}
+
+impl From<&Params> for Config {
+    fn from(p: &Params) -> Self {
+        Config {
+            u1: p.int("units1") as usize,
+            u2: p.int("units2") as usize,
+            channels: p.int("channels") as usize,
+            kernel: p.int("kernel") as usize,
+            epochs: p.int("epochs") as usize,
+            refine_epochs: p.int("refine_epochs") as usize,
+            lr: p.float("lr"),
+            full_fits: p.int("full_fits") as u64,
+            restart_after: p.int("restart_after") as u64,
+            max_points: p.int("max_points") as usize,
+            acquisition: match p.text("acquisition") {
+                "ucb" => Acquisition::Ucb,
+                "mean" => Acquisition::Mean,
+                _ => Acquisition::Ei,
+            },
+            forget_failed: p.text("failed") == "forget",
+        }
+    }
+}
+
+/// Rows for the model: configuration features, scaled budgets, zero-padded curves.
+#[derive(Default)]
+struct Rows {
+    x: Vec<f64>,
+    b: Vec<f64>,
+    curves: Vec<Vec<f64>>,
+    flat: Vec<f64>,
+    len: usize,
+}
+
+impl Rows {
+    fn clear(&mut self) {
+        self.x.clear();
+        self.b.clear();
+        self.curves.clear();
+    }
+
+    /// Pad every curve with zeros to the longest, and lay them out flat.
+    fn pad(&mut self) {
+        self.len = self.curves.iter().map(Vec::len).max().unwrap_or(0);
+        self.flat.clear();
+        for c in &self.curves {
+            self.flat.extend_from_slice(c);
+            self.flat
+                .extend(std::iter::repeat_n(0.0, self.len - c.len()));
+        }
+    }
+
+    fn batch(&self) -> Batch<'_> {
+        Batch {
+            n: self.b.len(),
+            x: &self.x,
+            b: &self.b,
+            curves: &self.flat,
+            len: self.len,
+        }
+    }
+}
+
+/// Nothing can be trained now: wait for work in flight, or stop when none runs.
+fn idle(view: &View<'_>) -> Action {
+    if view.pending.is_empty() {
+        Action::Stop
+    } else {
+        Action::Wait
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Candidate {
+    Arm(usize),
+    Config(u32),
+}
+
+pub struct Dyhpo {
+    cfg: Config,
+    units: u32,
+    seed: u64,
+    feats: Vec<f64>,
+    width: usize,
+    arm_config: Vec<u32>,
+    /// Per arm: its scores unit by unit, and whether it is forgotten.
+    curves: Vec<Vec<f64>>,
+    forgotten: Vec<bool>,
+    best: f64,
+    patience: u64,
+    restart: bool,
+    model: Option<Model>,
+    fits: u64,
+    scratch_fits: u64,
+    failed_fits: u64,
+    fits_untaken: u64,
+    fit_due: bool,
+    scratch: Scratch,
+    train: Rows,
+    y: Vec<f64>,
+    test: Rows,
+    cand: Vec<Candidate>,
+}
+
+impl Dyhpo {
+    fn new(cfg: Config) -> Self {
+        Dyhpo {
+            cfg,
+            units: 0,
+            seed: 0,
+            feats: Vec::new(),
+            width: 0,
+            arm_config: Vec::new(),
+            curves: Vec::new(),
+            forgotten: Vec::new(),
+            best: f64::NEG_INFINITY,
+            patience: 0,
+            restart: true,
+            model: None,
+            fits: 0,
+            scratch_fits: 0,
+            failed_fits: 0,
+            fits_untaken: 0,
+            fit_due: false,
+            scratch: Scratch::default(),
+            train: Rows::default(),
+            y: Vec::new(),
+            test: Rows::default(),
+            cand: Vec::new(),
+        }
+    }
+
+    fn dims(&self) -> Dims {
+        Dims {
+            inputs: self.width,
+            u1: self.cfg.u1,
+            u2: self.cfg.u2,
+            channels: self.cfg.channels,
+            kernel: self.cfg.kernel,
+        }
+    }
+
+    fn build_features(&mut self, space: &crate::space::Space) {
+        let learners = space.learners.len();
+        let lead = if learners > 1 { learners } else { 0 };
+        let dims: usize = space.learners.iter().map(Vec::len).sum();
+        self.width = lead + dims;
+        self.feats = vec![0.0; space.len() * self.width];
+        let starts: Vec<usize> = space
+            .learners
+            .iter()
+            .scan(lead, |o, l| {
+                let at = *o;
+                *o += l.len();
+                Some(at)
+            })
+            .collect();
+        for c in 0..space.len() {
+            let row = &mut self.feats[c * self.width..(c + 1) * self.width];
+            let l = space.learner(c);
+            if lead > 0 {
+                row[l] = 1.0;
+            }
+            for (k, &v) in space.values(c).iter().enumerate() {
+                row[starts[l] + k] = if v.is_nan() { 0.0 } else { f64::from(v) };
+            }
+        }
+    }
+
+    /// A curve as the model sees it: zero-padded to the kernel's width.
+    fn padded(&self, curve: &[f64]) -> Vec<f64> {
+        let mut c = curve.to_vec();
+        if c.len() < self.cfg.kernel {
+            c.resize(self.cfg.kernel, 0.0);
+        }
+        c
+    }
+
+    /// DyHPO's training set: per arm in order, per unit u, the score at u and the curve before it
+    /// (`[0]` at the first unit).
+    fn dataset(&mut self) {
+        let mut rows = std::mem::take(&mut self.train);
+        rows.clear();
+        self.y.clear();
+        for (arm, curve) in self.curves.iter().enumerate() {
+            if self.forgotten[arm] {
+                continue;
+            }
+            let c = self.arm_config[arm] as usize;
+            for (u, &score) in curve.iter().enumerate() {
+                rows.x
+                    .extend_from_slice(&self.feats[c * self.width..(c + 1) * self.width]);
+                rows.b.push((u + 1) as f64 / f64::from(self.units));
+                rows.curves
+                    .push(self.padded(if u == 0 { &[0.0] } else { &curve[..u] }));
+                self.y.push(score);
+            }
+        }
+        let n = self.y.len();
+        if self.cfg.max_points > 0 && n > self.cfg.max_points {
+            // A random subset, the same for a fit and the decisions until the next fit.
+            let mut rng = Rng::new(derive_seed(
+                self.seed,
+                &format!("dyhpo-subset-{}", self.fits),
+            ));
+            let mut idx: Vec<usize> = (0..n).collect();
+            for i in 0..self.cfg.max_points {
+                let j = i + rng.below(n - i);
+                idx.swap(i, j);
+            }
+            idx.truncate(self.cfg.max_points);
+            idx.sort_unstable();
+            let w = self.width;
+            let mut x = Vec::with_capacity(idx.len() * w);
+            for &i in &idx {
+                x.extend_from_slice(&rows.x[i * w..(i + 1) * w]);
+            }
+            rows.x = x;
+            rows.b = idx.iter().map(|&i| rows.b[i]).collect();
+            rows.curves = idx
+                .iter()
+                .map(|&i| std::mem::take(&mut rows.curves[i]))
+                .collect();
+            self.y = idx.iter().map(|&i| self.y[i]).collect();
+        }
+        rows.pad();
+        self.train = rows;
+    }
+
+    /// One fit, as DyHPO's `train_pipeline`.
+    fn fit(&mut self) {
+        self.fits += 1;
+        self.fits_untaken += 1;
+        self.dataset();
+        let before = self.model.clone();
+        let epochs = if self.restart || self.model.is_none() {
+            let mut rng = Rng::new(derive_seed(
+                self.seed,
+                &format!("dyhpo-fresh-{}", self.scratch_fits),
+            ));
+            self.model = Some(Model::init(self.dims(), || rng.f64()));
+            self.scratch_fits += 1;
+            if self.fits >= self.cfg.full_fits {
+                self.restart = false;
+            }
+            self.cfg.epochs
+        } else {
+            self.cfg.refine_epochs
+        };
+        let model = self.model.as_mut().expect("a model");
+        let batch = self.train.batch();
+        if batch.n < 2 {
+            return;
+        }
+        let mut adam = Adam::new(model.params.len(), self.cfg.lr);
+        for _ in 0..epochs {
+            let ok = model
+                .step(&batch, &self.y, &mut adam, &mut self.scratch)
+                .is_ok()
+                && model.params.iter().all(|v| v.is_finite());
+            if !ok {
+                self.failed_fits += 1;
+                self.restart = true;
+                self.model = before;
+                return;
+            }
+        }
+    }
+
+    /// Per unit u (1-based, index u − 1): the best score seen at u by any configuration that
+    /// reached it; if none did, the best score of any curve shorter than u (DyHPO's
+    /// `calculate_fidelity_ymax`, for every unit at once).
+    fn best_by_unit(&self) -> Vec<f64> {
+        let units = self.units as usize;
+        let mut exact = vec![f64::NEG_INFINITY; units];
+        let mut reached = vec![false; units];
+        // lower[l] = the best score of the curves of length l.
+        let mut lower = vec![f64::NEG_INFINITY; units + 1];
+        for (arm, curve) in self.curves.iter().enumerate() {
+            if self.forgotten[arm] || curve.is_empty() {
+                continue;
+            }
+            for (u, &v) in curve.iter().enumerate().take(units) {
+                exact[u] = exact[u].max(v);
+                reached[u] = true;
+            }
+            let l = curve.len().min(units);
+            lower[l] = curve.iter().copied().fold(lower[l], f64::max);
+        }
+        let mut below = f64::NEG_INFINITY;
+        (0..units)
+            .map(|u| {
+                // Curves shorter than u + 1 units: lengths 0..=u.
+                below = below.max(lower[u]);
+                if reached[u] { exact[u] } else { below }
+            })
+            .collect()
+    }
+}
+
+impl Policy for Dyhpo {
+    fn begin(&mut self, cell: &CellStart<'_>) -> Result<()> {
+        if let Some(p) = &cell.pool {
+            self.units = p.units;
+        }
+        self.seed = cell.seed;
+        Ok(())
+    }
+
+    fn try_decide(&mut self, view: &View<'_>, _rng: &mut Rng) -> Result<Action> {
+        let Some(pool) = &view.pool else {
+            anyhow::bail!("dyhpo runs in the pool world only");
+        };
+        if self.units == 0 {
+            self.units = pool.units;
+        }
+        if self.feats.is_empty() {
+            self.build_features(pool.space);
+        }
+        self.arm_config.clear();
+        self.arm_config.extend_from_slice(pool.config);
+        if self.fit_due {
+            self.fit_due = false;
+            self.fit();
+        }
+        if self.model.is_none() {
+            return Ok(if pool.undrawn > 0 {
+                Action::Draw
+            } else {
+                idle(view)
+            });
+        }
+        // Candidates in configuration order (DyHPO enumerates its candidates by index).
+        let mut arm_of = vec![usize::MAX; pool.space.len()];
+        for (arm, &c) in pool.config.iter().enumerate() {
+            arm_of[c as usize] = arm;
+        }
+        let mut test = std::mem::take(&mut self.test);
+        test.clear();
+        self.cand.clear();
+        let mut next_unit = Vec::new();
+        for (c, &arm) in arm_of.iter().enumerate() {
+            let (cand, curve): (Candidate, &[f64]) = match arm {
+                usize::MAX if pool.open[c] => (Candidate::Config(c as u32), &[]),
+                usize::MAX => continue,
+                arm if !pool.done[arm] && !view.is_busy(arm) => (
+                    Candidate::Arm(arm),
+                    self.curves.get(arm).map_or(&[][..], Vec::as_slice),
+                ),
+                _ => continue,
+            };
+            self.cand.push(cand);
+            test.x
+                .extend_from_slice(&self.feats[c * self.width..(c + 1) * self.width]);
+            let u = curve.len() + 1;
+            next_unit.push(u);
+            test.b.push(u as f64 / f64::from(self.units));
+            test.curves.push(self.padded(curve));
+        }
+        if self.cand.is_empty() {
+            self.test = test;
+            return Ok(idle(view));
+        }
+        test.pad();
+        self.dataset();
+        let (mut mean, mut std) = (Vec::new(), Vec::new());
+        let model = self.model.as_mut().expect("a model");
+        let predicted = model.predict(
+            &self.train.batch(),
+            &self.y,
+            &test.batch(),
+            &mut self.scratch,
+            &mut mean,
+            &mut std,
+        );
+        self.test = test;
+        if predicted.is_err() {
+            // The factor failed on this model: DyHPO's prediction would raise; the first
+            // candidate is taken and the next fit starts from fresh weights.
+            self.restart = true;
+            self.failed_fits += 1;
+            return Ok(match self.cand[0] {
+                Candidate::Arm(arm) => Action::Pull(arm),
+                Candidate::Config(c) => Action::Choose(c),
+            });
+        }
+        let best = self.best_by_unit();
+        // The first highest value (DyHPO's strict comparison from −∞); NaN never wins.
+        let mut top: Option<(f64, usize)> = None;
+        for i in 0..self.cand.len() {
+            let (m, s) = (mean[i], std[i]);
+            let a = match self.cfg.acquisition {
+                Acquisition::Ei => {
+                    if s == 0.0 {
+                        0.0
+                    } else {
+                        let best = best[next_unit[i] - 1];
+                        let z = (m - best) / s;
+                        (m - best) * crate::normal::norm_cdf(z) + s * crate::normal::norm_pdf(z)
+                    }
+                }
+                Acquisition::Ucb => m + 0.25 * s,
+                Acquisition::Mean => m,
+            };
+            if !a.is_nan() && top.is_none_or(|(t, _)| a > t) {
+                top = Some((a, i));
+            }
+        }
+        let top = top.map_or(0, |(_, i)| i);
+        Ok(match self.cand[top] {
+            Candidate::Arm(arm) => Action::Pull(arm),
+            Candidate::Config(c) => Action::Choose(c),
+        })
+    }
+
+    fn observe(&mut self, obs: &Observation<'_>) {
+        let arm = obs.arm;
+        if arm >= self.curves.len() {
+            self.curves.resize(arm + 1, Vec::new());
+            self.forgotten.resize(arm + 1, false);
+        }
+        for r in obs.revealed {
+            if !r.ok {
+                if self.cfg.forget_failed {
+                    self.forgotten[arm] = true;
+                }
+                break;
+            }
+            let u = r.time as usize;
+            if u != self.curves[arm].len() + 1 {
+                continue;
+            }
+            self.curves[arm].push(r.reward);
+            // DyHPO's `observe`: the patience counts every observation without a better score;
+            // reaching the threshold (once per streak) asks for fresh weights.
+            if r.reward > self.best {
+                self.best = r.reward;
+                self.patience = 0;
+            } else {
+                self.patience += 1;
+                let limit = if self.cfg.restart_after > 0 {
+                    self.cfg.restart_after
+                } else {
+                    (1.2 * f64::from(self.units)) as u64
+                };
+                if self.patience == limit {
+                    self.restart = true;
+                }
+            }
+            self.fit_due = true;
+        }
+    }
+
+    fn take_fits(&mut self) -> u64 {
+        std::mem::take(&mut self.fits_untaken)
+    }
+
+    fn finish(&mut self) -> Result<Option<String>> {
+        Ok(Some(
+            serde_json::json!({
+                "fits": self.fits,
+                "scratch_fits": self.scratch_fits,
+                "failed_fits": self.failed_fits,
+            })
+            .to_string(),
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn policy(max_points: i64) -> Dyhpo {
+        let mut p = crate::policy::default_params("dyhpo");
+        for (name, v) in &mut p.0 {
+            if *name == "max_points" {
+                *v = Value::Int(max_points);
+            }
+        }
+        let mut d = Dyhpo::new(Config::from(&p));
+        d.units = 5;
+        d.width = 1;
+        d.seed = 9;
+        // Three configurations with curves of 5, 4 and 3 units: 12 points.
+        d.feats = vec![0.0, 0.5, 1.0];
+        d.arm_config = vec![0, 1, 2];
+        d.curves = vec![
+            vec![1.0, 2.0, 3.0, 4.0, 5.0],
+            vec![10.0, 20.0, 30.0, 40.0],
+            vec![100.0, 200.0, 300.0],
+        ];
+        d.forgotten = vec![false; 3];
+        d
+    }
+
+    /// The training set is DyHPO's (per unit: the score, the curve before it padded to the
+    /// kernel, then to the longest); `max_points` keeps a random subset in order, the same until
+    /// the next fit and another after it.
+    #[test]
+    fn the_training_set_is_dyhpos_and_max_points_subsets_it_per_fit() {
+        let mut all = policy(0);
+        all.dataset();
+        assert_eq!(all.y.len(), 12);
+        assert_eq!(all.train.len, 4);
+        // The fourth unit of the first configuration: its first three scores, padded to 4.
+        assert_eq!(all.y[3], 4.0);
+        assert_eq!(&all.train.flat[3 * 4..4 * 4], &[1.0, 2.0, 3.0, 0.0]);
+        // A first unit sees [0] padded to the kernel (3), then to 4.
+        assert_eq!(&all.train.flat[5 * 4..6 * 4], &[0.0; 4]);
+        assert_eq!(all.train.b[5], 0.2);
+        let mut some = policy(7);
+        some.dataset();
+        let first = some.y.clone();
+        assert_eq!(first.len(), 7);
+        assert!(first.iter().all(|v| all.y.contains(v)));
+        // In the order of the whole set (scores increase along it here).
+        assert!(first.windows(2).all(|w| w[0] < w[1]), "{first:?}");
+        for (k, &v) in first.iter().enumerate() {
+            let at = all.y.iter().position(|&u| u == v).unwrap();
+            assert_eq!(some.train.b[k], all.train.b[at]);
+            assert_eq!(
+                &some.train.flat[k * some.train.len..(k + 1) * some.train.len],
+                &all.train.flat[at * 4..at * 4 + some.train.len]
+            );
+        }
+        some.dataset();
+        assert_eq!(some.y, first, "the same subset until the next fit");
+        let mut differs = false;
+        for _ in 0..5 {
+            some.fits += 1;
+            some.dataset();
+            differs |= some.y != first;
+        }
+        assert!(differs, "a later fit draws another subset");
+        // EI's reference per unit: the best score at that unit among the curves that reached it;
+        // at a unit none reached (the sixth), the best of every curve.
+        all.units = 6;
+        assert_eq!(
+            all.best_by_unit(),
+            vec![100.0, 200.0, 300.0, 40.0, 5.0, 300.0]
+        );
+    }
+}
