@@ -3,7 +3,7 @@
 `surrogate_models/power_law_surrogate.py`, imported from a checkout given by --dpl), for
 `banditbench bench --only freeze-thaw --freeze-thaw-python PY --dpl-code PATH`.
 
-    PY scripts/reference/dpl_timing.py --dpl PATH/TO/DPL --history FILE.json
+    PY scripts/reference/dpl_timing.py --code PATH/TO/DPL --history FILE.json
 
 FILE.json (written by the bench) holds the pool's features (one row per configuration: the same
 encoding banditbench's `dpl` uses), the curve length, and a history of (configuration, losses)
@@ -32,11 +32,11 @@ import torch
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--dpl", required=True, help="a checkout of releaunifreiburg/DPL")
+    ap.add_argument("--code", required=True, help="a checkout of releaunifreiburg/DPL")
     ap.add_argument("--history", required=True)
     ap.add_argument("--repeats", type=int, default=3)
     a = ap.parse_args()
-    sys.path.insert(0, os.path.abspath(a.dpl))
+    sys.path.insert(0, os.path.abspath(a.code))
     from surrogate_models.power_law_surrogate import PowerLawSurrogate
 
     logging.disable(logging.CRITICAL)

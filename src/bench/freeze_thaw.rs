@@ -1,7 +1,7 @@
-//! `bench --only freeze-thaw`: CPU time of one DPL decision at a number of observations, on a
-//! history taken from a recorded TaskSet task.
+//! `bench --only freeze-thaw`: CPU time of one DPL and one DyHPO decision at a number of
+//! observations, on a history taken from a recorded TaskSet task.
 
-use crate::policy::freeze_thaw::DplProbe;
+use crate::policy::freeze_thaw::{DplProbe, DyhpoProbe};
 use crate::rng::Rng;
 use crate::trace::Status;
 use crate::trace::pool::Curve;
@@ -39,16 +39,55 @@ pub fn history(
     out
 }
 
-/// One decision's CPU seconds, the median of `repeats`: (refinement, prediction), and the
-/// configurations predicted.
-pub fn decision(
+/// A policy's decision taken apart: the refinement after the newest observation and the
+/// prediction of every candidate.
+pub trait Decision {
+    fn refine(&mut self);
+    fn predict(&mut self);
+    fn candidates(&self) -> usize;
+}
+
+impl Decision for DplProbe {
+    fn refine(&mut self) {
+        DplProbe::refine(self)
+    }
+    fn predict(&mut self) {
+        DplProbe::predict(self)
+    }
+    fn candidates(&self) -> usize {
+        DplProbe::candidates(self)
+    }
+}
+
+impl Decision for DyhpoProbe {
+    fn refine(&mut self) {
+        DyhpoProbe::refine(self)
+    }
+    fn predict(&mut self) {
+        DyhpoProbe::predict(self)
+    }
+    fn candidates(&self) -> usize {
+        DyhpoProbe::candidates(self)
+    }
+}
+
+/// The probe of `policy` (`dpl` or `dyhpo`) at its defaults after `history`.
+pub fn probe(
+    policy: &str,
     space: &crate::space::Space,
     units: u32,
     history: &[(u32, Vec<f32>)],
     seed: u64,
-    repeats: usize,
-) -> (f64, f64, usize) {
-    let mut probe = DplProbe::new(space, units, history, seed);
+) -> Box<dyn Decision> {
+    match policy {
+        "dyhpo" => Box::new(DyhpoProbe::new(space, units, history, seed)),
+        _ => Box::new(DplProbe::new(space, units, history, seed)),
+    }
+}
+
+/// One decision's CPU seconds, the median of `repeats`: (refinement, prediction), and the
+/// configurations predicted.
+pub fn decision(probe: &mut dyn Decision, repeats: usize) -> (f64, f64, usize) {
     let (mut fit, mut predict) = (Vec::new(), Vec::new());
     for _ in 0..repeats.max(1) {
         let t = super::process_cpu_seconds();

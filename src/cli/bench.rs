@@ -122,6 +122,10 @@ pub struct Args {
     /// dataset and data_loader folders are imported from it)
     #[arg(long)]
     dpl_code: Option<PathBuf>,
+    /// With freeze-thaw: a checkout of releaunifreiburg/DyHPO (its surrogate_models folder and
+    /// hpo_method.py are imported from it)
+    #[arg(long)]
+    dyhpo_code: Option<PathBuf>,
 }
 
 impl Args {
@@ -823,10 +827,10 @@ fn run_bench_hypervolume(
     Ok(())
 }
 
-/// `bench --only freeze-thaw`: CPU time of one DPL decision (a refinement of the ensemble on every
-/// unit seen and the prediction of every configuration not yet complete) at each number of
-/// observations, one thread; with --freeze-thaw-python and --dpl-code, DPL's own code on the same
-/// features and history beside it.
+/// `bench --only freeze-thaw`: CPU time of one DPL and one DyHPO decision (a refinement of the
+/// model on every unit seen and the prediction of every configuration not yet complete) at each
+/// number of observations, one thread; with --freeze-thaw-python and --dpl-code / --dyhpo-code,
+/// the reference code on the same features and history beside it.
 fn bench_freeze_thaw(a: &Args, scratch: &std::path::Path) -> Result<()> {
     let pool = crate::trace::pool::load_pool(&a.freeze_thaw_pool, true)?;
     let task = pool
@@ -834,67 +838,72 @@ fn bench_freeze_thaw(a: &Args, scratch: &std::path::Path) -> Result<()> {
         .first()
         .ok_or_else(|| anyhow::anyhow!("{}: the pool has no task", a.freeze_thaw_pool.display()))?;
     let units = pool.manifest.units;
-    let peer = match (&a.freeze_thaw_python, &a.dpl_code) {
-        (Some(py), Some(code)) => Some((py.as_str(), code)),
-        (Some(_), None) => anyhow::bail!(
-            "bench --freeze-thaw-python needs --dpl-code PATH, a checkout of releaunifreiburg/DPL"
-        ),
-        _ => None,
-    };
+    if a.freeze_thaw_python.is_some() && a.dpl_code.is_none() && a.dyhpo_code.is_none() {
+        anyhow::bail!(
+            "bench --freeze-thaw-python needs --dpl-code PATH (a checkout of releaunifreiburg/DPL) or --dyhpo-code PATH (of releaunifreiburg/DyHPO)"
+        );
+    }
     for &n in &a.freeze_thaw_observations {
         let history = bench::freeze_thaw::history(&task.curves, units, n, 2023);
-        let (fit_s, predict_s, candidates) =
-            bench::freeze_thaw::decision(&pool.space, units, &history, 2023, 3);
-        println!(
-            "freeze-thaw: dpl on {} task {}, {n} observations ({} configurations), one decision: refinement {:.3} s CPU, prediction of {candidates} configurations {:.4} s CPU (median of 3, one thread)",
-            a.freeze_thaw_pool.display(),
-            task.dataset,
-            history.len(),
-            fit_s,
-            predict_s
-        );
-        let Some((py, code)) = peer else { continue };
-        let file = scratch.join(format!("dpl-history-{n}.json"));
-        std::fs::create_dir_all(scratch)?;
-        let width = pool.space.flat_width(crate::space::Root::Index) - 1;
-        let feats: Vec<Vec<f32>> = (0..pool.space.len())
-            .map(|c| {
-                let mut row = vec![0.0f32; width + 1];
-                pool.space
-                    .flat_into(c, 0.0, crate::space::Root::Index, &mut row);
-                row[1..].to_vec()
-            })
-            .collect();
-        let json = serde_json::json!({
-            "units": units,
-            "features": feats,
-            "history": history,
-        });
-        std::fs::write(&file, json.to_string())?;
-        let mut args: Vec<std::ffi::OsString> = vec!["--dpl".into(), code.into()];
-        args.extend(["--history".into(), file.clone().into_os_string()]);
-        let args: Vec<&std::ffi::OsStr> = args.iter().map(|s| s.as_os_str()).collect();
-        let out = bench::peer_output(
-            py,
-            "dpl_timing.py",
-            &args,
-            "--freeze-thaw-python",
-            "PyTorch 2.15.0 and scipy",
-        )?;
-        let get = |key: &str| -> Result<f64> {
-            let prefix = format!("{key}=");
-            out.split_whitespace()
-                .find_map(|w| w.strip_prefix(prefix.as_str()))
-                .and_then(|v| v.parse().ok())
-                .ok_or_else(|| anyhow::anyhow!("dpl_timing.py printed no {prefix}: {out}"))
-        };
-        let (peer_fit, peer_predict) = (get("refine_s")?, get("predict_s")?);
-        println!(
-            "freeze-thaw: DPL's own code (PyTorch, one thread), {n} observations: refinement {peer_fit:.3} s CPU, prediction {peer_predict:.4} s CPU; banditbench takes {:.3}x its decision's time ({:.3}x its refinement's, {:.2}x its prediction's)",
-            (fit_s + predict_s) / (peer_fit + peer_predict).max(1e-12),
-            fit_s / peer_fit.max(1e-12),
-            predict_s / peer_predict.max(1e-12)
-        );
+        for (policy, code, script, peer_name) in [
+            ("dpl", &a.dpl_code, "dpl_timing.py", "DPL"),
+            ("dyhpo", &a.dyhpo_code, "dyhpo_timing.py", "DyHPO"),
+        ] {
+            let mut probe = bench::freeze_thaw::probe(policy, &pool.space, units, &history, 2023);
+            let (fit_s, predict_s, candidates) = bench::freeze_thaw::decision(probe.as_mut(), 3);
+            println!(
+                "freeze-thaw: {policy} on {} task {}, {n} observations ({} configurations), one decision: refinement {:.3} s CPU, prediction of {candidates} configurations {:.4} s CPU (median of 3, one thread)",
+                a.freeze_thaw_pool.display(),
+                task.dataset,
+                history.len(),
+                fit_s,
+                predict_s
+            );
+            let (Some(py), Some(code)) = (&a.freeze_thaw_python, code) else {
+                continue;
+            };
+            let file = scratch.join(format!("{policy}-history-{n}.json"));
+            std::fs::create_dir_all(scratch)?;
+            let width = pool.space.flat_width(crate::space::Root::Index) - 1;
+            let feats: Vec<Vec<f32>> = (0..pool.space.len())
+                .map(|c| {
+                    let mut row = vec![0.0f32; width + 1];
+                    pool.space
+                        .flat_into(c, 0.0, crate::space::Root::Index, &mut row);
+                    row[1..].to_vec()
+                })
+                .collect();
+            let json = serde_json::json!({
+                "units": units,
+                "features": feats,
+                "history": history,
+            });
+            std::fs::write(&file, json.to_string())?;
+            let mut args: Vec<std::ffi::OsString> = vec!["--code".into(), code.into()];
+            args.extend(["--history".into(), file.clone().into_os_string()]);
+            let args: Vec<&std::ffi::OsStr> = args.iter().map(|s| s.as_os_str()).collect();
+            let out = bench::peer_output(
+                py,
+                script,
+                &args,
+                "--freeze-thaw-python",
+                "PyTorch 2.15.0, GPyTorch 1.15.2 and scipy",
+            )?;
+            let get = |key: &str| -> Result<f64> {
+                let prefix = format!("{key}=");
+                out.split_whitespace()
+                    .find_map(|w| w.strip_prefix(prefix.as_str()))
+                    .and_then(|v| v.parse().ok())
+                    .ok_or_else(|| anyhow::anyhow!("{script} printed no {prefix}: {out}"))
+            };
+            let (peer_fit, peer_predict) = (get("refine_s")?, get("predict_s")?);
+            println!(
+                "freeze-thaw: {peer_name}'s own code (PyTorch, one thread), {n} observations: refinement {peer_fit:.3} s CPU, prediction {peer_predict:.4} s CPU; banditbench takes {:.3}x its decision's time ({:.3}x its refinement's, {:.2}x its prediction's)",
+                (fit_s + predict_s) / (peer_fit + peer_predict).max(1e-12),
+                fit_s / peer_fit.max(1e-12),
+                predict_s / peer_predict.max(1e-12)
+            );
+        }
     }
     Ok(())
 }

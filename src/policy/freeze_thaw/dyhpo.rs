@@ -434,6 +434,68 @@ impl Dyhpo {
         }
     }
 
+    /// The candidate to train, by index into `rows`: each row a configuration and the arm whose
+    /// curve it continues (None: a configuration never trained). The GP conditioned on the
+    /// training set predicts each one unit further; the acquisition ranks them. If the factor
+    /// fails (DyHPO's prediction would raise), the first row, and the next fit starts fresh.
+    fn pick(&mut self, rows: &[(usize, Option<usize>)]) -> usize {
+        let mut test = std::mem::take(&mut self.test);
+        test.clear();
+        let mut next_unit = Vec::with_capacity(rows.len());
+        for &(c, arm) in rows {
+            let curve = arm
+                .and_then(|a| self.curves.get(a))
+                .map_or(&[][..], Vec::as_slice);
+            test.x
+                .extend_from_slice(&self.feats[c * self.width..(c + 1) * self.width]);
+            next_unit.push(curve.len() + 1);
+            test.b
+                .push((curve.len() + 1) as f64 / f64::from(self.units));
+            test.curves.push(self.padded(curve));
+        }
+        test.pad();
+        self.dataset();
+        let (mut mean, mut std) = (Vec::new(), Vec::new());
+        let model = self.model.as_mut().expect("a model");
+        let predicted = model.predict(
+            &self.train.batch(),
+            &self.y,
+            &test.batch(),
+            &mut self.scratch,
+            &mut mean,
+            &mut std,
+        );
+        self.test = test;
+        if predicted.is_err() {
+            self.restart = true;
+            self.failed_fits += 1;
+            return 0;
+        }
+        let best = self.best_by_unit();
+        // The first highest value (DyHPO's strict comparison from −∞); NaN never wins.
+        let mut top: Option<(f64, usize)> = None;
+        for i in 0..rows.len() {
+            let (m, s) = (mean[i], std[i]);
+            let a = match self.cfg.acquisition {
+                Acquisition::Ei => {
+                    if s == 0.0 {
+                        0.0
+                    } else {
+                        let best = best[(next_unit[i] - 1).min(best.len().saturating_sub(1))];
+                        let z = (m - best) / s;
+                        (m - best) * crate::normal::norm_cdf(z) + s * crate::normal::norm_pdf(z)
+                    }
+                }
+                Acquisition::Ucb => m + 0.25 * s,
+                Acquisition::Mean => m,
+            };
+            if !a.is_nan() && top.is_none_or(|(t, _)| a > t) {
+                top = Some((a, i));
+            }
+        }
+        top.map_or(0, |(_, i)| i)
+    }
+
     /// Per unit u (1-based, index u − 1): the best score seen at u by any configuration that
     /// reached it; if none did, the best score of any curve shorter than u (DyHPO's
     /// `calculate_fidelity_ymax`, for every unit at once).
@@ -502,78 +564,22 @@ impl Policy for Dyhpo {
         for (arm, &c) in pool.config.iter().enumerate() {
             arm_of[c as usize] = arm;
         }
-        let mut test = std::mem::take(&mut self.test);
-        test.clear();
         self.cand.clear();
-        let mut next_unit = Vec::new();
+        let mut rows = Vec::new();
         for (c, &arm) in arm_of.iter().enumerate() {
-            let (cand, curve): (Candidate, &[f64]) = match arm {
-                usize::MAX if pool.open[c] => (Candidate::Config(c as u32), &[]),
+            let (cand, curve) = match arm {
+                usize::MAX if pool.open[c] => (Candidate::Config(c as u32), None),
                 usize::MAX => continue,
-                arm if !pool.done[arm] && !view.is_busy(arm) => (
-                    Candidate::Arm(arm),
-                    self.curves.get(arm).map_or(&[][..], Vec::as_slice),
-                ),
+                arm if !pool.done[arm] && !view.is_busy(arm) => (Candidate::Arm(arm), Some(arm)),
                 _ => continue,
             };
             self.cand.push(cand);
-            test.x
-                .extend_from_slice(&self.feats[c * self.width..(c + 1) * self.width]);
-            let u = curve.len() + 1;
-            next_unit.push(u);
-            test.b.push(u as f64 / f64::from(self.units));
-            test.curves.push(self.padded(curve));
+            rows.push((c, curve));
         }
         if self.cand.is_empty() {
-            self.test = test;
             return Ok(idle(view));
         }
-        test.pad();
-        self.dataset();
-        let (mut mean, mut std) = (Vec::new(), Vec::new());
-        let model = self.model.as_mut().expect("a model");
-        let predicted = model.predict(
-            &self.train.batch(),
-            &self.y,
-            &test.batch(),
-            &mut self.scratch,
-            &mut mean,
-            &mut std,
-        );
-        self.test = test;
-        if predicted.is_err() {
-            // The factor failed on this model: DyHPO's prediction would raise; the first
-            // candidate is taken and the next fit starts from fresh weights.
-            self.restart = true;
-            self.failed_fits += 1;
-            return Ok(match self.cand[0] {
-                Candidate::Arm(arm) => Action::Pull(arm),
-                Candidate::Config(c) => Action::Choose(c),
-            });
-        }
-        let best = self.best_by_unit();
-        // The first highest value (DyHPO's strict comparison from −∞); NaN never wins.
-        let mut top: Option<(f64, usize)> = None;
-        for i in 0..self.cand.len() {
-            let (m, s) = (mean[i], std[i]);
-            let a = match self.cfg.acquisition {
-                Acquisition::Ei => {
-                    if s == 0.0 {
-                        0.0
-                    } else {
-                        let best = best[next_unit[i] - 1];
-                        let z = (m - best) / s;
-                        (m - best) * crate::normal::norm_cdf(z) + s * crate::normal::norm_pdf(z)
-                    }
-                }
-                Acquisition::Ucb => m + 0.25 * s,
-                Acquisition::Mean => m,
-            };
-            if !a.is_nan() && top.is_none_or(|(t, _)| a > t) {
-                top = Some((a, i));
-            }
-        }
-        let top = top.map_or(0, |(_, i)| i);
+        let top = self.pick(&rows);
         Ok(match self.cand[top] {
             Candidate::Arm(arm) => Action::Pull(arm),
             Candidate::Config(c) => Action::Choose(c),
@@ -631,6 +637,74 @@ impl Policy for Dyhpo {
             })
             .to_string(),
         ))
+    }
+}
+
+/// One DyHPO decision taken apart, for `bench --only freeze-thaw` (which times its parts): the
+/// policy after `history` (configurations and their recorded losses unit by unit, the last unit
+/// the newest observation), past its fits from fresh weights.
+pub struct Probe {
+    d: Dyhpo,
+    saved: Model,
+    rows: Vec<(usize, Option<usize>)>,
+}
+
+impl Probe {
+    /// DyHPO at its default parameters after `history` on `space` (curves of `units`).
+    pub fn new(
+        space: &crate::space::Space,
+        units: u32,
+        history: &[(u32, Vec<f32>)],
+        seed: u64,
+    ) -> Self {
+        let p = crate::policy::default_params("dyhpo");
+        let mut d = Dyhpo::new(Config::from(&p));
+        d.units = units;
+        d.seed = seed;
+        d.build_features(space);
+        for (c, curve) in history {
+            d.arm_config.push(*c);
+            // Rewards: the recorded losses negated (TaskSet's metric is minimised).
+            d.curves
+                .push(curve.iter().map(|&v| -f64::from(v)).collect());
+            d.forgotten.push(false);
+        }
+        let mut rng = Rng::new(seed);
+        let saved = Model::init(d.dims(), || rng.f64());
+        d.fits = d.cfg.full_fits;
+        d.restart = false;
+        let arm_of: std::collections::HashMap<u32, usize> = history
+            .iter()
+            .enumerate()
+            .map(|(a, (c, _))| (*c, a))
+            .collect();
+        let rows = (0..space.len())
+            .filter_map(|c| match arm_of.get(&(c as u32)) {
+                Some(&a) if history[a].1.len() as u32 >= units => None,
+                Some(&a) => Some((c, Some(a))),
+                None => Some((c, None)),
+            })
+            .collect();
+        Probe { d, saved, rows }
+    }
+
+    /// Configurations the prediction covers (those not yet complete).
+    pub fn candidates(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// The refinement after the newest observation (`refine_epochs` epochs on every point).
+    pub fn refine(&mut self) {
+        self.d.model = Some(self.saved.clone());
+        self.d.restart = false;
+        self.d.fit();
+    }
+
+    /// The prediction of every candidate one unit ahead, and the acquisition.
+    pub fn predict(&mut self) {
+        let rows = std::mem::take(&mut self.rows);
+        std::hint::black_box(self.d.pick(&rows));
+        self.rows = rows;
     }
 }
 

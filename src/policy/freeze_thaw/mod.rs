@@ -11,7 +11,7 @@ mod dyhpo;
 pub mod net;
 
 pub use dpl::{Probe as DplProbe, family as family_dpl};
-pub use dyhpo::family as family_dyhpo;
+pub use dyhpo::{Probe as DyhpoProbe, family as family_dyhpo};
 
 #[cfg(test)]
 mod golden {
