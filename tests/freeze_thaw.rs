@@ -50,6 +50,24 @@ fn run(e: &Path, out: &Path, threads: &str) {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 }
 
+/// Runs `e` at 1 and at 2 threads (into `dir/a` and `dir/b`), asserts byte-identical results,
+/// and returns `dir/a`.
+fn same_at_one_and_two_threads(e: &Path, dir: &Path, label: &str) -> PathBuf {
+    let (a, b) = (dir.join("a"), dir.join("b"));
+    let _ = std::fs::remove_dir_all(&a);
+    let _ = std::fs::remove_dir_all(&b);
+    run(e, &a, "1");
+    run(e, &b, "2");
+    for f in ["runs.parquet", "trajectories.parquet"] {
+        assert_eq!(
+            std::fs::read(a.join(f)).unwrap(),
+            std::fs::read(b.join(f)).unwrap(),
+            "{f} with '{label}'"
+        );
+    }
+    a
+}
+
 fn read(path: &Path) -> DataFrame {
     ParquetReader::new(std::fs::File::open(path).unwrap())
         .finish()
@@ -164,18 +182,7 @@ epochs = 30
 lr = 10.0"#;
     for world in ["", "workers = 3"] {
         let e = experiment(&dir, 30, world, policies);
-        let (a, b) = (dir.join("a"), dir.join("b"));
-        let _ = std::fs::remove_dir_all(&a);
-        let _ = std::fs::remove_dir_all(&b);
-        run(&e, &a, "1");
-        run(&e, &b, "2");
-        for f in ["runs.parquet", "trajectories.parquet"] {
-            assert_eq!(
-                std::fs::read(a.join(f)).unwrap(),
-                std::fs::read(b.join(f)).unwrap(),
-                "{f} with '{world}'"
-            );
-        }
+        let a = same_at_one_and_two_threads(&e, &dir, world);
         let cells = cells(&a);
         // lr = 10 makes Adam diverge: the member is re-initialised, counted, and the cell goes on
         // to its whole budget.
@@ -203,18 +210,7 @@ fn dyhpo_fits_as_its_code_counts_and_is_identical_at_any_thread_count() {
     );
     for world in ["", "workers = 3"] {
         let e = experiment(&dir, 40, world, &policies);
-        let (a, b) = (dir.join("a"), dir.join("b"));
-        let _ = std::fs::remove_dir_all(&a);
-        let _ = std::fs::remove_dir_all(&b);
-        run(&e, &a, "1");
-        run(&e, &b, "2");
-        for f in ["runs.parquet", "trajectories.parquet"] {
-            assert_eq!(
-                std::fs::read(a.join(f)).unwrap(),
-                std::fs::read(b.join(f)).unwrap(),
-                "{f} with '{world}'"
-            );
-        }
+        let a = same_at_one_and_two_threads(&e, &dir, world);
         let cells = cells(&a);
         assert_eq!(cells.len(), 6, "{world}");
         for (stats, decisions, rewards) in &cells {

@@ -24,10 +24,12 @@ import logging
 import os
 import sys
 import tempfile
-import time
 
 import numpy as np
 import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from decision_timing import time_decision  # noqa: E402
 
 
 def main():
@@ -77,18 +79,9 @@ def main():
     s.train = False
     saved = copy.deepcopy(s)
 
-    refine, predict = [], []
-    for _ in range(a.repeats):
-        r = copy.deepcopy(saved)
-        t0 = time.process_time()
-        r.observe(last_c, b, list(last_curve))
-        t1 = time.process_time()
-        r.suggest()
-        t2 = time.process_time()
-        refine.append(t1 - t0)
-        predict.append(t2 - t1)
-    print(f"refine_s={sorted(refine)[len(refine) // 2]} predict_s={sorted(predict)[len(predict) // 2]}")
-
+    time_decision(
+        saved, lambda r: r.observe(last_c, b, list(last_curve)), lambda r: r.suggest(), a.repeats
+    )
 
 if __name__ == "__main__":
     main()

@@ -90,11 +90,11 @@ fn shapes(world: WorldKind) -> Vec<(&'static str, String)> {
 const SMALL: &[(&str, &str)] = &[
     (
         "dpl",
-        "ensemble = 2\nunits = 8\nepochs = 10\nrefine_epochs = 2\nfull_fits = 2\n",
+        "ensemble = 2\nunits = 4\nepochs = 10\nrefine_epochs = 2\nfull_fits = 2\n",
     ),
     (
         "dyhpo",
-        "units1 = 8\nunits2 = 8\nepochs = 10\nrefine_epochs = 2\nfull_fits = 2\nmax_points = 32\n",
+        "units1 = 4\nunits2 = 4\nchannels = 1\nepochs = 10\nrefine_epochs = 2\nfull_fits = 2\nmax_points = 16\n",
     ),
 ];
 

@@ -191,6 +191,44 @@ fn cholesky(k: &Mat<f64>) -> Result<faer::linalg::solvers::Llt<f64>, NotPsd> {
     Err(NotPsd)
 }
 
+/// A linear layer: `out` (n × fo) = `a` (n × fi) · Wᵀ + 1 bᵀ, W (fo × fi) row-major as PyTorch's.
+fn linear(n: usize, fi: usize, fo: usize, a: &[f64], w: &[f64], b: &[f64], out: &mut Vec<f64>) {
+    out.clear();
+    for _ in 0..n {
+        out.extend_from_slice(&b[..fo]);
+    }
+    gemm(
+        n,
+        fi,
+        fo,
+        a,
+        (fi as isize, 1),
+        w,
+        (1, fi as isize),
+        1.0,
+        out,
+    );
+}
+
+/// A linear layer's parameter gradients from its output's gradient `d` (n × fo) and its input `a`
+/// (n × fi): dW = dᵀ a into `gw` (fo × fi), db = Σ d added to `gb`.
+fn linear_grad(
+    n: usize,
+    fi: usize,
+    fo: usize,
+    d: &[f64],
+    a: &[f64],
+    gw: &mut [f64],
+    gb: &mut [f64],
+) {
+    gemm(fo, n, fi, d, (1, fo as isize), a, (fi as isize, 1), 0.0, gw);
+    for row in d.chunks(fo).take(n) {
+        for (g, v) in gb.iter_mut().zip(row) {
+            *g += v;
+        }
+    }
+}
+
 /// Squared distances between the rows of `a` (n × w) and `b` (m × w), n × m row-major.
 fn sq_dist(a: &[f64], n: usize, b: &[f64], m: usize, w: usize, out: &mut Vec<f64>) {
     out.clear();
@@ -256,19 +294,13 @@ impl Model {
             s.a.push(batch.b[i]);
         }
         let p = &self.params;
-        s.h1.clear();
-        for _ in 0..n {
-            s.h1.extend_from_slice(&p[l.fc1_b..l.fc1_b + u1]);
-        }
-        gemm(
+        linear(
             n,
             d,
             u1,
             &s.a,
-            (d as isize, 1),
             &p[l.fc1_w..l.fc1_b],
-            (1, d as isize),
-            1.0,
+            &p[l.fc1_b..l.bn_g],
             &mut s.h1,
         );
         // BatchNorm.
@@ -338,19 +370,13 @@ impl Model {
                 s.pool_at[i * channels + k] = at;
             }
         }
-        s.pre2.clear();
-        for _ in 0..n {
-            s.pre2.extend_from_slice(&p[l.fc2_b..l.fc2_b + u2]);
-        }
-        gemm(
+        linear(
             n,
             w2,
             u2,
             &s.zin,
-            (w2 as isize, 1),
             &p[l.fc2_w..l.fc2_b],
-            (1, w2 as isize),
-            1.0,
+            &p[l.fc2_b..l.gp],
             &mut s.pre2,
         );
         s.z.clear();
@@ -463,22 +489,8 @@ impl Model {
         }
         let w2 = u1 + channels;
         // fc2: dW = dPreᵀ Zin, db = Σ dPre, dZin = dPre W.
-        gemm(
-            u2,
-            n,
-            w2,
-            &s.dz,
-            (1, u2 as isize),
-            &s.zin,
-            (w2 as isize, 1),
-            0.0,
-            &mut g[l.fc2_w..l.fc2_b],
-        );
-        for i in 0..n {
-            for j in 0..u2 {
-                g[l.fc2_b + j] += s.dz[i * u2 + j];
-            }
-        }
+        let (gw, gb) = g[l.fc2_w..l.gp].split_at_mut(u2 * w2);
+        linear_grad(n, w2, u2, &s.dz, &s.zin, gw, gb);
         s.dzin.clear();
         s.dzin.resize(n * w2, 0.0);
         gemm(
@@ -528,23 +540,8 @@ impl Model {
                 dh1[i * u1 + j] = inv / nf * (nf * dhat[i] - sum_d - s.hat[i * u1 + j] * sum_dh);
             }
         }
-        let d = inputs + 1;
-        gemm(
-            u1,
-            n,
-            d,
-            &dh1,
-            (1, u1 as isize),
-            &s.a,
-            (d as isize, 1),
-            0.0,
-            &mut g[l.fc1_w..l.fc1_b],
-        );
-        for i in 0..n {
-            for j in 0..u1 {
-                g[l.fc1_b + j] += dh1[i * u1 + j];
-            }
-        }
+        let (gw, gb) = g[l.fc1_w..l.bn_g].split_at_mut(u1 * (inputs + 1));
+        linear_grad(n, inputs + 1, u1, &dh1, &s.a, gw, gb);
         s.z = z;
         Ok(loss)
     }

@@ -38,6 +38,7 @@
 //! worker draws at random.
 
 use super::net::{Adam, Net, Scratch, Shape};
+use super::{Candidate, candidates, idle};
 use crate::policy::{Action, CellStart, Family, Kind, ParamDef, Params, Value};
 use crate::protocol::{Observation, Policy, View, WorldKind};
 use crate::rng::{Rng, derive_seed};
@@ -198,15 +199,6 @@ fn members(n: usize, seed: u64) -> Vec<Member> {
         .collect()
 }
 
-/// Nothing can be trained now: wait for work in flight, or stop when none runs.
-fn idle(view: &View<'_>) -> Action {
-    if view.pending.is_empty() {
-        Action::Stop
-    } else {
-        Action::Wait
-    }
-}
-
 pub struct Dpl {
     cfg: Config,
     /// Curve length of the pool.
@@ -237,12 +229,6 @@ pub struct Dpl {
     xs: Vec<f32>,
     ones: Vec<f32>,
     preds: Vec<f32>,
-}
-
-#[derive(Clone, Copy, Debug)]
-enum Candidate {
-    Arm(usize),
-    Config(u32),
 }
 
 impl Dpl {
@@ -283,30 +269,7 @@ impl Dpl {
     }
 
     fn build_features(&mut self, space: &crate::space::Space) {
-        let learners = space.learners.len();
-        let lead = if learners > 1 { learners } else { 0 };
-        let dims: usize = space.learners.iter().map(Vec::len).sum();
-        self.width = lead + dims;
-        self.feats = vec![0.0; space.len() * self.width];
-        let starts: Vec<usize> = space
-            .learners
-            .iter()
-            .scan(lead, |o, l| {
-                let at = *o;
-                *o += l.len();
-                Some(at)
-            })
-            .collect();
-        for c in 0..space.len() {
-            let row = &mut self.feats[c * self.width..(c + 1) * self.width];
-            let l = space.learner(c);
-            if lead > 0 {
-                row[l] = 1.0;
-            }
-            for (k, &v) in space.values(c).iter().enumerate() {
-                row[starts[l] + k] = if v.is_nan() { 0.0 } else { v };
-            }
-        }
+        (self.feats, self.width) = super::encode(space);
     }
 
     /// The training set: every (configuration, unit, loss) seen, arms in the order they appeared.
@@ -440,20 +403,9 @@ impl Policy for Dpl {
                 idle(view)
             });
         }
-        // Candidates in configuration order (DPL enumerates its candidates by index).
-        let mut arm_of = vec![usize::MAX; pool.space.len()];
-        for (arm, &c) in pool.config.iter().enumerate() {
-            arm_of[c as usize] = arm;
-        }
         self.cand.clear();
         self.xs.clear();
-        for (c, &arm) in arm_of.iter().enumerate() {
-            let cand = match arm {
-                usize::MAX if pool.open[c] => Candidate::Config(c as u32),
-                usize::MAX => continue,
-                arm if !pool.done[arm] && !view.is_busy(arm) => Candidate::Arm(arm),
-                _ => continue,
-            };
+        for (c, cand) in candidates(pool, view) {
             self.cand.push(cand);
             self.xs
                 .extend_from_slice(&self.feats[c * self.width..(c + 1) * self.width]);
@@ -509,10 +461,7 @@ impl Policy for Dpl {
             }
         }
         let top = top.map_or(0, |(_, i)| i);
-        Ok(match self.cand[top] {
-            Candidate::Arm(arm) => Action::Pull(arm),
-            Candidate::Config(c) => Action::Choose(c),
-        })
+        Ok(self.cand[top].action())
     }
 
     fn observe(&mut self, obs: &Observation<'_>) {

@@ -38,6 +38,7 @@
 
 use super::dkgp::{Batch, Dims, Model, Scratch};
 use super::net::Adam;
+use super::{Candidate, candidates, idle};
 use crate::policy::{Action, CellStart, Family, Kind, ParamDef, Params, Value};
 use crate::protocol::{Observation, Policy, View, WorldKind};
 use crate::rng::{Rng, derive_seed};
@@ -228,21 +229,6 @@ impl Rows {
     }
 }
 
-/// Nothing can be trained now: wait for work in flight, or stop when none runs.
-fn idle(view: &View<'_>) -> Action {
-    if view.pending.is_empty() {
-        Action::Stop
-    } else {
-        Action::Wait
-    }
-}
-
-#[derive(Clone, Copy, Debug)]
-enum Candidate {
-    Arm(usize),
-    Config(u32),
-}
-
 pub struct Dyhpo {
     cfg: Config,
     units: u32,
@@ -308,30 +294,9 @@ impl Dyhpo {
     }
 
     fn build_features(&mut self, space: &crate::space::Space) {
-        let learners = space.learners.len();
-        let lead = if learners > 1 { learners } else { 0 };
-        let dims: usize = space.learners.iter().map(Vec::len).sum();
-        self.width = lead + dims;
-        self.feats = vec![0.0; space.len() * self.width];
-        let starts: Vec<usize> = space
-            .learners
-            .iter()
-            .scan(lead, |o, l| {
-                let at = *o;
-                *o += l.len();
-                Some(at)
-            })
-            .collect();
-        for c in 0..space.len() {
-            let row = &mut self.feats[c * self.width..(c + 1) * self.width];
-            let l = space.learner(c);
-            if lead > 0 {
-                row[l] = 1.0;
-            }
-            for (k, &v) in space.values(c).iter().enumerate() {
-                row[starts[l] + k] = if v.is_nan() { 0.0 } else { f64::from(v) };
-            }
-        }
+        let (feats, width) = super::encode(space);
+        self.feats = feats.into_iter().map(f64::from).collect();
+        self.width = width;
     }
 
     /// A curve as the model sees it: zero-padded to the kernel's width.
@@ -349,23 +314,17 @@ impl Dyhpo {
         let mut rows = std::mem::take(&mut self.train);
         rows.clear();
         self.y.clear();
-        for (arm, curve) in self.curves.iter().enumerate() {
-            if self.forgotten[arm] {
-                continue;
-            }
-            let c = self.arm_config[arm] as usize;
-            for (u, &score) in curve.iter().enumerate() {
-                rows.x
-                    .extend_from_slice(&self.feats[c * self.width..(c + 1) * self.width]);
-                rows.b.push((u + 1) as f64 / f64::from(self.units));
-                rows.curves
-                    .push(self.padded(if u == 0 { &[0.0] } else { &curve[..u] }));
-                self.y.push(score);
-            }
-        }
-        let n = self.y.len();
+        // Every point as (arm, unit index), in order; with `max_points`, a random subset of them
+        // (kept in order), the same for a fit and the decisions until the next fit.
+        let mut points: Vec<(usize, usize)> = self
+            .curves
+            .iter()
+            .enumerate()
+            .filter(|(arm, _)| !self.forgotten[*arm])
+            .flat_map(|(arm, curve)| (0..curve.len()).map(move |u| (arm, u)))
+            .collect();
+        let n = points.len();
         if self.cfg.max_points > 0 && n > self.cfg.max_points {
-            // A random subset, the same for a fit and the decisions until the next fit.
             let mut rng = Rng::new(derive_seed(
                 self.seed,
                 &format!("dyhpo-subset-{}", self.fits),
@@ -377,18 +336,17 @@ impl Dyhpo {
             }
             idx.truncate(self.cfg.max_points);
             idx.sort_unstable();
-            let w = self.width;
-            let mut x = Vec::with_capacity(idx.len() * w);
-            for &i in &idx {
-                x.extend_from_slice(&rows.x[i * w..(i + 1) * w]);
-            }
-            rows.x = x;
-            rows.b = idx.iter().map(|&i| rows.b[i]).collect();
-            rows.curves = idx
-                .iter()
-                .map(|&i| std::mem::take(&mut rows.curves[i]))
-                .collect();
-            self.y = idx.iter().map(|&i| self.y[i]).collect();
+            points = idx.into_iter().map(|i| points[i]).collect();
+        }
+        for (arm, u) in points {
+            let c = self.arm_config[arm] as usize;
+            let curve = &self.curves[arm];
+            rows.x
+                .extend_from_slice(&self.feats[c * self.width..(c + 1) * self.width]);
+            rows.b.push((u + 1) as f64 / f64::from(self.units));
+            rows.curves
+                .push(self.padded(if u == 0 { &[0.0] } else { &curve[..u] }));
+            self.y.push(curve[u]);
         }
         rows.pad();
         self.train = rows;
@@ -559,31 +517,23 @@ impl Policy for Dyhpo {
                 idle(view)
             });
         }
-        // Candidates in configuration order (DyHPO enumerates its candidates by index).
-        let mut arm_of = vec![usize::MAX; pool.space.len()];
-        for (arm, &c) in pool.config.iter().enumerate() {
-            arm_of[c as usize] = arm;
-        }
         self.cand.clear();
         let mut rows = Vec::new();
-        for (c, &arm) in arm_of.iter().enumerate() {
-            let (cand, curve) = match arm {
-                usize::MAX if pool.open[c] => (Candidate::Config(c as u32), None),
-                usize::MAX => continue,
-                arm if !pool.done[arm] && !view.is_busy(arm) => (Candidate::Arm(arm), Some(arm)),
-                _ => continue,
-            };
+        for (c, cand) in candidates(pool, view) {
             self.cand.push(cand);
-            rows.push((c, curve));
+            rows.push((
+                c,
+                match cand {
+                    Candidate::Arm(arm) => Some(arm),
+                    Candidate::Config(_) => None,
+                },
+            ));
         }
         if self.cand.is_empty() {
             return Ok(idle(view));
         }
         let top = self.pick(&rows);
-        Ok(match self.cand[top] {
-            Candidate::Arm(arm) => Action::Pull(arm),
-            Candidate::Config(c) => Action::Choose(c),
-        })
+        Ok(self.cand[top].action())
     }
 
     fn observe(&mut self, obs: &Observation<'_>) {

@@ -13,6 +13,84 @@ pub mod net;
 pub use dpl::{Probe as DplProbe, family as family_dpl};
 pub use dyhpo::{Probe as DyhpoProbe, family as family_dyhpo};
 
+use crate::policy::Action;
+use crate::protocol::{PoolView, View};
+
+/// Nothing can be trained now: wait for work in flight, or stop when none runs.
+fn idle(view: &View<'_>) -> Action {
+    if view.pending.is_empty() {
+        Action::Stop
+    } else {
+        Action::Wait
+    }
+}
+
+/// What a freeze-thaw decision can train: an arm one unit further, or a configuration its first.
+#[derive(Clone, Copy, Debug)]
+enum Candidate {
+    Arm(usize),
+    Config(u32),
+}
+
+impl Candidate {
+    fn action(self) -> Action {
+        match self {
+            Candidate::Arm(arm) => Action::Pull(arm),
+            Candidate::Config(c) => Action::Choose(c),
+        }
+    }
+}
+
+/// The candidates in configuration order (DPL and DyHPO enumerate theirs by index), each with its
+/// configuration: configurations still open, and arms neither done nor running.
+fn candidates(pool: &PoolView<'_>, view: &View<'_>) -> Vec<(usize, Candidate)> {
+    let mut arm_of = vec![usize::MAX; pool.space.len()];
+    for (arm, &c) in pool.config.iter().enumerate() {
+        arm_of[c as usize] = arm;
+    }
+    arm_of
+        .iter()
+        .enumerate()
+        .filter_map(|(c, &arm)| match arm {
+            usize::MAX if pool.open[c] => Some((c, Candidate::Config(c as u32))),
+            usize::MAX => None,
+            arm if !pool.done[arm] && !view.is_busy(arm) => Some((c, Candidate::Arm(arm))),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The models' features of every configuration (row-major, `width` columns): the pool's encoding
+/// (`space.rs`: numeric dimensions min-max scaled, log where the pool's dimension is log-scaled),
+/// one-hot learner columns first when the pool has several learners, 0 for inactive dimensions.
+fn encode(space: &crate::space::Space) -> (Vec<f32>, usize) {
+    let learners = space.learners.len();
+    let lead = if learners > 1 { learners } else { 0 };
+    let dims: usize = space.learners.iter().map(Vec::len).sum();
+    let width = lead + dims;
+    let mut feats = vec![0.0; space.len() * width];
+    let starts: Vec<usize> = space
+        .learners
+        .iter()
+        .scan(lead, |o, l| {
+            let at = *o;
+            *o += l.len();
+            Some(at)
+        })
+        .collect();
+    for c in 0..space.len() {
+        let row = &mut feats[c * width..(c + 1) * width];
+        let l = space.learner(c);
+        if lead > 0 {
+            row[l] = 1.0;
+        }
+        for (k, &v) in space.values(c).iter().enumerate() {
+            row[starts[l] + k] = if v.is_nan() { 0.0 } else { v };
+        }
+    }
+    (feats, width)
+}
+
 #[cfg(test)]
 mod golden {
     //! The network against PyTorch 2.15.0 (`tests/golden/dpl_net.json`, made by
