@@ -38,7 +38,7 @@
 //! worker draws at random.
 
 use super::net::{Adam, Net, Scratch, Shape};
-use super::{Candidate, candidates, idle};
+use super::{Acquisition, Candidate, candidates, failed_param, idle, lr_param};
 use crate::policy::{Action, CellStart, Family, Kind, ParamDef, Params, Value};
 use crate::protocol::{Observation, Policy, View, WorldKind};
 use crate::rng::{Rng, derive_seed};
@@ -91,15 +91,7 @@ pub fn family() -> Family {
                 64,
                 "examples per batch (DPL's batch_size and refine_batch_size)",
             ),
-            ParamDef {
-                name: "lr",
-                kind: Kind::Float {
-                    min: 1e-9,
-                    max: 10.0,
-                },
-                default: Value::Float(0.001),
-                doc: "Adam's learning rate (DPL's learning_rate)",
-            },
+            lr_param("Adam's learning rate (DPL's learning_rate)"),
             ParamDef::int(
                 "full_fits",
                 0,
@@ -126,12 +118,9 @@ pub fn family() -> Family {
                 default: Value::Text("ei".into()),
                 doc: "ei = expected improvement over the best loss seen (DPL's); ucb = -mean + 0.25 std (DPL's alternative); mean = the lowest predicted loss",
             },
-            ParamDef {
-                name: "failed",
-                kind: Kind::Choice(&["keep-prefix", "forget"]),
-                default: Value::Text("keep-prefix".into()),
-                doc: "a configuration whose unit failed: its earlier units stay training data, or are forgotten (DPL's tables drop failing curves beforehand)",
-            },
+            failed_param(
+                "a configuration whose unit failed: its earlier units stay training data, or are forgotten (DPL's tables drop failing curves beforehand)",
+            ),
         ],
         build: |p: &Params, _| Box::new(Dpl::new(Config::from(p))),
     }
@@ -153,13 +142,6 @@ struct Config {
     forget_failed: bool,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum Acquisition {
-    Ei,
-    Ucb,
-    Mean,
-}
-
 impl From<&Params> for Config {
     fn from(p: &Params) -> Self {
         Config {
@@ -173,11 +155,7 @@ impl From<&Params> for Config {
             full_fits: p.int("full_fits") as u64,
             restart_after: p.int("restart_after") as u64,
             refine_new: p.text("refine_new") == "every-batch",
-            acquisition: match p.text("acquisition") {
-                "ucb" => Acquisition::Ucb,
-                "mean" => Acquisition::Mean,
-                _ => Acquisition::Ei,
-            },
+            acquisition: Acquisition::from_params(p),
             forget_failed: p.text("failed") == "forget",
         }
     }
@@ -499,11 +477,7 @@ impl Policy for Dpl {
             self.patience = 0;
         } else {
             self.patience += 1;
-            let limit = if self.cfg.restart_after > 0 {
-                self.cfg.restart_after
-            } else {
-                (1.2 * f64::from(self.units)) as u64
-            };
+            let limit = super::restart_limit(self.cfg.restart_after, self.units);
             if self.patience >= limit {
                 self.from_scratch = true;
                 self.patience = 0;

@@ -38,7 +38,7 @@
 
 use super::dkgp::{Batch, Dims, Model, Scratch};
 use super::net::Adam;
-use super::{Candidate, candidates, idle};
+use super::{Acquisition, Candidate, candidates, failed_param, idle, lr_param};
 use crate::policy::{Action, CellStart, Family, Kind, ParamDef, Params, Value};
 use crate::protocol::{Observation, Policy, View, WorldKind};
 use crate::rng::{Rng, derive_seed};
@@ -97,15 +97,7 @@ pub fn family() -> Family {
                 50,
                 "epochs of a refinement (DyHPO's refine_epochs)",
             ),
-            ParamDef {
-                name: "lr",
-                kind: Kind::Float {
-                    min: 1e-9,
-                    max: 10.0,
-                },
-                default: Value::Float(0.001),
-                doc: "Adam's learning rate (DyHPO's learning_rate)",
-            },
+            lr_param("Adam's learning rate (DyHPO's learning_rate)"),
             ParamDef::int(
                 "full_fits",
                 1,
@@ -133,12 +125,9 @@ pub fn family() -> Family {
                 default: Value::Text("ei".into()),
                 doc: "ei = multi-fidelity expected improvement (DyHPO's); ucb = mean + 0.25 std; mean = the highest predicted score (DyHPO's exploit)",
             },
-            ParamDef {
-                name: "failed",
-                kind: Kind::Choice(&["keep-prefix", "forget"]),
-                default: Value::Text("keep-prefix".into()),
-                doc: "a configuration whose unit failed: its earlier units stay training data, or are forgotten",
-            },
+            failed_param(
+                "a configuration whose unit failed: its earlier units stay training data, or are forgotten",
+            ),
         ],
         build: |p: &Params, _| Box::new(Dyhpo::new(Config::from(p))),
     }
@@ -160,13 +149,6 @@ struct Config {
     forget_failed: bool,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum Acquisition {
-    Ei,
-    Ucb,
-    Mean,
-}
-
 impl From<&Params> for Config {
     fn from(p: &Params) -> Self {
         Config {
@@ -180,11 +162,7 @@ impl From<&Params> for Config {
             full_fits: p.int("full_fits") as u64,
             restart_after: p.int("restart_after") as u64,
             max_points: p.int("max_points") as usize,
-            acquisition: match p.text("acquisition") {
-                "ucb" => Acquisition::Ucb,
-                "mean" => Acquisition::Mean,
-                _ => Acquisition::Ei,
-            },
+            acquisition: Acquisition::from_params(p),
             forget_failed: p.text("failed") == "forget",
         }
     }
@@ -561,11 +539,7 @@ impl Policy for Dyhpo {
                 self.patience = 0;
             } else {
                 self.patience += 1;
-                let limit = if self.cfg.restart_after > 0 {
-                    self.cfg.restart_after
-                } else {
-                    (1.2 * f64::from(self.units)) as u64
-                };
+                let limit = super::restart_limit(self.cfg.restart_after, self.units);
                 if self.patience == limit {
                     self.restart = true;
                 }

@@ -13,8 +13,60 @@ pub mod net;
 pub use dpl::{Probe as DplProbe, family as family_dpl};
 pub use dyhpo::{Probe as DyhpoProbe, family as family_dyhpo};
 
-use crate::policy::Action;
+use crate::policy::{Action, Kind, ParamDef, Params, Value};
 use crate::protocol::{PoolView, View};
+
+/// How a freeze-thaw model's prediction ranks candidates: expected improvement (DPL's and
+/// DyHPO's), an upper confidence bound (mean + 0.25 std, both codes' alternative) or the mean.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Acquisition {
+    Ei,
+    Ucb,
+    Mean,
+}
+
+impl Acquisition {
+    fn from_params(p: &Params) -> Self {
+        match p.text("acquisition") {
+            "ucb" => Acquisition::Ucb,
+            "mean" => Acquisition::Mean,
+            _ => Acquisition::Ei,
+        }
+    }
+}
+
+/// Adam's learning rate (default 0.001, both codes').
+fn lr_param(doc: &'static str) -> ParamDef {
+    ParamDef {
+        name: "lr",
+        kind: Kind::Float {
+            min: 1e-9,
+            max: 10.0,
+        },
+        default: Value::Float(0.001),
+        doc,
+    }
+}
+
+/// What happens to the earlier units of a configuration whose unit failed.
+fn failed_param(doc: &'static str) -> ParamDef {
+    ParamDef {
+        name: "failed",
+        kind: Kind::Choice(&["keep-prefix", "forget"]),
+        default: Value::Text("keep-prefix".into()),
+        doc,
+    }
+}
+
+/// Observations without a better score before a fit from fresh weights: `restart_after`, or
+/// with 0 ⌊1.2 × the curve's units⌋ (DPL's and DyHPO's `no_improvement_threshold`).
+fn restart_limit(restart_after: u64, units: u32) -> u64 {
+    if restart_after > 0 {
+        restart_after
+    } else {
+        (1.2 * f64::from(units)) as u64
+    }
+}
 
 /// Nothing can be trained now: wait for work in flight, or stop when none runs.
 fn idle(view: &View<'_>) -> Action {
