@@ -100,6 +100,17 @@ impl Clock {
         (self.budget - self.used).max(0.0)
     }
 
+    /// The replay loop's instant `t`: in a budget of seconds, `used` is the simulated time at
+    /// which a worker acts (the world spends from it, and the loop sets it back to the instant
+    /// of the event it handles next, which may be before a finish just charged); a budget of
+    /// pulls or units counts work and is left alone.
+    #[inline]
+    pub fn set_instant(&mut self, t: f64) {
+        if self.timed {
+            self.used = t;
+        }
+    }
+
     /// Charge `amount` of work to the budget.
     pub fn spend(&mut self, amount: f64) {
         self.used += amount;
@@ -146,6 +157,20 @@ mod tests {
         secs.spend(7.0);
         assert!(secs.done());
         assert_eq!(secs.left(), 0.0);
+    }
+
+    #[test]
+    fn only_a_budget_of_seconds_follows_the_loops_instant() {
+        let mut secs = Clock::timed(10.0, 0.0);
+        secs.set_instant(4.0);
+        assert_eq!(secs.used, 4.0);
+        // The loop sets it back to the instant it handles next.
+        secs.set_instant(2.5);
+        assert_eq!(secs.used, 2.5);
+        let mut units = Clock::counting(10.0);
+        units.spend(3.0);
+        units.set_instant(8.0);
+        assert_eq!(units.used, 3.0);
     }
 
     #[test]

@@ -177,6 +177,79 @@ fn event_worker(key: u128) -> usize {
     key as u64 as usize
 }
 
+/// The completions to come, earliest first (ties by worker).
+///
+/// The standard library's binary heap, kept after measuring the alternatives on `bench --only
+/// workers` (random search, 256 workers, callgrind, loop instructions per decision: this heap
+/// about 170 of about 1 000): a tournament tree (its delivered worker's path is replayed in
+/// full), a radix heap on the finish time's bits (events move through tens of buckets), a
+/// calendar queue (Brown 1988; the recorded unit costs are too uneven for one day's width), a
+/// 4-ary and a hand-written bottom-up binary heap, and the standard heap with 64-bit keys and
+/// pop-then-push, each cost as many instructions or more.
+///
+/// A delivered completion stays at the heap's top until the next piece of work is scheduled,
+/// which replaces it (one sift-down instead of a pop and a push: the steady state of
+/// asynchronous work, where each completion frees a worker that starts again at once).
+struct EventQueue {
+    heap: BinaryHeap<Reverse<u128>>,
+    /// The top was delivered but is still in the heap.
+    delivered_top: bool,
+}
+
+impl EventQueue {
+    fn with_capacity(k: usize) -> Self {
+        EventQueue {
+            heap: BinaryHeap::with_capacity(k),
+            delivered_top: false,
+        }
+    }
+
+    /// Work on `worker` completes at `finish`.
+    #[inline]
+    fn schedule(&mut self, finish: f64, worker: usize) {
+        let key = Reverse(event_key(finish, worker));
+        if self.delivered_top {
+            *self
+                .heap
+                .peek_mut()
+                .expect("the delivered top is in the queue") = key;
+            self.delivered_top = false;
+        } else {
+            self.heap.push(key);
+        }
+    }
+
+    /// The earliest completion not yet delivered, if any.
+    #[inline]
+    fn next_time(&mut self) -> Option<f64> {
+        if self.delivered_top {
+            self.heap.pop();
+            self.delivered_top = false;
+        }
+        self.heap.peek().map(|&Reverse(e)| event_finish(e))
+    }
+
+    /// The next completion at `t` (the time [`Self::next_time`] gave), as (worker, finish);
+    /// `None` once every completion at `t` was delivered.
+    #[inline]
+    fn deliver_at(&mut self, t: f64) -> Option<(usize, f64)> {
+        if self.delivered_top {
+            // Is the next event (the earlier of the top's children) at this time too?
+            let s = self.heap.as_slice();
+            let next = s
+                .get(1..s.len().min(3))
+                .and_then(|c| c.iter().map(|e| e.0).min());
+            if next.is_none_or(|n| event_finish(n) > t) {
+                return None;
+            }
+            self.heap.pop();
+        }
+        let &Reverse(e) = self.heap.peek()?;
+        self.delivered_top = true;
+        Some((event_worker(e), event_finish(e)))
+    }
+}
+
 /// The replay loop of every world, with `workers` simulated workers on an event clock.
 ///
 /// A free worker asks the policy for a decision; the world applies it at once (the outcome of a
@@ -209,323 +282,401 @@ pub fn drive_workers<W: World + ?Sized>(
     workers: usize,
     observers: &mut [&mut dyn Observer],
 ) -> Result<()> {
-    let k = workers.max(1);
-    // Results count for the incumbent when their work completes.
-    world.ledger_mut().defer = true;
-    let sign = world.sign();
-    let timed = world.ledger().clock.is_timed();
-    let mut now = world.ledger().clock.used;
-    // When each worker can next start (later than `now` after a measured observation).
-    let mut ready = vec![now; k];
-    // Idle workers (free, or waiting for the next completion), lowest index first.
-    let mut free: BinaryHeap<Reverse<usize>> = (0..k).map(Reverse).collect();
-    let mut stopped = false;
-    let mut stopped_at = now;
-    // The standard library's binary heap, kept after measuring the alternatives on `bench
-    // --only workers` (random search, 256 workers, callgrind, loop instructions per decision:
-    // this heap about 170 of about 1 000): a tournament tree (its delivered worker's path is
-    // replayed in full), a radix heap on the finish time's bits (events move through tens of
-    // buckets), a calendar queue (Brown 1988; the recorded unit costs are too uneven for one
-    // day's width), a 4-ary and a hand-written bottom-up binary heap, and the standard heap with
-    // 64-bit keys and pop-then-push, each cost as many instructions or more.
-    let mut queue: BinaryHeap<Reverse<u128>> = BinaryHeap::with_capacity(k);
-    // The queue's top was delivered but is still in the heap: the next work started replaces it
-    // (one sift-down instead of a pop and a push, the steady state of asynchronous work).
-    let mut delivered_top = false;
-    // Work in flight, per worker (a worker runs one piece at a time; its buffers are reused).
-    let mut slots: Vec<InFlight> = vec![InFlight::default(); if k == 1 { 0 } else { k }];
-    let mut overflow: Vec<Vec<Revealed>> = Vec::new();
-    let mut seen = Seen::default();
-    let mut busy_s = 0.0;
+    let mut run = Workers::new(world, policy, policy_id, rng, overhead, workers, observers);
     loop {
-        // Start work on every free worker, in index order. A worker that cannot start before
-        // the budget ends retires (it is not put back).
-        while !stopped {
-            let Some(Reverse(w)) = free.pop() else {
+        // Start work on every free worker, in index order, until a worker waits or the policy
+        // stops.
+        while !run.stopped {
+            let Some(Reverse(w)) = run.free.pop() else {
                 break;
             };
-            let decided_at = ready[w].max(now);
-            let mut start = decided_at;
-            let at_start = |world: &mut W, start: f64| {
-                if timed {
-                    world.ledger_mut().clock.used = start;
-                }
-                world.done()
-            };
-            if at_start(world, start) {
-                continue;
+            if run.start_work(w)? == Next::Pause {
+                break;
             }
-            if let Overhead::Fixed(s) = overhead {
-                // A decision that would not finish within the budget is not taken: the worker
-                // retires at once, and nothing is charged (its time counts as idle).
-                if at_start(world, start + s) {
-                    if timed {
-                        world.ledger_mut().clock.used = start;
-                    }
-                    continue;
-                }
-                start += world.ledger_mut().clock.add_overhead(s);
-            }
-            let t0 = (overhead == Overhead::Measured).then(Instant::now);
-            let action = {
-                let mut v = world.view();
-                if k > 1 {
-                    // What the policy has seen, not what the world holds.
-                    let n = v.n_arms;
-                    seen.grow(n);
-                    v.arm_best = &seen.best[..n];
-                    if let Some(p) = &mut v.pool {
-                        (p.last, p.done) = (&seen.last[..n], &seen.done[..n]);
-                    }
-                    (v.workers, v.worker, v.now) = (k, w, now);
-                    (v.pending, v.busy) = (&seen.pending, &seen.busy[..n]);
-                }
-                policy.try_decide(&v, rng)?
-            };
-            if let Overhead::PerFit(s) = overhead {
-                let fits = policy.take_fits();
-                if fits > 0 {
-                    start += world.ledger_mut().clock.add_overhead(s * fits as f64);
-                }
-            }
-            if let Some(t) = t0 {
-                start += world
-                    .ledger_mut()
-                    .clock
-                    .add_overhead(t.elapsed().as_secs_f64());
-            }
-            let kind = match action {
-                Action::Stop => {
-                    // The decision to stop took its overhead too: deciding time, and the
-                    // makespan lasts until it was taken.
-                    stopped = true;
-                    busy_s += start - decided_at;
-                    stopped_at = start;
-                    world.ledger_mut().clock.stop();
-                    break;
-                }
-                Action::Wait => {
-                    if k == 1 || seen.pending.is_empty() {
-                        bail!(
-                            "policy {policy_id} waited with no work in flight: a policy waits only for a running piece of work to finish (with {k} worker{})",
-                            if k == 1 { "" } else { "s" }
-                        );
-                    }
-                    // Nothing new can arrive before the next completion: every free worker
-                    // waits for it (a wait holds for the rest of this instant). The decision
-                    // to wait took its overhead: the worker was deciding, not idle, and decides
-                    // again no earlier than it finished deciding.
-                    busy_s += start - decided_at;
-                    ready[w] = start;
-                    free.push(Reverse(w));
-                    break;
-                }
-                Action::Pull(a) | Action::Train(a, _) | Action::Retrain(a, ..) => {
-                    if seen.busy.get(a).is_some_and(|&b| b) {
-                        let p = seen.pending[seen.at[a]];
-                        bail!(
-                            "policy {policy_id} pulled arm {a}, which is still running on worker {} (since {:.6} s): an arm runs on one worker at a time; pull another arm, draw, or wait",
-                            p.worker,
-                            p.since
-                        );
-                    }
-                    ActionKind::of(action).unwrap_or_default()
-                }
-                Action::Draw | Action::DrawTo(_) => ActionKind::Draw,
-                Action::Mutate(_) => ActionKind::Mutate,
-                Action::Choose(_) | Action::ChooseTo(..) => ActionKind::Choose,
-            };
-            // The arm's recorded seconds before the work (a new arm has none).
-            let time_before = match action {
-                Action::Pull(a) | Action::Train(a, _) | Action::Retrain(a, ..)
-                    if a < world.n_arms() =>
-                {
-                    world.ledger().arm_time_s[a]
-                }
-                _ => 0.0,
-            };
-            if timed {
-                world.ledger_mut().clock.used = start;
-            }
-            let (arm, reward, observe_s) = {
-                let obs = world
-                    .apply(action)
-                    .map_err(|e| anyhow!("policy {policy_id} {e}"))?;
-                let (arm, reward) = (obs.arm, obs.reward);
-                if k == 1 {
-                    let t1 = (overhead == Overhead::Measured).then(Instant::now);
-                    policy.observe(&obs);
-                    (arm, reward, t1.map(|t| t.elapsed().as_secs_f64()))
-                } else {
-                    let f = &mut slots[w];
-                    match obs.revealed {
-                        [] => f.n_revealed = 0,
-                        [r] => {
-                            (f.n_revealed, f.one_time, f.one_reward, f.one_ok) =
-                                (1, r.time, r.reward, r.ok);
-                        }
-                        many => {
-                            f.n_revealed = MANY;
-                            if overflow.len() < k {
-                                overflow.resize_with(k, Vec::new);
-                            }
-                            overflow[w].clear();
-                            overflow[w].extend_from_slice(many);
-                        }
-                    }
-                    (f.arm, f.kind, f.arm_clock, f.exhausted) =
-                        (arm as u32, kind, obs.arm_clock, obs.exhausted);
-                    (f.has_reward, f.reward) = (reward.is_some(), reward.unwrap_or(f64::NAN));
-                    (arm, reward, None)
-                }
-            };
-            let finish = if timed {
-                world.ledger().clock.used
-            } else {
-                start + world.work_time(arm, time_before)
-            };
-            busy_s += finish - decided_at;
-            if k == 1 {
-                // Deliver at once: the sequential loop.
-                let charged = observe_s.map_or(0.0, |s| world.ledger_mut().clock.add_overhead(s));
-                busy_s += charged;
-                now = finish + charged;
-                ready[w] = now;
-                if timed {
-                    world.ledger_mut().clock.used = now;
-                }
-                world.completed(arm);
-                let reward = reward.map_or(f64::NAN, |r| sign * r);
-                emit(
-                    world, observers, sign, kind, arm, reward, 0, start, finish, None,
-                );
-                free.push(Reverse(w));
-                continue;
-            }
-            {
-                let f = &mut slots[w];
-                (f.best, f.last, f.done) = world.arm_state(arm);
-            }
-            if timed {
-                world.ledger_mut().clock.used = now;
-            }
-            seen.grow(arm + 1);
-            seen.at[arm] = seen.pending.len();
-            seen.pending.push(Pending {
-                arm,
-                worker: w,
-                since: start,
-            });
-            seen.busy[arm] = true;
-            let key = Reverse(event_key(finish, w));
-            if delivered_top {
-                *queue.peek_mut().expect("the delivered top is in the queue") = key;
-                delivered_top = false;
-            } else {
-                queue.push(key);
-            }
-        }
-        if delivered_top {
-            queue.pop();
-            delivered_top = false;
         }
         // Deliver every completion at the earliest finish time.
-        let Some(&Reverse(first)) = queue.peek() else {
+        let Some(t) = run.queue.next_time() else {
             break;
         };
-        let first = event_finish(first);
-        now = now.max(first);
-        while let Some(&Reverse(e)) = queue.peek() {
-            if delivered_top {
-                // Is the next event (the earlier of the top's children) at this time too?
-                let s = queue.as_slice();
-                let next = s
-                    .get(1..s.len().min(3))
-                    .and_then(|c| c.iter().map(|e| e.0).min());
-                if next.is_none_or(|n| event_finish(n) > first) {
-                    break;
-                }
-                queue.pop();
-                delivered_top = false;
-                continue;
-            }
-            delivered_top = true;
-            let worker = event_worker(e);
-            let f = &slots[worker];
-            let arm = f.arm as usize;
-            seen.best[arm] = f.best;
-            seen.last[arm] = f.last;
-            seen.done[arm] = f.done;
-            let i = seen.at[arm];
-            let start = seen.pending.swap_remove(i).since;
-            if let Some(moved) = seen.pending.get(i) {
-                seen.at[moved.arm] = i;
-            }
-            seen.busy[arm] = false;
-            if timed {
-                world.ledger_mut().clock.used = now;
-            }
-            world.completed(arm);
-            let one;
-            let revealed: &[Revealed] = match f.n_revealed {
-                0 => &[],
-                1 => {
-                    one = [Revealed {
-                        time: f.one_time,
-                        reward: f.one_reward,
-                        ok: f.one_ok,
-                    }];
-                    &one
-                }
-                _ => &overflow[worker],
-            };
-            for r in revealed.iter().filter(|r| r.ok) {
-                if seen.incumbent.is_none_or(|b| r.reward > b) {
-                    seen.incumbent = Some(r.reward);
-                }
-            }
-            let reward = f.has_reward.then_some(f.reward);
-            let t1 = (overhead == Overhead::Measured).then(Instant::now);
-            policy.observe(&Observation {
-                arm,
-                reward,
-                revealed,
-                arm_clock: f.arm_clock,
-                exhausted: f.exhausted,
-                objectives: world.arm_objectives(arm),
-            });
-            free.push(Reverse(worker));
-            ready[worker] = now;
-            if let Some(t) = t1 {
-                let s = world
-                    .ledger_mut()
-                    .clock
-                    .add_overhead(t.elapsed().as_secs_f64());
-                ready[worker] += s;
-                busy_s += s;
-            }
-            if timed {
-                world.ledger_mut().clock.used = now;
-            }
-            emit(
-                world,
-                observers,
-                sign,
-                f.kind,
-                arm,
-                reward.map_or(f64::NAN, |r| sign * r),
-                worker,
-                start,
-                event_finish(e),
-                Some(seen.incumbent),
-            );
+        run.now = run.now.max(t);
+        while let Some((worker, finish)) = run.queue.deliver_at(t) {
+            run.deliver(worker, finish);
         }
     }
-    let c = &mut world.ledger_mut().clock;
-    c.workers = k;
-    c.wall = now.max(stopped_at);
-    c.busy = busy_s;
+    run.close();
     Ok(())
+}
+
+/// After a worker's turn: decide on the next free worker, or pause until the next completion
+/// (a wait, or a stop).
+#[derive(PartialEq, Eq)]
+enum Next {
+    Worker,
+    Pause,
+}
+
+/// The event loop's state: the workers, the completions to come, and what the policy has seen.
+struct Workers<'a, 'o, W: World + ?Sized> {
+    world: &'a mut W,
+    policy: &'a mut dyn Policy,
+    policy_id: &'a str,
+    rng: &'a mut Rng,
+    overhead: Overhead,
+    observers: &'a mut [&'o mut dyn Observer],
+    k: usize,
+    sign: f64,
+    /// The simulated instant: the latest completion delivered.
+    now: f64,
+    /// When each worker can next start (later than `now` after a measured observation).
+    ready: Vec<f64>,
+    /// Idle workers (free, or waiting for the next completion), lowest index first.
+    free: BinaryHeap<Reverse<usize>>,
+    stopped: bool,
+    stopped_at: f64,
+    queue: EventQueue,
+    /// Work in flight, per worker (a worker runs one piece at a time; its buffers are reused).
+    slots: Vec<InFlight>,
+    overflow: Vec<Vec<Revealed>>,
+    seen: Seen,
+    /// Worker-seconds spent deciding and working.
+    busy_s: f64,
+}
+
+impl<'a, 'o, W: World + ?Sized> Workers<'a, 'o, W> {
+    fn new(
+        world: &'a mut W,
+        policy: &'a mut dyn Policy,
+        policy_id: &'a str,
+        rng: &'a mut Rng,
+        overhead: Overhead,
+        workers: usize,
+        observers: &'a mut [&'o mut dyn Observer],
+    ) -> Self {
+        let k = workers.max(1);
+        // Results count for the incumbent when their work completes.
+        world.ledger_mut().defer = true;
+        let sign = world.sign();
+        let now = world.ledger().clock.used;
+        Workers {
+            world,
+            policy,
+            policy_id,
+            rng,
+            overhead,
+            observers,
+            k,
+            sign,
+            now,
+            ready: vec![now; k],
+            free: (0..k).map(Reverse).collect(),
+            stopped: false,
+            stopped_at: now,
+            queue: EventQueue::with_capacity(k),
+            slots: vec![InFlight::default(); if k == 1 { 0 } else { k }],
+            overflow: Vec::new(),
+            seen: Seen::default(),
+            busy_s: 0.0,
+        }
+    }
+
+    /// Worker `w` decides and starts its work (with one worker, the work is also delivered at
+    /// once: the sequential loop). A worker that cannot start before the budget ends retires:
+    /// it is not put back.
+    fn start_work(&mut self, w: usize) -> Result<Next> {
+        let k = self.k;
+        let decided_at = self.ready[w].max(self.now);
+        let mut start = decided_at;
+        if self.starts_too_late(start) {
+            return Ok(Next::Worker);
+        }
+        if let Overhead::Fixed(s) = self.overhead {
+            // A decision that would not finish within the budget is not taken: the worker
+            // retires at once, and nothing is charged (its time counts as idle).
+            if self.starts_too_late(start + s) {
+                self.world.ledger_mut().clock.set_instant(start);
+                return Ok(Next::Worker);
+            }
+            start += self.world.ledger_mut().clock.add_overhead(s);
+        }
+        let t0 = (self.overhead == Overhead::Measured).then(Instant::now);
+        let action = {
+            let mut v = self.world.view();
+            if k > 1 {
+                // What the policy has seen, not what the world holds.
+                let seen = &mut self.seen;
+                let n = v.n_arms;
+                seen.grow(n);
+                v.arm_best = &seen.best[..n];
+                if let Some(p) = &mut v.pool {
+                    (p.last, p.done) = (&seen.last[..n], &seen.done[..n]);
+                }
+                (v.workers, v.worker, v.now) = (k, w, self.now);
+                (v.pending, v.busy) = (&seen.pending, &seen.busy[..n]);
+            }
+            self.policy.try_decide(&v, self.rng)?
+        };
+        if let Overhead::PerFit(s) = self.overhead {
+            let fits = self.policy.take_fits();
+            if fits > 0 {
+                start += self.world.ledger_mut().clock.add_overhead(s * fits as f64);
+            }
+        }
+        if let Some(t) = t0 {
+            start += self
+                .world
+                .ledger_mut()
+                .clock
+                .add_overhead(t.elapsed().as_secs_f64());
+        }
+        let Some(kind) = self.kind_of(action, w, decided_at, start)? else {
+            return Ok(Next::Pause);
+        };
+        // The arm's recorded seconds before the work (a new arm has none).
+        let time_before = match action {
+            Action::Pull(a) | Action::Train(a, _) | Action::Retrain(a, ..)
+                if a < self.world.n_arms() =>
+            {
+                self.world.ledger().arm_time_s[a]
+            }
+            _ => 0.0,
+        };
+        self.world.ledger_mut().clock.set_instant(start);
+        let (arm, reward, observe_s) = {
+            let policy_id = self.policy_id;
+            let obs = self
+                .world
+                .apply(action)
+                .map_err(|e| anyhow!("policy {policy_id} {e}"))?;
+            let (arm, reward) = (obs.arm, obs.reward);
+            if k == 1 {
+                let t1 = (self.overhead == Overhead::Measured).then(Instant::now);
+                self.policy.observe(&obs);
+                (arm, reward, t1.map(|t| t.elapsed().as_secs_f64()))
+            } else {
+                let f = &mut self.slots[w];
+                match obs.revealed {
+                    [] => f.n_revealed = 0,
+                    [r] => {
+                        (f.n_revealed, f.one_time, f.one_reward, f.one_ok) =
+                            (1, r.time, r.reward, r.ok);
+                    }
+                    many => {
+                        f.n_revealed = MANY;
+                        if self.overflow.len() < k {
+                            self.overflow.resize_with(k, Vec::new);
+                        }
+                        self.overflow[w].clear();
+                        self.overflow[w].extend_from_slice(many);
+                    }
+                }
+                (f.arm, f.kind, f.arm_clock, f.exhausted) =
+                    (arm as u32, kind, obs.arm_clock, obs.exhausted);
+                (f.has_reward, f.reward) = (reward.is_some(), reward.unwrap_or(f64::NAN));
+                (arm, reward, None)
+            }
+        };
+        let finish = if self.world.ledger().clock.is_timed() {
+            self.world.ledger().clock.used
+        } else {
+            start + self.world.work_time(arm, time_before)
+        };
+        self.busy_s += finish - decided_at;
+        if k == 1 {
+            self.deliver_now(arm, reward, kind, start, finish, observe_s);
+            return Ok(Next::Worker);
+        }
+        {
+            let f = &mut self.slots[w];
+            (f.best, f.last, f.done) = self.world.arm_state(arm);
+        }
+        self.world.ledger_mut().clock.set_instant(self.now);
+        let seen = &mut self.seen;
+        seen.grow(arm + 1);
+        seen.at[arm] = seen.pending.len();
+        seen.pending.push(Pending {
+            arm,
+            worker: w,
+            since: start,
+        });
+        seen.busy[arm] = true;
+        self.queue.schedule(finish, w);
+        Ok(Next::Worker)
+    }
+
+    /// In a budget of seconds, the clock moves to `start`; is the world then done?
+    #[inline]
+    fn starts_too_late(&mut self, start: f64) -> bool {
+        self.world.ledger_mut().clock.set_instant(start);
+        self.world.done()
+    }
+
+    /// The kind of work `action` starts on worker `w`, or `None` for a stop or a wait (each
+    /// charged as deciding time); an error for a wait with nothing in flight or a pull of a
+    /// running arm.
+    fn kind_of(
+        &mut self,
+        action: Action,
+        w: usize,
+        decided_at: f64,
+        start: f64,
+    ) -> Result<Option<ActionKind>> {
+        let (k, policy_id) = (self.k, self.policy_id);
+        Ok(Some(match action {
+            Action::Stop => {
+                // The decision to stop took its overhead too: deciding time, and the makespan
+                // lasts until it was taken.
+                self.stopped = true;
+                self.busy_s += start - decided_at;
+                self.stopped_at = start;
+                self.world.ledger_mut().clock.stop();
+                return Ok(None);
+            }
+            Action::Wait => {
+                if k == 1 || self.seen.pending.is_empty() {
+                    bail!(
+                        "policy {policy_id} waited with no work in flight: a policy waits only for a running piece of work to finish (with {k} worker{})",
+                        if k == 1 { "" } else { "s" }
+                    );
+                }
+                // Nothing new can arrive before the next completion: every free worker waits
+                // for it (a wait holds for the rest of this instant). The decision to wait took
+                // its overhead: the worker was deciding, not idle, and decides again no earlier
+                // than it finished deciding.
+                self.busy_s += start - decided_at;
+                self.ready[w] = start;
+                self.free.push(Reverse(w));
+                return Ok(None);
+            }
+            Action::Pull(a) | Action::Train(a, _) | Action::Retrain(a, ..) => {
+                if self.seen.busy.get(a).is_some_and(|&b| b) {
+                    let p = self.seen.pending[self.seen.at[a]];
+                    bail!(
+                        "policy {policy_id} pulled arm {a}, which is still running on worker {} (since {:.6} s): an arm runs on one worker at a time; pull another arm, draw, or wait",
+                        p.worker,
+                        p.since
+                    );
+                }
+                ActionKind::of(action).unwrap_or_default()
+            }
+            Action::Draw | Action::DrawTo(_) => ActionKind::Draw,
+            Action::Mutate(_) => ActionKind::Mutate,
+            Action::Choose(_) | Action::ChooseTo(..) => ActionKind::Choose,
+        }))
+    }
+
+    /// The sequential loop's delivery: the work just applied completes at once (the policy has
+    /// observed it already; `observe_s` is the measured time it took).
+    fn deliver_now(
+        &mut self,
+        arm: usize,
+        reward: Option<f64>,
+        kind: ActionKind,
+        start: f64,
+        finish: f64,
+        observe_s: Option<f64>,
+    ) {
+        let clock = &mut self.world.ledger_mut().clock;
+        let charged = observe_s.map_or(0.0, |s| clock.add_overhead(s));
+        self.busy_s += charged;
+        self.now = finish + charged;
+        self.ready[0] = self.now;
+        clock.set_instant(self.now);
+        self.world.completed(arm);
+        let reward = reward.map_or(f64::NAN, |r| self.sign * r);
+        emit(
+            &*self.world,
+            self.observers,
+            self.sign,
+            kind,
+            arm,
+            reward,
+            0,
+            start,
+            finish,
+            None,
+        );
+        self.free.push(Reverse(0));
+    }
+
+    /// The work on `worker` completes at `finish` (= `now`): the policy observes it, its view
+    /// shows the arm's new values, and the worker is free.
+    fn deliver(&mut self, worker: usize, finish: f64) {
+        let now = self.now;
+        let f = &self.slots[worker];
+        let seen = &mut self.seen;
+        let arm = f.arm as usize;
+        seen.best[arm] = f.best;
+        seen.last[arm] = f.last;
+        seen.done[arm] = f.done;
+        let i = seen.at[arm];
+        let start = seen.pending.swap_remove(i).since;
+        if let Some(moved) = seen.pending.get(i) {
+            seen.at[moved.arm] = i;
+        }
+        seen.busy[arm] = false;
+        self.world.ledger_mut().clock.set_instant(now);
+        self.world.completed(arm);
+        let one;
+        let revealed: &[Revealed] = match f.n_revealed {
+            0 => &[],
+            1 => {
+                one = [Revealed {
+                    time: f.one_time,
+                    reward: f.one_reward,
+                    ok: f.one_ok,
+                }];
+                &one
+            }
+            _ => &self.overflow[worker],
+        };
+        for r in revealed.iter().filter(|r| r.ok) {
+            if seen.incumbent.is_none_or(|b| r.reward > b) {
+                seen.incumbent = Some(r.reward);
+            }
+        }
+        let reward = f.has_reward.then_some(f.reward);
+        let t1 = (self.overhead == Overhead::Measured).then(Instant::now);
+        self.policy.observe(&Observation {
+            arm,
+            reward,
+            revealed,
+            arm_clock: f.arm_clock,
+            exhausted: f.exhausted,
+            objectives: self.world.arm_objectives(arm),
+        });
+        self.free.push(Reverse(worker));
+        self.ready[worker] = now;
+        if let Some(t) = t1 {
+            let s = self
+                .world
+                .ledger_mut()
+                .clock
+                .add_overhead(t.elapsed().as_secs_f64());
+            self.ready[worker] += s;
+            self.busy_s += s;
+        }
+        self.world.ledger_mut().clock.set_instant(now);
+        emit(
+            &*self.world,
+            self.observers,
+            self.sign,
+            f.kind,
+            arm,
+            reward.map_or(f64::NAN, |r| self.sign * r),
+            worker,
+            start,
+            finish,
+            Some(seen.incumbent),
+        );
+    }
+
+    /// The clock's account of the cell: workers, makespan, busy worker-seconds.
+    fn close(self) {
+        let c = &mut self.world.ledger_mut().clock;
+        c.workers = self.k;
+        c.wall = self.now.max(self.stopped_at);
+        c.busy = self.busy_s;
+    }
 }
 
 /// Hand one step to the observers; `incumbent` is the best finished work's reward with several
@@ -589,6 +740,33 @@ mod tests {
             }
         }
         fn observe(&mut self, _obs: &Observation<'_>) {}
+    }
+
+    #[test]
+    fn the_event_queue_delivers_by_finish_then_worker_and_reuses_the_delivered_top() {
+        let mut q = EventQueue::with_capacity(3);
+        q.schedule(2.0, 1);
+        q.schedule(1.0, 0);
+        q.schedule(2.0, 2);
+        assert_eq!(q.next_time(), Some(1.0));
+        assert_eq!(q.deliver_at(1.0), Some((0, 1.0)));
+        assert_eq!(q.deliver_at(1.0), None);
+        // Worker 0 starts again: its work takes the delivered top's place.
+        q.schedule(2.0, 0);
+        assert_eq!(q.heap.len(), 3);
+        assert_eq!(q.next_time(), Some(2.0));
+        // Three completions at 2.0: worker order, all before anyone decides.
+        let at_two: Vec<_> = std::iter::from_fn(|| q.deliver_at(2.0)).collect();
+        assert_eq!(at_two, vec![(0, 2.0), (1, 2.0), (2, 2.0)]);
+        // The last delivered is still at the top until the queue moves on; then it is empty.
+        assert_eq!(q.heap.len(), 1);
+        assert_eq!(q.next_time(), None);
+        // −0.0 and 0.0 are one instant.
+        q.schedule(-0.0, 1);
+        q.schedule(0.0, 0);
+        assert_eq!(q.next_time(), Some(0.0));
+        assert_eq!(q.deliver_at(0.0), Some((0, 0.0)));
+        assert_eq!(q.deliver_at(0.0), Some((1, 0.0)));
     }
 
     #[test]
