@@ -31,9 +31,10 @@
 //!   hpbandster's evaluations at each budget); one whose training failed is recorded at its next
 //!   rung budget with the worst score (hpbandster's loss = ∞).
 
+use super::cash::{Proposal, Proposer};
 use super::hyperband::{Halving, Plan, eta_param, r_params};
 use super::{Family, ParamDef, Params};
-use crate::protocol::{PoolView, View, WorldKind};
+use crate::protocol::{PoolView, WorldKind};
 use crate::rng::Rng;
 use crate::space::Scale;
 use std::collections::BTreeMap;
@@ -79,6 +80,12 @@ pub fn family_bohb() -> Family {
             0,
             "open configurations scored per new configuration: 0 scores every open one (HPO-B's pool-based protocol); N scores a uniform random subset of N",
         ),
+        ParamDef::choice(
+            "model",
+            &["kde", "tpe", "smac"],
+            "kde",
+            "the model choosing a bracket's new configurations: kde is BOHB's; tpe or smac (banditbench's, at their families' defaults) is refitted at each proposal on the results at the largest budget with min_points_in_model of them (SMAC3's multi-fidelity rule), so Hyperband gets TPE or SMAC as BOHB gets its densities",
+        ),
     ]);
     Family {
         name: "bohb",
@@ -88,25 +95,42 @@ pub fn family_bohb() -> Family {
         parallel: WORLDS,
         params,
         build: |p: &Params, _| {
+            let (random_fraction, min_points, candidates) = (
+                p.float("random_fraction"),
+                p.int("min_points_in_model") as usize,
+                p.int("candidates") as usize,
+            );
+            let model: Box<dyn Proposer> = match p.text("model") {
+                "kde" => Box::new(Bohb {
+                    random_fraction,
+                    top_n_percent: p.float("top_n_percent"),
+                    min_points,
+                    min_bandwidth: p.float("min_bandwidth"),
+                    candidates,
+                    ..Bohb::default()
+                }),
+                name => Box::new(LargestBudget {
+                    model: name.to_string(),
+                    random_fraction,
+                    min_points,
+                    candidates,
+                    data: BTreeMap::new(),
+                    running: Vec::new(),
+                }),
+            };
             Box::new(Halving::with_model(
                 Plan::Hyperband,
                 p.int("eta") as u32,
                 p.int("r_max") as u32,
                 p.int("r_min") as u32,
-                Bohb {
-                    random_fraction: p.float("random_fraction"),
-                    top_n_percent: p.float("top_n_percent"),
-                    min_points: p.int("min_points_in_model") as usize,
-                    min_bandwidth: p.float("min_bandwidth"),
-                    candidates: p.int("candidates") as usize,
-                    ..Bohb::default()
-                },
+                model,
             ))
         },
     }
 }
 
-/// BOHB's model: the observations per budget and the choice of new configurations.
+/// BOHB's model: the observations per budget and the choice of new configurations (a
+/// [`Proposer`] told each result at its rung budget by Hyperband's brackets).
 #[derive(Clone, Debug, Default)]
 pub struct Bohb {
     pub(super) random_fraction: f64,
@@ -114,12 +138,6 @@ pub struct Bohb {
     pub(super) min_points: usize,
     pub(super) min_bandwidth: f64,
     pub(super) candidates: usize,
-    /// Per arm: the rung budgets (units, ascending) of the bracket that started it.
-    budgets: Vec<Vec<u32>>,
-    /// Units trained per arm.
-    units: Vec<u32>,
-    /// Results whose configuration is looked up at the next decision: (arm, budget, score).
-    unresolved: Vec<(usize, u32, f64)>,
     /// Per budget: (configuration, score), in the order the results came in.
     data: BTreeMap<u32, Vec<(u32, f64)>>,
 }
@@ -218,36 +236,6 @@ impl Kde {
 }
 
 impl Bohb {
-    /// Arm `arm` starts in a bracket whose rungs train to `budgets` units.
-    pub(super) fn assign(&mut self, arm: usize, budgets: impl Iterator<Item = u32>) {
-        if self.budgets.len() <= arm {
-            self.budgets.resize(arm + 1, Vec::new());
-        }
-        self.budgets[arm] = budgets.collect();
-    }
-
-    /// One trained unit of `arm` (in decision order): a result when it reaches one of its
-    /// bracket's rung budgets, or when it failed (recorded at its next budget, scored worst).
-    pub(super) fn observe(&mut self, arm: usize, reward: Option<f64>) {
-        if self.units.len() <= arm {
-            self.units.resize(arm + 1, 0);
-        }
-        self.units[arm] += 1;
-        let u = self.units[arm];
-        let Some(budgets) = self.budgets.get(arm) else {
-            return;
-        };
-        match reward {
-            Some(r) if budgets.contains(&u) => self.unresolved.push((arm, u, r)),
-            Some(_) => {}
-            None => {
-                if let Some(&b) = budgets.iter().find(|&&b| b >= u) {
-                    self.unresolved.push((arm, b, f64::NEG_INFINITY));
-                }
-            }
-        }
-    }
-
     /// The vector of configuration `c`: its learner (when the pool has several) and every
     /// learner's dimensions, NaN where inactive.
     fn vector(p: &PoolView<'_>, c: usize, out: &mut Vec<f64>) {
@@ -343,29 +331,98 @@ impl Bohb {
         }
         None
     }
+}
 
-    /// The configuration a bracket starts next: `None` draws at random.
-    pub(super) fn propose(&mut self, view: &View<'_>, rng: &mut Rng) -> Option<u32> {
-        let p = view.pool?;
-        for (arm, b, r) in self.unresolved.drain(..) {
-            self.data.entry(b).or_default().push((p.config[arm], r));
-        }
+impl Proposer for Bohb {
+    /// The configuration a bracket starts next: a random draw with probability ρ, or while no
+    /// budget has enough results.
+    fn propose(&mut self, p: &PoolView<'_>, rng: &mut Rng) -> anyhow::Result<Proposal> {
         if p.n_open == 0 || rng.chance(self.random_fraction) {
-            return None;
+            return Ok(Proposal::Draw);
         }
-        let vars = Self::vars(&p);
-        let (l, g) = self.model(&p, &vars, rng)?;
-        let cands = super::cash::candidate_list(&p, self.candidates, rng);
+        let vars = Self::vars(p);
+        let Some((l, g)) = self.model(p, &vars, rng) else {
+            return Ok(Proposal::Draw);
+        };
+        let cands = super::cash::candidate_list(p, self.candidates, rng);
         let mut best: Option<(f64, u32)> = None;
         let mut x = Vec::new();
         for c in cands {
-            Self::vector(&p, c as usize, &mut x);
+            Self::vector(p, c as usize, &mut x);
             let v = l.log_density(&x, &vars) - g.log_density(&x, &vars);
             if best.is_none_or(|b| v > b.0) {
                 best = Some((v, c));
             }
         }
-        best.map(|b| b.1)
+        Ok(best.map_or(Proposal::Draw, |b| Proposal::Choose(b.1)))
+    }
+
+    /// A result at `budget` units; a failed one counts as the worst score (hpbandster's loss
+    /// = ∞).
+    fn tell(&mut self, config: u32, budget: u32, score: Option<f64>) {
+        self.data
+            .entry(budget)
+            .or_default()
+            .push((config, score.unwrap_or(f64::NEG_INFINITY)));
+    }
+}
+
+/// A result told at one budget: (configuration, score; `None` when it failed).
+type Told = (u32, Option<f64>);
+
+/// TPE or SMAC in BOHB's place (`model = "tpe" | "smac"`): at each proposal, with probability ρ
+/// (or while no budget has enough results) a random draw; otherwise a fresh model told the
+/// results at the largest budget with at least `min_points` of them (0: one more than the
+/// space's dimensions, as BOHB), which ranks the open configurations. SMAC3 2.x's multi-fidelity facade picks
+/// its forest's data by the same rule (`ConfigSelector._collect_data`: the highest budget with
+/// `min_trials` results, 1 by default).
+struct LargestBudget {
+    model: String,
+    random_fraction: f64,
+    min_points: usize,
+    candidates: usize,
+    /// Per budget: (configuration, score; `None` when it failed), in the order told.
+    data: BTreeMap<u32, Vec<Told>>,
+    running: Vec<u32>,
+}
+
+impl LargestBudget {
+    /// The largest budget with at least `min_points` results, and its results.
+    fn basis(&self, min_points: usize) -> Option<(u32, &[Told])> {
+        self.data
+            .iter()
+            .rev()
+            .find(|(_, r)| r.len() >= min_points)
+            .map(|(&b, r)| (b, r.as_slice()))
+    }
+}
+
+impl Proposer for LargestBudget {
+    fn propose(&mut self, p: &PoolView<'_>, rng: &mut Rng) -> anyhow::Result<Proposal> {
+        if p.n_open == 0 || rng.chance(self.random_fraction) {
+            return Ok(Proposal::Draw);
+        }
+        let min_points = match self.min_points {
+            0 => Bohb::vars(p).len() + 1,
+            n => n,
+        };
+        let Some((budget, results)) = self.basis(min_points) else {
+            return Ok(Proposal::Draw);
+        };
+        let mut model = super::cash::fresh_model(&self.model, self.candidates);
+        for &(config, score) in results {
+            model.tell(config, budget, score);
+        }
+        model.pending(&self.running);
+        model.propose(p, rng)
+    }
+
+    fn tell(&mut self, config: u32, budget: u32, score: Option<f64>) {
+        self.data.entry(budget).or_default().push((config, score));
+    }
+
+    fn pending(&mut self, configs: &[u32]) {
+        self.running = configs.to_vec();
     }
 }
 
@@ -413,30 +470,54 @@ mod tests {
     }
 
     #[test]
-    fn results_are_recorded_at_the_rung_budgets_of_each_arms_bracket() {
-        let mut b = Bohb::default();
-        b.assign(0, [1, 3, 9].into_iter());
-        b.assign(1, [1, 3, 9].into_iter());
-        b.assign(2, [3, 9].into_iter());
-        for _ in 0..3 {
-            b.observe(0, Some(0.5));
-        }
-        b.observe(1, Some(0.4));
-        b.observe(1, None);
-        b.observe(2, Some(0.1));
-        b.observe(3, Some(0.7));
-        // Arm 0 at 1 and 3 units; arm 1 at 1 unit, then failed on its second: worst at 3; arm 2
-        // (a bracket starting at 3 units) has no result at 1; arm 3 (not started by a bracket)
-        // none at all.
-        assert_eq!(
-            b.unresolved,
-            vec![
-                (0, 1, 0.5),
-                (0, 3, 0.5),
-                (1, 1, 0.4),
-                (1, 3, f64::NEG_INFINITY)
-            ]
+    fn tpe_and_smac_are_told_the_largest_budget_with_enough_results() {
+        let pool = hand_pool(50, 9, |i| {
+            (1..=9).map(|u| i as f32 / 49.0 + 0.01 * u as f32).collect()
+        });
+        let w = PoolWorld::new(
+            &pool,
+            &pool.tasks[0],
+            PoolWorldConfig::default(),
+            100.0,
+            1.0,
+            1,
         );
+        let v = w.view();
+        let p = v.pool.unwrap();
+        for name in ["tpe", "smac"] {
+            let mut lb = LargestBudget {
+                model: name.into(),
+                random_fraction: 0.0,
+                min_points: 3,
+                candidates: 0,
+                data: BTreeMap::new(),
+                running: Vec::new(),
+            };
+            // What a fresh model told exactly `results` at `budget` proposes, with the same rng.
+            let alone = |budget: u32, results: &[(u32, Option<f64>)], seed: u64| {
+                let mut m = crate::policy::cash::fresh_model(name, 0);
+                for &(c, s) in results {
+                    m.tell(c, budget, s);
+                }
+                m.propose(&p, &mut Rng::new(seed)).unwrap()
+            };
+            assert_eq!(lb.propose(&p, &mut Rng::new(1)).unwrap(), Proposal::Draw);
+            let at1 = [(5, Some(0.9)), (45, Some(0.1)), (20, None), (25, Some(0.5))];
+            for &(c, s) in &at1 {
+                lb.tell(c, 1, s);
+            }
+            lb.tell(45, 3, Some(0.95));
+            lb.tell(30, 3, Some(0.2));
+            // Budget 3 has 2 results, fewer than 3: the model sees budget 1's four.
+            assert_eq!(lb.basis(3), Some((1, &at1[..])));
+            assert_eq!(lb.basis(2).map(|b| b.0), Some(3));
+            assert_eq!(lb.basis(5), None);
+            assert_eq!(lb.propose(&p, &mut Rng::new(7)).unwrap(), alone(1, &at1, 7));
+            lb.tell(10, 3, Some(0.1));
+            let at3 = [(45, Some(0.95)), (30, Some(0.2)), (10, Some(0.1))];
+            assert_eq!(lb.basis(3), Some((3, &at3[..])));
+            assert_eq!(lb.propose(&p, &mut Rng::new(7)).unwrap(), alone(3, &at3, 7));
+        }
     }
 
     use crate::policy::testing;
@@ -509,5 +590,36 @@ mod tests {
         let (all_random, units) = run("bohb", &[("random_fraction", 1.0.into())]);
         assert_eq!(units, hb_units);
         assert!(all_random.iter().all(|s| s.action != ActionKind::Choose));
+        // TPE and SMAC in the model's place: the same schedule; with one dimension, the third
+        // new configuration already finds 2 = d + 1 results at budget 1, and from then on the
+        // model chooses.
+        for model in ["tpe", "smac"] {
+            let (steps, units) = run(
+                "bohb",
+                &[("model", model.into()), ("random_fraction", 0.0.into())],
+            );
+            let mut a = units.clone();
+            a[..9].sort_unstable();
+            a[9..14].sort_unstable();
+            assert_eq!(a, b, "{model}");
+            let new: Vec<(ActionKind, u32)> = steps
+                .iter()
+                .filter(|s| matches!(s.action, ActionKind::Draw | ActionKind::Choose))
+                .map(|s| (s.action, s.config))
+                .collect();
+            assert!(
+                new[..2].iter().all(|s| s.0 == ActionKind::Draw),
+                "{model}: {new:?}"
+            );
+            assert!(
+                new[2..].iter().all(|s| s.0 == ActionKind::Choose),
+                "{model}: {new:?}"
+            );
+            let (_, units) = run(
+                "bohb",
+                &[("model", model.into()), ("random_fraction", 1.0.into())],
+            );
+            assert_eq!(units, hb_units, "{model}");
+        }
     }
 }

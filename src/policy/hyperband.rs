@@ -18,10 +18,11 @@
 //! "resume" variant; no unit is paid for twice). `R = 0` means the pool's full curve length.
 //! Ranking ties go to the earlier-drawn arm.
 
-use super::bohb::Bohb;
+use super::cash::{Proposal, Proposer};
 use super::{Action, Family, Kind, ParamDef, Params, Rule, Value};
-use crate::protocol::{Observation, View, WorldKind};
+use crate::protocol::{CellStart, Observation, Policy, PoolView, View, WorldKind};
 use crate::rng::Rng;
+use anyhow::Result;
 
 const WORLDS: &[WorldKind] = &[WorldKind::Pool];
 
@@ -192,8 +193,64 @@ pub(super) struct Halving {
     brackets: Vec<Vec<(usize, u32)>>,
     next_bracket: usize,
     current: Option<Bracket>,
-    /// BOHB's model choosing the configurations a bracket starts (`None`: random draws).
-    model: Option<Box<Bohb>>,
+    /// The model choosing the configurations a bracket starts (BOHB's; `None`: random draws).
+    model: Option<Box<Guided>>,
+}
+
+/// A [`Proposer`] inside Hyperband's brackets, and what it is told: each arm's result at every
+/// rung budget of the bracket that started it.
+struct Guided {
+    proposer: Box<dyn Proposer>,
+    /// Per arm: the rung budgets (units, ascending) of the bracket that started it.
+    budgets: Vec<Vec<u32>>,
+    /// Units trained per arm.
+    units: Vec<u32>,
+    /// Results whose configuration is looked up at the next decision: (arm, budget, score;
+    /// `None` when it failed).
+    unresolved: Vec<(usize, u32, Option<f64>)>,
+}
+
+impl Guided {
+    /// Arm `arm` starts in a bracket whose rungs train to `budgets` units.
+    fn assign(&mut self, arm: usize, budgets: impl Iterator<Item = u32>) {
+        if self.budgets.len() <= arm {
+            self.budgets.resize(arm + 1, Vec::new());
+        }
+        self.budgets[arm] = budgets.collect();
+    }
+
+    /// One trained unit of `arm` (in decision order): a result when it reaches one of its
+    /// bracket's rung budgets, or when it failed (told at its next rung budget).
+    fn observe(&mut self, arm: usize, reward: Option<f64>) {
+        if self.units.len() <= arm {
+            self.units.resize(arm + 1, 0);
+        }
+        self.units[arm] += 1;
+        let u = self.units[arm];
+        let Some(budgets) = self.budgets.get(arm) else {
+            return;
+        };
+        match reward {
+            Some(r) if budgets.contains(&u) => self.unresolved.push((arm, u, Some(r))),
+            Some(_) => {}
+            None => {
+                if let Some(&b) = budgets.iter().find(|&&b| b >= u) {
+                    self.unresolved.push((arm, b, None));
+                }
+            }
+        }
+    }
+
+    /// The results since the last decision told, and the configurations still running, then
+    /// the proposer asked.
+    fn propose(&mut self, view: &View<'_>, p: &PoolView<'_>, rng: &mut Rng) -> Result<Proposal> {
+        for (arm, budget, score) in self.unresolved.drain(..) {
+            self.proposer.tell(p.config[arm], budget, score);
+        }
+        let running: Vec<u32> = view.pending.iter().map(|w| p.config[w.arm]).collect();
+        self.proposer.pending(&running);
+        self.proposer.propose(p, rng)
+    }
 }
 
 impl Halving {
@@ -211,9 +268,20 @@ impl Halving {
     }
 
     /// Successive halving or Hyperband whose new configurations `model` chooses (BOHB).
-    pub(super) fn with_model(plan: Plan, eta: u32, r_max: u32, r_min: u32, model: Bohb) -> Self {
+    pub(super) fn with_model(
+        plan: Plan,
+        eta: u32,
+        r_max: u32,
+        r_min: u32,
+        model: Box<dyn Proposer>,
+    ) -> Self {
         Halving {
-            model: Some(Box::new(model)),
+            model: Some(Box::new(Guided {
+                proposer: model,
+                budgets: Vec::new(),
+                units: Vec::new(),
+                unresolved: Vec::new(),
+            })),
             ..Halving::new(plan, eta, r_max, r_min)
         }
     }
@@ -275,10 +343,10 @@ impl Halving {
     }
 }
 
-impl Rule for Halving {
-    fn decide(&mut self, view: &View<'_>, rng: &mut Rng) -> Action {
+impl Policy for Halving {
+    fn try_decide(&mut self, view: &View<'_>, rng: &mut Rng) -> Result<Action> {
         let Some(pool) = view.pool else {
-            return Action::Draw;
+            return Ok(Action::Draw);
         };
         if self.brackets.is_empty() {
             self.plan_brackets(pool.units);
@@ -296,13 +364,14 @@ impl Rule for Halving {
                     b.members.push(view.n_arms);
                     b.to_draw -= 1;
                     let Some(m) = self.model.as_mut() else {
-                        return Action::Draw;
+                        return Ok(Action::Draw);
                     };
                     m.assign(view.n_arms, b.rungs.iter().map(|r| r.1));
-                    return match m.propose(view, rng) {
-                        Some(c) => Action::Choose(c),
-                        None => Action::Draw,
-                    };
+                    // A proposer with nothing to propose leaves the bracket a random draw.
+                    return Ok(match m.propose(view, &pool, rng)? {
+                        Proposal::Choose(c) => Action::Choose(c),
+                        Proposal::Draw | Proposal::Stop => Action::Draw,
+                    });
                 }
                 b.to_draw = 0;
             }
@@ -312,12 +381,12 @@ impl Rule for Halving {
                 .iter()
                 .find(|&&a| view.pulls[a] < u64::from(target) && !pool.done[a] && !view.is_busy(a))
             {
-                return Action::Pull(a);
+                return Ok(Action::Pull(a));
             }
             // With several workers, a rung is complete only when its last results are in:
             // synchronous successive halving waits for them.
             if b.members.iter().any(|&a| view.is_busy(a)) {
-                return Action::Wait;
+                return Ok(Action::Wait);
             }
             // The rung is complete: promote the best floor(n_i / eta) by their last score.
             if b.rung + 1 < b.rungs.len() && !b.members.is_empty() {
@@ -337,7 +406,7 @@ impl Rule for Halving {
         let best = (0..view.n_arms)
             .filter(|&a| !pool.done[a] && !view.is_busy(a))
             .max_by(|&x, &y| pool.last[x].total_cmp(&pool.last[y]).then(y.cmp(&x)));
-        match best {
+        Ok(match best {
             Some(a) => Action::Pull(a),
             None if !view.pending.is_empty() => Action::Wait,
             None => {
@@ -347,12 +416,19 @@ impl Rule for Halving {
                 }
                 Action::Draw
             }
-        }
+        })
     }
 
     fn observe(&mut self, obs: &Observation<'_>) {
         if let Some(m) = self.model.as_mut() {
             m.observe(obs.arm, obs.reward);
+        }
+    }
+
+    fn begin(&mut self, start: &CellStart<'_>) -> Result<()> {
+        match self.model.as_mut() {
+            Some(m) => m.proposer.begin(start),
+            None => Ok(()),
         }
     }
 }
@@ -363,6 +439,38 @@ mod tests {
     use crate::policy::testing;
     use crate::replay::pool::{PoolWorld, PoolWorldConfig, tests::hand_pool};
     use crate::replay::{World, drive};
+
+    #[test]
+    fn results_are_recorded_at_the_rung_budgets_of_each_arms_bracket() {
+        let mut b = Guided {
+            proposer: Box::new(crate::policy::bohb::Bohb::default()),
+            budgets: Vec::new(),
+            units: Vec::new(),
+            unresolved: Vec::new(),
+        };
+        b.assign(0, [1, 3, 9].into_iter());
+        b.assign(1, [1, 3, 9].into_iter());
+        b.assign(2, [3, 9].into_iter());
+        for _ in 0..3 {
+            b.observe(0, Some(0.5));
+        }
+        b.observe(1, Some(0.4));
+        b.observe(1, None);
+        b.observe(2, Some(0.1));
+        b.observe(3, Some(0.7));
+        // Arm 0 at 1 and 3 units; arm 1 at 1 unit, then failed on its second: told at 3 as failed; arm 2
+        // (a bracket starting at 3 units) has no result at 1; arm 3 (not started by a bracket)
+        // none at all.
+        assert_eq!(
+            b.unresolved,
+            vec![
+                (0, 1, Some(0.5)),
+                (0, 3, Some(0.5)),
+                (1, 1, Some(0.4)),
+                (1, 3, None)
+            ]
+        );
+    }
 
     #[test]
     fn hyperband_brackets_follow_the_papers_listing() {

@@ -74,6 +74,7 @@ const LATER_PARAMS: &[(&str, &str, &str)] = &[
     ("tpe", "liar", "none"),
     ("smac", "liar", "none"),
     ("random-search", "work", "unit"),
+    ("bohb", "model", "kde"),
 ];
 
 /// `name` of `family` is a later parameter at its default.

@@ -36,7 +36,7 @@ impl Proposer for ExDef {
         Ok(walk(&defaults, &mut self.next, |_| true))
     }
 
-    fn tell(&mut self, _config: u32, _score: Option<f64>) {}
+    fn tell(&mut self, _config: u32, _budget: u32, _score: Option<f64>) {}
 }
 
 /// The next configuration of `list` from position `next` that `ok` accepts, or Stop at its end.

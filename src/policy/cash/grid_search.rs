@@ -70,5 +70,5 @@ impl Proposer for GridSearch {
         Ok(walk(order, &mut self.next, |c| p.open[c as usize]))
     }
 
-    fn tell(&mut self, _config: u32, _score: Option<f64>) {}
+    fn tell(&mut self, _config: u32, _budget: u32, _score: Option<f64>) {}
 }

@@ -51,12 +51,19 @@ pub enum Proposal {
     Stop,
 }
 
-/// A CASH optimiser: it proposes configurations and is told their final scores.
+/// An optimiser that proposes configurations and is told their scores, in one of two roles:
+/// CASH's optimiser, run by [`Evaluator`] (each configuration trained to the end of its curve and
+/// its final score told), and the model inside Hyperband's brackets (BOHB's, told each result
+/// at a rung budget; `hyperband.rs`).
 pub trait Proposer: Send {
+    /// The next configuration; `Draw` asks for a random one, `Stop` says there is nothing to
+    /// propose (the evaluator stops the cell; Hyperband draws at random instead).
     fn propose(&mut self, p: &PoolView<'_>, rng: &mut Rng) -> Result<Proposal>;
-    /// The final score of configuration `config` (reward orientation: higher is better), `None`
-    /// when its evaluation failed.
-    fn tell(&mut self, config: u32, score: Option<f64>);
+    /// Configuration `config`'s score after `budget` units of training (reward orientation:
+    /// higher is better), `None` when its evaluation failed (then `budget` is the rung budget
+    /// it did not reach). Through [`Evaluator`] every score is the curve's last unit; a
+    /// single-fidelity model takes every score told as final.
+    fn tell(&mut self, config: u32, budget: u32, score: Option<f64>);
     /// The configurations running on other workers when the proposer is next asked (empty with
     /// one worker). A proposer that ignores them simply never proposes them (they are not open).
     fn pending(&mut self, _configs: &[u32]) {}
@@ -64,9 +71,31 @@ pub trait Proposer: Send {
     fn begin(&mut self, _start: &CellStart<'_>) -> Result<()> {
         Ok(())
     }
-    /// Several objectives: configuration `config`'s values (recorded orientation, the order of
-    /// `PoolStart::objectives`), None when its evaluation failed; told just before `tell`.
-    fn tell_objectives(&mut self, _config: u32, _values: Option<&[f64]>) {}
+    /// Several objectives: configuration `config`'s values after `budget` units (recorded
+    /// orientation, the order of `PoolStart::objectives`), None when its evaluation failed;
+    /// told just before `tell`.
+    fn tell_objectives(&mut self, _config: u32, _budget: u32, _values: Option<&[f64]>) {}
+}
+
+/// A single-fidelity model refitted from scratch by a caller that tells it a history of its
+/// own (ParEGO's scalarised one; the results at one budget inside Hyperband's brackets): `tpe`
+/// or `smac` at its family's defaults, without its own random start, scoring `candidates` open
+/// configurations (0: all).
+pub(crate) fn fresh_model(name: &str, candidates: usize) -> Box<dyn Proposer> {
+    match name {
+        "smac" => {
+            let mut m: Smac = smac_of(&crate::policy::default_params("smac"));
+            m.n_init = 0;
+            m.candidates = candidates;
+            Box::new(m)
+        }
+        _ => {
+            let mut m: Tpe = tpe_of(&crate::policy::default_params("tpe"));
+            m.n_startup = 0;
+            m.candidates = candidates;
+            Box::new(m)
+        }
+    }
 }
 
 /// Runs a proposer in the pool world: choose (or draw) a configuration, train it to the end of its
@@ -99,11 +128,12 @@ impl<P: Proposer> Policy for Evaluator<P> {
             bail!("a CASH optimiser needs the pool world");
         };
         while let Some((arm, score, values)) = self.finished.pop_front() {
+            let (config, budget) = (p.config[arm], view.pulls[arm] as u32);
             if !values.is_empty() {
                 self.inner
-                    .tell_objectives(p.config[arm], score.map(|_| values.as_slice()));
+                    .tell_objectives(config, budget, score.map(|_| values.as_slice()));
             }
-            self.inner.tell(p.config[arm], score);
+            self.inner.tell(config, budget, score);
         }
         while let Some(a) = self.ready.pop_front() {
             if !p.done[a] {
@@ -480,8 +510,8 @@ mod tests {
         w.apply(Action::Choose(2)).unwrap();
         w.apply(Action::Choose(8)).unwrap();
         let mut t = tpe(2);
-        t.tell(2, Some(0.9));
-        t.tell(8, Some(0.1));
+        t.tell(2, 9, Some(0.9));
+        t.tell(8, 9, Some(0.1));
         let v = w.view();
         let p = v.pool.unwrap();
         assert_eq!(
@@ -545,8 +575,8 @@ mod tests {
             let mut t = tpe(2);
             t.gamma = 0.5;
             t.liar = liar;
-            t.tell(2, Some(0.9));
-            t.tell(8, Some(0.1));
+            t.tell(2, 9, Some(0.9));
+            t.tell(8, 9, Some(0.1));
             t.pending(&[1]);
             t.propose(&p, &mut Rng::new(1)).unwrap()
         };

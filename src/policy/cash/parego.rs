@@ -3,7 +3,7 @@
 //! then modelled by a single-objective optimiser (here TPE or the SMAC-style forest instead of
 //! the paper's DACE model with expected improvement).
 
-use super::{Evaluator, Proposal, Proposer, Smac, Tpe, WORLDS, candidates_param, smac_of, tpe_of};
+use super::{Evaluator, Proposal, Proposer, WORLDS, candidates_param, fresh_model};
 use crate::policy::{CellStart, Family, ParamDef, Params};
 use crate::protocol::PoolView;
 use crate::rng::Rng;
@@ -72,9 +72,9 @@ pub struct ParEgo {
     /// Per objective: maximised (from the cell's start).
     maximize: Vec<bool>,
     weights: Vec<Vec<f64>>,
-    /// Every finished evaluation: its configuration and objectives, minimised (None: failed or
-    /// infeasible).
-    evals: Vec<(u32, Option<Vec<f64>>)>,
+    /// Every finished evaluation: its configuration, units trained and objectives, minimised
+    /// (None: failed or infeasible).
+    evals: Vec<(u32, u32, Option<Vec<f64>>)>,
     running: Vec<u32>,
 }
 
@@ -114,11 +114,12 @@ impl ParEgo {
         }
     }
 
-    /// The history scalarised by `lambda`: per evaluation its configuration and −f_λ of its
-    /// objectives normalised by the observed ranges (higher is better), None when it failed.
-    fn scalarised(&self, lambda: &[f64]) -> Vec<(u32, Option<f64>)> {
+    /// The history scalarised by `lambda`: per evaluation its configuration, units trained and
+    /// −f_λ of its objectives normalised by the observed ranges (higher is better), None when it
+    /// failed.
+    fn scalarised(&self, lambda: &[f64]) -> Vec<(u32, u32, Option<f64>)> {
         let d = self.maximize.len();
-        let feasible = self.evals.iter().filter_map(|(_, v)| v.as_ref());
+        let feasible = self.evals.iter().filter_map(|(_, _, v)| v.as_ref());
         let (mut lo, mut hi) = (vec![f64::INFINITY; d], vec![f64::NEG_INFINITY; d]);
         for v in feasible {
             for j in 0..d {
@@ -128,7 +129,7 @@ impl ParEgo {
         }
         self.evals
             .iter()
-            .map(|(c, v)| {
+            .map(|(c, b, v)| {
                 let score = v.as_ref().map(|v| {
                     let f: Vec<f64> = (0..d)
                         .map(|j| {
@@ -142,29 +143,16 @@ impl ParEgo {
                         .collect();
                     -chebyshev(&f, lambda, self.rho)
                 });
-                (*c, score)
+                (*c, *b, score)
             })
             .collect()
     }
 
     /// A fresh model, told the history scalarised by `lambda`.
     fn model_for(&self, lambda: &[f64]) -> Box<dyn Proposer> {
-        let mut model: Box<dyn Proposer> = match self.model.as_str() {
-            "smac" => {
-                let mut m: Smac = smac_of(&crate::policy::default_params("smac"));
-                m.n_init = 0;
-                m.candidates = self.candidates;
-                Box::new(m)
-            }
-            _ => {
-                let mut m: Tpe = tpe_of(&crate::policy::default_params("tpe"));
-                m.n_startup = 0;
-                m.candidates = self.candidates;
-                Box::new(m)
-            }
-        };
-        for (c, score) in self.scalarised(lambda) {
-            model.tell(c, score);
+        let mut model = fresh_model(&self.model, self.candidates);
+        for (c, budget, score) in self.scalarised(lambda) {
+            model.tell(c, budget, score);
         }
         model
     }
@@ -194,7 +182,7 @@ impl Proposer for ParEgo {
     }
 
     fn propose(&mut self, p: &PoolView<'_>, rng: &mut Rng) -> Result<Proposal> {
-        if self.evals.len() < self.startup() || self.evals.iter().all(|e| e.1.is_none()) {
+        if self.evals.len() < self.startup() || self.evals.iter().all(|e| e.2.is_none()) {
             return Ok(Proposal::Draw);
         }
         let lambda = self.weights[rng.below(self.weights.len())].clone();
@@ -203,16 +191,16 @@ impl Proposer for ParEgo {
         model.propose(p, rng)
     }
 
-    fn tell(&mut self, _config: u32, _score: Option<f64>) {}
+    fn tell(&mut self, _config: u32, _budget: u32, _score: Option<f64>) {}
 
-    fn tell_objectives(&mut self, config: u32, values: Option<&[f64]>) {
+    fn tell_objectives(&mut self, config: u32, budget: u32, values: Option<&[f64]>) {
         let v = values.filter(|v| v.iter().all(|x| x.is_finite())).map(|v| {
             v.iter()
                 .zip(&self.maximize)
                 .map(|(&x, &max)| if max { -x } else { x })
                 .collect()
         });
-        self.evals.push((config, v));
+        self.evals.push((config, budget, v));
     }
 
     fn pending(&mut self, configs: &[u32]) {
@@ -255,11 +243,11 @@ mod tests {
             running: Vec::new(),
         };
         // val_acc (maximised) and latency: minimised (-90, 2), (-70, 0), a failure, (-80, 1).
-        p.tell_objectives(4, Some(&[90.0, 2.0]));
-        p.tell_objectives(7, Some(&[70.0, 0.0]));
-        p.tell_objectives(9, None);
-        p.tell_objectives(5, Some(&[80.0, f64::NAN]));
-        p.tell_objectives(2, Some(&[80.0, 1.0]));
+        p.tell_objectives(4, 9, Some(&[90.0, 2.0]));
+        p.tell_objectives(7, 9, Some(&[70.0, 0.0]));
+        p.tell_objectives(9, 9, None);
+        p.tell_objectives(5, 9, Some(&[80.0, f64::NAN]));
+        p.tell_objectives(2, 9, Some(&[80.0, 1.0]));
         assert_eq!(p.startup(), 21);
         // Normalised: (0, 1), (1, 0), (0.5, 0.5); λ = (0.3, 0.7), ρ = 0.05:
         // max(0, 0.7) + 0.05 · 0.7 = 0.735; max(0.3, 0) + 0.05 · 0.3 = 0.315;
@@ -273,8 +261,8 @@ mod tests {
             (2, Some(-0.375)),
         ];
         assert_eq!(s.len(), want.len());
-        for ((c, v), (wc, wv)) in s.iter().zip(want) {
-            assert_eq!(*c, wc);
+        for ((c, b, v), (wc, wv)) in s.iter().zip(want) {
+            assert_eq!((*c, *b), (wc, 9));
             match (v, wv) {
                 (Some(a), Some(b)) => assert!((a - b).abs() < 1e-12, "{c}: {a} vs {b}"),
                 (a, b) => assert_eq!(*a, b, "{c}"),

@@ -265,7 +265,7 @@ impl Proposer for Smac {
         Ok(top.map_or(Proposal::Stop, |(_, c)| Proposal::Choose(c)))
     }
 
-    fn tell(&mut self, config: u32, score: Option<f64>) {
+    fn tell(&mut self, config: u32, _budget: u32, score: Option<f64>) {
         self.hist.add(config, score, self.on_failure);
     }
 

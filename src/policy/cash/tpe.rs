@@ -326,7 +326,7 @@ impl Proposer for Tpe {
         out
     }
 
-    fn tell(&mut self, config: u32, score: Option<f64>) {
+    fn tell(&mut self, config: u32, _budget: u32, score: Option<f64>) {
         self.hist.add(config, score, self.on_failure);
     }
 
