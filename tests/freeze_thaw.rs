@@ -287,9 +287,11 @@ fn reproduce_freeze_thaw_writes_the_claim_the_anytime_table_and_the_figure() {
         ),
     )
     .unwrap();
-    // Through a cell cache: a second reproduction from emptied results folders stores no new
-    // cell (every cell long enough to be stored is served) and writes the same table.
+    // Through a cell cache that stores every cell (a threshold of time would make which cells
+    // are stored depend on the machine's load): a second reproduction from emptied results
+    // folders stores no new cell (every cell is served) and writes the same table.
     opts.cache = Some(out.join("cache"));
+    opts.cache_min_s = Some(0.0);
     let files = banditbench::reproduce::freeze_thaw::reproduce(&opts).unwrap();
     let dir = out.join("freeze-thaw");
     let entries = |d: &Path| -> usize {

@@ -27,6 +27,10 @@ pub struct Args {
     /// --cache`). Without DIR: $BANDITBENCH_CACHE, else ~/.cache/banditbench
     #[arg(long, value_name = "DIR", num_args = 0..=1)]
     cache: Option<Option<std::path::PathBuf>>,
+    /// With --cache: store only cells whose replay took at least this many milliseconds (a
+    /// quicker cell is replayed faster than its entry is read back) [default: 1]
+    #[arg(long, value_name = "MS", requires = "cache")]
+    cache_min_ms: Option<f64>,
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
@@ -35,6 +39,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         threads,
         quiet,
         cache,
+        cache_min_ms,
     } = args;
     let cache = match cache {
         Some(None) => Some(crate::experiment::cache::default_cache_dir()?),
@@ -45,6 +50,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let opts = crate::reproduce::ReproduceOptions {
         threads,
         cache,
+        cache_min_s: cache_min_ms.map(|ms| ms / 1000.0),
         progress: std::sync::Arc::new(super::progress::Terminal::new(quiet)),
         ..Default::default()
     };

@@ -278,105 +278,150 @@ fn distinct_names(file: &str, key: &str, what: &str, names: &[String]) -> Result
     Ok(())
 }
 
-/// Convert the blackbox at `dir` into a pool at `out` (which must not exist).
-pub(crate) fn import(dir: &Path, out: &Path, opts: &Options) -> Result<Written> {
-    if out.exists() {
-        bail!(
-            "{}: already exists; an import writes a new pool (remove it, or give another --out)",
-            out.display()
-        );
-    }
-    let meta_path = dir.join("metadata.json");
-    let meta = read_json(&meta_path)?;
-    let m = meta_path.display();
-    let strings = |key: &str| -> Result<Vec<String>> {
-        meta.get(key)
-            .and_then(Value::as_array)
-            .and_then(|a| a.iter().map(|v| v.as_str().map(String::from)).collect())
-            .with_context(|| format!("{m}: no list of names '{key}'"))
-    };
-    let objectives = strings("objectives_names")?;
-    let tasks = strings("task_names")?;
-    distinct_names(&m.to_string(), "objectives_names", "objective", &objectives)?;
-    distinct_names(&m.to_string(), "task_names", "task", &tasks)?;
-    let objective = |name: &str, option: &str| -> Result<usize> {
-        objectives.iter().position(|o| o == name).with_context(|| {
-            format!(
-                "{option} {name}: the blackbox has no such objective; its objectives are {}",
-                objectives.join(", ")
-            )
-        })
-    };
-    let metric = opts.metric.clone().unwrap_or_else(|| objectives[0].clone());
-    let score_k = objective(&metric, "--metric")?;
-    let test_k = match &opts.test_metric {
-        Some(t) => Some(objective(t, "--test-metric")?),
-        None => None,
-    };
-    let (cost_k, cumulative) = match (&opts.cost, &opts.elapsed) {
-        (Some(c), None) => (objective(c, "--cost")?, false),
-        (None, Some(e)) => (objective(e, "--elapsed")?, true),
-        (Some(_), Some(_)) => bail!("give --cost or --elapsed, not both"),
-        (None, None) => bail!(
-            "name the objective holding the training seconds: --cost NAME (seconds of each fidelity step) or --elapsed NAME (seconds up to each fidelity, cumulative, as Syne Tune's elapsed_time_attr); the objectives are {}",
-            objectives.join(", ")
-        ),
-    };
-    let direction = match opts
-        .direction
-        .clone()
-        .or_else(|| {
-            meta.get("direction")
-                .and_then(Value::as_str)
-                .map(String::from)
-        })
-        .as_deref()
-    {
-        Some("maximize" | "max") => "maximize",
-        Some("minimize" | "min") => "minimize",
-        Some(other) => bail!("direction '{other}': give maximize or minimize"),
-        None => bail!(
-            "{m}: no 'direction'; say whether {metric} is maximised or minimised with --direction maximize|minimize"
-        ),
-    };
-    let learner = opts
-        .learner
-        .clone()
-        .or_else(|| {
-            meta.get("learner")
-                .and_then(Value::as_str)
-                .map(String::from)
-        })
-        .or_else(|| dir.file_name().and_then(|n| n.to_str()).map(String::from))
-        .unwrap_or_else(|| "blackbox".into());
+/// What `metadata.json` and the options say: the names, which objective is which, the
+/// direction and the learner.
+struct Meta {
+    json: Value,
+    objectives: Vec<String>,
+    tasks: Vec<String>,
+    /// The score's objective name (`--metric`, else the first).
+    metric: String,
+    score_k: usize,
+    test_k: Option<usize>,
+    cost_k: usize,
+    /// The cost objective counts seconds up to each fidelity (`--elapsed`), not per step.
+    cumulative: bool,
+    direction: &'static str,
+    learner: String,
+}
 
-    // Fidelities and evaluations.
-    let (_, fidelities) = read_npy(&dir.join("fidelities_values.npy"))?;
-    let ev_path = dir.join("objectives_evaluations.npy");
-    let (shape, mut ev) = open_npy(&ev_path)?;
-    let [n_tasks, n_configs, n_seeds, n_fid, n_obj] = shape[..] else {
+impl Meta {
+    fn read(dir: &Path, opts: &Options) -> Result<Meta> {
+        let meta_path = dir.join("metadata.json");
+        let json = read_json(&meta_path)?;
+        let m = meta_path.display();
+        let strings = |key: &str| -> Result<Vec<String>> {
+            json.get(key)
+                .and_then(Value::as_array)
+                .and_then(|a| a.iter().map(|v| v.as_str().map(String::from)).collect())
+                .with_context(|| format!("{m}: no list of names '{key}'"))
+        };
+        let objectives = strings("objectives_names")?;
+        let tasks = strings("task_names")?;
+        distinct_names(&m.to_string(), "objectives_names", "objective", &objectives)?;
+        distinct_names(&m.to_string(), "task_names", "task", &tasks)?;
+        let objective = |name: &str, option: &str| -> Result<usize> {
+            objectives.iter().position(|o| o == name).with_context(|| {
+                format!(
+                    "{option} {name}: the blackbox has no such objective; its objectives are {}",
+                    objectives.join(", ")
+                )
+            })
+        };
+        let metric = opts.metric.clone().unwrap_or_else(|| objectives[0].clone());
+        let score_k = objective(&metric, "--metric")?;
+        let test_k = match &opts.test_metric {
+            Some(t) => Some(objective(t, "--test-metric")?),
+            None => None,
+        };
+        let (cost_k, cumulative) = match (&opts.cost, &opts.elapsed) {
+            (Some(c), None) => (objective(c, "--cost")?, false),
+            (None, Some(e)) => (objective(e, "--elapsed")?, true),
+            (Some(_), Some(_)) => bail!("give --cost or --elapsed, not both"),
+            (None, None) => bail!(
+                "name the objective holding the training seconds: --cost NAME (seconds of each fidelity step) or --elapsed NAME (seconds up to each fidelity, cumulative, as Syne Tune's elapsed_time_attr); the objectives are {}",
+                objectives.join(", ")
+            ),
+        };
+        let text = |key: &str| json.get(key).and_then(Value::as_str).map(String::from);
+        let direction = match opts
+            .direction
+            .clone()
+            .or_else(|| text("direction"))
+            .as_deref()
+        {
+            Some("maximize" | "max") => "maximize",
+            Some("minimize" | "min") => "minimize",
+            Some(other) => bail!("direction '{other}': give maximize or minimize"),
+            None => bail!(
+                "{m}: no 'direction'; say whether {metric} is maximised or minimised with --direction maximize|minimize"
+            ),
+        };
+        let learner = opts
+            .learner
+            .clone()
+            .or_else(|| text("learner"))
+            .or_else(|| dir.file_name().and_then(|n| n.to_str()).map(String::from))
+            .unwrap_or_else(|| "blackbox".into());
+        Ok(Meta {
+            json,
+            objectives,
+            tasks,
+            metric,
+            score_k,
+            test_k,
+            cost_k,
+            cumulative,
+            direction,
+            learner,
+        })
+    }
+}
+
+/// `objectives_evaluations.npy`'s shape: (tasks, configurations, seeds, fidelities, objectives).
+#[derive(Clone, Copy, Debug)]
+struct Shape {
+    tasks: usize,
+    configs: usize,
+    seeds: usize,
+    fidelities: usize,
+    objectives: usize,
+}
+
+/// The evaluations file opened and its shape checked against the metadata and the fidelities.
+fn open_evaluations(path: &Path, meta: &Meta, n_fidelities: usize) -> Result<(Shape, NpyValues)> {
+    let (shape, ev) = open_npy(path)?;
+    let [tasks, configs, seeds, fidelities, objectives] = shape[..] else {
         bail!(
             "{}: shape {shape:?}; Syne Tune's is (tasks, configurations, seeds, fidelities, objectives)",
-            ev_path.display()
+            path.display()
         );
     };
-    if n_tasks != tasks.len() || n_obj != objectives.len() || n_fid != fidelities.len() {
+    if tasks != meta.tasks.len()
+        || objectives != meta.objectives.len()
+        || fidelities != n_fidelities
+    {
         bail!(
             "{}: shape {shape:?} does not match {} tasks and {} objectives in metadata.json and {} fidelities in fidelities_values.npy",
-            ev_path.display(),
-            tasks.len(),
-            objectives.len(),
-            fidelities.len()
+            path.display(),
+            meta.tasks.len(),
+            meta.objectives.len(),
+            n_fidelities
         );
     }
-    if n_fid == 0 || n_fid > 100_000 {
+    if fidelities == 0 || fidelities > 100_000 {
         bail!(
-            "{}: {n_fid} fidelities; a pool has 1 to 100000 units",
-            ev_path.display()
+            "{}: {fidelities} fidelities; a pool has 1 to 100000 units",
+            path.display()
         );
     }
+    let shape = Shape {
+        tasks,
+        configs,
+        seeds,
+        fidelities,
+        objectives,
+    };
+    Ok((shape, ev))
+}
 
-    // Configurations.
+/// The configurations: each hyperparameter as a dimension (its domain's categories in their
+/// order, else the distinct values it takes, increasing), and per configuration its levels
+/// (comma-separated indices) and its values as JSON.
+fn read_configurations(
+    dir: &Path,
+    n_configs: usize,
+) -> Result<(Vec<Dim>, Vec<String>, Vec<String>)> {
     let hp_path = dir.join("hyperparameters.parquet");
     crate::files::check(&hp_path, "the blackbox's hyperparameters.parquet")?;
     let hp = crate::results::read_parquet(&hp_path)?;
@@ -393,42 +438,18 @@ pub(crate) fn import(dir: &Path, out: &Path, opts: &Options) -> Result<Written> 
     for name in hp.get_column_names() {
         let name = name.to_string();
         let values = column_values(&hp_path, &hp, &name)?;
-        let domain = space.get(&name);
-        let cls = domain
-            .and_then(|d| d.get("domain_cls"))
-            .and_then(Value::as_str)
-            .unwrap_or("");
-        let categories = domain
-            .and_then(|d| d.get("domain_kwargs"))
-            .and_then(|k| k.get("categories"))
-            .and_then(Value::as_array);
-        let (levels, ordinal) = match categories {
-            Some(c) => (c.clone(), cls != "Categorical"),
-            None => {
-                let mut distinct: Vec<Value> = Vec::new();
-                for v in &values {
-                    if !distinct.iter().any(|d| same_level(d, v)) {
-                        distinct.push(v.clone());
-                    }
-                }
-                distinct.sort_by(|a, b| match (a.as_f64(), b.as_f64()) {
-                    (Some(x), Some(y)) => x.total_cmp(&y),
-                    _ => level_text(a).cmp(&level_text(b)),
-                });
-                (distinct, true)
-            }
-        };
-        if levels.len() > usize::from(u16::MAX) {
+        let levels = dim_levels(&space, &name, &values);
+        if levels.0.len() > usize::from(u16::MAX) {
             bail!(
                 "{}: hyperparameter '{name}' takes {} values; a pool's dimension has at most 65535 levels",
                 hp_path.display(),
-                levels.len()
+                levels.0.len()
             );
         }
         dims.push(Dim {
             name,
-            levels,
-            ordinal,
+            levels: levels.0,
+            ordinal: levels.1,
         });
         columns.push(values);
     }
@@ -453,8 +474,42 @@ pub(crate) fn import(dir: &Path, out: &Path, opts: &Options) -> Result<Written> 
         levels_text.push(lv.join(","));
         config_json.push(Value::Object(obj).to_string());
     }
+    Ok((dims, levels_text, config_json))
+}
 
-    // Write to a temporary folder, renamed at the end.
+/// A hyperparameter's levels and whether they are ordered: its domain's categories (ordinal
+/// unless the domain is `Categorical`), else the distinct values it takes, increasing.
+fn dim_levels(space: &Value, name: &str, values: &[Value]) -> (Vec<Value>, bool) {
+    let domain = space.get(name);
+    let cls = domain
+        .and_then(|d| d.get("domain_cls"))
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let categories = domain
+        .and_then(|d| d.get("domain_kwargs"))
+        .and_then(|k| k.get("categories"))
+        .and_then(Value::as_array);
+    match categories {
+        Some(c) => (c.clone(), cls != "Categorical"),
+        None => {
+            let mut distinct: Vec<Value> = Vec::new();
+            for v in values {
+                if !distinct.iter().any(|d| same_level(d, v)) {
+                    distinct.push(v.clone());
+                }
+            }
+            distinct.sort_by(|a, b| match (a.as_f64(), b.as_f64()) {
+                (Some(x), Some(y)) => x.total_cmp(&y),
+                _ => level_text(a).cmp(&level_text(b)),
+            });
+            (distinct, true)
+        }
+    }
+}
+
+/// Run `write` on a temporary folder beside `out`, renamed to `out` when it succeeds and removed
+/// when it fails, so that a failed import leaves nothing behind.
+fn in_temporary_folder<T>(out: &Path, write: impl FnOnce(&Path) -> Result<T>) -> Result<T> {
     let tmp = out.with_file_name(format!(
         ".{}.importing-{}",
         out.file_name().and_then(|n| n.to_str()).unwrap_or("pool"),
@@ -463,135 +518,7 @@ pub(crate) fn import(dir: &Path, out: &Path, opts: &Options) -> Result<Written> 
     let _ = std::fs::remove_dir_all(&tmp);
     std::fs::create_dir_all(tmp.join("curves"))
         .with_context(|| format!("{}: cannot create", tmp.display()))?;
-    let result = (|| -> Result<Written> {
-        let n = n_configs;
-        let mut configs = df!(
-            "config_id" => (0..n as i32).collect::<Vec<_>>(),
-            "learner" => vec![learner.as_str(); n],
-            "levels" => levels_text,
-            "config" => config_json,
-        )?;
-        write_parquet(&tmp.join("configs.parquet"), &mut configs)?;
-        let per_task = [n_seeds, n_fid, n_obj]
-            .iter()
-            .try_fold(n_configs, |a, &b| a.checked_mul(b))
-            .with_context(|| format!("{}: shape {shape:?} is too large", ev_path.display()))?;
-        let mut failed_curves = 0;
-        for (t, task) in tasks.iter().enumerate() {
-            // One task's evaluations in memory at a time, at their stored width; its curves go
-            // out in batches of rows (one parquet row group each).
-            let slice = ev.take(per_task, &ev_path)?;
-            let at = |c: usize, s: usize, f: usize, k: usize| {
-                slice.get(((c * n_seeds + s) * n_fid + f) * n_obj + k)
-            };
-            // Named by the task's place, so that no two tasks can share a file (`a/b` and
-            // `a-b` once did); the name after it is for a reader, the `dataset` column is the key.
-            let file = format!("{t:05}-{}.parquet", crate::names::file_part(task));
-            let mut curves = Curves::new(&tmp.join("curves").join(file), task);
-            for s in 0..n_seeds {
-                for c in 0..n_configs {
-                    let mut before = 0.0;
-                    for f in 0..n_fid {
-                        let x = at(c, s, f, score_k);
-                        let secs = at(c, s, f, cost_k);
-                        let step = if cumulative { secs - before } else { secs };
-                        before = secs;
-                        let here = || {
-                            format!(
-                                "{}: task '{}' (index {t}), configuration {c}, seed {s}, fidelity {}",
-                                ev_path.display(),
-                                task.escape_debug(),
-                                f + 1
-                            )
-                        };
-                        // A failed step (NaN score) may have no cost: it is charged nothing. Any
-                        // other step's seconds must be a finite, non-negative number.
-                        let time_ok = step.is_finite() && step >= 0.0;
-                        if !x.is_nan() && !time_ok {
-                            bail!(
-                                "{}: {} is {}{}, which is not a training time; the seconds must be finite and {} (fix the blackbox, or name another objective with --cost or --elapsed)",
-                                here(),
-                                objectives[cost_k],
-                                num(secs),
-                                if cumulative {
-                                    format!(" after {}", num(secs - step))
-                                } else {
-                                    String::new()
-                                },
-                                if cumulative {
-                                    "never go back"
-                                } else {
-                                    "not negative"
-                                }
-                            );
-                        }
-                        if x.is_infinite() || x.is_finite() && !(x as f32).is_finite() {
-                            bail!(
-                                "{}: {} is {}, which a pool's 32-bit scores cannot hold (beyond ±3.4e38); a pool's scores are finite, or NaN for a failed evaluation",
-                                here(),
-                                objectives[score_k],
-                                num(x)
-                            );
-                        }
-                        let t_val = test_k.map_or(f64::NAN, |k| at(c, s, f, k));
-                        if t_val.is_infinite() || t_val.is_finite() && !(t_val as f32).is_finite() {
-                            bail!(
-                                "{}: {} is {}, which a pool's 32-bit test scores cannot hold; give finite values, or NaN for none",
-                                here(),
-                                objectives[test_k.unwrap_or(0)],
-                                num(t_val)
-                            );
-                        }
-                        let cost = if step.is_finite() {
-                            step.max(0.0) as f32
-                        } else {
-                            0.0
-                        };
-                        curves.push(
-                            [s as i32, c as i32, f as i32 + 1],
-                            [x as f32, t_val as f32, cost],
-                            !x.is_nan(),
-                        )?;
-                        if x.is_nan() {
-                            failed_curves += 1;
-                            break;
-                        }
-                    }
-                }
-            }
-            curves.finish()?;
-        }
-        let manifest = manifest_text(
-            &opts.name.clone().unwrap_or_else(|| {
-                out.file_name()
-                    .and_then(|n| n.to_str())
-                    .unwrap_or("blackbox")
-                    .to_string()
-            }),
-            dir,
-            n_configs,
-            // The metric's name: metadata.json's `metric`, if it has one, else the objective's.
-            meta.get("metric")
-                .and_then(Value::as_str)
-                .unwrap_or(&metric),
-            direction,
-            &learner,
-            meta.get("unit").and_then(Value::as_str).unwrap_or(""),
-            &dims,
-            &fidelities,
-            &objectives,
-            cumulative,
-        )?;
-        crate::experiment::write_text_atomic(&tmp.join("pool.toml"), &manifest)?;
-        Ok(Written {
-            configs: n_configs,
-            tasks: n_tasks,
-            runs: n_seeds,
-            units: n_fid,
-            failed_curves,
-        })
-    })();
-    match result {
+    match write(&tmp) {
         Ok(w) => {
             std::fs::rename(&tmp, out)
                 .with_context(|| format!("{}: cannot move the pool into place", out.display()))?;
@@ -602,6 +529,208 @@ pub(crate) fn import(dir: &Path, out: &Path, opts: &Options) -> Result<Written> 
             Err(e)
         }
     }
+}
+
+/// Convert the blackbox at `dir` into a pool at `out` (which must not exist).
+pub(crate) fn import(dir: &Path, out: &Path, opts: &Options) -> Result<Written> {
+    if out.exists() {
+        bail!(
+            "{}: already exists; an import writes a new pool (remove it, or give another --out)",
+            out.display()
+        );
+    }
+    let meta = Meta::read(dir, opts)?;
+    let (_, fidelities) = read_npy(&dir.join("fidelities_values.npy"))?;
+    let ev_path = dir.join("objectives_evaluations.npy");
+    let (shape, mut ev) = open_evaluations(&ev_path, &meta, fidelities.len())?;
+    let (dims, levels_text, config_json) = read_configurations(dir, shape.configs)?;
+    in_temporary_folder(out, |tmp| {
+        let n = shape.configs;
+        let mut configs = df!(
+            "config_id" => (0..n as i32).collect::<Vec<_>>(),
+            "learner" => vec![meta.learner.as_str(); n],
+            "levels" => levels_text,
+            "config" => config_json,
+        )?;
+        write_parquet(&tmp.join("configs.parquet"), &mut configs)?;
+        let per_task = [shape.seeds, shape.fidelities, shape.objectives]
+            .iter()
+            .try_fold(shape.configs, |a, &b| a.checked_mul(b))
+            .with_context(|| {
+                format!(
+                    "{}: shape [{}, {}, {}, {}, {}] is too large",
+                    ev_path.display(),
+                    shape.tasks,
+                    shape.configs,
+                    shape.seeds,
+                    shape.fidelities,
+                    shape.objectives
+                )
+            })?;
+        let mut failed_curves = 0;
+        for (t, task) in meta.tasks.iter().enumerate() {
+            // One task's evaluations in memory at a time, at their stored width; its curves go
+            // out in batches of rows (one parquet row group each).
+            let slice = ev.take(per_task, &ev_path)?;
+            // Named by the task's place, so that no two tasks can share a file (`a/b` and
+            // `a-b` once did); the name after it is for a reader, the `dataset` column is the key.
+            let file = format!("{t:05}-{}.parquet", crate::names::file_part(task));
+            let mut curves = Curves::new(&tmp.join("curves").join(file), task);
+            let here = TaskAt {
+                path: &ev_path,
+                task,
+                index: t,
+            };
+            failed_curves += write_task_curves(&mut curves, &slice, shape, &meta, &here)?;
+            curves.finish()?;
+        }
+        let manifest = manifest_text(
+            &opts.name.clone().unwrap_or_else(|| {
+                out.file_name()
+                    .and_then(|n| n.to_str())
+                    .unwrap_or("blackbox")
+                    .to_string()
+            }),
+            dir,
+            shape.configs,
+            // The metric's name: metadata.json's `metric`, if it has one, else the objective's.
+            meta.json
+                .get("metric")
+                .and_then(Value::as_str)
+                .unwrap_or(&meta.metric),
+            meta.direction,
+            &meta.learner,
+            meta.json.get("unit").and_then(Value::as_str).unwrap_or(""),
+            &dims,
+            &fidelities,
+            &meta.objectives,
+            meta.cumulative,
+        )?;
+        crate::experiment::write_text_atomic(&tmp.join("pool.toml"), &manifest)?;
+        Ok(Written {
+            configs: shape.configs,
+            tasks: shape.tasks,
+            runs: shape.seeds,
+            units: shape.fidelities,
+            failed_curves,
+        })
+    })
+}
+
+/// Where a task's evaluations come from, for messages.
+struct TaskAt<'a> {
+    path: &'a Path,
+    task: &'a str,
+    index: usize,
+}
+
+/// One task's curves, seed by seed and configuration by configuration, each step checked; a
+/// NaN score ends its curve as a failed unit. Returns the failed curves.
+fn write_task_curves(
+    curves: &mut Curves<'_>,
+    slice: &Slice,
+    shape: Shape,
+    meta: &Meta,
+    here: &TaskAt<'_>,
+) -> Result<usize> {
+    let Shape {
+        seeds: n_seeds,
+        fidelities: n_fid,
+        objectives: n_obj,
+        ..
+    } = shape;
+    let at = |c: usize, s: usize, f: usize, k: usize| {
+        slice.get(((c * n_seeds + s) * n_fid + f) * n_obj + k)
+    };
+    let mut failed_curves = 0;
+    for s in 0..n_seeds {
+        for c in 0..shape.configs {
+            let mut before = 0.0;
+            for f in 0..n_fid {
+                let x = at(c, s, f, meta.score_k);
+                let secs = at(c, s, f, meta.cost_k);
+                let step = if meta.cumulative { secs - before } else { secs };
+                before = secs;
+                let t_val = meta.test_k.map_or(f64::NAN, |k| at(c, s, f, k));
+                check_step(meta, here, (c, s, f), x, secs, step, t_val)?;
+                let cost = if step.is_finite() {
+                    step.max(0.0) as f32
+                } else {
+                    0.0
+                };
+                curves.push(
+                    [s as i32, c as i32, f as i32 + 1],
+                    [x as f32, t_val as f32, cost],
+                    !x.is_nan(),
+                )?;
+                if x.is_nan() {
+                    failed_curves += 1;
+                    break;
+                }
+            }
+        }
+    }
+    Ok(failed_curves)
+}
+
+/// One fidelity step's values, checked: a failed step (NaN score) may have no cost and is
+/// charged nothing; any other step's seconds are finite and not negative (cumulative seconds
+/// never go back), and scores fit a pool's 32-bit floats.
+#[allow(clippy::too_many_arguments)]
+fn check_step(
+    meta: &Meta,
+    here: &TaskAt<'_>,
+    (c, s, f): (usize, usize, usize),
+    x: f64,
+    secs: f64,
+    step: f64,
+    t_val: f64,
+) -> Result<()> {
+    let at = || {
+        format!(
+            "{}: task '{}' (index {}), configuration {c}, seed {s}, fidelity {}",
+            here.path.display(),
+            here.task.escape_debug(),
+            here.index,
+            f + 1
+        )
+    };
+    let time_ok = step.is_finite() && step >= 0.0;
+    if !x.is_nan() && !time_ok {
+        bail!(
+            "{}: {} is {}{}, which is not a training time; the seconds must be finite and {} (fix the blackbox, or name another objective with --cost or --elapsed)",
+            at(),
+            meta.objectives[meta.cost_k],
+            num(secs),
+            if meta.cumulative {
+                format!(" after {}", num(secs - step))
+            } else {
+                String::new()
+            },
+            if meta.cumulative {
+                "never go back"
+            } else {
+                "not negative"
+            }
+        );
+    }
+    if x.is_infinite() || x.is_finite() && !(x as f32).is_finite() {
+        bail!(
+            "{}: {} is {}, which a pool's 32-bit scores cannot hold (beyond ±3.4e38); a pool's scores are finite, or NaN for a failed evaluation",
+            at(),
+            meta.objectives[meta.score_k],
+            num(x)
+        );
+    }
+    if t_val.is_infinite() || t_val.is_finite() && !(t_val as f32).is_finite() {
+        bail!(
+            "{}: {} is {}, which a pool's 32-bit test scores cannot hold; give finite values, or NaN for none",
+            at(),
+            meta.objectives[meta.test_k.unwrap_or(0)],
+            num(t_val)
+        );
+    }
+    Ok(())
 }
 
 /// One task's curves file, written in batches of [`Curves::BATCH`] rows, so that a task of any

@@ -23,7 +23,7 @@ use anyhow::{Result, bail};
 use super::ReproduceOptions;
 use crate::analysis::focus_versus_rest;
 use crate::analysis::units::UnitKind;
-use crate::experiment::{RunOptions, prepare, run_experiment};
+use crate::experiment::{prepare, run_experiment};
 use crate::report::{
     ReportOptions, Results, Run, best_per_family, mean_ranks_by_budget, read_results,
     report_loaded, report_policies,
@@ -55,12 +55,7 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<Vec<PathBuf>> {
         run_experiment(
             &exp,
             &ts,
-            &RunOptions {
-                out: Some(results.clone()),
-                threads: opts.threads,
-                cache: opts.cache.clone(),
-                ..Default::default()
-            },
+            &opts.run_options(&results),
             opts.progress.as_ref(),
         )?;
         let res = read_results(&results)?;

@@ -100,17 +100,7 @@ pub(crate) fn run_and_report(
     files: &mut Vec<PathBuf>,
 ) -> Result<(PathBuf, Results)> {
     let dir = opts.results.join(&exp.name);
-    run_experiment(
-        exp,
-        data,
-        &RunOptions {
-            out: Some(dir.clone()),
-            threads: opts.threads,
-            cache: opts.cache.clone(),
-            ..Default::default()
-        },
-        opts.progress.as_ref(),
-    )?;
+    run_experiment(exp, data, &opts.run_options(&dir), opts.progress.as_ref())?;
     let results = read_results(&dir)?;
     files.extend(
         report_loaded(
@@ -175,6 +165,23 @@ pub struct ReproduceOptions {
     /// replayed are stored, so that a reproduction whose experiment grew (a new policy) replays
     /// only the new cells once its old results folder is removed.
     pub cache: Option<PathBuf>,
+    /// With a cache: store only cells whose replay took at least this many seconds (`run
+    /// --cache-min-ms`; default [`crate::experiment::cache::MIN_CELL_S`]). Which cells pass a
+    /// threshold of time depends on the machine's load; 0 stores every cell.
+    pub cache_min_s: Option<f64>,
+}
+
+impl ReproduceOptions {
+    /// How a reproduction runs one of its experiments into `out`: these threads and this cache.
+    pub(crate) fn run_options(&self, out: &Path) -> RunOptions {
+        RunOptions {
+            out: Some(out.to_path_buf()),
+            threads: self.threads,
+            cache: self.cache.clone(),
+            cache_min_s: self.cache_min_s,
+            ..Default::default()
+        }
+    }
 }
 
 impl Default for ReproduceOptions {
@@ -187,6 +194,7 @@ impl Default for ReproduceOptions {
             progress: std::sync::Arc::new(crate::experiment::Silent),
             timing_seconds: 2.0,
             cache: None,
+            cache_min_s: None,
         }
     }
 }

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 
 use super::ReproduceOptions;
-use crate::experiment::{Experiment, RunOptions, prepare, run_experiment};
+use crate::experiment::{Experiment, prepare, run_experiment};
 use crate::report::figures::{Lines, Panel, Series, save};
 use crate::report::read_results;
 
@@ -92,13 +92,7 @@ fn run(
     out: &Path,
     opts: &ReproduceOptions,
 ) -> Result<()> {
-    let ro = RunOptions {
-        out: Some(out.to_path_buf()),
-        threads: opts.threads,
-        cache: opts.cache.clone(),
-        ..Default::default()
-    };
-    run_experiment(exp, data, &ro, opts.progress.as_ref())?;
+    run_experiment(exp, data, &opts.run_options(out), opts.progress.as_ref())?;
     Ok(())
 }
 
