@@ -153,44 +153,81 @@ fn text_of(v: &Value) -> Option<String> {
     }
 }
 
-fn read_run(dir: &Path, opts: &Options) -> Result<(ImportedRun, bool, String)> {
-    let meta_path = dir.join("metadata.json");
-    let meta = read_metadata(&meta_path)?;
-    let m = meta_path.display();
-    let key = |k: &str| meta.get(k).and_then(text_of);
-    let policy = match &opts.policy_key {
-        Some(k) => key(k).with_context(|| {
-            format!("{m}: no key '{k}' (--policy-key) naming the policy")
-        })?,
-        None => key("algorithm")
-            .or_else(|| key("method"))
-            .or_else(|| key("scheduler_name"))
-            .with_context(|| {
-                format!(
-                    "{m}: no 'algorithm', 'method' or 'scheduler_name' naming the policy; name the key with --policy-key"
-                )
+/// What a run's `metadata.json` says, with the options: the policy, task and seed, the metric
+/// and its direction, and the fidelity column, if any.
+struct RunMeta {
+    policy: String,
+    task: Task,
+    seed: u64,
+    metric: String,
+    maximize: bool,
+    fidelity_attr: Option<String>,
+}
+
+impl RunMeta {
+    fn read(dir: &Path, opts: &Options) -> Result<RunMeta> {
+        let meta_path = dir.join("metadata.json");
+        let meta = read_metadata(&meta_path)?;
+        let m = meta_path.display();
+        let key = |k: &str| meta.get(k).and_then(text_of);
+        let policy = match &opts.policy_key {
+            Some(k) => key(k).with_context(|| {
+                format!("{m}: no key '{k}' (--policy-key) naming the policy")
             })?,
-    };
-    let task = match &opts.task {
-        Some(t) => Task::parse(t, "--task")?,
-        None => {
-            let k = &opts.task_key;
-            let t = key(k).or_else(|| (k == "task").then(|| key("benchmark")).flatten());
-            let t = t.with_context(|| {
-                format!(
-                    "{m}: no key '{k}' naming the task; name the key with --task-key, or give --task DATASET[/RUN[/LEARNER]]"
-                )
-            })?;
-            Task::parse(&t, &format!("{m}, key '{k}'"))?
-        }
-    };
-    let seed_text = key(&opts.seed_key).with_context(|| {
-        format!(
-            "{m}: no key '{}' giving the seed; name the key with --seed-key",
-            opts.seed_key
-        )
-    })?;
-    let seed = parse_seed(&seed_text, &format!("{m}, key '{}'", opts.seed_key))?;
+            None => key("algorithm")
+                .or_else(|| key("method"))
+                .or_else(|| key("scheduler_name"))
+                .with_context(|| {
+                    format!(
+                        "{m}: no 'algorithm', 'method' or 'scheduler_name' naming the policy; name the key with --policy-key"
+                    )
+                })?,
+        };
+        let task = match &opts.task {
+            Some(t) => Task::parse(t, "--task")?,
+            None => {
+                let k = &opts.task_key;
+                let t = key(k).or_else(|| (k == "task").then(|| key("benchmark")).flatten());
+                let t = t.with_context(|| {
+                    format!(
+                        "{m}: no key '{k}' naming the task; name the key with --task-key, or give --task DATASET[/RUN[/LEARNER]]"
+                    )
+                })?;
+                Task::parse(&t, &format!("{m}, key '{k}'"))?
+            }
+        };
+        let seed_text = key(&opts.seed_key).with_context(|| {
+            format!(
+                "{m}: no key '{}' giving the seed; name the key with --seed-key",
+                opts.seed_key
+            )
+        })?;
+        let seed = parse_seed(&seed_text, &format!("{m}, key '{}'", opts.seed_key))?;
+        let (metric, maximize) = metric_and_mode(&meta, &m.to_string(), opts)?;
+        let fidelity_attr = opts.fidelity.clone().or_else(|| {
+            meta.get("scheduler_kwargs")
+                .and_then(|k| k.get("time_attr"))
+                .and_then(Value::as_str)
+                .map(String::from)
+        });
+        Ok(RunMeta {
+            policy,
+            task,
+            seed,
+            metric,
+            maximize,
+            fidelity_attr,
+        })
+    }
+}
+
+/// The metric (`--metric`, else the only one of `metric_names`) and whether it is maximised
+/// (`metric_mode`: one mode for every metric, or a list beside `metric_names`).
+fn metric_and_mode(
+    meta: &serde_json::Map<String, Value>,
+    m: &str,
+    opts: &Options,
+) -> Result<(String, bool)> {
     let names: Vec<String> = match meta.get("metric_names") {
         Some(Value::Array(a)) => a
             .iter()
@@ -213,7 +250,6 @@ fn read_run(dir: &Path, opts: &Options) -> Result<(ImportedRun, bool, String)> {
             names.join(", ")
         ),
     };
-    // metric_mode: one mode for every metric, or a list beside metric_names.
     let mode = match meta.get("metric_mode") {
         Some(Value::String(s)) => s.clone(),
         Some(Value::Array(a)) if a.len() == 1 => a[0].as_str().unwrap_or("").to_string(),
@@ -233,14 +269,12 @@ fn read_run(dir: &Path, opts: &Options) -> Result<(ImportedRun, bool, String)> {
         "min" => false,
         other => bail!("{m}: metric_mode '{other}' is neither \"max\" nor \"min\""),
     };
-    let fidelity_attr = opts.fidelity.clone().or_else(|| {
-        meta.get("scheduler_kwargs")
-            .and_then(|k| k.get("time_attr"))
-            .and_then(Value::as_str)
-            .map(String::from)
-    });
+    Ok((metric, maximize))
+}
 
-    // results.csv.zip: one CSV inside.
+/// `results.csv.zip`'s one CSV, every column as text (inferring types would read the whole file
+/// twice), and the label that names it in messages.
+fn read_results_csv(dir: &Path) -> Result<(DataFrame, PathBuf)> {
     let zip_path = dir.join("results.csv.zip");
     let z = zip_path.display();
     let file = crate::files::open(
@@ -265,14 +299,18 @@ fn read_run(dir: &Path, opts: &Options) -> Result<(ImportedRun, bool, String)> {
         .read_to_end(&mut bytes)
         .map_err(|e| anyhow::anyhow!("{}: cannot decompress ({e})", label.display()))?;
     drop(inner);
-    // Every column read as text in one pass (inferring types read the whole file twice); the
-    // few columns used are parsed below, a value that is not a number named by its row.
     let df = CsvReadOptions::default()
         .with_has_header(true)
         .with_infer_schema_length(Some(0))
         .into_reader_with_file_handle(std::io::Cursor::new(bytes))
         .finish()
         .map_err(|e| anyhow::anyhow!("{}: cannot read as CSV ({e})", label.display()))?;
+    Ok((df, label))
+}
+
+/// The results' rows as evaluations in time order (a stable sort keeps Syne Tune's order of
+/// ties), each value that is not a number named by its row and column.
+fn evaluations(df: &DataFrame, label: &Path, meta: &RunMeta, opts: &Options) -> Result<Vec<Eval>> {
     let need = |name: &str, what: &str| -> Result<()> {
         if df.column(name).is_err() {
             let have: Vec<String> = df
@@ -288,18 +326,18 @@ fn read_run(dir: &Path, opts: &Options) -> Result<(ImportedRun, bool, String)> {
         }
         Ok(())
     };
-    need(&metric, "the metric; name another with --metric")?;
+    need(&meta.metric, "the metric; name another with --metric")?;
     need("st_tuner_time", "the tuner's clock")?;
     need("trial_id", "the trial")?;
     if let Some(f) = &opts.fidelity {
         need(f, "the fidelity, --fidelity")?;
     }
     let hint = "Syne Tune writes numbers here";
-    let numbers = |name: &str| crate::report::input::numbers_or(&label, &df, name, hint);
-    let value = numbers(&metric)?;
+    let numbers = |name: &str| crate::report::input::numbers_or(label, df, name, hint);
+    let value = numbers(&meta.metric)?;
     let time = numbers("st_tuner_time")?;
     let trial = numbers("trial_id")?;
-    let fidelity = match &fidelity_attr {
+    let fidelity = match &meta.fidelity_attr {
         Some(a) if df.column(a).is_ok() => Some(numbers(a)?),
         _ => None,
     };
@@ -348,6 +386,21 @@ fn read_run(dir: &Path, opts: &Options) -> Result<(ImportedRun, bool, String)> {
     }
     // Rows in time order (Syne Tune appends them as they arrive; a stable sort keeps ties).
     evals.sort_by(|a, b| a.time.total_cmp(&b.time));
+    Ok(evals)
+}
+
+fn read_run(dir: &Path, opts: &Options) -> Result<(ImportedRun, bool, String)> {
+    let meta = RunMeta::read(dir, opts)?;
+    let (df, label) = read_results_csv(dir)?;
+    let evals = evaluations(&df, &label, &meta, opts)?;
+    let RunMeta {
+        policy,
+        task,
+        seed,
+        metric,
+        maximize,
+        ..
+    } = meta;
     Ok((
         ImportedRun {
             source: dir.display().to_string(),
