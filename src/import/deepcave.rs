@@ -198,11 +198,8 @@ pub(crate) fn read(paths: &[PathBuf], opts: &Options) -> Result<Read> {
     })
 }
 
-fn read_run(
-    dir: &Path,
-    fields: &std::collections::BTreeMap<String, String>,
-    opts: &Options,
-) -> Result<(ImportedRun, bool, String)> {
+/// A run's `trials.csv` (beside its `configspace.csv`), its column names and its path.
+fn read_trials(dir: &Path) -> Result<(DataFrame, Vec<String>, PathBuf)> {
     let path = dir.join("trials.csv");
     let p = path.display();
     if !dir.join("configspace.csv").exists() {
@@ -223,6 +220,11 @@ fn read_run(
         .iter()
         .map(|c| c.to_string())
         .collect();
+    Ok((df, names, path))
+}
+
+/// The objective column (`--metric`, else the first), its name and whether it is maximised.
+fn choose_objective(names: &[String], p: &str, opts: &Options) -> Result<(String, String, bool)> {
     let objectives: Vec<(String, String, bool)> = names
         .iter()
         .filter_map(|c| objective(c).map(|(n, m)| (c.clone(), n, m)))
@@ -233,7 +235,7 @@ fn read_run(
             names.join(", ")
         );
     }
-    let (column, metric, maximize) = match &opts.metric {
+    Ok(match &opts.metric {
         None => objectives[0].clone(),
         Some(m) => objectives
             .iter()
@@ -249,48 +251,21 @@ fn read_run(
                         .join(", ")
                 )
             })?,
-    };
-    let need = |c: &str| -> Result<()> {
-        if !names.iter().any(|n| n == c) {
-            bail!(
-                "{p}: no column '{c}' (DeepCAVE's DataFrame format has it); its columns are {}",
-                names.join(", ")
-            );
-        }
-        Ok(())
-    };
-    for c in ["config_id", "status", "start_time", "end_time"] {
-        need(c)?;
-    }
-    let hint = "DeepCAVE writes numbers here";
-    let numbers = |c: &str| crate::report::input::numbers_or(&path, &df, c, hint);
-    let value = numbers(&column)?;
-    let start = numbers("start_time")?;
-    let end = numbers("end_time")?;
-    let budget = if names.iter().any(|n| n == "budget") {
-        Some(numbers("budget")?)
-    } else {
-        None
-    };
-    let status: Vec<Option<String>> = df
-        .column("status")?
-        .cast(&DataType::String)?
-        .str()?
-        .iter()
-        .map(|v| v.map(|s| s.trim().to_lowercase()))
-        .collect();
-    let ids: Vec<Option<String>> = df
-        .column("config_id")?
-        .cast(&DataType::String)?
-        .str()?
-        .iter()
-        .map(|v| v.map(String::from))
-        .collect();
+    })
+}
 
-    let policy = fields.get("policy").cloned().unwrap_or_default();
+/// The run's task (the folder name's `{task}` or `{dataset}`, else `--task`) and seed (the
+/// folder name's `{seed}`, else the table's one seed, else 0).
+fn task_and_seed(
+    dir: &Path,
+    fields: &std::collections::BTreeMap<String, String>,
+    opts: &Options,
+    table_seeds: impl FnOnce() -> Result<Option<Vec<f64>>>,
+) -> Result<(Task, u64)> {
+    let named = format!("{}: the folder's name", dir.display());
     let task = match (fields.get("task"), fields.get("dataset"), &opts.task) {
-        (Some(t), _, _) => Task::parse(t, &format!("{}: the folder's name", dir.display()))?,
-        (None, Some(d), _) => Task::parse(d, &format!("{}: the folder's name", dir.display()))?,
+        (Some(t), _, _) => Task::parse(t, &named)?,
+        (None, Some(d), _) => Task::parse(d, &named)?,
         (None, None, Some(t)) => Task::parse(t, "--task")?,
         (None, None, None) => bail!(
             "{}: DeepCAVE does not record the task; give --task DATASET[/RUN[/LEARNER]], or a --names rule with {{task}}",
@@ -298,59 +273,79 @@ fn read_run(
         ),
     };
     let seed = match fields.get("seed") {
-        Some(s) => parse_seed(s, &format!("{}: the folder's name", dir.display()))?,
-        None if names.iter().any(|n| n == "seed") => {
-            // One seed for the whole run, when the table gives one (DeepCAVE writes -1 for none).
-            let seeds = numbers("seed")?;
-            match seeds.first() {
+        Some(s) => parse_seed(s, &named)?,
+        // One seed for the whole run, when the table gives one (DeepCAVE writes -1 for none).
+        None => match table_seeds()? {
+            Some(seeds) => match seeds.first() {
                 Some(&s0) if s0 >= 0.0 && seeds.iter().all(|&s| s == s0) => s0 as u64,
                 _ => 0,
-            }
-        }
-        None => 0,
+            },
+            None => 0,
+        },
     };
+    Ok((task, seed))
+}
 
-    // Every trial that ran has a start and an end on one clock: a missing, non-finite or
-    // negative start would move the run's origin (and so every time) silently.
-    for i in 0..df.height() {
+/// The run's columns, as read.
+struct Trials {
+    value: Vec<f64>,
+    start: Vec<f64>,
+    end: Vec<f64>,
+    budget: Option<Vec<f64>>,
+    /// Lower-cased and trimmed.
+    status: Vec<Option<String>>,
+    ids: Vec<Option<String>>,
+}
+
+/// Every trial that ran has a start and an end on one clock: a missing, non-finite or negative
+/// start would move the run's origin (and so every time) silently.
+fn check_times(t: &Trials, p: &str) -> Result<()> {
+    for i in 0..t.status.len() {
         let ran = !matches!(
-            status[i].as_deref(),
+            t.status[i].as_deref(),
             Some("running" | "not_evaluated") | None
         );
         let at = |c: &str| format!("{p}: row {} (line {}), column '{c}'", i + 1, i + 2);
-        if ran && !(start[i].is_finite() && start[i] >= 0.0) {
+        if ran && !(t.start[i].is_finite() && t.start[i] >= 0.0) {
             bail!(
                 "{}: {} is not a time; a trial that ran has a non-negative start time",
                 at("start_time"),
-                start[i]
+                t.start[i]
             );
         }
-        if ran && !(end[i].is_finite() && end[i] >= start[i]) {
+        if ran && !(t.end[i].is_finite() && t.end[i] >= t.start[i]) {
             bail!(
                 "{}: {} is not a time after the trial's start ({})",
                 at("end_time"),
-                end[i],
-                start[i]
+                t.end[i],
+                t.start[i]
             );
         }
     }
-    let t0 = start
+    Ok(())
+}
+
+/// The trials in the order they ended, as evaluations on the chosen clock (seconds since the
+/// run's first start, or finished trials), and the count of trials still pending.
+fn evaluations(t: &Trials, p: &str, clock: Clock) -> Result<(Vec<Eval>, u64)> {
+    let t0 = t
+        .start
         .iter()
         .copied()
         .filter(|t| t.is_finite())
         .fold(f64::INFINITY, f64::min);
-    let mut order: Vec<usize> = (0..df.height()).collect();
-    order.sort_by(|&a, &b| end[a].total_cmp(&end[b]));
+    let mut order: Vec<usize> = (0..t.status.len()).collect();
+    order.sort_by(|&a, &b| t.end[a].total_cmp(&t.end[b]));
     let mut arms: HashMap<String, u32> = HashMap::new();
     let mut evals = Vec::new();
     let mut pending = 0u64;
     let mut finished = 0.0;
     for i in order {
         let at = |c: &str| format!("{p}: row {} (line {}), column '{c}'", i + 1, i + 2);
-        let s = status[i]
+        let s = t.status[i]
             .clone()
             .with_context(|| format!("{}: empty", at("status")))?;
-        let id = ids[i]
+        let id = t.ids[i]
             .clone()
             .with_context(|| format!("{}: empty", at("config_id")))?;
         let next = arms.len() as u32;
@@ -367,22 +362,22 @@ fn read_run(
                 at("status")
             ),
         };
-        let time = match opts.clock {
+        let time = match clock {
             Clock::Seconds => {
-                if !(end[i].is_finite() && t0.is_finite() && end[i] >= t0) {
+                if !(t.end[i].is_finite() && t0.is_finite() && t.end[i] >= t0) {
                     bail!(
                         "{}: the end time is missing or before the run's first start",
                         at("end_time")
                     );
                 }
-                end[i] - t0
+                t.end[i] - t0
             }
             Clock::Trials => {
                 finished += 1.0;
                 finished
             }
         };
-        let fidelity = budget.as_ref().and_then(|b| {
+        let fidelity = t.budget.as_ref().and_then(|b| {
             let v = b[i];
             (v.is_finite() && v >= 0.0 && v.fract() == 0.0 && v <= f64::from(u32::MAX))
                 .then_some(v as u32)
@@ -390,7 +385,7 @@ fn read_run(
         evals.push(Eval {
             time,
             value: if action == "result" {
-                value[i]
+                t.value[i]
             } else {
                 f64::NAN
             },
@@ -399,6 +394,61 @@ fn read_run(
             action,
         });
     }
+    Ok((evals, pending))
+}
+
+fn read_run(
+    dir: &Path,
+    fields: &std::collections::BTreeMap<String, String>,
+    opts: &Options,
+) -> Result<(ImportedRun, bool, String)> {
+    let (df, names, path) = read_trials(dir)?;
+    let p = path.display().to_string();
+    let (column, metric, maximize) = choose_objective(&names, &p, opts)?;
+    let has = |c: &str| names.iter().any(|n| n == c);
+    for c in ["config_id", "status", "start_time", "end_time"] {
+        if !has(c) {
+            bail!(
+                "{p}: no column '{c}' (DeepCAVE's DataFrame format has it); its columns are {}",
+                names.join(", ")
+            );
+        }
+    }
+    let hint = "DeepCAVE writes numbers here";
+    let numbers = |c: &str| crate::report::input::numbers_or(&path, &df, c, hint);
+    let text = |c: &str, f: fn(&str) -> String| -> Result<Vec<Option<String>>> {
+        Ok(df
+            .column(c)?
+            .cast(&DataType::String)?
+            .str()?
+            .iter()
+            .map(|v| v.map(f))
+            .collect())
+    };
+    let trials = Trials {
+        value: numbers(&column)?,
+        start: numbers("start_time")?,
+        end: numbers("end_time")?,
+        budget: if has("budget") {
+            Some(numbers("budget")?)
+        } else {
+            None
+        },
+        status: text("status", |s| s.trim().to_lowercase())?,
+        ids: text("config_id", |s| s.to_string())?,
+    };
+    let policy = fields.get("policy").cloned().unwrap_or_default();
+    // The table's seeds, read only when the folder's name gives none.
+    let table_seeds = || -> Result<Option<Vec<f64>>> {
+        Ok(if has("seed") {
+            Some(numbers("seed")?)
+        } else {
+            None
+        })
+    };
+    let (task, seed) = task_and_seed(dir, fields, opts, table_seeds)?;
+    check_times(&trials, &p)?;
+    let (evals, pending) = evaluations(&trials, &p, opts.clock)?;
     Ok((
         ImportedRun {
             source: dir.display().to_string(),
