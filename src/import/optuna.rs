@@ -147,186 +147,228 @@ pub(crate) fn seconds(text: &str) -> Option<f64> {
 /// Replay a JournalStorage file into its studies (deleted studies left out), as Optuna's
 /// `JournalStorageReplayResult` does: study ids count created studies, trial ids count created
 /// trials, and an update to a finished trial is ignored.
+/// One journal line's operation, and where it is (for messages).
+struct Op<'a> {
+    fields: serde_json::Map<String, Value>,
+    at: &'a str,
+}
+
+impl Op<'_> {
+    fn get(&self, k: &str) -> Option<&Value> {
+        self.fields.get(k)
+    }
+
+    fn field(&self, k: &str) -> Result<&Value> {
+        self.fields
+            .get(k)
+            .with_context(|| format!("{}: no field '{k}' in this operation", self.at))
+    }
+
+    fn int(&self, k: &str) -> Result<i64> {
+        self.field(k)?
+            .as_i64()
+            .with_context(|| format!("{}: field '{k}' is not a whole number", self.at))
+    }
+
+    /// A trial state by its code (Optuna's 0-4).
+    fn state(&self, c: i64) -> Result<State> {
+        State::from_code(c)
+            .with_context(|| format!("{}: trial state {c} is not one of Optuna's 0-4", self.at))
+    }
+
+    /// A date-and-time field as seconds, `None` when absent or null.
+    fn time(&self, k: &str) -> Result<Option<f64>> {
+        let at = self.at;
+        match self.get(k) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(t)) => {
+                Ok(Some(seconds(t).with_context(|| {
+                    format!("{at}: field '{k}': '{t}' is not a date and time")
+                })?))
+            }
+            Some(v) => bail!("{at}: field '{k}': {v} is not a date and time"),
+        }
+    }
+}
+
+/// The journal replayed so far: the studies by id, and per trial id its (study id, index in
+/// that study's trials).
+#[derive(Default)]
+struct Journal {
+    studies: BTreeMap<i64, Study>,
+    next_study: i64,
+    trials: Vec<(i64, usize)>,
+}
+
+impl Journal {
+    /// Operation 0: a study is created (a second creation of one name is ignored, as Optuna's
+    /// storage ignores it).
+    fn create_study(&mut self, op: &Op<'_>) -> Result<()> {
+        let at = op.at;
+        let name = op
+            .field("study_name")?
+            .as_str()
+            .with_context(|| format!("{at}: field 'study_name' is not text"))?
+            .to_string();
+        if self.studies.values().any(|s| s.name == name) {
+            return Ok(());
+        }
+        let dirs = op
+            .field("directions")?
+            .as_array()
+            .with_context(|| format!("{at}: field 'directions' is not a list"))?;
+        let maximize = dirs
+            .iter()
+            .map(|d| match d.as_i64() {
+                Some(1) => Ok(false),
+                Some(2) => Ok(true),
+                _ => bail!("{at}: direction {d} is neither 1 (minimize) nor 2 (maximize)"),
+            })
+            .collect::<Result<Vec<bool>>>()?;
+        self.studies.insert(
+            self.next_study,
+            Study {
+                name,
+                maximize,
+                user_attrs: Default::default(),
+                trials: Vec::new(),
+            },
+        );
+        self.next_study += 1;
+        Ok(())
+    }
+
+    /// Operation 4: a trial is created in a study, perhaps already finished (`enqueue_trial`,
+    /// `add_trial`).
+    fn create_trial(&mut self, op: &Op<'_>) -> Result<()> {
+        let sid = op.int("study_id")?;
+        let Some(s) = self.studies.get_mut(&sid) else {
+            return Ok(());
+        };
+        let state = match op.get("state").and_then(Value::as_i64) {
+            None => State::Running,
+            Some(c) => op.state(c)?,
+        };
+        let values = match op.get("values") {
+            Some(Value::Array(a)) => Some(numbers(a, op.at)?),
+            _ => op.get("value").and_then(number).map(|v| vec![v]),
+        };
+        let intermediate = match op.get("intermediate_values") {
+            Some(Value::Object(m)) => m
+                .iter()
+                .filter_map(|(k, v)| Some((k.parse::<i64>().ok()?, number(v)?)))
+                .collect(),
+            _ => BTreeMap::new(),
+        };
+        let user_attrs = match op.get("user_attrs") {
+            Some(Value::Object(m)) => m.clone(),
+            _ => Default::default(),
+        };
+        let number = s.trials.len() as u32;
+        s.trials.push(Trial {
+            number,
+            state,
+            values,
+            start: op.time("datetime_start")?,
+            complete: op.time("datetime_complete")?,
+            intermediate,
+            user_attrs,
+        });
+        self.trials.push((sid, s.trials.len() - 1));
+        Ok(())
+    }
+
+    /// Operations 6-8 on a trial that is not finished: its state (and values), an intermediate
+    /// value, a user attribute.
+    fn update_trial(&mut self, code: i64, op: &Op<'_>) -> Result<()> {
+        let id = op.int("trial_id")?;
+        let Some(&(sid, k)) = usize::try_from(id).ok().and_then(|i| self.trials.get(i)) else {
+            return Ok(());
+        };
+        let Some(t) = self.studies.get_mut(&sid).map(|s| &mut s.trials[k]) else {
+            return Ok(());
+        };
+        if t.state.finished() {
+            return Ok(());
+        }
+        match code {
+            6 => {
+                let state = op.state(op.int("state")?)?;
+                if state == State::Running && t.state == State::Running {
+                    return Ok(());
+                }
+                if let Some(Value::String(s)) = op.get("datetime_start")
+                    && state == State::Running
+                {
+                    t.start = seconds(s);
+                }
+                if state.finished() {
+                    let s = op.field("datetime_complete")?.as_str().unwrap_or("");
+                    t.complete = Some(seconds(s).with_context(|| {
+                        format!(
+                            "{}: field 'datetime_complete': '{s}' is not a date and time",
+                            op.at
+                        )
+                    })?);
+                }
+                t.state = state;
+                if let Some(Value::Array(a)) = op.get("values") {
+                    t.values = Some(numbers(a, op.at)?);
+                }
+            }
+            7 => {
+                let step = op.int("step")?;
+                let v = number(op.field("intermediate_value")?).unwrap_or(f64::NAN);
+                t.intermediate.insert(step, v);
+            }
+            _ => {
+                if let Some(Value::Object(m)) = op.get("user_attr") {
+                    t.user_attrs.extend(m.clone());
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
 pub(crate) fn read_journal(path: &Path) -> Result<Vec<Study>> {
     let text = crate::files::read_text(path, "Optuna's JournalStorage file (JSON lines)")?;
-    let mut studies: BTreeMap<i64, Study> = BTreeMap::new();
-    let mut next_study = 0i64;
-    // trial id -> (study id, index in its study's trials)
-    let mut trials: Vec<(i64, usize)> = Vec::new();
+    let mut journal = Journal::default();
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
         }
         let at = format!("{}: line {}", path.display(), i + 1);
         let line = python_json(line);
-        let op: serde_json::Map<String, Value> = match serde_json::from_str(&line) {
+        let fields: serde_json::Map<String, Value> = match serde_json::from_str(&line) {
             Ok(Value::Object(m)) => m,
             Ok(_) => bail!("{at}: not a JSON object; an Optuna journal has one operation per line"),
             Err(e) => bail!(
                 "{at}: not valid JSON ({e}); an Optuna journal has one JSON operation per line (a line cut short by a crash can be deleted)"
             ),
         };
-        let field = |k: &str| -> Result<&Value> {
-            op.get(k)
-                .with_context(|| format!("{at}: no field '{k}' in this operation"))
-        };
-        let int = |k: &str| -> Result<i64> {
-            field(k)?
-                .as_i64()
-                .with_context(|| format!("{at}: field '{k}' is not a whole number"))
-        };
-        let code = int("op_code")?;
-        let trial_of = |trials: &Vec<(i64, usize)>| -> Result<Option<(i64, usize)>> {
-            let id = int("trial_id")?;
-            Ok(usize::try_from(id)
-                .ok()
-                .and_then(|i| trials.get(i))
-                .copied())
-        };
-        match code {
-            0 => {
-                let name = field("study_name")?
-                    .as_str()
-                    .with_context(|| format!("{at}: field 'study_name' is not text"))?
-                    .to_string();
-                if studies.values().any(|s| s.name == name) {
-                    continue;
-                }
-                let dirs = field("directions")?
-                    .as_array()
-                    .with_context(|| format!("{at}: field 'directions' is not a list"))?;
-                let maximize = dirs
-                    .iter()
-                    .map(|d| match d.as_i64() {
-                        Some(1) => Ok(false),
-                        Some(2) => Ok(true),
-                        _ => bail!("{at}: direction {d} is neither 1 (minimize) nor 2 (maximize)"),
-                    })
-                    .collect::<Result<Vec<bool>>>()?;
-                studies.insert(
-                    next_study,
-                    Study {
-                        name,
-                        maximize,
-                        user_attrs: Default::default(),
-                        trials: Vec::new(),
-                    },
-                );
-                next_study += 1;
-            }
+        let op = Op { fields, at: &at };
+        match op.int("op_code")? {
+            0 => journal.create_study(&op)?,
             1 => {
-                studies.remove(&int("study_id")?);
+                journal.studies.remove(&op.int("study_id")?);
             }
             2 => {
-                if let Some(s) = studies.get_mut(&int("study_id")?)
+                if let Some(s) = journal.studies.get_mut(&op.int("study_id")?)
                     && let Some(Value::Object(m)) = op.get("user_attr")
                 {
                     s.user_attrs.extend(m.clone());
                 }
             }
-            4 => {
-                let sid = int("study_id")?;
-                let Some(s) = studies.get_mut(&sid) else {
-                    continue;
-                };
-                let state = match op.get("state").and_then(Value::as_i64) {
-                    None => State::Running,
-                    Some(c) => State::from_code(c).with_context(|| {
-                        format!("{at}: trial state {c} is not one of Optuna's 0-4")
-                    })?,
-                };
-                let time = |k: &str| -> Result<Option<f64>> {
-                    match op.get(k) {
-                        None | Some(Value::Null) => Ok(None),
-                        Some(Value::String(t)) => Ok(Some(seconds(t).with_context(|| {
-                            format!("{at}: field '{k}': '{t}' is not a date and time")
-                        })?)),
-                        Some(v) => bail!("{at}: field '{k}': {v} is not a date and time"),
-                    }
-                };
-                let values = match op.get("values") {
-                    Some(Value::Array(a)) => Some(numbers(a, &at)?),
-                    _ => op.get("value").and_then(number).map(|v| vec![v]),
-                };
-                let intermediate = match op.get("intermediate_values") {
-                    Some(Value::Object(m)) => m
-                        .iter()
-                        .filter_map(|(k, v)| Some((k.parse::<i64>().ok()?, number(v)?)))
-                        .collect(),
-                    _ => BTreeMap::new(),
-                };
-                let user_attrs = match op.get("user_attrs") {
-                    Some(Value::Object(m)) => m.clone(),
-                    _ => Default::default(),
-                };
-                let number = s.trials.len() as u32;
-                s.trials.push(Trial {
-                    number,
-                    state,
-                    values,
-                    start: time("datetime_start")?,
-                    complete: time("datetime_complete")?,
-                    intermediate,
-                    user_attrs,
-                });
-                trials.push((sid, s.trials.len() - 1));
-            }
-            6..=8 => {
-                let Some((sid, k)) = trial_of(&trials)? else {
-                    continue;
-                };
-                let Some(t) = studies.get_mut(&sid).map(|s| &mut s.trials[k]) else {
-                    continue;
-                };
-                if t.state.finished() {
-                    continue;
-                }
-                match code {
-                    6 => {
-                        let c = int("state")?;
-                        let state = State::from_code(c).with_context(|| {
-                            format!("{at}: trial state {c} is not one of Optuna's 0-4")
-                        })?;
-                        if state == State::Running && t.state == State::Running {
-                            continue;
-                        }
-                        if let Some(Value::String(s)) = op.get("datetime_start")
-                            && state == State::Running
-                        {
-                            t.start = seconds(s);
-                        }
-                        if state.finished() {
-                            let s = field("datetime_complete")?.as_str().unwrap_or("");
-                            t.complete = Some(seconds(s).with_context(|| {
-                                format!(
-                                    "{at}: field 'datetime_complete': '{s}' is not a date and time"
-                                )
-                            })?);
-                        }
-                        t.state = state;
-                        if let Some(Value::Array(a)) = op.get("values") {
-                            t.values = Some(numbers(a, &at)?);
-                        }
-                    }
-                    7 => {
-                        let step = int("step")?;
-                        let v = number(field("intermediate_value")?).unwrap_or(f64::NAN);
-                        t.intermediate.insert(step, v);
-                    }
-                    _ => {
-                        if let Some(Value::Object(m)) = op.get("user_attr") {
-                            t.user_attrs.extend(m.clone());
-                        }
-                    }
-                }
-            }
+            4 => journal.create_trial(&op)?,
+            code @ 6..=8 => journal.update_trial(code, &op)?,
             3 | 5 | 9 | 10 => {}
             c => bail!(
                 "{at}: operation {c} is not one of Optuna's journal operations (0-10); is this an Optuna JournalStorage file?"
             ),
         }
     }
-    Ok(studies.into_values().collect())
+    Ok(journal.studies.into_values().collect())
 }
 
 fn numbers(a: &[Value], at: &str) -> Result<Vec<f64>> {
@@ -414,26 +456,72 @@ pub(crate) fn read_sqlite(path: &Path) -> Result<Vec<Study>> {
             _ => anyhow::anyhow!("{p}: not an Optuna storage, or one of another schema ({e})"),
         }
     };
-    let mut studies: BTreeMap<i64, Study> = BTreeMap::new();
-    {
-        let mut st = db
-            .prepare("SELECT study_id, study_name FROM studies")
-            .map_err(q)?;
-        let rows = st
-            .query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))
-            .map_err(q)?;
-        for row in rows {
-            let (id, name) = row.map_err(q)?;
-            studies.insert(
-                id,
-                Study {
-                    name,
-                    maximize: Vec::new(),
-                    user_attrs: Default::default(),
-                    trials: Vec::new(),
-                },
-            );
+    let p = p.to_string();
+    let mut studies = sql_studies(&db, &p, &q)?;
+    let index = sql_trials(&db, &p, &q, &mut studies)?;
+    // The trials' values, intermediate values and user attributes.
+    for (tid, _, v) in float_rows(
+        &db,
+        "SELECT trial_id, objective, value, value_type FROM trial_values ORDER BY trial_id, objective",
+        &q,
+    )? {
+        if let Some(t) = trial_at(&mut studies, &index, tid) {
+            t.values.get_or_insert_with(Vec::new).push(v);
         }
+    }
+    for (tid, step, v) in float_rows(
+        &db,
+        "SELECT trial_id, step, intermediate_value, intermediate_value_type FROM trial_intermediate_values",
+        &q,
+    )? {
+        if let Some(t) = trial_at(&mut studies, &index, tid) {
+            t.intermediate.insert(step, v);
+        }
+    }
+    for (tid, key, v) in attr_rows(
+        &db,
+        "SELECT trial_id, key, value_json FROM trial_user_attributes",
+        &q,
+    )? {
+        if let Some(t) = trial_at(&mut studies, &index, tid) {
+            let v = serde_json::from_str(&v)
+                .with_context(|| format!("{p}: trial {tid}: user attribute '{key}' is not JSON"))?;
+            t.user_attrs.insert(key, v);
+        }
+    }
+    Ok(studies.into_values().collect())
+}
+
+/// Trial `tid` of the storage, by the index [`sql_trials`] made.
+fn trial_at<'s>(
+    studies: &'s mut BTreeMap<i64, Study>,
+    index: &BTreeMap<i64, (i64, usize)>,
+    tid: i64,
+) -> Option<&'s mut Trial> {
+    let &(sid, k) = index.get(&tid)?;
+    studies.get_mut(&sid).map(|s| &mut s.trials[k])
+}
+
+/// The storage's studies by id: names, directions and user attributes, no trials yet.
+fn sql_studies(db: &rusqlite::Connection, p: &str, q: SqlError) -> Result<BTreeMap<i64, Study>> {
+    let mut studies: BTreeMap<i64, Study> = BTreeMap::new();
+    let mut st = db
+        .prepare("SELECT study_id, study_name FROM studies")
+        .map_err(q)?;
+    let rows = st
+        .query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))
+        .map_err(q)?;
+    for row in rows {
+        let (id, name) = row.map_err(q)?;
+        studies.insert(
+            id,
+            Study {
+                name,
+                maximize: Vec::new(),
+                user_attrs: Default::default(),
+                trials: Vec::new(),
+            },
+        );
     }
     let mut st = db
         .prepare("SELECT study_id, direction FROM study_directions ORDER BY study_id, objective")
@@ -454,9 +542,9 @@ pub(crate) fn read_sqlite(path: &Path) -> Result<Vec<Study>> {
         }
     }
     for (id, k, v) in attr_rows(
-        &db,
+        db,
         "SELECT study_id, key, value_json FROM study_user_attributes",
-        &q,
+        q,
     )? {
         if let Some(s) = studies.get_mut(&id) {
             let v = serde_json::from_str(&v)
@@ -464,7 +552,17 @@ pub(crate) fn read_sqlite(path: &Path) -> Result<Vec<Study>> {
             s.user_attrs.insert(k, v);
         }
     }
-    // Trials, then their values, intermediate values and user attributes.
+    Ok(studies)
+}
+
+/// The trials, each added to its study (values and the rest come after); per trial id its
+/// (study id, index in the study's trials).
+fn sql_trials(
+    db: &rusqlite::Connection,
+    p: &str,
+    q: SqlError,
+    studies: &mut BTreeMap<i64, Study>,
+) -> Result<BTreeMap<i64, (i64, usize)>> {
     let mut index: BTreeMap<i64, (i64, usize)> = BTreeMap::new();
     let mut st = db
         .prepare("SELECT trial_id, number, study_id, state, datetime_start, datetime_complete FROM trials ORDER BY trial_id")
@@ -513,42 +611,7 @@ pub(crate) fn read_sqlite(path: &Path) -> Result<Vec<Study>> {
         });
         index.insert(tid, (sid, s.trials.len() - 1));
     }
-    for (tid, _, v) in float_rows(
-        &db,
-        "SELECT trial_id, objective, value, value_type FROM trial_values ORDER BY trial_id, objective",
-        &q,
-    )? {
-        if let Some(&(sid, k)) = index.get(&tid)
-            && let Some(s) = studies.get_mut(&sid)
-        {
-            s.trials[k].values.get_or_insert_with(Vec::new).push(v);
-        }
-    }
-    for (tid, step, v) in float_rows(
-        &db,
-        "SELECT trial_id, step, intermediate_value, intermediate_value_type FROM trial_intermediate_values",
-        &q,
-    )? {
-        if let Some(&(sid, k)) = index.get(&tid)
-            && let Some(s) = studies.get_mut(&sid)
-        {
-            s.trials[k].intermediate.insert(step, v);
-        }
-    }
-    for (tid, key, v) in attr_rows(
-        &db,
-        "SELECT trial_id, key, value_json FROM trial_user_attributes",
-        &q,
-    )? {
-        if let Some(&(sid, k)) = index.get(&tid)
-            && let Some(s) = studies.get_mut(&sid)
-        {
-            let v = serde_json::from_str(&v)
-                .with_context(|| format!("{p}: trial {tid}: user attribute '{key}' is not JSON"))?;
-            s.trials[k].user_attrs.insert(key, v);
-        }
-    }
-    Ok(studies.into_values().collect())
+    Ok(index)
 }
 
 type SqlError<'a> = &'a dyn Fn(rusqlite::Error) -> anyhow::Error;
