@@ -340,7 +340,8 @@ impl Config {
     }
 }
 
-fn read_run(dir: &Path, opts: &Options) -> Result<ImportedRun> {
+/// A run's policy, task and seed, from its Hydra config (or `--task`).
+fn run_identity(dir: &Path, opts: &Options) -> Result<(String, Task, u64)> {
     let cfg = Config::load(&dir.join(".hydra").join("config.yaml"))?;
     let c = cfg.path.display();
     let key = |k: &str, option: &str| -> Result<String> {
@@ -356,113 +357,159 @@ fn read_run(dir: &Path, opts: &Options) -> Result<ImportedRun> {
         &key(&opts.seed_key, "--seed-key")?,
         &format!("{c}, key '{}'", opts.seed_key),
     )?;
+    Ok((policy, task, seed))
+}
 
-    let log = dir.join("trial_logs.jsonl");
-    let l = log.display();
-    let text = crate::files::read_text(&log, "CARP-S's trial log (JSON lines)")?;
-    let mut evals = Vec::new();
-    let mut arms: HashMap<String, u32> = HashMap::new();
-    let mut first_start: Option<f64> = None;
-    let mut virtual_sum = 0.0;
-    let mut pending = 0u64;
-    for (i, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let at = |field: &str| format!("{l}: line {}, field '{field}'", i + 1);
-        let v: Value = serde_json::from_str(line).map_err(|e| {
-            anyhow::anyhow!(
-                "{l}: line {}, column {}: not valid JSON ({e}); CARP-S writes one JSON object per line",
-                i + 1,
-                e.column()
-            )
-        })?;
-        let get = |path: &str| -> Result<&Value> {
-            path.split('.')
-                .try_fold(&v, |n, k| n.get(k))
-                .with_context(|| format!("{}: missing", at(path)))
-        };
-        let number = |path: &str| -> Result<f64> {
-            let n = get(path)?;
-            n.as_f64()
-                .with_context(|| format!("{}: {n} is not a number", at(path)))
-        };
-        let status = number("trial_value.status")?;
-        let config = get("trial_info.config")?.to_string();
-        let next = arms.len() as u32;
-        let trial = *arms.entry(config).or_insert(next);
+/// One line of `trial_logs.jsonl`, and where it is (for messages).
+struct LogLine<'a> {
+    v: Value,
+    file: &'a str,
+    line: usize,
+}
+
+impl LogLine<'_> {
+    fn at(&self, field: &str) -> String {
+        format!("{}: line {}, field '{field}'", self.file, self.line)
+    }
+
+    fn get(&self, path: &str) -> Result<&Value> {
+        path.split('.')
+            .try_fold(&self.v, |n, k| n.get(k))
+            .with_context(|| format!("{}: missing", self.at(path)))
+    }
+
+    fn number(&self, path: &str) -> Result<f64> {
+        let n = self.get(path)?;
+        n.as_f64()
+            .with_context(|| format!("{}: {n} is not a number", self.at(path)))
+    }
+}
+
+/// The log read so far: trials by configuration, the clock's origin and running sum, and the
+/// trials still running.
+#[derive(Default)]
+struct TrialLog {
+    arms: HashMap<String, u32>,
+    first_start: Option<f64>,
+    virtual_sum: f64,
+    pending: u64,
+}
+
+impl TrialLog {
+    /// One line's evaluation, or `None` for a trial still running.
+    fn eval(&mut self, l: &LogLine<'_>, clock: Clock) -> Result<Option<Eval>> {
+        let status = l.number("trial_value.status")?;
+        let config = l.get("trial_info.config")?.to_string();
+        let next = self.arms.len() as u32;
+        let trial = *self.arms.entry(config).or_insert(next);
         let whole = status.fract() == 0.0;
         let action = match status as i64 {
             0 if whole => {
-                pending += 1;
-                continue;
+                self.pending += 1;
+                return Ok(None);
             }
             1 if whole => "result",
             2..=4 if whole => "failed",
             _ => bail!(
                 "{}: {status} is not a CARP-S status (0 running, 1 success, 2 crashed, 3 timeout, 4 memory out)",
-                at("trial_value.status")
+                l.at("trial_value.status")
             ),
         };
         let value = if action == "result" {
-            match get("trial_value.cost")? {
+            match l.get("trial_value.cost")? {
                 Value::Number(n) => n.as_f64().unwrap_or(f64::NAN),
                 Value::Array(_) => bail!(
                     "{}: a list of costs (a multi-objective run); banditbench ranks one objective",
-                    at("trial_value.cost")
+                    l.at("trial_value.cost")
                 ),
-                other => bail!("{}: {other} is not a number", at("trial_value.cost")),
+                other => bail!("{}: {other} is not a number", l.at("trial_value.cost")),
             }
         } else {
             f64::NAN
         };
-        let time = match opts.clock {
-            Clock::Trials => number("n_trials")?,
-            Clock::Calls => number("n_function_calls")?,
-            Clock::Seconds => {
-                let start = number("trial_value.starttime")?;
-                let seconds = number("trial_value.virtual_time")?;
-                // Each evaluation's recorded seconds on their own: a negative one would pull the
-                // running sum back while the clock still reads a valid time.
-                if !(seconds.is_finite() && seconds >= 0.0) {
-                    bail!(
-                        "{}: {seconds} seconds; an evaluation's time must be a non-negative number",
-                        at("trial_value.virtual_time")
-                    );
-                }
-                virtual_sum += seconds;
-                start - *first_start.get_or_insert(start) + virtual_sum
-            }
-        };
-        if !(time.is_finite() && time >= 0.0) {
-            bail!(
-                "{}: the clock reads {time}; it must be a non-negative number",
-                at(match opts.clock {
-                    Clock::Trials => "n_trials",
-                    Clock::Calls => "n_function_calls",
-                    Clock::Seconds => "trial_value.starttime",
-                })
-            );
-        }
+        let time = self.time(l, clock)?;
         // A budget that is a whole number of units is the fidelity (epochs, units); a fraction
         // (a subsample) is kept out.
-        let fidelity = match get("trial_info.budget")? {
+        let fidelity = match l.get("trial_info.budget")? {
             Value::Number(n) => n
                 .as_f64()
                 .filter(|b| b.fract() == 0.0 && *b >= 0.0 && *b <= f64::from(u32::MAX))
                 .map(|b| b as u32),
             _ => None,
         };
-        evals.push(Eval {
+        Ok(Some(Eval {
             time,
             value,
             trial,
             fidelity,
             action,
-        });
+        }))
     }
-    if evals.is_empty() && pending == 0 {
-        bail!("{l}: no evaluation in the log");
+
+    /// The line's time on `clock`: its trial count, its function calls, or the seconds since
+    /// the first trial started plus the recorded (virtual) seconds summed so far.
+    fn time(&mut self, l: &LogLine<'_>, clock: Clock) -> Result<f64> {
+        let time = match clock {
+            Clock::Trials => l.number("n_trials")?,
+            Clock::Calls => l.number("n_function_calls")?,
+            Clock::Seconds => {
+                let start = l.number("trial_value.starttime")?;
+                let seconds = l.number("trial_value.virtual_time")?;
+                // Each evaluation's recorded seconds on their own: a negative one would pull the
+                // running sum back while the clock still reads a valid time.
+                if !(seconds.is_finite() && seconds >= 0.0) {
+                    bail!(
+                        "{}: {seconds} seconds; an evaluation's time must be a non-negative number",
+                        l.at("trial_value.virtual_time")
+                    );
+                }
+                self.virtual_sum += seconds;
+                start - *self.first_start.get_or_insert(start) + self.virtual_sum
+            }
+        };
+        if !(time.is_finite() && time >= 0.0) {
+            bail!(
+                "{}: the clock reads {time}; it must be a non-negative number",
+                l.at(match clock {
+                    Clock::Trials => "n_trials",
+                    Clock::Calls => "n_function_calls",
+                    Clock::Seconds => "trial_value.starttime",
+                })
+            );
+        }
+        Ok(time)
+    }
+}
+
+fn read_run(dir: &Path, opts: &Options) -> Result<ImportedRun> {
+    let (policy, task, seed) = run_identity(dir, opts)?;
+    let log = dir.join("trial_logs.jsonl");
+    let file = log.display().to_string();
+    let text = crate::files::read_text(&log, "CARP-S's trial log (JSON lines)")?;
+    let mut evals = Vec::new();
+    let mut trials = TrialLog::default();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let v: Value = serde_json::from_str(line).map_err(|e| {
+            anyhow::anyhow!(
+                "{file}: line {}, column {}: not valid JSON ({e}); CARP-S writes one JSON object per line",
+                i + 1,
+                e.column()
+            )
+        })?;
+        let l = LogLine {
+            v,
+            file: &file,
+            line: i + 1,
+        };
+        if let Some(e) = trials.eval(&l, opts.clock)? {
+            evals.push(e);
+        }
+    }
+    if evals.is_empty() && trials.pending == 0 {
+        bail!("{file}: no evaluation in the log");
     }
     evals.sort_by(|a, b| a.time.total_cmp(&b.time));
     Ok(ImportedRun {
@@ -471,6 +518,6 @@ fn read_run(dir: &Path, opts: &Options) -> Result<ImportedRun> {
         task,
         seed,
         evals,
-        pending,
+        pending: trials.pending,
     })
 }
