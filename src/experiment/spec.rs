@@ -216,6 +216,37 @@ pub fn load_experiment(path: &Path) -> Result<Experiment> {
         .with_context(|| format!("{}: cannot read the experiment file", path.display()))?;
     let f: File = toml::from_str(&source)
         .with_context(|| format!("{}: invalid experiment file", path.display()))?;
+    let seed = check_keys(path, &f)?;
+    let trajectories = trajectory_mode(path, f.trajectories.as_deref())?;
+    let world = resolve_world(path, &f.world)?;
+    let policies = expand_policies(path, &f.policies, &world)?;
+    let traces_dir = traces_dir(path, f.traces.as_deref(), world.kind())?;
+    Ok(Experiment {
+        file: path.to_path_buf(),
+        name: f.name,
+        description: f.description,
+        traces_dir,
+        seed,
+        repetitions: f.repetitions,
+        load: LoadOptions {
+            allow_missing_arms: f.allow_missing_arms,
+            filter: TaskFilter {
+                datasets: f.tasks.datasets,
+                runs: f.tasks.runs,
+                learners: f.tasks.learners,
+                max_tasks: f.tasks.max_tasks,
+            },
+        },
+        world,
+        policies,
+        trajectories,
+        source,
+    })
+}
+
+/// The file's top-level keys checked (the seed given, no empty filter, a folder name, at least
+/// one repetition and one policy); returns the seed.
+fn check_keys(path: &Path, f: &File) -> Result<u64> {
     let Some(seed) = f.seed else {
         bail!(
             "{}: missing key 'seed' (required: the experiment's seed, an integer >= 0, from which every cell's seed is derived; e.g. seed = 1)",
@@ -260,8 +291,13 @@ pub fn load_experiment(path: &Path) -> Result<Experiment> {
             path.display()
         );
     }
-    let trajectories = match f.trajectories.as_deref() {
-        None => TrajectoryMode::EveryDecision,
+    Ok(seed)
+}
+
+/// The key `trajectories`: which steps the results keep (every decision when absent).
+fn trajectory_mode(path: &Path, t: Option<&str>) -> Result<TrajectoryMode> {
+    match t {
+        None => Ok(TrajectoryMode::EveryDecision),
         Some(t) => TrajectoryMode::ALL
             .iter()
             .find(|(n, _)| *n == t)
@@ -271,11 +307,19 @@ pub fn load_experiment(path: &Path) -> Result<Experiment> {
                     "{}: key 'trajectories' is '{t}'; allowed: every-decision, incumbent-changes, none",
                     path.display()
                 )
-            })?,
-    };
-    let world = resolve_world(path, &f.world)?;
+            }),
+    }
+}
+
+/// Every `[[policies]]` entry expanded into its grid of configurations, each checked against
+/// the world (and its workers), none listed twice.
+fn expand_policies(
+    path: &Path,
+    entries: &[PolicySpec],
+    world: &WorldSetup,
+) -> Result<Vec<PolicyConfig>> {
     let mut policies: Vec<PolicyConfig> = Vec::new();
-    for (i, p) in f.policies.iter().enumerate() {
+    for (i, p) in entries.iter().enumerate() {
         let expanded = if p.family == "external" {
             policy::expand_external(&p.params)
         } else if p.family == "python" {
@@ -318,8 +362,14 @@ pub fn load_experiment(path: &Path) -> Result<Experiment> {
             policies.push(cfg);
         }
     }
+    Ok(policies)
+}
+
+/// The key `traces`, relative to the file: required, except in the synthetic world, which
+/// refuses it.
+fn traces_dir(path: &Path, traces: Option<&str>, kind: WorldKind) -> Result<Option<PathBuf>> {
     let base = path.parent().unwrap_or(Path::new("."));
-    let traces_dir = match (&f.traces, world.kind()) {
+    Ok(match (traces, kind) {
         (Some(t), WorldKind::Synthetic) => bail!(
             "{}: key 'traces' ('{t}') does not apply to the synthetic world, whose arms are [[world.arms]]",
             path.display()
@@ -330,26 +380,5 @@ pub fn load_experiment(path: &Path) -> Result<Experiment> {
             "{}: missing key 'traces' (the trace-set folder, relative to this file, e.g. \"../traces/lcdb\")",
             path.display()
         ),
-    };
-    Ok(Experiment {
-        file: path.to_path_buf(),
-        name: f.name,
-        description: f.description,
-        traces_dir,
-        seed,
-        repetitions: f.repetitions,
-        load: LoadOptions {
-            allow_missing_arms: f.allow_missing_arms,
-            filter: TaskFilter {
-                datasets: f.tasks.datasets,
-                runs: f.tasks.runs,
-                learners: f.tasks.learners,
-                max_tasks: f.tasks.max_tasks,
-            },
-        },
-        world,
-        policies,
-        trajectories,
-        source,
     })
 }
