@@ -17,49 +17,33 @@ OUT=$2
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$OUT"
 cd "$OUT"
+# One learner's grid of sklearn-grid: pool NAME WORKERS REPETITIONS UNIT BUDGET POLICY POLICY
+pool() {
+  cat > "$1-k$2.toml" <<TOML
+name = "cg-$1-k$2"
+traces = "$ROOT/traces/sklearn-grid"
+seed = 7
+repetitions = $3
+trajectories = "incumbent-changes"
+[tasks]
+learners = ["mlp"]
+[world]
+kind = "pool"
+per_learner = true
+workers = $2
+budget_unit = "$4"
+budgets = [$5]
+incumbent = "best-seen"
+recommendation = "best-seen"
+[[policies]]
+family = "$6"
+[[policies]]
+family = "$7"
+TOML
+}
 for k in 1 16 256; do
-  cat > units-k$k.toml <<TOML
-name = "cg-units-k$k"
-traces = "$ROOT/traces/sklearn-grid"
-seed = 7
-repetitions = 2
-trajectories = "incumbent-changes"
-[tasks]
-learners = ["mlp"]
-[world]
-kind = "pool"
-per_learner = true
-workers = $k
-budget_unit = "units"
-budgets = [4000]
-incumbent = "best-seen"
-recommendation = "best-seen"
-[[policies]]
-family = "random-search"
-[[policies]]
-family = "asha"
-TOML
-  cat > secs-k$k.toml <<TOML
-name = "cg-secs-k$k"
-traces = "$ROOT/traces/sklearn-grid"
-seed = 7
-repetitions = 1
-trajectories = "incumbent-changes"
-[tasks]
-learners = ["mlp"]
-[world]
-kind = "pool"
-per_learner = true
-workers = $k
-budget_unit = "seconds"
-budgets = [20]
-incumbent = "best-seen"
-recommendation = "best-seen"
-[[policies]]
-family = "asha"
-[[policies]]
-family = "hyperband"
-TOML
+  pool units $k 2 units 4000 random-search asha
+  pool secs $k 1 seconds 20 asha hyperband
   cat > ts-k$k.toml <<TOML
 name = "cg-ts-k$k"
 traces = "$ROOT/traces/lcdb"
