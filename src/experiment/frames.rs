@@ -331,9 +331,6 @@ pub(crate) fn runs_frame(
         nan_as_null(name, results.iter().map(f).collect())
     };
     let u = |f: &dyn Fn(&CellResult) -> u64| -> Vec<u64> { results.iter().map(f).collect() };
-    let pu = |f: &dyn Fn(&PoolPart) -> u64| -> Vec<Option<u64>> {
-        results.iter().map(|r| part(r).map(f)).collect()
-    };
     let learners = data.learners();
     let json = JsonObject::new(learners);
     let keep = |r: &CellResult| data.kept_learners(cell(r).task);
@@ -347,17 +344,6 @@ pub(crate) fn runs_frame(
         json.floats_kept_into(keep(r), &r.outcome.time_s, out)
     });
     let overhead = exp.world.overhead().describe();
-    let pool = data.pool();
-    let recommended = |r: &CellResult| part(r).and_then(|p| p.recommended);
-    let config = |r: &CellResult| {
-        recommended(r).and_then(|x| pool.map(|p| &p.pool.configs[x.config as usize]))
-    };
-    let (incumbent_rule, recommendation_rule) = match &exp.world.options {
-        super::WorldOptions::Pool(o) => {
-            (Some(o.incumbent.as_str()), Some(o.recommendation.as_str()))
-        }
-        _ => (None, None),
-    };
     cols.extend([
         of("best_score", &|r| r.outcome.best_score),
         of("best_test_score", &|r| r.outcome.best_test_score),
@@ -388,7 +374,35 @@ pub(crate) fn runs_frame(
         Column::new("trace_set".into(), vec![data.name(); h]),
         Column::new("trace_source".into(), vec![data.source(); h]),
         Column::new("direction".into(), vec![data.direction().as_str(); h]),
-        // The pool world's own columns (null in learner-level worlds).
+    ]);
+    cols.extend(pool_columns(results, &cell, exp, data));
+    cols.extend(objective_columns(results));
+    Ok(DataFrame::new_infer_height(cols)?)
+}
+
+/// The pool world's own columns (null in learner-level worlds), and `policy_stats`.
+fn pool_columns<'a>(
+    results: &'a [CellResult],
+    cell: &dyn Fn(&CellResult) -> &'a Cell,
+    exp: &'a Experiment,
+    data: &'a Data,
+) -> Vec<Column> {
+    let h = results.len();
+    let pu = |f: &dyn Fn(&PoolPart) -> u64| -> Vec<Option<u64>> {
+        results.iter().map(|r| part(r).map(f)).collect()
+    };
+    let pool = data.pool();
+    let recommended = |r: &CellResult| part(r).and_then(|p| p.recommended);
+    let config = |r: &CellResult| {
+        recommended(r).and_then(|x| pool.map(|p| &p.pool.configs[x.config as usize]))
+    };
+    let (incumbent_rule, recommendation_rule) = match &exp.world.options {
+        super::WorldOptions::Pool(o) => {
+            (Some(o.incumbent.as_str()), Some(o.recommendation.as_str()))
+        }
+        _ => (None, None),
+    };
+    vec![
         Column::new(
             "pool_scope".into(),
             results
@@ -430,8 +444,11 @@ pub(crate) fn runs_frame(
                 .map(|r| r.policy_stats.as_deref())
                 .collect::<Vec<Option<&str>>>(),
         ),
-    ]);
-    // Several objectives: the archive's indicators (null with one objective).
+    ]
+}
+
+/// Several objectives: the archive's indicators (null with one objective).
+fn objective_columns(results: &[CellResult]) -> Vec<Column> {
     let mo = |f: &dyn Fn(&super::objectives::MoOutcome) -> f64| -> Vec<Option<f64>> {
         // Infinite (IGD+ and ε of an empty archive): null, as a cell that found nothing.
         results
@@ -439,7 +456,7 @@ pub(crate) fn runs_frame(
             .map(|r| r.objectives.as_ref().map(f).filter(|v| v.is_finite()))
             .collect()
     };
-    cols.extend([
+    vec![
         Column::new("hypervolume".into(), mo(&|m| m.hypervolume)),
         Column::new("hv_regret".into(), mo(&|m| m.hv_regret)),
         Column::new("igd_plus".into(), mo(&|m| m.igd_plus)),
@@ -451,8 +468,7 @@ pub(crate) fn runs_frame(
                 .map(|r| r.objectives.as_ref().map(|m| m.front_size))
                 .collect::<Vec<Option<u64>>>(),
         ),
-    ]);
-    Ok(DataFrame::new_infer_height(cols)?)
+    ]
 }
 
 /// Every decision of every cell, in order: the action, the arm, its learner (coded; the store
