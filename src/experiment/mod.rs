@@ -280,6 +280,94 @@ pub(crate) struct MergeSummary {
     pub folders: usize,
 }
 
+/// A finished results folder's lock (its resolved experiment) and the shard it ran, checked:
+/// it was written by `run`, has finished, and is of this build's results format.
+fn finished_shard(d: &Path) -> Result<(Resolved, Option<Shard>)> {
+    let lock = d.join(LOCK);
+    let resolved = read_lock(&lock)?.ok_or_else(|| {
+        anyhow::anyhow!(
+            "{}: not a results folder of banditbench run (no {LOCK})",
+            d.display()
+        )
+    })?;
+    let parts = d.join("parts");
+    let unfinished = std::fs::read_dir(&parts).is_ok_and(|mut e| {
+        e.any(|e| e.is_ok_and(|e| e.file_name().to_string_lossy().starts_with("runs-")))
+    });
+    if unfinished || !d.join(RUNS).is_file() || !d.join(TRAJECTORIES).is_file() {
+        bail!(
+            "{}: this run has not finished (no merged results, or parts waiting under parts/); rerun its `banditbench run ... --out {}` to finish it, then merge",
+            d.display(),
+            d.display()
+        );
+    }
+    let format = resolved.results_format;
+    if format != store::RESULTS_FORMAT {
+        bail!(
+            "{}: results format {format}, this build merges format {}; rerun it with this build",
+            d.display(),
+            store::RESULTS_FORMAT
+        );
+    }
+    let shard = resolved
+        .shard
+        .as_deref()
+        .map(Shard::parse)
+        .transpose()
+        .with_context(|| format!("{}: key 'resolved.shard'", lock.display()))?;
+    Ok((resolved, shard))
+}
+
+/// Every one of the experiment's `total` cells is in exactly one of `dirs`; a missing cell's
+/// message names the shards not given when the folders are shards of one count.
+fn every_cell_once(dirs: &[PathBuf], total: usize, shards: &[Option<Shard>]) -> Result<()> {
+    let mut owner: Vec<u32> = vec![u32::MAX; total];
+    for (k, d) in dirs.iter().enumerate() {
+        for c in store::read_cells(&d.join(RUNS))? {
+            let Some(slot) = owner.get_mut(c as usize) else {
+                bail!(
+                    "{}: cell {c} is outside the experiment's {total} cells",
+                    d.join(RUNS).display()
+                );
+            };
+            if *slot != u32::MAX {
+                bail!(
+                    "cell {c} is in both {} and {}: a shard was given twice, or two folders overlap; merge each shard once",
+                    dirs[*slot as usize].display(),
+                    d.display()
+                );
+            }
+            *slot = k as u32;
+        }
+    }
+    let missing: Vec<usize> = (0..total).filter(|&c| owner[c] == u32::MAX).collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let shown: Vec<String> = missing.iter().take(20).map(|c| c.to_string()).collect();
+    let mut absent = String::new();
+    if let Some(Some(s0)) = shards.first()
+        && shards
+            .iter()
+            .all(|s| s.is_some_and(|s| s.count == s0.count))
+    {
+        let have: BTreeSet<u32> = shards.iter().flatten().map(|s| s.index).collect();
+        let lack: Vec<String> = (0..s0.count)
+            .filter(|i| !have.contains(i))
+            .map(|i| format!("{i}/{}", s0.count))
+            .collect();
+        if !lack.is_empty() {
+            absent = format!("; shards not given: {}", lack.join(", "));
+        }
+    }
+    bail!(
+        "{} of {total} cells are missing: {}{}{absent}",
+        missing.len(),
+        shown.join(", "),
+        if missing.len() > 20 { ", ..." } else { "" }
+    );
+}
+
 /// Combine finished results folders of one experiment (usually the shards of `run --shard`)
 /// into `out`: exactly what one unsharded run writes. Refuses folders from another experiment
 /// or trace set, unfinished folders, duplicated cells and missing cells (listed).
@@ -290,40 +378,8 @@ pub(crate) fn merge_results(dirs: &[PathBuf], out: &Path) -> Result<MergeSummary
     let mut first: Option<(PathBuf, Resolved)> = None;
     let mut shards: Vec<Option<Shard>> = Vec::new();
     for d in dirs {
-        let lock = d.join(LOCK);
-        let resolved = read_lock(&lock)?.ok_or_else(|| {
-            anyhow::anyhow!(
-                "{}: not a results folder of banditbench run (no {LOCK})",
-                d.display()
-            )
-        })?;
-        let parts = d.join("parts");
-        let unfinished = std::fs::read_dir(&parts).is_ok_and(|mut e| {
-            e.any(|e| e.is_ok_and(|e| e.file_name().to_string_lossy().starts_with("runs-")))
-        });
-        if unfinished || !d.join(RUNS).is_file() || !d.join(TRAJECTORIES).is_file() {
-            bail!(
-                "{}: this run has not finished (no merged results, or parts waiting under parts/); rerun its `banditbench run ... --out {}` to finish it, then merge",
-                d.display(),
-                d.display()
-            );
-        }
-        let format = resolved.results_format;
-        if format != store::RESULTS_FORMAT {
-            bail!(
-                "{}: results format {format}, this build merges format {}; rerun it with this build",
-                d.display(),
-                store::RESULTS_FORMAT
-            );
-        }
-        shards.push(
-            resolved
-                .shard
-                .as_deref()
-                .map(Shard::parse)
-                .transpose()
-                .with_context(|| format!("{}: key 'resolved.shard'", lock.display()))?,
-        );
+        let (resolved, shard) = finished_shard(d)?;
+        shards.push(shard);
         match &first {
             None => first = Some((d.clone(), resolved)),
             Some((fd, fr)) => {
@@ -348,52 +404,7 @@ pub(crate) fn merge_results(dirs: &[PathBuf], out: &Path) -> Result<MergeSummary
                 dirs[0].join(LOCK).display()
             )
         })?;
-    // Every cell exactly once.
-    let mut owner: Vec<u32> = vec![u32::MAX; total];
-    for (k, d) in dirs.iter().enumerate() {
-        for c in store::read_cells(&d.join(RUNS))? {
-            let Some(slot) = owner.get_mut(c as usize) else {
-                bail!(
-                    "{}: cell {c} is outside the experiment's {total} cells",
-                    d.join(RUNS).display()
-                );
-            };
-            if *slot != u32::MAX {
-                bail!(
-                    "cell {c} is in both {} and {}: a shard was given twice, or two folders overlap; merge each shard once",
-                    dirs[*slot as usize].display(),
-                    d.display()
-                );
-            }
-            *slot = k as u32;
-        }
-    }
-    let missing: Vec<usize> = (0..total).filter(|&c| owner[c] == u32::MAX).collect();
-    if !missing.is_empty() {
-        let shown: Vec<String> = missing.iter().take(20).map(|c| c.to_string()).collect();
-        let mut absent = String::new();
-        if let Some(Some(s0)) = shards.first()
-            && shards
-                .iter()
-                .all(|s| s.is_some_and(|s| s.count == s0.count))
-        {
-            let have: BTreeSet<u32> = shards.iter().flatten().map(|s| s.index).collect();
-            let lack: Vec<String> = (0..s0.count)
-                .filter(|i| !have.contains(i))
-                .map(|i| format!("{i}/{}", s0.count))
-                .collect();
-            if !lack.is_empty() {
-                absent = format!("; shards not given: {}", lack.join(", "));
-            }
-        }
-        bail!(
-            "{} of {total} cells are missing: {}{}{absent}",
-            missing.len(),
-            shown.join(", "),
-            if missing.len() > 20 { ", ..." } else { "" }
-        );
-    }
-    drop(owner);
+    every_cell_once(dirs, total, &shards)?;
     if out.join(RUNS).is_file() || out.join(LOCK).is_file() {
         bail!(
             "{}: already holds results; merge into a new folder",
