@@ -422,7 +422,8 @@ impl Proposer for LargestBudget {
     }
 
     fn pending(&mut self, configs: &[u32]) {
-        self.running = configs.to_vec();
+        self.running.clear();
+        self.running.extend_from_slice(configs);
     }
 }
 

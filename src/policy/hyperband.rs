@@ -208,6 +208,8 @@ struct Guided {
     /// Results whose configuration is looked up at the next decision: (arm, budget, score;
     /// `None` when it failed).
     unresolved: Vec<(usize, u32, Option<f64>)>,
+    /// The configurations running on other workers (a buffer reused at each proposal).
+    running: Vec<u32>,
 }
 
 impl Guided {
@@ -247,8 +249,10 @@ impl Guided {
         for (arm, budget, score) in self.unresolved.drain(..) {
             self.proposer.tell(p.config[arm], budget, score);
         }
-        let running: Vec<u32> = view.pending.iter().map(|w| p.config[w.arm]).collect();
-        self.proposer.pending(&running);
+        self.running.clear();
+        self.running
+            .extend(view.pending.iter().map(|w| p.config[w.arm]));
+        self.proposer.pending(&self.running);
         self.proposer.propose(p, rng)
     }
 }
@@ -281,6 +285,7 @@ impl Halving {
                 budgets: Vec::new(),
                 units: Vec::new(),
                 unresolved: Vec::new(),
+                running: Vec::new(),
             })),
             ..Halving::new(plan, eta, r_max, r_min)
         }
@@ -447,6 +452,7 @@ mod tests {
             budgets: Vec::new(),
             units: Vec::new(),
             unresolved: Vec::new(),
+            running: Vec::new(),
         };
         b.assign(0, [1, 3, 9].into_iter());
         b.assign(1, [1, 3, 9].into_iter());
