@@ -137,55 +137,94 @@ pub(crate) fn comparison_figures(
 ) -> Result<Written> {
     let mut w = Written::default();
     let order = c.order();
-    let n = c.table.units.len();
     if let Some(rope) = c.options.bayes_rope {
-        // Pairs in mean-rank order of their first policy, then of the second.
-        let pos: BTreeMap<&str, usize> = order
-            .iter()
-            .enumerate()
-            .map(|(r, &i)| (c.table.policies[i].as_str(), r))
-            .collect();
-        let mut rows: Vec<(usize, usize, String, f64, f64, f64)> = c
-            .bayesian
-            .iter()
-            .map(|p| {
-                let (l, r) = (p.result.p_left, p.result.p_right);
-                let (a, b, pl, pr) = if pos[p.a.as_str()] <= pos[p.b.as_str()] {
-                    (&p.a, &p.b, l, r)
-                } else {
-                    (&p.b, &p.a, r, l)
-                };
-                let label = format!("{} vs {}", names.of(a), names.of(b));
-                (
-                    pos[a.as_str()],
-                    pos[b.as_str()],
-                    label,
-                    pl,
-                    p.result.p_rope,
-                    pr,
-                )
-            })
-            .collect();
-        rows.sort_by_key(|r| (r.0, r.1));
-        let bb = BayesBars {
-            title: format!(
-                "Bayesian signed-rank test, rope ±{rope} ({n} units, {} samples)",
-                c.options.bayes_samples
-            ),
-            x_desc: "posterior probability".into(),
-            parts: [
-                "left better".into(),
-                "within the rope".into(),
-                "right better".into(),
-            ],
-            rows: rows.into_iter().map(|r| (r.2, r.3, r.4, r.5)).collect(),
-        };
-        w.add(
-            save(&bb, out, "bayes_signed_rank", page)?,
-            "bayes_signed_rank",
-            format!("Bayesian signed-rank test per pair (Benavoli et al. 2017, rope ±{rope}): posterior probability that the left policy is better by more than the rope (blue), that the two are within the rope (grey), that the right one is better (vermillion)."),
-        );
+        bayes_figure(&mut w, c, names, &order, rope, out, page)?;
     }
+    mean_rank_figure(&mut w, c, names, &order, out, page)?;
+    if let Some(lb) = &c.leaderboard {
+        win_rate_figure(&mut w, c, names, lb, out, page)?;
+    }
+    cd_figures(&mut w, c, names, out, page)?;
+    Ok(w)
+}
+
+/// The Bayesian bars' rows: each pair as "left vs right" with the left the policy of the better
+/// mean rank, (label, P(left better), P(rope), P(right better)), in mean-rank order of the left
+/// policy, then of the right.
+fn bayes_rows(c: &Comparison, names: &Names, order: &[usize]) -> Vec<(String, f64, f64, f64)> {
+    // Pairs in mean-rank order of their first policy, then of the second.
+    let pos: BTreeMap<&str, usize> = order
+        .iter()
+        .enumerate()
+        .map(|(r, &i)| (c.table.policies[i].as_str(), r))
+        .collect();
+    let mut rows: Vec<(usize, usize, String, f64, f64, f64)> = c
+        .bayesian
+        .iter()
+        .map(|p| {
+            let (l, r) = (p.result.p_left, p.result.p_right);
+            let (a, b, pl, pr) = if pos[p.a.as_str()] <= pos[p.b.as_str()] {
+                (&p.a, &p.b, l, r)
+            } else {
+                (&p.b, &p.a, r, l)
+            };
+            let label = format!("{} vs {}", names.of(a), names.of(b));
+            (
+                pos[a.as_str()],
+                pos[b.as_str()],
+                label,
+                pl,
+                p.result.p_rope,
+                pr,
+            )
+        })
+        .collect();
+    rows.sort_by_key(|r| (r.0, r.1));
+    rows.into_iter().map(|r| (r.2, r.3, r.4, r.5)).collect()
+}
+
+/// The Bayesian signed-rank test's bars (Benavoli et al. 2017), one per pair.
+fn bayes_figure(
+    w: &mut Written,
+    c: &Comparison,
+    names: &Names,
+    order: &[usize],
+    rope: f64,
+    out: &Path,
+    page: &Page,
+) -> Result<()> {
+    let n = c.table.units.len();
+    let bb = BayesBars {
+        title: format!(
+            "Bayesian signed-rank test, rope ±{rope} ({n} units, {} samples)",
+            c.options.bayes_samples
+        ),
+        x_desc: "posterior probability".into(),
+        parts: [
+            "left better".into(),
+            "within the rope".into(),
+            "right better".into(),
+        ],
+        rows: bayes_rows(c, names, order),
+    };
+    w.add(
+        save(&bb, out, "bayes_signed_rank", page)?,
+        "bayes_signed_rank",
+        format!("Bayesian signed-rank test per pair (Benavoli et al. 2017, rope ±{rope}): posterior probability that the left policy is better by more than the rope (blue), that the two are within the rope (grey), that the right one is better (vermillion)."),
+    );
+    Ok(())
+}
+
+/// Each policy's mean rank with its interval, best first, at most `MAX_ROWS` of them.
+fn mean_rank_figure(
+    w: &mut Written,
+    c: &Comparison,
+    names: &Names,
+    order: &[usize],
+    out: &Path,
+    page: &Page,
+) -> Result<()> {
+    let n = c.table.units.len();
     let mr = MeanRankFigure {
         title: format!(
             "Mean rank over {n} units, {}",
@@ -210,47 +249,76 @@ pub(crate) fn comparison_figures(
             rows_note(order.len())
         ),
     );
-    if let Some(lb) = &c.leaderboard {
-        // Rows and columns in Bradley–Terry order, best first.
-        let mut ord: Vec<usize> = (0..c.table.policies.len()).collect();
-        ord.sort_by(|&a, &b| lb.bt_rating[b].total_cmp(&lb.bt_rating[a]));
-        ord.truncate(MAX_ROWS.min(30));
-        // Rows named and numbered; columns by number, so that the matrix stays square.
-        let fig = HeatMaps {
-            title: format!("Win rate over {n} units (row against column)"),
-            x_name: "opponent (numbered as the rows)".into(),
-            y_name: "policy".into(),
-            x_values: (1..=ord.len()).map(|r| r.to_string()).collect(),
-            // The heat map draws its first row at the top.
-            y_values: ord
-                .iter()
-                .enumerate()
-                .map(|(r, &i)| format!("{}. {}", r + 1, names.of(&c.table.policies[i])))
+    Ok(())
+}
+
+/// The first `MAX_ROWS` (at most 30) policies in Bradley–Terry order, best first.
+fn bradley_terry_order(lb: &crate::analysis::leaderboard::Leaderboard) -> Vec<usize> {
+    let mut ord: Vec<usize> = (0..lb.bt_rating.len()).collect();
+    ord.sort_by(|&a, &b| lb.bt_rating[b].total_cmp(&lb.bt_rating[a]));
+    ord.truncate(MAX_ROWS.min(30));
+    ord
+}
+
+/// The win-rate matrix of the leaderboard, rows and columns in Bradley–Terry order.
+fn win_rate_figure(
+    w: &mut Written,
+    c: &Comparison,
+    names: &Names,
+    lb: &crate::analysis::leaderboard::Leaderboard,
+    out: &Path,
+    page: &Page,
+) -> Result<()> {
+    let n = c.table.units.len();
+    let ord = bradley_terry_order(lb);
+    // Rows named and numbered; columns by number, so that the matrix stays square.
+    let fig = HeatMaps {
+        title: format!("Win rate over {n} units (row against column)"),
+        x_name: "opponent (numbered as the rows)".into(),
+        y_name: "policy".into(),
+        x_values: (1..=ord.len()).map(|r| r.to_string()).collect(),
+        // The heat map draws its first row at the top.
+        y_values: ord
+            .iter()
+            .enumerate()
+            .map(|(r, &i)| format!("{}. {}", r + 1, names.of(&c.table.policies[i])))
+            .collect(),
+        panels: vec![(
+            String::new(),
+            ord.iter()
+                .map(|&a| ord.iter().map(|&b| lb.win_rate[a][b]).collect())
                 .collect(),
-            panels: vec![(
-                String::new(),
-                ord.iter()
-                    .map(|&a| ord.iter().map(|&b| lb.win_rate[a][b]).collect())
-                    .collect(),
-            )],
-            scale: Scale::Share {
-                name: "win rate".into(),
-            },
-        };
-        let k = c.table.policies.len();
-        w.add(
-            save(&fig, out, "win_rate", page)?,
-            "win_rate",
-            format!(
-                "Win rate of each policy (row) against each other (column): the share of the {n} units on which it scores better, draws counting half; rows by Bradley–Terry rating.{}",
-                if k > ord.len() {
-                    format!(" The best {} of the {k} policies are drawn; tests.json lists every pair.", ord.len())
-                } else {
-                    String::new()
-                }
-            ),
-        );
-    }
+        )],
+        scale: Scale::Share {
+            name: "win rate".into(),
+        },
+    };
+    let k = c.table.policies.len();
+    w.add(
+        save(&fig, out, "win_rate", page)?,
+        "win_rate",
+        format!(
+            "Win rate of each policy (row) against each other (column): the share of the {n} units on which it scores better, draws counting half; rows by Bradley–Terry rating.{}",
+            if k > ord.len() {
+                format!(" The best {} of the {k} policies are drawn; tests.json lists every pair.", ord.len())
+            } else {
+                String::new()
+            }
+        ),
+    );
+    Ok(())
+}
+
+/// The Nemenyi and Wilcoxon–Holm critical-difference diagrams, of at most `MAX_POLICIES`
+/// policies.
+fn cd_figures(
+    w: &mut Written,
+    c: &Comparison,
+    names: &Names,
+    out: &Path,
+    page: &Page,
+) -> Result<()> {
+    let n = c.table.units.len();
     let (keep, note) = cd_selection(c, names);
     // The Wilcoxon–Holm diagram needs every pair of the policies it shows: when `--pairs` asked
     // for fewer, they are tested here (and the caption says the family differs).
@@ -310,7 +378,7 @@ pub(crate) fn comparison_figures(
         "cd_wilcoxon_holm",
         format!("Bars join policies of which no pair is significantly different by Wilcoxon–Holm.{suffix}{family_note}"),
     );
-    Ok(w)
+    Ok(())
 }
 
 /// Policies a figure with a row per policy (mean ranks, rank box plots) shows: past this the
@@ -388,6 +456,137 @@ fn sorted_values(values: BTreeSet<String>) -> Vec<String> {
     v
 }
 
+/// A family's settings: each member's parameters, those that vary between members, and the
+/// fixed ones as " (k=v, …)".
+struct Settings<'a> {
+    members: &'a [String],
+    params: Vec<&'a Vec<(String, String)>>,
+    varying: Vec<&'a String>,
+    fixed: String,
+}
+
+impl<'a> Settings<'a> {
+    fn of(members: &'a [String], names: &'a Names) -> Settings<'a> {
+        let params: Vec<&Vec<(String, String)>> = members
+            .iter()
+            .map(|m| names.params.get(m).expect("every member has params"))
+            .collect();
+        let keys: BTreeSet<&String> = params.iter().flat_map(|p| p.iter().map(|x| &x.0)).collect();
+        let mut s = Settings {
+            members,
+            params,
+            varying: Vec::new(),
+            fixed: String::new(),
+        };
+        s.varying = keys
+            .iter()
+            .copied()
+            .filter(|k| (1..members.len()).any(|i| s.value(i, k) != s.value(0, k)))
+            .collect();
+        let fixed: Vec<String> = keys
+            .iter()
+            .filter(|k| !s.varying.contains(k))
+            .map(|k| format!("{}={}", super::labels::symbol(k), s.value(0, k)))
+            .collect();
+        if !fixed.is_empty() {
+            s.fixed = format!(" ({})", fixed.join(", "));
+        }
+        s
+    }
+
+    /// Member `i`'s value of parameter `k` ("–" when it has none).
+    fn value(&self, i: usize, k: &str) -> String {
+        self.params[i]
+            .iter()
+            .find(|x| x.0 == k)
+            .map_or("–".to_string(), |x| x.1.clone())
+    }
+
+    /// Member `i` named by its varying parameters (its id when none varies).
+    fn own(&self, i: usize) -> String {
+        if self.varying.is_empty() {
+            return self.members[i].clone();
+        }
+        self.varying
+            .iter()
+            .map(|k| format!("{}={}", super::labels::symbol(k), self.value(i, k)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// Per budget, the shares of units on which the first of two settings ranks better, they tie,
+/// and the second ranks better.
+fn pair_shares(per_budget: &[(String, Vec<Vec<f64>>)]) -> Vec<(String, f64, f64, f64)> {
+    per_budget
+        .iter()
+        .map(|(caption, ranks)| {
+            let n = ranks[0].len().max(1) as f64;
+            let (mut a, mut t, mut b) = (0.0, 0.0, 0.0);
+            for (ra, rb) in ranks[0].iter().zip(&ranks[1]) {
+                if ra < rb {
+                    a += 1.0
+                } else if ra > rb {
+                    b += 1.0
+                } else {
+                    t += 1.0
+                }
+            }
+            (caption.clone(), a / n, t / n, b / n)
+        })
+        .collect()
+}
+
+/// The mean-rank map per budget over two varying parameters, when each takes at least two
+/// values and no two members share a pair of values.
+fn study_heat_map(
+    family: &str,
+    s: &Settings,
+    per_budget: &[(String, Vec<Vec<f64>>)],
+) -> Option<HeatMaps> {
+    let [ky, kx] = s.varying[..] else {
+        return None;
+    };
+    let k = s.members.len();
+    let xs = sorted_values((0..k).map(|i| s.value(i, kx)).collect());
+    let ys = sorted_values((0..k).map(|i| s.value(i, ky)).collect());
+    let distinct: BTreeSet<(String, String)> =
+        (0..k).map(|i| (s.value(i, kx), s.value(i, ky))).collect();
+    if xs.len() < 2 || ys.len() < 2 || distinct.len() != k {
+        return None;
+    }
+    let panels = per_budget
+        .iter()
+        .map(|(caption, ranks)| {
+            let mut grid = vec![vec![f64::NAN; xs.len()]; ys.len()];
+            for (i, r) in ranks.iter().enumerate() {
+                let xi = xs
+                    .iter()
+                    .position(|v| *v == s.value(i, kx))
+                    .expect("x value");
+                let yi = ys
+                    .iter()
+                    .position(|v| *v == s.value(i, ky))
+                    .expect("y value");
+                grid[yi][xi] = r.iter().sum::<f64>() / r.len().max(1) as f64;
+            }
+            (caption.clone(), grid)
+        })
+        .collect();
+    Some(HeatMaps {
+        title: format!(
+            "Parameter study: {family}, mean rank among its {k} settings{}",
+            s.fixed
+        ),
+        x_name: super::labels::symbol(kx),
+        y_name: super::labels::symbol(ky),
+        x_values: xs,
+        y_values: ys,
+        panels,
+        scale: Scale::MeanRank { k },
+    })
+}
+
 /// One family's parameter study from its members' ranks within the family per budget:
 /// win/tie/loss bars for two settings, a heat map per budget for two varying parameters, rank
 /// box plots otherwise.
@@ -400,70 +599,19 @@ pub(crate) fn parameter_study(
     out: &Path,
     page: &Page,
 ) -> Result<()> {
-    let params: Vec<&Vec<(String, String)>> = members
-        .iter()
-        .map(|m| names.params.get(m).expect("every member has params"))
-        .collect();
-    let keys: BTreeSet<&String> = params.iter().flat_map(|p| p.iter().map(|x| &x.0)).collect();
-    let value = |i: usize, k: &str| -> String {
-        params[i]
-            .iter()
-            .find(|x| x.0 == k)
-            .map_or("–".to_string(), |x| x.1.clone())
-    };
-    let varying: Vec<&String> = keys
-        .iter()
-        .copied()
-        .filter(|k| (1..members.len()).any(|i| value(i, k) != value(0, k)))
-        .collect();
-    let fixed: Vec<String> = keys
-        .iter()
-        .filter(|k| !varying.contains(k))
-        .map(|k| format!("{}={}", super::labels::symbol(k), value(0, k)))
-        .collect();
-    let fixed = if fixed.is_empty() {
-        String::new()
-    } else {
-        format!(" ({})", fixed.join(", "))
-    };
-    let own = |i: usize| -> String {
-        if varying.is_empty() {
-            return members[i].clone();
-        }
-        varying
-            .iter()
-            .map(|k| format!("{}={}", super::labels::symbol(k), value(i, k)))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
+    let s = Settings::of(members, names);
+    let fixed = &s.fixed;
     let name = format!("param_study_{family}");
     if members.len() == 2 {
-        let rows = per_budget
-            .iter()
-            .map(|(caption, ranks)| {
-                let n = ranks[0].len().max(1) as f64;
-                let (mut a, mut t, mut b) = (0.0, 0.0, 0.0);
-                for (ra, rb) in ranks[0].iter().zip(&ranks[1]) {
-                    if ra < rb {
-                        a += 1.0
-                    } else if ra > rb {
-                        b += 1.0
-                    } else {
-                        t += 1.0
-                    }
-                }
-                (caption.clone(), a / n, t / n, b / n)
-            })
-            .collect();
         let fig = BayesBars {
             title: format!("Parameter study: {family}{fixed}"),
             x_desc: "share of units".into(),
             parts: [
-                format!("{} better", own(0)),
+                format!("{} better", s.own(0)),
                 "tie".into(),
-                format!("{} better", own(1)),
+                format!("{} better", s.own(1)),
             ],
-            rows,
+            rows: pair_shares(&per_budget),
         };
         w.add(
             save(&fig, out, &name, page)?,
@@ -472,46 +620,14 @@ pub(crate) fn parameter_study(
         );
         return Ok(());
     }
-    if varying.len() == 2 {
-        let (kx, ky) = (varying[1], varying[0]);
-        let xs = sorted_values((0..members.len()).map(|i| value(i, kx)).collect());
-        let ys = sorted_values((0..members.len()).map(|i| value(i, ky)).collect());
-        let distinct: BTreeSet<(String, String)> = (0..members.len())
-            .map(|i| (value(i, kx), value(i, ky)))
-            .collect();
-        if xs.len() >= 2 && ys.len() >= 2 && distinct.len() == members.len() {
-            let panels = per_budget
-                .iter()
-                .map(|(caption, ranks)| {
-                    let mut grid = vec![vec![f64::NAN; xs.len()]; ys.len()];
-                    for (i, r) in ranks.iter().enumerate() {
-                        let xi = xs.iter().position(|v| *v == value(i, kx)).expect("x value");
-                        let yi = ys.iter().position(|v| *v == value(i, ky)).expect("y value");
-                        grid[yi][xi] = r.iter().sum::<f64>() / r.len().max(1) as f64;
-                    }
-                    (caption.clone(), grid)
-                })
-                .collect();
-            let sym = |k: &str| super::labels::symbol(k);
-            let fig = HeatMaps {
-                title: format!(
-                    "Parameter study: {family}, mean rank among its {} settings{fixed}",
-                    members.len()
-                ),
-                x_name: sym(kx),
-                y_name: sym(ky),
-                x_values: xs,
-                y_values: ys,
-                panels,
-                scale: Scale::MeanRank { k: members.len() },
-            };
-            w.add(
-                save(&fig, out, &name, page)?,
-                &name,
-                format!("Parameter study of {family}: mean rank within the family over {kx} × {ky}, one map per budget."),
-            );
-            return Ok(());
-        }
+    if let Some(fig) = study_heat_map(family, &s, &per_budget) {
+        let (kx, ky) = (s.varying[1], s.varying[0]);
+        w.add(
+            save(&fig, out, &name, page)?,
+            &name,
+            format!("Parameter study of {family}: mean rank within the family over {kx} × {ky}, one map per budget."),
+        );
+        return Ok(());
     }
     let bp = BoxPanels {
         title: format!(
@@ -519,7 +635,7 @@ pub(crate) fn parameter_study(
             members.len()
         ),
         x_desc: "rank within the family (1 = best)".into(),
-        labels: (0..members.len()).map(own).collect(),
+        labels: (0..members.len()).map(|i| s.own(i)).collect(),
         panels: per_budget,
         x_range: (0.5, members.len() as f64 + 0.5),
     };
@@ -648,5 +764,104 @@ pub(crate) fn budget_caption(budget: &str, unit: &str) -> String {
         "seconds" => format!("budget {b} s"),
         "" => format!("budget {b}"),
         u => format!("budget {b} {u}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::compare::Options;
+
+    fn names(params: &[(&str, &[(&str, &str)])]) -> Names {
+        Names {
+            label: params
+                .iter()
+                .map(|(id, _)| (id.to_string(), id.to_string()))
+                .collect(),
+            family: BTreeMap::new(),
+            params: params
+                .iter()
+                .map(|(id, p)| {
+                    let p = p.iter().map(|(k, v)| (k.to_string(), v.to_string()));
+                    (id.to_string(), p.collect())
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn settings_name_members_by_what_varies_and_caption_what_is_fixed() {
+        let n = names(&[
+            ("a", &[("eta", "3"), ("c", "1"), ("min", "1")]),
+            ("b", &[("eta", "3"), ("c", "2"), ("min", "2")]),
+            ("d", &[("eta", "3"), ("c", "4")]),
+        ]);
+        let members: Vec<String> = ["a", "b", "d"].iter().map(|s| s.to_string()).collect();
+        let s = Settings::of(&members, &n);
+        assert_eq!(s.varying, ["c", "min"]);
+        assert_eq!(
+            s.fixed,
+            format!(" ({}=3)", super::super::labels::symbol("eta"))
+        );
+        assert_eq!(s.value(2, "min"), "–");
+        let c = super::super::labels::symbol("c");
+        assert!(s.own(1).starts_with(&format!("{c}=2, ")), "{}", s.own(1));
+        // No value repeats across (c, min) pairs, each takes at least two values: a heat map.
+        let per_budget = vec![(
+            "10".to_string(),
+            vec![vec![1.0, 2.0], vec![2.0, 1.0], vec![3.0, 3.0]],
+        )];
+        let map = study_heat_map("f", &s, &per_budget).expect("a heat map");
+        assert_eq!((map.x_values.len(), map.y_values.len()), (3, 3));
+        // Member d (c=4, min=–) has mean rank 3 at its cell.
+        let (xi, yi) = (
+            map.x_values.iter().position(|v| v == "–").unwrap(),
+            map.y_values.iter().position(|v| v == "4").unwrap(),
+        );
+        assert_eq!(map.panels[0].1[yi][xi], 3.0);
+        // One varying parameter: no heat map.
+        let one = names(&[
+            ("a", &[("c", "1")]),
+            ("b", &[("c", "2")]),
+            ("d", &[("c", "3")]),
+        ]);
+        assert!(study_heat_map("f", &Settings::of(&members, &one), &per_budget).is_none());
+    }
+
+    #[test]
+    fn pair_shares_count_units_where_each_setting_ranks_better() {
+        let per_budget = vec![(
+            "5".to_string(),
+            vec![vec![1.0, 1.5, 2.0, 1.0], vec![2.0, 1.5, 1.0, 2.0]],
+        )];
+        assert_eq!(
+            pair_shares(&per_budget),
+            [("5".to_string(), 0.5, 0.25, 0.25)]
+        );
+    }
+
+    #[test]
+    fn bayes_bars_put_the_better_ranked_policy_left_in_mean_rank_order() {
+        // c beats b beats a on every unit.
+        let units: Vec<String> = (0..8).map(|u| u.to_string()).collect();
+        let table = ScoreTable {
+            units,
+            policies: vec!["a".into(), "b".into(), "c".into()],
+            scores: (0..8)
+                .map(|u| vec![0.1 + 0.01 * u as f64, 0.5, 0.9 - 0.001 * u as f64])
+                .collect(),
+            higher_is_better: true,
+        };
+        let opts = Options {
+            bayes_rope: Some(0.01),
+            bayes_samples: 2_000,
+            ..Options::default()
+        };
+        let c = compare(table, &opts);
+        let n = names(&[("a", &[]), ("b", &[]), ("c", &[])]);
+        let rows = bayes_rows(&c, &n, &c.order());
+        let labels: Vec<&str> = rows.iter().map(|r| r.0.as_str()).collect();
+        assert_eq!(labels, ["c vs b", "c vs a", "b vs a"]);
+        assert!(rows.iter().all(|r| r.1 > 0.9), "{rows:?}");
     }
 }

@@ -181,6 +181,195 @@ fn finding(t: &FamilyTest, i: usize) -> String {
     )
 }
 
+/// The claim of section 1 decided from the tests at 16 and 64 workers (every time, at dataset
+/// units): "cannot be decided" when no outcome at these units could reach `ALPHA`, "holds" when
+/// ASHA is significantly better than both baselines in every test, "does not hold" when a
+/// baseline is significantly better anywhere, else "holds in part". Also returns the largest of
+/// the tests' smallest reachable p.
+fn incumbent_verdict(decided: &[FamilyTest]) -> (&'static str, f64) {
+    let min_p = decided.iter().map(|t| t.min_p_holm).fold(0.0, f64::max);
+    let all_better = decided
+        .iter()
+        .all(|t| t.against.iter().all(|a| a.focus_better));
+    let any_worse = decided.iter().any(|t| {
+        t.against
+            .iter()
+            .any(|a| !a.focus_better && a.p_holm <= ALPHA)
+    });
+    let verdict = if min_p > ALPHA {
+        "cannot be decided"
+    } else if all_better {
+        "holds"
+    } else if any_worse {
+        "does not hold"
+    } else {
+        "holds in part"
+    };
+    (verdict, min_p)
+}
+
+/// The paper's first finding on one experiment: ASHA's incumbent against synchronous SH's and
+/// Hyperband's at each number of workers and fraction of the budget, as a table in `md` and rows
+/// of `anytime.csv`, then the verdict, which it returns.
+fn incumbent_section(
+    md: &mut String,
+    anytime_csv: &mut String,
+    name: &str,
+    unit: UnitKind,
+    by_k: &[Ran],
+) -> Result<&'static str> {
+    let first = &by_k[0];
+    let asha = id_of(&first.runs, "asha")?;
+    let baselines = [
+        id_of(&first.runs, "successive-halving")?,
+        id_of(&first.runs, "hyperband")?,
+    ];
+    let _ = writeln!(
+        md,
+        "## `{name}`\n\n### 1. The incumbent at equal wall-clock time\n\n\
+         ASHA against synchronous successive halving and Hyperband, the validation accuracy of \
+         the incumbent at a quarter, half and all of the budget: one family of two hypotheses \
+         per (workers, time), Wilcoxon signed-rank (exact where SciPy's `auto` is: n ≤ 50 \
+         without ties or zeros; otherwise the normal approximation, or the exact sign-flip \
+         permutation with ties at n ≤ 13) at `{}` units (each the mean over \
+         {}{}), Holm-adjusted within the family; no correction across the twelve families, which are read together. \
+         Δ = ASHA − baseline, the mean over units with its 95 % t interval.\n\n\
+         | workers | time | against synchronous SH | against Hyperband |\n|---|---|---|---|",
+        unit.as_str(),
+        unit.averaged_over(),
+        if unit == UnitKind::Task {
+            "; tasks share datasets, so the units are not independent"
+        } else {
+            ""
+        }
+    );
+    let mut decided = Vec::new();
+    for r in by_k {
+        for (j, label) in AT {
+            let runs = at_fraction(r, j);
+            let t = focus_versus_rest(&runs, r.higher, unit, &asha, &baselines)?;
+            let _ = writeln!(
+                md,
+                "| {} | {label} | {} | {} |",
+                r.workers,
+                finding(&t, 0),
+                finding(&t, 1)
+            );
+            for (i, base) in ["successive-halving", "hyperband"].iter().enumerate() {
+                let a = &t.against[i];
+                let _ = writeln!(
+                    anytime_csv,
+                    "{name},{},{label},{base},{},{},{},{},{},{},{}",
+                    r.workers,
+                    a.diff.0,
+                    a.diff.1,
+                    a.diff.2,
+                    a.p_holm,
+                    a.focus_better,
+                    t.n_units,
+                    unit.as_str()
+                );
+            }
+            if r.workers >= 16 {
+                // The verdict rests on independent units: datasets. Tasks that share a
+                // dataset are not independent, so a task-level table is descriptive only.
+                decided.push(if unit == UnitKind::Dataset {
+                    t
+                } else {
+                    focus_versus_rest(&runs, r.higher, UnitKind::Dataset, &asha, &baselines)?
+                });
+            }
+        }
+    }
+    let (verdict, min_p) = incumbent_verdict(&decided);
+    let _ = writeln!(
+        md,
+        "\n**Verdict (16 and 64 workers, every time, at dataset units): {verdict}.** The claim \
+         holds when ASHA is significantly better than both at 16 and 64 workers at every time; \
+         it does not hold when a baseline is significantly better anywhere there. The tests \
+         behind the verdict are at the independent units, datasets{}{}.\n",
+        if unit == UnitKind::Dataset {
+            String::new()
+        } else {
+            format!(
+                " (the table above, at `{}` units, describes; its units share datasets, so \
+                 its p-values are not a test of the claim)",
+                unit.as_str()
+            )
+        },
+        if min_p > ALPHA {
+            format!(
+                "; at {} units the smallest Holm-adjusted p any outcome could give is {:.3}, \
+                 above {ALPHA}, so no test here can decide: read the differences",
+                decided.first().map_or(0, |t| t.n_units),
+                min_p
+            )
+        } else {
+            String::new()
+        }
+    );
+    Ok(verdict)
+}
+
+/// The paper's second finding on one experiment: busy workers, ASHA's units per second and
+/// draws at each number of workers, as a table in `md` and rows of `throughput.csv`, then the
+/// verdict (linear: at least 0.9 K of K workers busy at every K), which it returns.
+fn throughput_section(
+    md: &mut String,
+    tp_csv: &mut String,
+    name: &str,
+    by_k: &[Ran],
+) -> &'static str {
+    let _ = writeln!(
+        md,
+        "### 2. Throughput\n\nBusy workers: worker-seconds spent training (or deciding) per \
+         simulated second of the budget, the mean over cells (K when no worker ever waits; a \
+         cell that stops early idles to the end of the budget); ASHA's units trained per \
+         simulated second of the budget, configurations drawn per cell, and the cells that \
+         stopped early (nothing left to promote or draw):\n\n\
+         | workers | ASHA: busy workers | units/s | configurations drawn | cells stopped early | synchronous SH: busy workers | Hyperband: busy workers | BOHB: busy workers | random search: busy workers |\n|---|---|---|---|---|---|---|---|---|"
+    );
+    let mut linear = true;
+    for r in by_k {
+        let (busy, rate, drawn) = throughput(r, "asha");
+        linear &= busy >= 0.9 * r.workers as f64;
+        let (early, cells) = stopped_early(r, "asha");
+        let mut row = format!(
+            "| {} | {busy:.1} | {rate:.3} | {drawn:.0} | {early} of {cells} |",
+            r.workers
+        );
+        for f in [
+            "asha",
+            "successive-halving",
+            "hyperband",
+            "bohb",
+            "random-search",
+        ] {
+            let (b, u, d) = throughput(r, f);
+            let _ = writeln!(tp_csv, "{name},{},{f},{b},{u},{d}", r.workers);
+            if f != "asha" {
+                let _ = write!(row, " {b:.1} |");
+            }
+        }
+        let _ = writeln!(md, "{row}");
+    }
+    let verdict = if linear { "holds" } else { "does not hold" };
+    let _ = writeln!(
+        md,
+        "\n**Verdict: {verdict}.** Linear means ASHA keeps at least 0.9 K of its K workers busy at \
+         every K (a rule stated before the runs; throughput is measured, not tested: the \
+         replay is deterministic). ASHA waits only when it can neither promote nor draw: when \
+         every configuration of the task is drawn, or at the end of the budget.\n\n\
+         Reports with ranks and anytime curves: {}.\n",
+        WORKERS
+            .iter()
+            .map(|k| format!("[`{name}-k{k}`]({name}-k{k}/report.md)"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    verdict
+}
+
 /// Run both experiments at every number of workers and write `results/asha/`.
 pub fn reproduce(opts: &ReproduceOptions) -> Result<Vec<PathBuf>> {
     let out = opts.results.join("asha");
@@ -217,170 +406,13 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<Vec<PathBuf>> {
             name = base;
             by_k.push(ran);
         }
-        let first = &by_k[0];
-        let asha = id_of(&first.runs, "asha")?;
-        let sh = id_of(&first.runs, "successive-halving")?;
-        let hb = id_of(&first.runs, "hyperband")?;
-        let _ = writeln!(
-            md,
-            "## `{name}`\n\n### 1. The incumbent at equal wall-clock time\n\n\
-             ASHA against synchronous successive halving and Hyperband, the validation accuracy of \
-             the incumbent at a quarter, half and all of the budget: one family of two hypotheses \
-             per (workers, time), Wilcoxon signed-rank (exact where SciPy's `auto` is: n ≤ 50 \
-             without ties or zeros; otherwise the normal approximation, or the exact sign-flip \
-             permutation with ties at n ≤ 13) at `{}` units (each the mean over \
-             {}{}), Holm-adjusted within the family; no correction across the twelve families, which are read together. \
-             Δ = ASHA − baseline, the mean over units with its 95 % t interval.\n\n\
-             | workers | time | against synchronous SH | against Hyperband |\n|---|---|---|---|",
-            unit.as_str(),
-            unit.averaged_over(),
-            if unit == UnitKind::Task {
-                "; tasks share datasets, so the units are not independent"
-            } else {
-                ""
-            }
-        );
-        let mut decided = Vec::new();
-        for r in &by_k {
-            for (j, label) in AT {
-                let runs = at_fraction(r, j);
-                let t = focus_versus_rest(&runs, r.higher, unit, &asha, &[sh.clone(), hb.clone()])?;
-                let _ = writeln!(
-                    md,
-                    "| {} | {label} | {} | {} |",
-                    r.workers,
-                    finding(&t, 0),
-                    finding(&t, 1)
-                );
-                for (i, base) in ["successive-halving", "hyperband"].iter().enumerate() {
-                    let a = &t.against[i];
-                    let _ = writeln!(
-                        anytime_csv,
-                        "{name},{},{label},{base},{},{},{},{},{},{},{}",
-                        r.workers,
-                        a.diff.0,
-                        a.diff.1,
-                        a.diff.2,
-                        a.p_holm,
-                        a.focus_better,
-                        t.n_units,
-                        unit.as_str()
-                    );
-                }
-                if r.workers >= 16 {
-                    // The verdict rests on independent units: datasets. Tasks that share a
-                    // dataset are not independent, so a task-level table is descriptive only.
-                    decided.push(if unit == UnitKind::Dataset {
-                        t
-                    } else {
-                        focus_versus_rest(
-                            &runs,
-                            r.higher,
-                            UnitKind::Dataset,
-                            &asha,
-                            &[sh.clone(), hb.clone()],
-                        )?
-                    });
-                }
-            }
-        }
-        let min_p = decided.iter().map(|t| t.min_p_holm).fold(0.0, f64::max);
-        let all_better = decided
-            .iter()
-            .all(|t| t.against.iter().all(|a| a.focus_better));
-        let any_worse = decided.iter().any(|t| {
-            t.against
-                .iter()
-                .any(|a| !a.focus_better && a.p_holm <= ALPHA)
-        });
-        let v1 = if min_p > ALPHA {
-            "cannot be decided"
-        } else if all_better {
-            "holds"
-        } else if any_worse {
-            "does not hold"
-        } else {
-            "holds in part"
-        };
-        let _ = writeln!(
-            md,
-            "\n**Verdict (16 and 64 workers, every time, at dataset units): {v1}.** The claim \
-             holds when ASHA is significantly better than both at 16 and 64 workers at every time; \
-             it does not hold when a baseline is significantly better anywhere there. The tests \
-             behind the verdict are at the independent units, datasets{}{}.\n",
-            if unit == UnitKind::Dataset {
-                String::new()
-            } else {
-                format!(
-                    " (the table above, at `{}` units, describes; its units share datasets, so \
-                     its p-values are not a test of the claim)",
-                    unit.as_str()
-                )
-            },
-            if min_p > ALPHA {
-                format!(
-                    "; at {} units the smallest Holm-adjusted p any outcome could give is {:.3}, \
-                     above {ALPHA}, so no test here can decide: read the differences",
-                    decided.first().map_or(0, |t| t.n_units),
-                    min_p
-                )
-            } else {
-                String::new()
-            }
-        );
+        let v1 = incumbent_section(&mut md, &mut anytime_csv, &name, unit, &by_k)?;
         verdicts.push((
             name.clone(),
             "ASHA's incumbent beats synchronous SH and Hyperband with many workers".into(),
             v1,
         ));
-        // 2. Throughput.
-        let _ = writeln!(
-            md,
-            "### 2. Throughput\n\nBusy workers: worker-seconds spent training (or deciding) per \
-             simulated second of the budget, the mean over cells (K when no worker ever waits; a \
-             cell that stops early idles to the end of the budget); ASHA's units trained per \
-             simulated second of the budget, configurations drawn per cell, and the cells that \
-             stopped early (nothing left to promote or draw):\n\n\
-             | workers | ASHA: busy workers | units/s | configurations drawn | cells stopped early | synchronous SH: busy workers | Hyperband: busy workers | BOHB: busy workers | random search: busy workers |\n|---|---|---|---|---|---|---|---|---|"
-        );
-        let mut linear = true;
-        for r in &by_k {
-            let (busy, rate, drawn) = throughput(r, "asha");
-            linear &= busy >= 0.9 * r.workers as f64;
-            let (early, cells) = stopped_early(r, "asha");
-            let mut row = format!(
-                "| {} | {busy:.1} | {rate:.3} | {drawn:.0} | {early} of {cells} |",
-                r.workers
-            );
-            for f in [
-                "asha",
-                "successive-halving",
-                "hyperband",
-                "bohb",
-                "random-search",
-            ] {
-                let (b, u, d) = throughput(r, f);
-                let _ = writeln!(tp_csv, "{name},{},{f},{b},{u},{d}", r.workers);
-                if f != "asha" {
-                    let _ = write!(row, " {b:.1} |");
-                }
-            }
-            let _ = writeln!(md, "{row}");
-        }
-        let v2 = if linear { "holds" } else { "does not hold" };
-        let _ = writeln!(
-            md,
-            "\n**Verdict: {v2}.** Linear means ASHA keeps at least 0.9 K of its K workers busy at \
-             every K (a rule stated before the runs; throughput is measured, not tested: the \
-             replay is deterministic). ASHA waits only when it can neither promote nor draw: when \
-             every configuration of the task is drawn, or at the end of the budget.\n\n\
-             Reports with ranks and anytime curves: {}.\n",
-            WORKERS
-                .iter()
-                .map(|k| format!("[`{name}-k{k}`]({name}-k{k}/report.md)"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
+        let v2 = throughput_section(&mut md, &mut tp_csv, &name, &by_k);
         verdicts.push((
             name.clone(),
             "ASHA's throughput grows linearly with workers".into(),
@@ -436,6 +468,48 @@ mod tests {
             ]
             .into(),
         }
+    }
+
+    /// A family test at `min_p` with one entry per (p_holm, ASHA better) pair.
+    fn family(min_p: f64, against: &[(f64, bool)]) -> FamilyTest {
+        FamilyTest {
+            n_units: 6,
+            n_datasets: 6,
+            focus_rank: (1.5, 1.0, 2.0),
+            against: against
+                .iter()
+                .map(|&(p_holm, focus_better)| crate::analysis::family::Against {
+                    policy: "b".into(),
+                    mean_rank: 2.0,
+                    p_holm,
+                    focus_better,
+                    diff: (0.01, 0.0, 0.02),
+                })
+                .collect(),
+            min_p_holm: min_p,
+        }
+    }
+
+    #[test]
+    fn the_incumbent_verdict_follows_the_rule_stated_before_the_runs() {
+        let better = family(0.03, &[(0.03, true), (0.01, true)]);
+        let unclear = family(0.03, &[(0.03, true), (0.4, false)]);
+        let worse = family(0.03, &[(0.03, true), (0.02, false)]);
+        assert_eq!(
+            incumbent_verdict(&[better.clone(), better.clone()]).0,
+            "holds"
+        );
+        assert_eq!(
+            incumbent_verdict(&[better.clone(), unclear.clone()]).0,
+            "holds in part"
+        );
+        assert_eq!(incumbent_verdict(&[unclear, worse]).0, "does not hold");
+        // Too few units for any outcome to reach 0.05: undecidable whatever the outcome.
+        let small = family(0.25, &[(0.25, true), (0.25, true)]);
+        assert_eq!(
+            incumbent_verdict(&[better, small]),
+            ("cannot be decided", 0.25)
+        );
     }
 
     #[test]

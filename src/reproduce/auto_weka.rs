@@ -174,6 +174,167 @@ fn fmt_budget(b: u64) -> String {
     crate::report::figures::style::fmt_number(f64::from_bits(b))
 }
 
+impl Section {
+    /// The families present in `runs` in the paper's order, the datasets, and the budgets from
+    /// the smallest.
+    fn of(runs: &[Run], higher: bool) -> Section {
+        let present: BTreeSet<&str> = runs.iter().map(|r| r.family.as_str()).collect();
+        let families = ORDER
+            .iter()
+            .filter(|f| present.contains(*f))
+            .map(|f| f.to_string())
+            .collect();
+        let datasets: Vec<String> = runs
+            .iter()
+            .map(|r| r.dataset.clone())
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let mut budgets: Vec<u64> = runs.iter().map(|r| r.budget.to_bits()).collect();
+        budgets.sort_by(|a, b| f64::from_bits(*a).total_cmp(&f64::from_bits(*b)));
+        budgets.dedup();
+        Section {
+            means: unit_means(runs, higher),
+            families,
+            datasets,
+            budgets,
+        }
+    }
+
+    /// `family`'s validation (or, with `test`, test) score at `budget`, the mean over the
+    /// datasets (a dataset it has no score on counts as 0).
+    fn mean_at(&self, family: &str, budget: u64, test: bool) -> f64 {
+        self.datasets
+            .iter()
+            .filter_map(|d| {
+                self.means
+                    .get(&(family.to_string(), d.clone(), budget))
+                    .map(|x| if test { x.1 } else { x.0 })
+            })
+            .sum::<f64>()
+            / self.datasets.len() as f64
+    }
+
+    /// On how many datasets `family` is best alone at `budget` (validation), with the datasets
+    /// where it ties for the best (the report's tie tolerance) counted apart, never as a win.
+    fn best_count(&self, family: &str, budget: u64) -> String {
+        let (mut alone, mut shared) = (0, 0);
+        for d in &self.datasets {
+            let get = |f: &str| {
+                self.means
+                    .get(&(f.to_string(), d.clone(), budget))
+                    .map(|x| x.0)
+            };
+            let Some(me) = get(family) else {
+                continue;
+            };
+            let others: Vec<f64> = self
+                .families
+                .iter()
+                .filter(|f| f.as_str() != family)
+                .filter_map(|f| get(f))
+                .collect();
+            if others.iter().all(|&o| o < me && !tied(o, me)) {
+                alone += 1;
+            } else if others.iter().all(|&o| o < me || tied(o, me)) {
+                shared += 1;
+            }
+        }
+        format!(
+            "{alone}/{} (tied for best on {shared} more)",
+            self.datasets.len()
+        )
+    }
+
+    /// "wins/datasets" of `a` against `b` at `budget`.
+    fn wins(&self, a: &str, b: &str, budget: u64, test: bool) -> String {
+        let x = wtl(&self.means, a, b, budget, &self.datasets, test);
+        format!("{}/{}", x[0], self.datasets.len())
+    }
+}
+
+/// The pairs the wins/ties/losses table compares: each optimiser against Ex-Def, random search
+/// and grid search (grid search against random search only once), then TPE against SMAC.
+fn pairs(families: &[String]) -> Vec<(&'static str, &'static str)> {
+    let has = |f: &str| families.iter().any(|x| x == f);
+    let mut pairs = Vec::new();
+    for base in ["ex-def", "random-search", "grid-search"] {
+        for f in ["grid-search", "random-search", "tpe", "smac"] {
+            if f != base && !(base == "random-search" && f == "grid-search") && has(f) && has(base)
+            {
+                pairs.push((f, base));
+            }
+        }
+    }
+    if has("tpe") && has("smac") {
+        pairs.push(("tpe", "smac"));
+    }
+    pairs
+}
+
+/// The mean rank and validation accuracy of each family per budget, in `md` and as rows of
+/// `ranks.csv`.
+fn rank_table(md: &mut String, csv: &mut String, name: &str, unit: &str, s: &Section) {
+    let _ = write!(
+        md,
+        "Mean rank at {} dataset units (validation accuracy of the recommended configuration, each unit the mean over runs and repetitions; 1 = best) and, after the slash, the mean validation accuracy (%):\n\n| budget ({unit}) |",
+        s.datasets.len()
+    );
+    for f in &s.families {
+        let _ = write!(md, " {} |", method(f));
+    }
+    md.push_str("\n|---|");
+    for _ in &s.families {
+        md.push_str("---|");
+    }
+    md.push('\n');
+    for &b in &s.budgets {
+        let ranks = mean_ranks(&s.means, &s.families, b, &s.datasets);
+        let _ = write!(md, "| {} |", fmt_budget(b));
+        for (f, r) in s.families.iter().zip(&ranks) {
+            let mean = s.mean_at(f, b, false);
+            let _ = write!(md, " {r:.2} / {:.2} |", 100.0 * mean);
+            let _ = writeln!(
+                csv,
+                "{name},{},{f},{r},{mean},{}",
+                f64::from_bits(b),
+                s.mean_at(f, b, true)
+            );
+        }
+        md.push('\n');
+    }
+}
+
+/// Wins, ties and losses of each of `pairs` per budget, validation then test.
+fn wtl_table(md: &mut String, unit: &str, s: &Section) {
+    let _ = write!(
+        md,
+        "\nWins / ties / losses over the {} datasets (the first method against the second; validation accuracy, then test accuracy of the same configuration):\n\n| pair |",
+        s.datasets.len()
+    );
+    for &b in &s.budgets {
+        let _ = write!(md, " {} {unit}: validation | test |", fmt_budget(b));
+    }
+    md.push_str("\n|---|");
+    for _ in &s.budgets {
+        md.push_str("---|---|");
+    }
+    md.push('\n');
+    for (a, b) in pairs(&s.families) {
+        let _ = write!(md, "| {} vs {} |", method(a), method(b));
+        for &bu in &s.budgets {
+            let v = wtl(&s.means, a, b, bu, &s.datasets, false);
+            let t = wtl(&s.means, a, b, bu, &s.datasets, true);
+            let _ = write!(
+                md,
+                " {}/{}/{} | {}/{}/{} |",
+                v[0], v[1], v[2], t[0], t[1], t[2]
+            );
+        }
+        md.push('\n');
+    }
+}
+
 /// What the reproduction writes as it goes: the README, `ranks.csv` and the list of files.
 struct Writing {
     md: String,
@@ -200,107 +361,11 @@ fn section(
         );
     }
     let runs = &run.results.runs;
-    let means = unit_means(runs, run.results.higher_is_better);
-    let families: Vec<String> = {
-        let present: BTreeSet<&str> = runs.iter().map(|r| r.family.as_str()).collect();
-        ORDER
-            .iter()
-            .filter(|f| present.contains(*f))
-            .map(|f| f.to_string())
-            .collect()
-    };
-    let datasets: Vec<String> = runs
-        .iter()
-        .map(|r| r.dataset.clone())
-        .collect::<BTreeSet<_>>()
-        .into_iter()
-        .collect();
-    let mut budgets: Vec<u64> = runs.iter().map(|r| r.budget.to_bits()).collect();
-    budgets.sort_by(|a, b| f64::from_bits(*a).total_cmp(&f64::from_bits(*b)));
-    budgets.dedup();
+    let sec = Section::of(runs, run.results.higher_is_better);
     let name = run.name.clone();
     let _ = writeln!(md, "## {name}\n\n{intro}\n");
-
-    // Mean ranks and scores per budget.
-    let _ = write!(
-        md,
-        "Mean rank at {} dataset units (validation accuracy of the recommended configuration, each unit the mean over runs and repetitions; 1 = best) and, after the slash, the mean validation accuracy (%):\n\n| budget ({unit}) |",
-        datasets.len()
-    );
-    for f in &families {
-        let _ = write!(md, " {} |", method(f));
-    }
-    md.push_str("\n|---|");
-    for _ in &families {
-        md.push_str("---|");
-    }
-    md.push('\n');
-    for &b in &budgets {
-        let ranks = mean_ranks(&means, &families, b, &datasets);
-        let _ = write!(md, "| {} |", fmt_budget(b));
-        for (f, r) in families.iter().zip(&ranks) {
-            let mean: f64 = datasets
-                .iter()
-                .filter_map(|d| means.get(&(f.clone(), d.clone(), b)).map(|x| x.0))
-                .sum::<f64>()
-                / datasets.len() as f64;
-            let _ = write!(md, " {r:.2} / {:.2} |", 100.0 * mean);
-            let _ = writeln!(
-                csv,
-                "{name},{},{f},{r},{mean},{}",
-                f64::from_bits(b),
-                datasets
-                    .iter()
-                    .filter_map(|d| means.get(&(f.clone(), d.clone(), b)).map(|x| x.1))
-                    .sum::<f64>()
-                    / datasets.len() as f64
-            );
-        }
-        md.push('\n');
-    }
-
-    // Wins, ties and losses.
-    let mut pairs: Vec<(&str, &str)> = Vec::new();
-    for base in ["ex-def", "random-search", "grid-search"] {
-        for f in ["grid-search", "random-search", "tpe", "smac"] {
-            if f != base
-                && !(base == "random-search" && f == "grid-search")
-                && families.iter().any(|x| x == f)
-                && families.iter().any(|x| x == base)
-            {
-                pairs.push((f, base));
-            }
-        }
-    }
-    if families.iter().any(|x| x == "tpe") && families.iter().any(|x| x == "smac") {
-        pairs.push(("tpe", "smac"));
-    }
-    let _ = write!(
-        md,
-        "\nWins / ties / losses over the {} datasets (the first method against the second; validation accuracy, then test accuracy of the same configuration):\n\n| pair |",
-        datasets.len()
-    );
-    for &b in &budgets {
-        let _ = write!(md, " {} {unit}: validation | test |", fmt_budget(b));
-    }
-    md.push_str("\n|---|");
-    for _ in &budgets {
-        md.push_str("---|---|");
-    }
-    md.push('\n');
-    for (a, b) in &pairs {
-        let _ = write!(md, "| {} vs {} |", method(a), method(b));
-        for &bu in &budgets {
-            let v = wtl(&means, a, b, bu, &datasets, false);
-            let t = wtl(&means, a, b, bu, &datasets, true);
-            let _ = write!(
-                md,
-                " {}/{}/{} | {}/{}/{} |",
-                v[0], v[1], v[2], t[0], t[1], t[2]
-            );
-        }
-        md.push('\n');
-    }
+    rank_table(md, csv, &name, unit, &sec);
+    wtl_table(md, unit, &sec);
 
     // SMAC against the others as one family.
     if let Some(smac) = runs.iter().find(|r| r.family == "smac") {
@@ -315,15 +380,116 @@ fn section(
         md,
         "Report with ranks, anytime incumbent curves and figures: [`{name}/report.md`]({name}/report.md).\n"
     );
-    Ok((
-        Section {
-            means,
-            families,
-            datasets,
-            budgets,
+    Ok((sec, run))
+}
+
+/// Each method of `grid` at its largest budget against the exhaustive grid `full`: wins, ties and
+/// losses over the datasets, validation then test.
+fn versus_exhaustive(md: &mut String, grid: &Section, full: &BTreeMap<String, (f64, f64)>) {
+    let top = *grid.budgets.last().expect("budgets");
+    let vs_full = |f: &str, test: bool| -> [usize; 3] {
+        let mut o = [0; 3];
+        for d in &grid.datasets {
+            let (Some(x), Some(y)) = (
+                grid.means.get(&(f.to_string(), d.clone(), top)),
+                full.get(d),
+            ) else {
+                continue;
+            };
+            let (x, y) = if test { (x.1, y.1) } else { (x.0, y.0) };
+            o[outcome(x, y)] += 1;
+        }
+        o
+    };
+    let _ = writeln!(
+        md,
+        "### Against the exhaustive grid\n\nThe whole grid (2 500 evaluations per task, the best last-unit validation accuracy; the mean over runs) against each method at {} evaluations, over the {} datasets: wins / ties / losses of the method, validation then test.\n\n| method | validation | test |\n|---|---|---|",
+        fmt_budget(top),
+        grid.datasets.len()
+    );
+    for f in &grid.families {
+        let (v, t) = (vs_full(f, false), vs_full(f, true));
+        let _ = writeln!(
+            md,
+            "| {} | {}/{}/{} | {}/{}/{} |",
+            method(f),
+            v[0],
+            v[1],
+            v[2],
+            t[0],
+            t[1],
+            t[2]
+        );
+    }
+    md.push('\n');
+}
+
+/// The paper's findings beside ours: counts over the datasets of the three experiments (`evals`,
+/// `secs`, `grid`) and of the exhaustive grid `full`.
+fn findings(
+    md: &mut String,
+    [evals, secs, grid]: [&Section; 3],
+    full: &BTreeMap<String, (f64, f64)>,
+) {
+    let top = *grid.budgets.last().expect("budgets");
+    let eb = *evals.budgets.last().expect("budgets");
+    let sb = *secs.budgets.last().expect("budgets");
+    let _ = writeln!(
+        md,
+        "## The paper's findings beside ours\n\n\
+         | finding (Thornton et al. 2013; Kotthoff et al. 2019, ch. 4) | paper | ours |\n|---|---|---|\n\
+         | SMAC-based Auto-WEKA gives the best cross-validation performance on most datasets | most of 21 | SMAC best alone (validation) on {} datasets at {} evaluations, {} at {} s; TPE best alone on {} and {} |\n\
+         | Auto-WEKA beats Ex-Def (the best default learner) | on most of 21, less so on test | SMAC beats Ex-Def on {} (validation), {} (test) at {} evaluations; {} and {} at {} s |\n\
+         | Random search beats grid search | 9/21 (CV), 7/21 (test) | {} (validation), {} (test) on `sklearn-grid` at {} evaluations (a truncated grid) |\n\
+         | Auto-WEKA beats grid search with a fraction of its compute | 14/21 (CV) | SMAC at {} evaluations against the exhaustive grid: see above (the exhaustive grid is the oracle on validation, so it cannot lose there) |\n\
+         | TPE against SMAC | SMAC's Auto-WEKA ahead of the others on most of 21 (first row) | TPE beats SMAC on {} (validation), {} (test) at {} evaluations; {} on `sklearn-grid` |\n\
+         | Grid search beats Ex-Def | 15/21 (test) | {} (test), {} (validation) on `sklearn-grid` at {} evaluations; the exhaustive grid: {} (test) |\n",
+        evals.best_count("smac", eb),
+        fmt_budget(eb),
+        secs.best_count("smac", sb),
+        fmt_budget(sb),
+        evals.best_count("tpe", eb),
+        secs.best_count("tpe", sb),
+        evals.wins("smac", "ex-def", eb, false),
+        evals.wins("smac", "ex-def", eb, true),
+        fmt_budget(eb),
+        secs.wins("smac", "ex-def", sb, false),
+        secs.wins("smac", "ex-def", sb, true),
+        fmt_budget(sb),
+        grid.wins("random-search", "grid-search", top, false),
+        grid.wins("random-search", "grid-search", top, true),
+        fmt_budget(top),
+        fmt_budget(top),
+        evals.wins("tpe", "smac", eb, false),
+        evals.wins("tpe", "smac", eb, true),
+        fmt_budget(eb),
+        grid.wins("tpe", "smac", top, false),
+        grid.wins("grid-search", "ex-def", top, true),
+        grid.wins("grid-search", "ex-def", top, false),
+        fmt_budget(top),
+        {
+            let beats = grid
+                .datasets
+                .iter()
+                .filter(|d| {
+                    let (Some(e), Some(f)) = (
+                        grid.means.get(&("ex-def".to_string(), (*d).clone(), top)),
+                        full.get(*d),
+                    ) else {
+                        return false;
+                    };
+                    outcome(f.1, e.1) == 0
+                })
+                .count();
+            format!("{beats}/{}", grid.datasets.len())
         },
-        run,
-    ))
+    );
+    let _ = writeln!(
+        md,
+        "Counts are datasets; a dataset's score is the mean over its runs and repetitions. They describe these {} and {} datasets and are not tests; the family tests above are.",
+        evals.datasets.len(),
+        grid.datasets.len()
+    );
 }
 
 /// Run the three experiments and write `results/auto-weka/`: `README.md`, `ranks.csv` and a
@@ -386,132 +552,8 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<Vec<PathBuf>> {
     } = wr;
     // The exhaustive grid (what Auto-WEKA's grid search, with far more compute, amounts to here).
     let full = exhaustive(&grid_run);
-    let top = *grid.budgets.last().expect("budgets");
-    let vs_full = |f: &str, test: bool| -> [usize; 3] {
-        let mut o = [0; 3];
-        for d in &grid.datasets {
-            let (Some(x), Some(y)) = (
-                grid.means.get(&(f.to_string(), d.clone(), top)),
-                full.get(d),
-            ) else {
-                continue;
-            };
-            let (x, y) = if test { (x.1, y.1) } else { (x.0, y.0) };
-            o[outcome(x, y)] += 1;
-        }
-        o
-    };
-    let _ = writeln!(
-        md,
-        "### Against the exhaustive grid\n\nThe whole grid (2 500 evaluations per task, the best last-unit validation accuracy; the mean over runs) against each method at {} evaluations, over the {} datasets: wins / ties / losses of the method, validation then test.\n\n| method | validation | test |\n|---|---|---|",
-        fmt_budget(top),
-        grid.datasets.len()
-    );
-    for f in &grid.families {
-        let (v, t) = (vs_full(f, false), vs_full(f, true));
-        let _ = writeln!(
-            md,
-            "| {} | {}/{}/{} | {}/{}/{} |",
-            method(f),
-            v[0],
-            v[1],
-            v[2],
-            t[0],
-            t[1],
-            t[2]
-        );
-    }
-    md.push('\n');
-
-    // The paper's findings beside ours.
-    // "Best on N datasets" counts a dataset where the method is best alone; a tie for the best
-    // (the report's tie tolerance) is counted apart, never as a win for both.
-    let best_count = |s: &Section, fam: &str, b: u64| -> String {
-        let (mut alone, mut shared) = (0, 0);
-        for d in &s.datasets {
-            let get = |f: &String| s.means.get(&(f.clone(), d.clone(), b)).map(|x| x.0);
-            let Some(me) = get(&fam.to_string()) else {
-                continue;
-            };
-            let others: Vec<f64> = s
-                .families
-                .iter()
-                .filter(|f| f.as_str() != fam)
-                .filter_map(get)
-                .collect();
-            if others.iter().all(|&o| o < me && !tied(o, me)) {
-                alone += 1;
-            } else if others.iter().all(|&o| o < me || tied(o, me)) {
-                shared += 1;
-            }
-        }
-        format!(
-            "{alone}/{} (tied for best on {shared} more)",
-            s.datasets.len()
-        )
-    };
-    let eb = *evals.budgets.last().expect("budgets");
-    let sb = *secs.budgets.last().expect("budgets");
-    let w = |s: &Section, a: &str, b: &str, bu: u64, test: bool| {
-        let x = wtl(&s.means, a, b, bu, &s.datasets, test);
-        format!("{}/{}", x[0], s.datasets.len())
-    };
-    let _ = writeln!(
-        md,
-        "## The paper's findings beside ours\n\n\
-         | finding (Thornton et al. 2013; Kotthoff et al. 2019, ch. 4) | paper | ours |\n|---|---|---|\n\
-         | SMAC-based Auto-WEKA gives the best cross-validation performance on most datasets | most of 21 | SMAC best alone (validation) on {} datasets at {} evaluations, {} at {} s; TPE best alone on {} and {} |\n\
-         | Auto-WEKA beats Ex-Def (the best default learner) | on most of 21, less so on test | SMAC beats Ex-Def on {} (validation), {} (test) at {} evaluations; {} and {} at {} s |\n\
-         | Random search beats grid search | 9/21 (CV), 7/21 (test) | {} (validation), {} (test) on `sklearn-grid` at {} evaluations (a truncated grid) |\n\
-         | Auto-WEKA beats grid search with a fraction of its compute | 14/21 (CV) | SMAC at {} evaluations against the exhaustive grid: see above (the exhaustive grid is the oracle on validation, so it cannot lose there) |\n\
-         | TPE against SMAC | SMAC's Auto-WEKA ahead of the others on most of 21 (first row) | TPE beats SMAC on {} (validation), {} (test) at {} evaluations; {} on `sklearn-grid` |\n\
-         | Grid search beats Ex-Def | 15/21 (test) | {} (test), {} (validation) on `sklearn-grid` at {} evaluations; the exhaustive grid: {} (test) |\n",
-        best_count(&evals, "smac", eb),
-        fmt_budget(eb),
-        best_count(&secs, "smac", sb),
-        fmt_budget(sb),
-        best_count(&evals, "tpe", eb),
-        best_count(&secs, "tpe", sb),
-        w(&evals, "smac", "ex-def", eb, false),
-        w(&evals, "smac", "ex-def", eb, true),
-        fmt_budget(eb),
-        w(&secs, "smac", "ex-def", sb, false),
-        w(&secs, "smac", "ex-def", sb, true),
-        fmt_budget(sb),
-        w(&grid, "random-search", "grid-search", top, false),
-        w(&grid, "random-search", "grid-search", top, true),
-        fmt_budget(top),
-        fmt_budget(top),
-        w(&evals, "tpe", "smac", eb, false),
-        w(&evals, "tpe", "smac", eb, true),
-        fmt_budget(eb),
-        w(&grid, "tpe", "smac", top, false),
-        w(&grid, "grid-search", "ex-def", top, true),
-        w(&grid, "grid-search", "ex-def", top, false),
-        fmt_budget(top),
-        {
-            let beats = grid
-                .datasets
-                .iter()
-                .filter(|d| {
-                    let (Some(e), Some(f)) = (
-                        grid.means.get(&("ex-def".to_string(), (*d).clone(), top)),
-                        full.get(*d),
-                    ) else {
-                        return false;
-                    };
-                    outcome(f.1, e.1) == 0
-                })
-                .count();
-            format!("{beats}/{}", grid.datasets.len())
-        },
-    );
-    let _ = writeln!(
-        md,
-        "Counts are datasets; a dataset's score is the mean over its runs and repetitions. They describe these {} and {} datasets and are not tests; the family tests above are.",
-        evals.datasets.len(),
-        grid.datasets.len()
-    );
+    versus_exhaustive(&mut md, &grid, &full);
+    findings(&mut md, [&evals, &secs, &grid], &full);
     super::write_listed(&mut files, out.join("ranks.csv"), &csv)?;
     super::write_listed(&mut files, out.join("README.md"), &md)?;
     Ok(files)
@@ -562,5 +604,54 @@ mod tests {
         assert_eq!(wtl(&m, "smac", "ex-def", b, &ds, false), [0, 2, 2]);
         let r = mean_ranks(&m, &fams, b, &ds);
         assert!((r[1] - 7.0 / 4.0).abs() < 1e-12, "{r:?}");
+    }
+
+    #[test]
+    fn sections_order_families_as_the_paper_and_count_best_alone_apart_from_ties() {
+        let runs = vec![
+            run("b", "smac", 20.0, 0, 0.9, 0.8),
+            run("b", "ex-def", 20.0, 0, 0.8, 0.8),
+            run("a", "smac", 20.0, 0, 0.7, 0.7),
+            run("a", "ex-def", 20.0, 0, 0.7, 0.6),
+            run("a", "tpe", 20.0, 0, 0.5, 0.6),
+            run("b", "tpe", 20.0, 0, 0.5, 0.6),
+            run("a", "smac", 5.0, 0, 0.6, 0.6),
+            run("b", "smac", 5.0, 0, 0.6, 0.6),
+        ];
+        let s = Section::of(&runs, true);
+        assert_eq!(s.families, ["ex-def", "tpe", "smac"]);
+        assert_eq!(s.datasets, ["a", "b"]);
+        let b = 20.0f64.to_bits();
+        assert_eq!(s.budgets, [5.0f64.to_bits(), b]);
+        // b: SMAC alone at 0.9; a: SMAC ties Ex-Def at 0.7 for the best.
+        assert_eq!(s.best_count("smac", b), "1/2 (tied for best on 1 more)");
+        assert_eq!(s.best_count("tpe", b), "0/2 (tied for best on 0 more)");
+        assert_eq!(s.wins("smac", "ex-def", b, false), "1/2");
+        assert_eq!(s.wins("smac", "ex-def", b, true), "1/2");
+        assert!((s.mean_at("smac", b, false) - 0.8).abs() < 1e-12);
+        // Ex-Def has no cell at 5: its mean counts the missing datasets as 0.
+        assert_eq!(s.mean_at("ex-def", 5.0f64.to_bits(), false), 0.0);
+    }
+
+    #[test]
+    fn pairs_compare_each_optimiser_with_each_baseline_once_then_tpe_with_smac() {
+        let all: Vec<String> = ORDER.iter().map(|s| s.to_string()).collect();
+        assert_eq!(
+            pairs(&all),
+            [
+                ("grid-search", "ex-def"),
+                ("random-search", "ex-def"),
+                ("tpe", "ex-def"),
+                ("smac", "ex-def"),
+                ("tpe", "random-search"),
+                ("smac", "random-search"),
+                ("random-search", "grid-search"),
+                ("tpe", "grid-search"),
+                ("smac", "grid-search"),
+                ("tpe", "smac"),
+            ]
+        );
+        let some: Vec<String> = ["ex-def", "smac"].iter().map(|s| s.to_string()).collect();
+        assert_eq!(pairs(&some), [("smac", "ex-def")]);
     }
 }

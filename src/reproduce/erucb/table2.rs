@@ -4,6 +4,7 @@
 use super::*;
 use crate::experiment::Experiment;
 use crate::report::{ReportOptions, read_results, report_scores};
+use crate::results::Run;
 use crate::trace::Status;
 use anyhow::Result;
 use std::collections::{BTreeMap, BTreeSet};
@@ -118,6 +119,175 @@ pub(super) fn table2_claim(per_dataset: &[DatasetMethods]) -> String {
     )
 }
 
+/// The learners whose whole pool on `task` holds the best validation accuracy (the paper's
+/// ground truth), with that accuracy; failed evaluations are skipped.
+fn ground_truth<'a>(learners: &'a [String], task: &crate::trace::Task) -> (Vec<&'a str>, f64) {
+    let best: Vec<f64> = task
+        .arms
+        .iter()
+        .map(|a| {
+            a.score
+                .iter()
+                .zip(&a.status)
+                .filter(|(_, s)| **s == Status::Ok)
+                .map(|(x, _)| *x)
+                .fold(f64::NEG_INFINITY, f64::max)
+        })
+        .collect();
+    let top = best.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let gt = learners
+        .iter()
+        .zip(&best)
+        .filter(|(_, b)| **b == top)
+        .map(|(l, _)| l.as_str())
+        .collect();
+    (gt, top)
+}
+
+/// One policy's runs on one dataset: per run the best validation accuracy, its test accuracy and
+/// the share of pulls on the ground truth; and how often each learner gave the best evaluation.
+#[derive(Default)]
+struct MethodRuns {
+    v_eval: Vec<f64>,
+    t_eval: Vec<f64>,
+    r_gt: Vec<f64>,
+    best_learner: BTreeMap<String, usize>,
+}
+
+impl MethodRuns {
+    /// Every policy's runs on `dataset`, by policy id, with ER-UCB's β (NaN without ER-UCB).
+    fn on(runs: &[Run], dataset: &str, gt: &[&str]) -> Result<(BTreeMap<String, Self>, f64)> {
+        let mut acc: BTreeMap<String, Self> = BTreeMap::new();
+        let mut beta = f64::NAN;
+        for r in runs.iter().filter(|r| r.dataset == dataset) {
+            if r.family == "er-ucb" {
+                let v: serde_json::Value = serde_json::from_str(&r.params)?;
+                beta = v["beta"].as_f64().unwrap_or(f64::NAN);
+            }
+            let e = acc.entry(r.policy.clone()).or_default();
+            e.v_eval.push(r.best_score);
+            e.t_eval.push(r.best_test_score);
+            let total: f64 = r.pulls.iter().map(|p| p.1).sum();
+            let on_gt: f64 = r
+                .pulls
+                .iter()
+                .filter(|p| gt.contains(&p.0.as_str()))
+                .map(|p| p.1)
+                .sum();
+            e.r_gt.push(on_gt / total.max(1.0));
+            *e.best_learner.entry(r.best_learner.clone()).or_default() += 1;
+        }
+        Ok((acc, beta))
+    }
+
+    /// The learner that most often gave the best evaluation ("" without runs).
+    fn b_alg(&self) -> &str {
+        self.best_learner
+            .iter()
+            .max_by_key(|(_, n)| **n)
+            .map_or("", |(l, _)| l.as_str())
+    }
+}
+
+/// The mean of the values that are not NaN (0 when none is).
+fn mean_of_finite(x: &[f64]) -> f64 {
+    let f: Vec<f64> = x.iter().copied().filter(|v| !v.is_nan()).collect();
+    f.iter().sum::<f64>() / f.len().max(1) as f64
+}
+
+/// Where a method's row goes in the paper's order (unknown labels last).
+fn paper_order(label: &str) -> usize {
+    [
+        "ER-UCB",
+        "C-UCB",
+        "ε-Greedy",
+        "Softmax",
+        "Softmax τ=0.5 (authors' script)",
+        "Random",
+        "Joint",
+    ]
+    .iter()
+    .position(|x| *x == label)
+    .unwrap_or(9)
+}
+
+/// What one dataset's section writes to: `table2.md`, `table2.csv` and the scores the report
+/// ranks.
+struct Table2Writing {
+    md: String,
+    csv: String,
+    scores: String,
+}
+
+impl Table2Writing {
+    /// One row per method of `dataset`, in the paper's order, beside the paper's numbers; returns
+    /// each method's (label, V-Eval, R_GT, T-Eval) for the claim.
+    fn rows(
+        &mut self,
+        dataset: &str,
+        acc: &BTreeMap<String, MethodRuns>,
+        paper: &[Table2Row],
+    ) -> Vec<(String, f64, f64, f64)> {
+        let mut rows: Vec<(String, &String)> = acc.keys().map(|p| (label(p), p)).collect();
+        rows.sort_by_key(|(l, _)| paper_order(l));
+        let cell = |x: f64| {
+            if x.is_nan() {
+                "–".to_string()
+            } else {
+                format!("{x:.4}")
+            }
+        };
+        let mut claim = Vec::new();
+        for (lab, p) in rows {
+            let m = &acc[p];
+            let (v, r, t) = (
+                mean_of_finite(&m.v_eval),
+                mean_of_finite(&m.r_gt),
+                mean_of_finite(&m.t_eval),
+            );
+            let b_alg = m.b_alg();
+            let pr = paper
+                .iter()
+                .find(|x| x.dataset == dataset && x.method == lab);
+            let (pv, prr, pb, pt) = pr.map_or((f64::NAN, f64::NAN, "", f64::NAN), |x| {
+                (
+                    x.v_eval,
+                    x.r.unwrap_or(f64::NAN),
+                    x.best_learner.as_str(),
+                    x.t_eval,
+                )
+            });
+            let _ = writeln!(
+                self.md,
+                "| {lab} | {v:.4} | {} | {} | {t:.4} | {} | {} | {} | {} |",
+                if lab == "Joint" {
+                    "–".to_string()
+                } else {
+                    format!("{r:.4}")
+                },
+                abbrev(b_alg),
+                cell(pv),
+                cell(prr),
+                pb,
+                cell(pt)
+            );
+            let _ = writeln!(
+                self.csv,
+                "{dataset},{lab},{},{v},{r},{b_alg},{t},{pv},{prr},{pb},{pt}",
+                crate::report::figures::csv_field(p),
+            );
+            let _ = writeln!(
+                self.scores,
+                "{dataset},{},{v}",
+                crate::report::figures::csv_field(&lab),
+            );
+            claim.push((lab, v, r, t));
+        }
+        self.md.push('\n');
+        claim
+    }
+}
+
 pub(super) fn table2(
     exp: &Experiment,
     ts: &crate::trace::TraceSet,
@@ -127,7 +297,7 @@ pub(super) fn table2(
     let res = read_results(dir)?;
     let paper = paper_numbers()?.table2;
     let budgets: BTreeSet<u64> = res.runs.iter().map(|r| r.budget_abs as u64).collect();
-    let mut md = format!(
+    let md = format!(
         "# ER-UCB Table 2 reproduced on the recorded `{}` traces\n\n\
          From `{}` ({}). Each dataset: ER-UCB's ten learners, each with a pool of recorded \
          random-search evaluations; budget {} pulls per run, {} runs with permuted trial orders, \
@@ -145,151 +315,38 @@ pub(super) fn table2(
             .join(", "),
         exp.repetitions
     );
-    let mut csv = String::from(
-        "dataset,method,policy,v_eval,r_gt,b_alg,t_eval,paper_v_eval,paper_r_gt,paper_b_alg,paper_t_eval\n",
-    );
-    let mut scores = String::from("unit,policy,score\n");
+    let mut w = Table2Writing {
+        md,
+        csv: String::from(
+            "dataset,method,policy,v_eval,r_gt,b_alg,t_eval,paper_v_eval,paper_r_gt,paper_b_alg,paper_t_eval\n",
+        ),
+        scores: String::from("unit,policy,score\n"),
+    };
     // Per dataset: (label, V-Eval, R_GT, T-Eval) of every method, for the claim.
     let mut per_dataset: Vec<DatasetMethods> = Vec::new();
     for (paper_name, dataset, paper_gt) in DATASETS {
-        per_dataset.push((dataset.to_string(), Vec::new()));
         let Some(task) = ts.tasks.iter().find(|t| t.dataset == dataset) else {
             anyhow::bail!(
                 "{}: Table 2 needs dataset '{dataset}', which the experiment's tasks lack",
                 exp.file.display()
             );
         };
-        // Ground truth from the full pools.
-        let best: Vec<f64> = task
-            .arms
-            .iter()
-            .map(|a| {
-                a.score
-                    .iter()
-                    .zip(&a.status)
-                    .filter(|(_, s)| **s == Status::Ok)
-                    .map(|(x, _)| *x)
-                    .fold(f64::NEG_INFINITY, f64::max)
-            })
-            .collect();
-        let top = best.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        let gt: Vec<&str> = ts
-            .learners
-            .iter()
-            .zip(&best)
-            .filter(|(_, b)| **b == top)
-            .map(|(l, _)| l.as_str())
-            .collect();
-        // policy -> (best validation, its test score, share on GT, best learner counts) per run
-        type Acc = (Vec<f64>, Vec<f64>, Vec<f64>, BTreeMap<String, usize>);
-        let mut acc: BTreeMap<String, Acc> = BTreeMap::new();
-        let mut beta = f64::NAN;
-        for r in res.runs.iter().filter(|r| r.dataset == dataset) {
-            if r.family == "er-ucb" {
-                let v: serde_json::Value = serde_json::from_str(&r.params)?;
-                beta = v["beta"].as_f64().unwrap_or(f64::NAN);
-            }
-            let e = acc.entry(r.policy.clone()).or_default();
-            e.0.push(r.best_score);
-            e.1.push(r.best_test_score);
-            let total: f64 = r.pulls.iter().map(|p| p.1).sum();
-            let on_gt: f64 = r
-                .pulls
-                .iter()
-                .filter(|p| gt.contains(&p.0.as_str()))
-                .map(|p| p.1)
-                .sum();
-            e.2.push(on_gt / total.max(1.0));
-            *e.3.entry(r.best_learner.clone()).or_default() += 1;
-        }
+        let (gt, top) = ground_truth(&ts.learners, task);
+        let (acc, beta) = MethodRuns::on(&res.runs, dataset, &gt)?;
         let _ = writeln!(
-            md,
+            w.md,
             "## {paper_name}: `{dataset}`, β = {beta}; GT here: {} (best {top:.4}); paper's GT: {paper_gt}\n\n\
              | method | V-Eval | R_GT | B. Alg. | T-Eval | paper V-Eval | paper R_GT | paper B. Alg. | paper T-Eval |\n\
              |---|---|---|---|---|---|---|---|---|",
             gt.iter().map(|l| abbrev(l)).collect::<Vec<_>>().join(", ")
         );
-        let mut rows: Vec<(String, String)> = acc.keys().map(|p| (label(p), p.clone())).collect();
-        let rank = |l: &str| {
-            [
-                "ER-UCB",
-                "C-UCB",
-                "ε-Greedy",
-                "Softmax",
-                "Softmax τ=0.5 (authors' script)",
-                "Random",
-                "Joint",
-            ]
-            .iter()
-            .position(|x| *x == l)
-            .unwrap_or(9)
-        };
-        rows.sort_by_key(|(l, _)| rank(l));
-        for (lab, p) in rows {
-            let (vs, tss, rs, b) = &acc[&p];
-            let mean = |x: &[f64]| {
-                let f: Vec<f64> = x.iter().copied().filter(|v| !v.is_nan()).collect();
-                f.iter().sum::<f64>() / f.len().max(1) as f64
-            };
-            let b_alg = b
-                .iter()
-                .max_by_key(|(_, n)| **n)
-                .map_or("", |(l, _)| l.as_str());
-            let pr = paper
-                .iter()
-                .find(|x| x.dataset == dataset && x.method == lab);
-            let (pv, prr, pb, pt) = pr.map_or((f64::NAN, f64::NAN, "", f64::NAN), |x| {
-                (
-                    x.v_eval,
-                    x.r.unwrap_or(f64::NAN),
-                    x.best_learner.as_str(),
-                    x.t_eval,
-                )
-            });
-            let cell = |x: f64| {
-                if x.is_nan() {
-                    "–".to_string()
-                } else {
-                    format!("{x:.4}")
-                }
-            };
-            let _ = writeln!(
-                md,
-                "| {lab} | {:.4} | {} | {} | {:.4} | {} | {} | {} | {} |",
-                mean(vs),
-                if lab == "Joint" {
-                    "–".to_string()
-                } else {
-                    format!("{:.4}", mean(rs))
-                },
-                abbrev(b_alg),
-                mean(tss),
-                cell(pv),
-                cell(prr),
-                pb,
-                cell(pt)
-            );
-            let _ = writeln!(
-                csv,
-                "{dataset},{lab},{},{},{},{},{},{pv},{prr},{pb},{pt}",
-                crate::report::figures::csv_field(&p),
-                mean(vs),
-                mean(rs),
-                b_alg,
-                mean(tss)
-            );
-            let _ = writeln!(
-                scores,
-                "{dataset},{},{}",
-                crate::report::figures::csv_field(&lab),
-                mean(vs)
-            );
-            if let Some(d) = per_dataset.last_mut() {
-                d.1.push((lab.clone(), mean(vs), mean(rs), mean(tss)));
-            }
-        }
-        md.push('\n');
+        per_dataset.push((dataset.to_string(), w.rows(dataset, &acc, &paper)));
     }
+    let Table2Writing {
+        mut md,
+        csv,
+        scores,
+    } = w;
     let scores_path = out.join("table2_scores.csv");
     std::fs::write(&scores_path, scores)?;
     let rep = report_scores(
