@@ -5,6 +5,7 @@
 
 use anyhow::Result;
 use plotters::coord::Shift;
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 
 use super::style::{
@@ -141,140 +142,18 @@ impl Figure for BoxPanels {
                         ))
                         .map_err(de)?;
                 }
-                let mut v: Vec<f64> = vals.iter().copied().filter(|x| !x.is_nan()).collect();
-                if v.is_empty() {
-                    continue;
+                if let Some(b) = BoxStats::of(vals) {
+                    draw_box(&mut chart, &b, y, c)?;
                 }
-                v.sort_by(f64::total_cmp);
-                let (q1, med, q3) = (
-                    quantile_sorted(&v, 0.25),
-                    quantile_sorted(&v, 0.5),
-                    quantile_sorted(&v, 0.75),
-                );
-                let iqr = q3 - q1;
-                let lo = v
-                    .iter()
-                    .copied()
-                    .find(|x| *x >= q1 - 1.5 * iqr)
-                    .unwrap_or(q1);
-                let hi = v
-                    .iter()
-                    .rev()
-                    .copied()
-                    .find(|x| *x <= q3 + 1.5 * iqr)
-                    .unwrap_or(q3);
-                let mean = v.iter().sum::<f64>() / v.len() as f64;
-                let h = 0.3;
-                chart
-                    .draw_series(std::iter::once(Rectangle::new(
-                        [(q1, y - h), (q3, y + h)],
-                        c.mix(0.3).filled(),
-                    )))
-                    .map_err(de)?;
-                chart
-                    .draw_series(std::iter::once(Rectangle::new(
-                        [(q1, y - h), (q3, y + h)],
-                        c.stroke_width(HAIRLINE),
-                    )))
-                    .map_err(de)?;
-                for (seg, w) in [
-                    (vec![(med, y - h), (med, y + h)], THIN + 1),
-                    (vec![(lo, y), (q1, y)], HAIRLINE),
-                    (vec![(q3, y), (hi, y)], HAIRLINE),
-                    (vec![(lo, y - h / 2.0), (lo, y + h / 2.0)], HAIRLINE),
-                    (vec![(hi, y - h / 2.0), (hi, y + h / 2.0)], HAIRLINE),
-                ] {
-                    chart
-                        .draw_series(std::iter::once(PathElement::new(
-                            seg,
-                            BLACK.stroke_width(w),
-                        )))
-                        .map_err(de)?;
-                }
-                chart
-                    .draw_series(std::iter::once(Circle::new(
-                        (mean, y),
-                        pt(1.5),
-                        WHITE.filled(),
-                    )))
-                    .map_err(de)?;
-                chart
-                    .draw_series(std::iter::once(Circle::new(
-                        (mean, y),
-                        pt(1.5),
-                        BLACK.stroke_width(HAIRLINE),
-                    )))
-                    .map_err(de)?;
-                let outliers: Vec<f64> = v.iter().copied().filter(|x| *x < lo || *x > hi).collect();
-                chart
-                    .draw_series(
-                        outliers
-                            .into_iter()
-                            .map(|o| Circle::new((o, y), pt(0.9), MID_GREY.stroke_width(HAIRLINE))),
-                    )
-                    .map_err(de)?;
             }
         }
-        // One axis title for all panels, centred under them (panels side by side would
-        // overlap theirs).
-        let plots_w = plots.dim_in_pixel().0 as i32;
-        legend
-            .draw(&Text::new(
-                self.x_desc.clone(),
-                (lw as i32 + plots_w / 2, pt(5.0)),
-                super::style::center(TEXT_PT),
-            ))
-            .map_err(de)?;
-        // The legend: what each mark is.
-        let y = pt(12.0 + 7.0);
-        let mut x = lw as i32;
-        let box_h = pt(3.0);
-        legend
-            .draw(&Rectangle::new(
-                [(x, y - box_h), (x + pt(8.0), y + box_h)],
-                c.mix(0.3).filled(),
-            ))
-            .map_err(de)?;
-        legend
-            .draw(&Rectangle::new(
-                [(x, y - box_h), (x + pt(8.0), y + box_h)],
-                c.stroke_width(HAIRLINE),
-            ))
-            .map_err(de)?;
-        legend
-            .draw(&PathElement::new(
-                vec![(x + pt(4.0), y - box_h), (x + pt(4.0), y + box_h)],
-                BLACK.stroke_width(THIN + 1),
-            ))
-            .map_err(de)?;
-        x += pt(10.0);
-        let items = [
-            "quartiles, line = median",
-            "mean",
-            "whiskers: 1.5 IQR; grey circles beyond",
-        ];
-        legend
-            .draw(&Text::new(items[0], (x, y), left_center(TICK_PT)))
-            .map_err(de)?;
-        x += text_width(items[0], TICK_PT) as i32 + pt(8.0);
-        legend
-            .draw(&Circle::new(
-                (x + pt(1.5), y),
-                pt(1.5),
-                BLACK.stroke_width(HAIRLINE),
-            ))
-            .map_err(de)?;
-        x += pt(5.0);
-        legend
-            .draw(&Text::new(items[1], (x, y), left_center(TICK_PT)))
-            .map_err(de)?;
-        x += text_width(items[1], TICK_PT) as i32 + pt(8.0);
-        if x + (text_width(items[2], TICK_PT) as i32) < page.width() as i32 {
-            legend
-                .draw(&Text::new(items[2], (x, y), left_center(TICK_PT)))
-                .map_err(de)?;
-        }
-        Ok(())
+        draw_legend(
+            &legend,
+            lw,
+            plots.dim_in_pixel().0 as i32,
+            &self.x_desc,
+            page,
+        )
     }
 
     fn csv(&self) -> String {
@@ -297,5 +176,214 @@ impl Figure for BoxPanels {
             }
         }
         s
+    }
+}
+
+/// One row's box: quartiles and median, Tukey's whiskers (the furthest values within 1.5 IQR of
+/// the box), the mean, and the values beyond the whiskers.
+#[derive(Debug, PartialEq)]
+struct BoxStats {
+    q1: f64,
+    median: f64,
+    q3: f64,
+    lo: f64,
+    hi: f64,
+    mean: f64,
+    outliers: Vec<f64>,
+}
+
+impl BoxStats {
+    /// The box of `vals` without their NaNs; none when nothing is left.
+    fn of(vals: &[f64]) -> Option<BoxStats> {
+        let mut v: Vec<f64> = vals.iter().copied().filter(|x| !x.is_nan()).collect();
+        if v.is_empty() {
+            return None;
+        }
+        v.sort_by(f64::total_cmp);
+        let (q1, median, q3) = (
+            quantile_sorted(&v, 0.25),
+            quantile_sorted(&v, 0.5),
+            quantile_sorted(&v, 0.75),
+        );
+        let iqr = q3 - q1;
+        let lo = v
+            .iter()
+            .copied()
+            .find(|x| *x >= q1 - 1.5 * iqr)
+            .unwrap_or(q1);
+        let hi = v
+            .iter()
+            .rev()
+            .copied()
+            .find(|x| *x <= q3 + 1.5 * iqr)
+            .unwrap_or(q3);
+        let mean = v.iter().sum::<f64>() / v.len() as f64;
+        let outliers = v.iter().copied().filter(|x| *x < lo || *x > hi).collect();
+        Some(BoxStats {
+            q1,
+            median,
+            q3,
+            lo,
+            hi,
+            mean,
+            outliers,
+        })
+    }
+}
+
+/// Draw one box at row `y`: the filled box, the median line, the whiskers with their caps, the
+/// mean as an open dot and the outliers as grey circles.
+fn draw_box<DB: DrawingBackend>(
+    chart: &mut ChartContext<'_, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
+    b: &BoxStats,
+    y: f64,
+    c: RGBColor,
+) -> Result<()> {
+    let BoxStats {
+        q1,
+        median: med,
+        q3,
+        lo,
+        hi,
+        mean,
+        ..
+    } = *b;
+    let h = 0.3;
+    chart
+        .draw_series(std::iter::once(Rectangle::new(
+            [(q1, y - h), (q3, y + h)],
+            c.mix(0.3).filled(),
+        )))
+        .map_err(de)?;
+    chart
+        .draw_series(std::iter::once(Rectangle::new(
+            [(q1, y - h), (q3, y + h)],
+            c.stroke_width(HAIRLINE),
+        )))
+        .map_err(de)?;
+    for (seg, w) in [
+        (vec![(med, y - h), (med, y + h)], THIN + 1),
+        (vec![(lo, y), (q1, y)], HAIRLINE),
+        (vec![(q3, y), (hi, y)], HAIRLINE),
+        (vec![(lo, y - h / 2.0), (lo, y + h / 2.0)], HAIRLINE),
+        (vec![(hi, y - h / 2.0), (hi, y + h / 2.0)], HAIRLINE),
+    ] {
+        chart
+            .draw_series(std::iter::once(PathElement::new(
+                seg,
+                BLACK.stroke_width(w),
+            )))
+            .map_err(de)?;
+    }
+    chart
+        .draw_series(std::iter::once(Circle::new(
+            (mean, y),
+            pt(1.5),
+            WHITE.filled(),
+        )))
+        .map_err(de)?;
+    chart
+        .draw_series(std::iter::once(Circle::new(
+            (mean, y),
+            pt(1.5),
+            BLACK.stroke_width(HAIRLINE),
+        )))
+        .map_err(de)?;
+    chart
+        .draw_series(
+            b.outliers
+                .iter()
+                .map(|&o| Circle::new((o, y), pt(0.9), MID_GREY.stroke_width(HAIRLINE))),
+        )
+        .map_err(de)?;
+    Ok(())
+}
+
+/// The shared axis title under the panels (label column `lw` wide, panels `plots_w`), and a
+/// legend that says what each mark is.
+fn draw_legend<DB: DrawingBackend>(
+    legend: &DrawingArea<DB, Shift>,
+    lw: u32,
+    plots_w: i32,
+    x_desc: &str,
+    page: &Page,
+) -> Result<()> {
+    let c = OKABE_ITO[0];
+    // One axis title for all panels, centred under them (panels side by side would
+    // overlap theirs).
+    legend
+        .draw(&Text::new(
+            x_desc.to_string(),
+            (lw as i32 + plots_w / 2, pt(5.0)),
+            super::style::center(TEXT_PT),
+        ))
+        .map_err(de)?;
+    // The legend: what each mark is.
+    let y = pt(12.0 + 7.0);
+    let mut x = lw as i32;
+    let box_h = pt(3.0);
+    legend
+        .draw(&Rectangle::new(
+            [(x, y - box_h), (x + pt(8.0), y + box_h)],
+            c.mix(0.3).filled(),
+        ))
+        .map_err(de)?;
+    legend
+        .draw(&Rectangle::new(
+            [(x, y - box_h), (x + pt(8.0), y + box_h)],
+            c.stroke_width(HAIRLINE),
+        ))
+        .map_err(de)?;
+    legend
+        .draw(&PathElement::new(
+            vec![(x + pt(4.0), y - box_h), (x + pt(4.0), y + box_h)],
+            BLACK.stroke_width(THIN + 1),
+        ))
+        .map_err(de)?;
+    x += pt(10.0);
+    let items = [
+        "quartiles, line = median",
+        "mean",
+        "whiskers: 1.5 IQR; grey circles beyond",
+    ];
+    legend
+        .draw(&Text::new(items[0], (x, y), left_center(TICK_PT)))
+        .map_err(de)?;
+    x += text_width(items[0], TICK_PT) as i32 + pt(8.0);
+    legend
+        .draw(&Circle::new(
+            (x + pt(1.5), y),
+            pt(1.5),
+            BLACK.stroke_width(HAIRLINE),
+        ))
+        .map_err(de)?;
+    x += pt(5.0);
+    legend
+        .draw(&Text::new(items[1], (x, y), left_center(TICK_PT)))
+        .map_err(de)?;
+    x += text_width(items[1], TICK_PT) as i32 + pt(8.0);
+    if x + (text_width(items[2], TICK_PT) as i32) < page.width() as i32 {
+        legend
+            .draw(&Text::new(items[2], (x, y), left_center(TICK_PT)))
+            .map_err(de)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_box_has_tukeys_whiskers_and_the_values_beyond_them_as_outliers() {
+        // Quartiles of 1..=8 and 30 (linear interpolation): 3, 5, 7; IQR 4, fences −3 and 13.
+        let b = BoxStats::of(&[5.0, 1.0, f64::NAN, 2.0, 3.0, 30.0, 4.0, 6.0, 7.0, 8.0]).unwrap();
+        assert_eq!((b.q1, b.median, b.q3), (3.0, 5.0, 7.0));
+        assert_eq!((b.lo, b.hi), (1.0, 8.0));
+        assert_eq!(b.outliers, [30.0]);
+        assert!((b.mean - 66.0 / 9.0).abs() < 1e-12);
+        assert_eq!(BoxStats::of(&[f64::NAN]), None);
+        let one = BoxStats::of(&[2.0]).unwrap();
+        assert_eq!((one.lo, one.q1, one.q3, one.hi), (2.0, 2.0, 2.0, 2.0));
     }
 }

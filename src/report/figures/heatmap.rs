@@ -136,105 +136,28 @@ impl HeatMaps {
     }
 }
 
-impl Figure for HeatMaps {
-    fn height(&self, page: &Page) -> u32 {
-        let title = if page.titles { upt(TITLE_PT * 1.8) } else { 0 };
-        let (rows, _) = self.grid(page);
-        title + rows as u32 * self.panel_h() + upt(20.0)
+impl HeatMaps {
+    /// A cell's colour on the viridis scale (dark = better: a low mean rank, a high share) over
+    /// the range shown, and whether its text is white.
+    fn colour(&self, v: f64, lo: f64, hi: f64) -> (RGBColor, bool) {
+        let t = (v - lo) / (hi - lo);
+        viridis(match self.scale {
+            Scale::MeanRank { .. } => t,
+            Scale::Share { .. } => 1.0 - t,
+        })
     }
 
-    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>, page: &Page) -> Result<()> {
-        let root = super::style::titled(root, &self.title, page)?;
-        let (body, scale) = root.split_vertically(root.dim_in_pixel().1 - upt(20.0));
-        let (rows, cols) = self.grid(page);
-        let areas = body.split_evenly((rows, cols));
-        let (cw, ch) = (self.cell_w() as i32, pt(CELL_H_PT));
-        let ylw = self.y_label_width(page) as i32;
-        // The colour scale spans the mean ranks shown (not 1..k, which would spend most of the
-        // scale on values no setting has), rounded out to halves.
-        let (lo, hi) = self.range();
-        for ((caption, grid), area) in self.panels.iter().zip(&areas) {
-            let aw = area.dim_in_pixel().0 as i32;
-            let left = ((aw - self.panel_w(page) as i32) / 2).max(0) + ylw;
-            let top = pt(TEXT_PT * 1.6);
-            area.draw(&Text::new(
-                fit(caption, TEXT_PT, aw as u32),
-                (
-                    left + cw * self.x_values.len() as i32 / 2,
-                    pt(TEXT_PT * 0.7),
-                ),
-                center(TEXT_PT),
-            ))
-            .map_err(de)?;
-            for (yi, row) in grid.iter().enumerate() {
-                let y = top + ch * yi as i32;
-                area.draw(&Text::new(
-                    fit(&self.y_values[yi], TICK_PT, (ylw - pt(14.0)).max(0) as u32),
-                    (left - pt(2.0), y + ch / 2),
-                    anchored(TICK_PT, HPos::Right, VPos::Center),
-                ))
-                .map_err(de)?;
-                for (xi, v) in row.iter().enumerate() {
-                    let x = left + cw * xi as i32;
-                    if v.is_nan() {
-                        continue;
-                    }
-                    let t = (v - lo) / (hi - lo);
-                    let (c, white) = viridis(match self.scale {
-                        Scale::MeanRank { .. } => t,
-                        Scale::Share { .. } => 1.0 - t,
-                    });
-                    area.draw(&Rectangle::new(
-                        [(x, y), (x + cw - 1, y + ch - 1)],
-                        c.filled(),
-                    ))
-                    .map_err(de)?;
-                    let tc = if white { WHITE } else { BLACK };
-                    area.draw(&Text::new(
-                        match self.scale {
-                            Scale::MeanRank { .. } => format!("{v:.1}"),
-                            Scale::Share { .. } => format!("{v:.2}"),
-                        },
-                        (x + cw / 2, y + ch / 2),
-                        center(TICK_PT).color(&tc),
-                    ))
-                    .map_err(de)?;
-                }
-            }
-            let bottom = top + ch * grid.len() as i32;
-            for (xi, xv) in self.x_values.iter().enumerate() {
-                area.draw(&Text::new(
-                    xv.clone(),
-                    (left + cw * xi as i32 + cw / 2, bottom + pt(1.5)),
-                    anchored(TICK_PT, HPos::Center, VPos::Top),
-                ))
-                .map_err(de)?;
-            }
-            // Centred under the cells, moved in where that would leave the figure.
-            let half = text_width(&self.x_name, TEXT_PT) as i32 / 2;
-            let centre = left + cw * self.x_values.len() as i32 / 2;
-            area.draw(&Text::new(
-                self.x_name.clone(),
-                (centre.min(aw - half).max(half), bottom + pt(10.0)),
-                anchored(TEXT_PT, HPos::Center, VPos::Top),
-            ))
-            .map_err(de)?;
-            area.draw(&Text::new(
-                self.y_name.clone(),
-                (left - ylw + pt(2.0), top + ch * grid.len() as i32 / 2),
-                font(TEXT_PT)
-                    .pos(plotters::style::text_anchor::Pos::new(
-                        HPos::Center,
-                        VPos::Top,
-                    ))
-                    .transform(plotters::style::FontTransform::Rotate270),
-            ))
-            .map_err(de)?;
+    /// A cell's value as printed in it.
+    fn cell_text(&self, v: f64) -> String {
+        match self.scale {
+            Scale::MeanRank { .. } => format!("{v:.1}"),
+            Scale::Share { .. } => format!("{v:.2}"),
         }
-        // The colour scale, centred with its labels.
-        let w = page.width() as i32;
-        // Dark (better) on the left.
-        let (left_label, right_label) = match &self.scale {
+    }
+
+    /// The colour scale's labels at its dark (left) and light (right) ends.
+    fn scale_labels(&self, lo: f64, hi: f64) -> (String, String) {
+        match &self.scale {
             Scale::MeanRank { k } => (
                 format!(
                     "mean rank among {k} settings (1 = best): {}",
@@ -243,7 +166,102 @@ impl Figure for HeatMaps {
                 super::style::fmt_number(hi),
             ),
             Scale::Share { name } => (format!("{name}: 1"), "0".to_string()),
-        };
+        }
+    }
+
+    /// One panel: its caption, the cells with their values, the tick labels and axis names.
+    fn draw_panel<DB: DrawingBackend>(
+        &self,
+        area: &DrawingArea<DB, Shift>,
+        caption: &str,
+        grid: &[Vec<f64>],
+        (lo, hi): (f64, f64),
+        page: &Page,
+    ) -> Result<()> {
+        let (cw, ch) = (self.cell_w() as i32, pt(CELL_H_PT));
+        let ylw = self.y_label_width(page) as i32;
+        let aw = area.dim_in_pixel().0 as i32;
+        let left = ((aw - self.panel_w(page) as i32) / 2).max(0) + ylw;
+        let top = pt(TEXT_PT * 1.6);
+        area.draw(&Text::new(
+            fit(caption, TEXT_PT, aw as u32),
+            (
+                left + cw * self.x_values.len() as i32 / 2,
+                pt(TEXT_PT * 0.7),
+            ),
+            center(TEXT_PT),
+        ))
+        .map_err(de)?;
+        for (yi, row) in grid.iter().enumerate() {
+            let y = top + ch * yi as i32;
+            area.draw(&Text::new(
+                fit(&self.y_values[yi], TICK_PT, (ylw - pt(14.0)).max(0) as u32),
+                (left - pt(2.0), y + ch / 2),
+                anchored(TICK_PT, HPos::Right, VPos::Center),
+            ))
+            .map_err(de)?;
+            for (xi, v) in row.iter().enumerate() {
+                let x = left + cw * xi as i32;
+                if v.is_nan() {
+                    continue;
+                }
+                let (c, white) = self.colour(*v, lo, hi);
+                area.draw(&Rectangle::new(
+                    [(x, y), (x + cw - 1, y + ch - 1)],
+                    c.filled(),
+                ))
+                .map_err(de)?;
+                let tc = if white { WHITE } else { BLACK };
+                area.draw(&Text::new(
+                    self.cell_text(*v),
+                    (x + cw / 2, y + ch / 2),
+                    center(TICK_PT).color(&tc),
+                ))
+                .map_err(de)?;
+            }
+        }
+        let bottom = top + ch * grid.len() as i32;
+        for (xi, xv) in self.x_values.iter().enumerate() {
+            area.draw(&Text::new(
+                xv.clone(),
+                (left + cw * xi as i32 + cw / 2, bottom + pt(1.5)),
+                anchored(TICK_PT, HPos::Center, VPos::Top),
+            ))
+            .map_err(de)?;
+        }
+        // Centred under the cells, moved in where that would leave the figure.
+        let half = text_width(&self.x_name, TEXT_PT) as i32 / 2;
+        let centre = left + cw * self.x_values.len() as i32 / 2;
+        area.draw(&Text::new(
+            self.x_name.clone(),
+            (centre.min(aw - half).max(half), bottom + pt(10.0)),
+            anchored(TEXT_PT, HPos::Center, VPos::Top),
+        ))
+        .map_err(de)?;
+        area.draw(&Text::new(
+            self.y_name.clone(),
+            (left - ylw + pt(2.0), top + ch * grid.len() as i32 / 2),
+            font(TEXT_PT)
+                .pos(plotters::style::text_anchor::Pos::new(
+                    HPos::Center,
+                    VPos::Top,
+                ))
+                .transform(plotters::style::FontTransform::Rotate270),
+        ))
+        .map_err(de)?;
+        Ok(())
+    }
+
+    /// The colour scale under the panels, centred with its labels.
+    fn draw_scale<DB: DrawingBackend>(
+        &self,
+        area: &DrawingArea<DB, Shift>,
+        (lo, hi): (f64, f64),
+        page: &Page,
+    ) -> Result<()> {
+        let w = page.width() as i32;
+        // Dark (better) on the left.
+        let (left_label, right_label) = self.scale_labels(lo, hi);
         let left_label = left_label.as_str();
         let (wl, wr) = (
             text_width(left_label, TICK_PT) as i32,
@@ -257,25 +275,44 @@ impl Figure for HeatMaps {
             let (c, _) = viridis(s as f64 / (steps - 1) as f64);
             let xa = x0 + (x1 - x0) * s / steps;
             let xb = x0 + (x1 - x0) * (s + 1) / steps;
-            scale
-                .draw(&Rectangle::new([(xa, pt(3.0)), (xb, pt(7.0))], c.filled()))
+            area.draw(&Rectangle::new([(xa, pt(3.0)), (xb, pt(7.0))], c.filled()))
                 .map_err(de)?;
         }
-        scale
-            .draw(&Text::new(
-                left_label,
-                (x0 - pt(3.0), pt(5.0)),
-                anchored(TICK_PT, HPos::Right, VPos::Center),
-            ))
-            .map_err(de)?;
-        scale
-            .draw(&Text::new(
-                right_label,
-                (x1 + pt(3.0), pt(5.0)),
-                anchored(TICK_PT, HPos::Left, VPos::Center),
-            ))
-            .map_err(de)?;
+        area.draw(&Text::new(
+            left_label,
+            (x0 - pt(3.0), pt(5.0)),
+            anchored(TICK_PT, HPos::Right, VPos::Center),
+        ))
+        .map_err(de)?;
+        area.draw(&Text::new(
+            right_label,
+            (x1 + pt(3.0), pt(5.0)),
+            anchored(TICK_PT, HPos::Left, VPos::Center),
+        ))
+        .map_err(de)?;
         Ok(())
+    }
+}
+
+impl Figure for HeatMaps {
+    fn height(&self, page: &Page) -> u32 {
+        let title = if page.titles { upt(TITLE_PT * 1.8) } else { 0 };
+        let (rows, _) = self.grid(page);
+        title + rows as u32 * self.panel_h() + upt(20.0)
+    }
+
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>, page: &Page) -> Result<()> {
+        let root = super::style::titled(root, &self.title, page)?;
+        let (body, scale) = root.split_vertically(root.dim_in_pixel().1 - upt(20.0));
+        let (rows, cols) = self.grid(page);
+        let areas = body.split_evenly((rows, cols));
+        // The colour scale spans the mean ranks shown (not 1..k, which would spend most of the
+        // scale on values no setting has), rounded out to halves.
+        let (lo, hi) = self.range();
+        for ((caption, grid), area) in self.panels.iter().zip(&areas) {
+            self.draw_panel(area, caption, grid, (lo, hi), page)?;
+        }
+        self.draw_scale(&scale, (lo, hi), page)
     }
 
     fn csv(&self) -> String {
@@ -315,5 +352,39 @@ mod tests {
         assert_eq!((a.0, a.1, a.2), (68, 1, 84));
         assert_eq!((b.0, b.1, b.2), (253, 231, 37));
         assert!(wa && !wb, "white text on dark cells only");
+    }
+
+    #[test]
+    fn better_cells_are_dark_on_both_scales_and_the_labels_say_which_end_is_which() {
+        let map = |scale| HeatMaps {
+            title: String::new(),
+            x_name: "x".into(),
+            y_name: "y".into(),
+            x_values: vec!["a".into()],
+            y_values: vec!["b".into()],
+            panels: vec![],
+            scale,
+        };
+        let ranks = map(Scale::MeanRank { k: 4 });
+        let dark = viridis(0.0).0;
+        // The best mean rank shown (lo) and the highest win rate (1) are the dark end.
+        assert_eq!(ranks.colour(1.5, 1.5, 3.5).0, dark);
+        let shares = map(Scale::Share {
+            name: "win rate".into(),
+        });
+        assert_eq!(shares.colour(1.0, 0.0, 1.0).0, dark);
+        assert_eq!(ranks.cell_text(2.25), "2.2");
+        assert_eq!(shares.cell_text(0.125), "0.12");
+        assert_eq!(
+            ranks.scale_labels(1.5, 3.5),
+            (
+                "mean rank among 4 settings (1 = best): 1.5".into(),
+                "3.5".into()
+            )
+        );
+        assert_eq!(
+            shares.scale_labels(0.0, 1.0),
+            ("win rate: 1".into(), "0".into())
+        );
     }
 }
