@@ -459,25 +459,39 @@ fn pool_experiment_keys_are_checked_with_the_key_named() {
         "policy 'ucb1' does not support the pool world",
     );
     bad("budgets = [2.5]", rs, "unit budgets are whole numbers");
+    // Every [tasks] key that names something the pool lacks gets an error naming the key, the
+    // value and what the pool has (a filter that selects nothing once said "the curves hold
+    // no rows").
     let exp = pool_experiment(&dir, "budgets = [4]", rs);
     let text = std::fs::read_to_string(&exp).unwrap();
-    std::fs::write(
-        &exp,
-        text.replace("[world]", "[tasks]\nlearners = [\"tree\"]\n[world]"),
-    )
-    .unwrap();
-    let out = bin()
-        .args(["run", exp.to_str().unwrap(), "--out"])
-        .arg(dir.join("r2"))
-        .output()
-        .unwrap();
-    let e = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        e.contains(
-            "key 'tasks.learners' names 'tree', which the pool tiny-pool does not have; it has: net"
+    for (i, (filter, want)) in [
+        (
+            "learners = [\"tree\"]",
+            "key 'tasks.learners' names 'tree', which the pool tiny-pool does not have; it has: net",
         ),
-        "{e}"
-    );
+        (
+            "datasets = [\"nope\"]",
+            "key 'tasks.datasets' names 'nope', which the pool in ",
+        ),
+        ("runs = [99]", "key 'tasks.runs' names '99', which the pool in "),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        std::fs::write(
+            &exp,
+            text.replace("[world]", &format!("[tasks]\n{filter}\n[world]")),
+        )
+        .unwrap();
+        let out = bin()
+            .args(["run", exp.to_str().unwrap(), "--out"])
+            .arg(dir.join(format!("r{}", i + 2)))
+            .output()
+            .unwrap();
+        let e = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && e.contains(want), "{filter}: {e}");
+        assert!(!e.contains("hold no rows"), "{filter}: {e}");
+    }
 }
 
 #[test]

@@ -44,6 +44,16 @@ pub struct TaskFilter {
     pub max_tasks: Option<usize>,
 }
 
+impl TaskFilter {
+    /// `[tasks]` keeps (dataset, run) by its dataset and run lists (not by `max_tasks`).
+    pub fn keeps(&self, dataset: &str, run: i64) -> bool {
+        self.datasets
+            .as_ref()
+            .is_none_or(|ds| ds.iter().any(|d| d == dataset))
+            && self.runs.as_ref().is_none_or(|rs| rs.contains(&run))
+    }
+}
+
 /// How a trace set is loaded.
 #[derive(Clone, Debug, Default)]
 pub struct LoadOptions {
