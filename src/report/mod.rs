@@ -338,114 +338,99 @@ impl Source {
     }
 }
 
-/// Read several results folders as one: the same metric direction and budgets, no policy in
-/// two folders, restricted to the units (of `unit`, or the most independent the joint runs
-/// allow) that every folder has. Errors name the folders and what differs.
-pub(crate) fn read_together(
-    dirs: &[PathBuf],
-    unit: Option<UnitKind>,
-) -> Result<(Source, Results, UnitKind)> {
-    let mut all: Vec<(PathBuf, Results)> = Vec::new();
-    for (i, d) in dirs.iter().enumerate() {
-        if dirs[..i].contains(d) {
-            anyhow::bail!(
-                "{}: given twice; name each results folder once",
-                d.display()
-            );
+/// Two folders measure the same objectives (or one objective each), and every task both hold
+/// has the same reference point in both.
+fn objectives_agree(
+    a: &Option<crate::results::LockObjectives>,
+    b: &Option<crate::results::LockObjectives>,
+) -> bool {
+    match (a, b) {
+        (None, None) => true,
+        (Some(a), Some(b)) => {
+            a.names == b.names
+                && a.directions == b.directions
+                && a.tasks.iter().all(|t| {
+                    b.tasks
+                        .iter()
+                        .find(|u| u.task == t.task)
+                        .is_none_or(|u| u.reference == t.reference)
+                })
         }
-        all.push((d.clone(), read_results(d)?));
+        _ => false,
     }
-    let (first_dir, first) = &all[0];
-    let budgets = |r: &Results| -> BTreeSet<String> {
-        r.runs
-            .iter()
-            .map(|x| format!("{} {}", x.budget, r.budget_unit))
-            .collect()
-    };
-    let b0 = budgets(first);
-    let mut owner: BTreeMap<String, PathBuf> = BTreeMap::new();
-    let objectives0 = lock_objectives(first_dir)?;
-    for (d, r) in &all {
-        let objectives = lock_objectives(d)?;
-        // The same objectives, and on every task both measure the same reference point.
-        let agree = match (&objectives, &objectives0) {
-            (None, None) => true,
-            (Some(a), Some(b)) => {
-                a.names == b.names
-                    && a.directions == b.directions
-                    && a.tasks.iter().all(|t| {
-                        b.tasks
-                            .iter()
-                            .find(|u| u.task == t.task)
-                            .is_none_or(|u| u.reference == t.reference)
-                    })
-            }
-            _ => false,
-        };
-        if !agree {
-            let show = |o: &Option<crate::results::LockObjectives>| match o {
-                None => "one objective".to_string(),
-                Some(o) => format!("objectives {}", o.names.join(" x ")),
-            };
-            anyhow::bail!(
-                "{} measures {} but {} measures {}{}: folders ranked together need the same objectives and the same reference point per task (the lock files' [resolved.objectives])",
-                d.display(),
-                show(&objectives),
-                first_dir.display(),
-                show(&objectives0),
-                if objectives.as_ref().map(|o| &o.names) == objectives0.as_ref().map(|o| &o.names) {
-                    ", with other reference points"
-                } else {
-                    ""
-                }
-            );
-        }
-        if r.higher_is_better != first.higher_is_better {
-            anyhow::bail!(
-                "{} {} its score but {} {}s it: rank folders of one direction together",
-                d.display(),
-                if r.higher_is_better {
-                    "maximizes"
-                } else {
-                    "minimizes"
-                },
-                first_dir.display(),
-                if first.higher_is_better {
-                    "maximize"
-                } else {
-                    "minimize"
-                }
-            );
-        }
-        let b = budgets(r);
-        if b != b0 {
-            let show =
-                |s: &BTreeSet<String>| s.iter().take(4).cloned().collect::<Vec<_>>().join(", ");
-            anyhow::bail!(
-                "{} has budgets [{}] but {} has [{}]: folders ranked together need the same budgets (an import takes --budget; an experiment file, budgets and budget_unit)",
-                d.display(),
-                show(&b),
-                first_dir.display(),
-                show(&b0)
-            );
-        }
-        for p in r.runs.iter().map(|x| &x.policy).collect::<BTreeSet<_>>() {
-            if let Some(other) = owner.insert(p.clone(), d.clone())
-                && other != *d
-            {
-                anyhow::bail!(
-                    "policy '{p}' is in both {} and {}: rank each policy from one folder (rename an import's policies with --prefix)",
-                    other.display(),
-                    d.display()
-                );
-            }
-        }
-    }
-    let joint: Vec<Run> = all
+}
+
+/// The budgets of a folder's runs, each with its unit.
+fn budgets_of(r: &Results) -> BTreeSet<String> {
+    r.runs
         .iter()
-        .flat_map(|(_, r)| r.runs.iter().cloned())
-        .collect();
-    let unit = unit.unwrap_or_else(|| UnitKind::most_independent(&joint));
+        .map(|x| format!("{} {}", x.budget, r.budget_unit))
+        .collect()
+}
+
+/// Folder `d` (results `r`, objectives `objectives`) can be ranked with the first folder: the
+/// same objectives and reference points, direction and budgets; the error names both folders
+/// and what differs.
+fn check_rankable_with(
+    (first_dir, first, objectives0): (&Path, &Results, &Option<crate::results::LockObjectives>),
+    (d, r, objectives): (&Path, &Results, &Option<crate::results::LockObjectives>),
+) -> Result<()> {
+    let agree = objectives_agree(objectives, objectives0);
+    if !agree {
+        let show = |o: &Option<crate::results::LockObjectives>| match o {
+            None => "one objective".to_string(),
+            Some(o) => format!("objectives {}", o.names.join(" x ")),
+        };
+        anyhow::bail!(
+            "{} measures {} but {} measures {}{}: folders ranked together need the same objectives and the same reference point per task (the lock files' [resolved.objectives])",
+            d.display(),
+            show(objectives),
+            first_dir.display(),
+            show(objectives0),
+            if objectives.as_ref().map(|o| &o.names) == objectives0.as_ref().map(|o| &o.names) {
+                ", with other reference points"
+            } else {
+                ""
+            }
+        );
+    }
+    if r.higher_is_better != first.higher_is_better {
+        anyhow::bail!(
+            "{} {} its score but {} {}s it: rank folders of one direction together",
+            d.display(),
+            if r.higher_is_better {
+                "maximizes"
+            } else {
+                "minimizes"
+            },
+            first_dir.display(),
+            if first.higher_is_better {
+                "maximize"
+            } else {
+                "minimize"
+            }
+        );
+    }
+    let (b, b0) = (budgets_of(r), budgets_of(first));
+    if b != b0 {
+        let show = |s: &BTreeSet<String>| s.iter().take(4).cloned().collect::<Vec<_>>().join(", ");
+        anyhow::bail!(
+            "{} has budgets [{}] but {} has [{}]: folders ranked together need the same budgets (an import takes --budget; an experiment file, budgets and budget_unit)",
+            d.display(),
+            show(&b),
+            first_dir.display(),
+            show(&b0)
+        );
+    }
+    Ok(())
+}
+
+/// The units (of `unit`) each folder has, and those every folder has; an error when they share
+/// none.
+fn common_units(
+    all: &[(PathBuf, Results)],
+    unit: UnitKind,
+) -> Result<(Vec<BTreeSet<String>>, BTreeSet<String>)> {
     let keys: Vec<BTreeSet<String>> = all
         .iter()
         .map(|(_, r)| r.runs.iter().map(|x| unit.key(x)).collect())
@@ -465,6 +450,50 @@ pub(crate) fn read_together(
                 .join("; ")
         );
     }
+    Ok((keys, common))
+}
+
+/// Read several results folders as one: the same metric direction and budgets, no policy in
+/// two folders, restricted to the units (of `unit`, or the most independent the joint runs
+/// allow) that every folder has. Errors name the folders and what differs.
+pub(crate) fn read_together(
+    dirs: &[PathBuf],
+    unit: Option<UnitKind>,
+) -> Result<(Source, Results, UnitKind)> {
+    let mut all: Vec<(PathBuf, Results)> = Vec::new();
+    for (i, d) in dirs.iter().enumerate() {
+        if dirs[..i].contains(d) {
+            anyhow::bail!(
+                "{}: given twice; name each results folder once",
+                d.display()
+            );
+        }
+        all.push((d.clone(), read_results(d)?));
+    }
+    let (first_dir, first) = &all[0];
+    let mut owner: BTreeMap<String, PathBuf> = BTreeMap::new();
+    let objectives0 = lock_objectives(first_dir)?;
+    for (d, r) in &all {
+        let objectives = lock_objectives(d)?;
+        check_rankable_with((first_dir, first, &objectives0), (d, r, &objectives))?;
+        for p in r.runs.iter().map(|x| &x.policy).collect::<BTreeSet<_>>() {
+            if let Some(other) = owner.insert(p.clone(), d.clone())
+                && other != *d
+            {
+                anyhow::bail!(
+                    "policy '{p}' is in both {} and {}: rank each policy from one folder (rename an import's policies with --prefix)",
+                    other.display(),
+                    d.display()
+                );
+            }
+        }
+    }
+    let joint: Vec<Run> = all
+        .iter()
+        .flat_map(|(_, r)| r.runs.iter().cloned())
+        .collect();
+    let unit = unit.unwrap_or_else(|| UnitKind::most_independent(&joint));
+    let (keys, common) = common_units(&all, unit)?;
     let mut notes = Vec::new();
     let mut runs = Vec::new();
     let mut dirs_out = Vec::new();
@@ -602,15 +631,20 @@ pub(crate) fn report_policies(
     report_runs(&Source::single(dir), res, &runs, out, opts, unit, heading)
 }
 
-fn report_runs(
+/// The analysis of a report on `runs`: the unit table, the comparison of the policies on it,
+/// the notes to print beside it, and the JSON of the options used.
+fn compare_runs(
     src: &Source,
     res: &Results,
     runs: &[Run],
-    out: &Path,
     opts: &ReportOptions,
     unit: UnitKind,
-    heading: &str,
-) -> Result<ReportSummary> {
+) -> Result<(
+    crate::analysis::UnitTable,
+    Comparison,
+    Vec<String>,
+    serde_json::Value,
+)> {
     let label = src.label();
     let units = unit_table(runs, unit, opts.found_nothing, res.higher_is_better);
     check_units(&units).with_context(|| label.clone())?;
@@ -640,6 +674,12 @@ fn report_runs(
             ("regret", json!(opts.regret.as_str())),
         ],
     );
+    Ok((units, c, notes, options))
+}
+
+/// Every policy of `runs` with its short label, family and parameters (the labels file
+/// `labels` renames them).
+fn names_of(runs: &[Run], labels: &BTreeMap<String, String>) -> Names {
     let policy_names: BTreeMap<&String, PolicyName> = runs
         .iter()
         .map(|r| (&r.policy, r))
@@ -647,10 +687,104 @@ fn report_runs(
         .into_iter()
         .map(|(p, r)| (p, PolicyName::from_run(p, &r.family, &r.params)))
         .collect();
-    let names = Names::new(
-        &policy_names.values().cloned().collect::<Vec<_>>(),
-        &opts.labels,
+    Names::new(&policy_names.values().cloned().collect::<Vec<_>>(), labels)
+}
+
+/// How the regret of the anytime curves is scaled, per (dataset, run): by the comparison's own
+/// best and worst (none), by the trace set's (one folder only), or, with several objectives,
+/// the hypervolume regret as it is.
+fn regret_bounds(
+    regret: Regret,
+    src: &Source,
+    runs: &[Run],
+    opts: &ReportOptions,
+    higher_is_better: bool,
+) -> Result<Option<crate::analysis::budgets::ScoreBounds>> {
+    Ok(match (regret, src.dirs.as_slice()) {
+        // Oriented so that higher is better: b = −0, w = −1 leaves the regret as it is.
+        (Regret::Hypervolume, _) => Some(
+            runs.iter()
+                .map(|r| ((r.dataset.clone(), r.run), (0.0, -1.0)))
+                .collect(),
+        ),
+        (Regret::Compared, _) => None,
+        (Regret::Trace, [dir]) => Some(trace_bounds(
+            &dir.0,
+            opts.traces.as_deref(),
+            higher_is_better,
+        )?),
+        (Regret::Trace, _) => anyhow::bail!(
+            "--regret trace takes one results folder (each folder has its own traces); use --regret compared with several"
+        ),
+    })
+}
+
+/// The anytime figure's x axis: with several workers a budget of seconds is simulated
+/// wall-clock time, and a budget of pulls or units is total work (charged when it starts).
+fn anytime_x_desc(workers: u64, budget_unit: &str) -> String {
+    match (workers > 1, budget_unit) {
+        (true, "seconds") => "fraction of the simulated wall-clock budget".to_string(),
+        (true, unit) => format!("fraction of the budget ({unit} of work started)"),
+        (false, _) => "fraction of the budget used".to_string(),
+    }
+}
+
+/// Anytime curves from the trajectories and, with two objectives in one folder, each policy's
+/// median attainment surface and final front per task.
+#[allow(clippy::too_many_arguments)]
+fn anytime_figures(
+    w: &mut choose::Written,
+    src: &Source,
+    res: &Results,
+    runs: &[Run],
+    policies: &[String],
+    names: &Names,
+    out: &Path,
+    opts: &ReportOptions,
+) -> Result<()> {
+    let tol = opts.stats.tie_tolerance;
+    let curves = src.curves(runs, opts.anytime_points)?;
+    let several = res.metric_note == crate::results::HV_REGRET_NOTE;
+    let regret = if several {
+        Regret::Hypervolume
+    } else {
+        opts.regret
+    };
+    let bounds = regret_bounds(regret, src, runs, opts, res.higher_is_better)?;
+    let a = crate::analysis::budgets::anytime(
+        &curves,
+        runs,
+        policies,
+        res.higher_is_better,
+        opts.anytime_points,
+        tol,
+        bounds.as_ref(),
     );
+    let x_desc = anytime_x_desc(res.workers, &res.budget_unit);
+    choose::anytime(w, a, names, out, &opts.page, regret, &x_desc)?;
+    // Two objectives, one folder: each policy's median attainment surface and final front
+    // per task.
+    if let [(dir, map)] = src.dirs.as_slice()
+        && map.is_empty()
+    {
+        for (fig, name, caption) in fronts::figures(dir, runs, policies, &|p| names.of(p))? {
+            w.add(figures::save(&fig, out, name, &opts.page)?, name, caption);
+        }
+    }
+    Ok(())
+}
+
+fn report_runs(
+    src: &Source,
+    res: &Results,
+    runs: &[Run],
+    out: &Path,
+    opts: &ReportOptions,
+    unit: UnitKind,
+    heading: &str,
+) -> Result<ReportSummary> {
+    let (units, c, notes, options) = compare_runs(src, res, runs, opts, unit)?;
+    let names = names_of(runs, &opts.labels);
     let mut files = write_tables(&c, out, options, &notes, Some(&units), &names.pairs())?;
     let mut w = choose::comparison_figures(&c, &names, out, &opts.page)?;
     let order = c.order();
@@ -698,58 +832,8 @@ fn report_runs(
         )?;
     }
     choose::allocation(&mut w, runs, &policies, &names, out, &opts.page)?;
-    // Anytime curves from the trajectories.
     if src.has_trajectories() {
-        let curves = src.curves(runs, opts.anytime_points)?;
-        let several = res.metric_note == crate::results::HV_REGRET_NOTE;
-        let regret = if several {
-            Regret::Hypervolume
-        } else {
-            opts.regret
-        };
-        let bounds = match (regret, src.dirs.as_slice()) {
-            // Oriented so that higher is better: b = −0, w = −1 leaves the regret as it is.
-            (Regret::Hypervolume, _) => Some(
-                runs.iter()
-                    .map(|r| ((r.dataset.clone(), r.run), (0.0, -1.0)))
-                    .collect(),
-            ),
-            (Regret::Compared, _) => None,
-            (Regret::Trace, [dir]) => Some(trace_bounds(
-                &dir.0,
-                opts.traces.as_deref(),
-                res.higher_is_better,
-            )?),
-            (Regret::Trace, _) => anyhow::bail!(
-                "--regret trace takes one results folder (each folder has its own traces); use --regret compared with several"
-            ),
-        };
-        let a = crate::analysis::budgets::anytime(
-            &curves,
-            runs,
-            &policies,
-            res.higher_is_better,
-            opts.anytime_points,
-            tol,
-            bounds.as_ref(),
-        );
-        // With several workers a budget of seconds is simulated wall-clock time, and a budget
-        // of pulls or units is total work (charged when it starts).
-        let x_desc = match (res.workers > 1, res.budget_unit.as_str()) {
-            (true, "seconds") => "fraction of the simulated wall-clock budget".to_string(),
-            (true, unit) => format!("fraction of the budget ({unit} of work started)"),
-            (false, _) => "fraction of the budget used".to_string(),
-        };
-        choose::anytime(&mut w, a, &names, out, &opts.page, regret, &x_desc)?;
-        // Two objectives, one folder: each policy's median attainment surface and final front
-        // per task.
-        if let [(dir, map)] = src.dirs.as_slice()
-            && map.is_empty()
-        {
-            for (fig, name, caption) in fronts::figures(dir, runs, &policies, &|p| names.of(p))? {
-                w.add(figures::save(&fig, out, name, &opts.page)?, name, caption);
-            }
-        }
+        anytime_figures(&mut w, src, res, runs, &policies, &names, out, opts)?;
     }
     files.append(&mut w.files);
 
@@ -904,6 +988,91 @@ mod tests {
     use super::choose::budget_caption;
     use super::figures::style::fmt_number as short_number;
     use super::*;
+
+    fn folder(runs: Vec<Run>, higher: bool) -> Results {
+        Results {
+            runs,
+            higher_is_better: higher,
+            metric_note: String::new(),
+            budget_unit: "units".into(),
+            workers: 1,
+        }
+    }
+
+    #[test]
+    fn folders_rank_together_only_with_one_direction_budgets_and_objectives() {
+        use crate::results::{LockObjectives, LockTaskReference};
+        let two = |reference: f64| {
+            Some(LockObjectives {
+                names: vec!["a".into(), "b".into()],
+                directions: vec!["min".into(), "min".into()],
+                reference: "nadir".into(),
+                tasks: vec![LockTaskReference {
+                    task: "t".into(),
+                    reference: vec![reference, 1.0],
+                    ..Default::default()
+                }],
+            })
+        };
+        assert!(objectives_agree(&None, &None) && objectives_agree(&two(1.0), &two(1.0)));
+        assert!(!objectives_agree(&two(1.0), &two(2.0)) && !objectives_agree(&two(1.0), &None));
+        let a = folder(vec![Run::scored("d", 0, 10.0, 0, "p", 0.5)], true);
+        let (pa, pb) = (Path::new("A"), Path::new("B"));
+        assert!(check_rankable_with((pa, &a, &None), (pb, &a, &None)).is_ok());
+        let e = check_rankable_with((pa, &a, &two(1.0)), (pb, &a, &two(2.0))).unwrap_err();
+        assert!(e.to_string().starts_with("B measures objectives a x b but A measures objectives a x b, with other reference points"), "{e}");
+        let min = folder(a.runs.clone(), false);
+        let e = check_rankable_with((pa, &a, &None), (pb, &min, &None)).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("B minimizes its score but A maximizes it"),
+            "{e}"
+        );
+        let other = folder(vec![Run::scored("d", 0, 20.0, 0, "p", 0.5)], true);
+        let e = check_rankable_with((pa, &a, &None), (pb, &other, &None)).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("B has budgets [20 units] but A has [10 units]"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn the_anytime_axis_says_what_a_budget_counts_with_several_workers() {
+        assert_eq!(anytime_x_desc(1, "seconds"), "fraction of the budget used");
+        assert_eq!(
+            anytime_x_desc(4, "seconds"),
+            "fraction of the simulated wall-clock budget"
+        );
+        assert_eq!(
+            anytime_x_desc(4, "units"),
+            "fraction of the budget (units of work started)"
+        );
+    }
+
+    #[test]
+    fn folders_are_ranked_on_the_units_they_all_have() {
+        let a = folder(
+            vec![
+                Run::scored("d1", 0, 10.0, 0, "p", 0.5),
+                Run::scored("d2", 0, 10.0, 0, "p", 0.5),
+            ],
+            true,
+        );
+        let b = folder(vec![Run::scored("d2", 0, 10.0, 0, "q", 0.5)], true);
+        let all = vec![(PathBuf::from("A"), a), (PathBuf::from("B"), b)];
+        let (keys, common) = common_units(&all, UnitKind::Dataset).unwrap();
+        assert_eq!((keys[0].len(), keys[1].len()), (2, 1));
+        assert_eq!(common.len(), 1);
+        let c = folder(vec![Run::scored("d3", 0, 10.0, 0, "q", 0.5)], true);
+        let all = vec![all.into_iter().next().unwrap(), (PathBuf::from("C"), c)];
+        let e = common_units(&all, UnitKind::Dataset).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("the folders share no dataset unit: A has "),
+            "{e}"
+        );
+    }
 
     /// The report's p-values and the reproductions' (HAMLET's claim tables), one function with
     /// two styles, each printing as its own copy did.
