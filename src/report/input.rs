@@ -147,133 +147,149 @@ fn need(path: &Path, df: &DataFrame, name: &str, what: &str, option: &str) -> Re
 /// (unit, policy, score) rows.
 pub type ScoreRows = Vec<(String, String, f64)>;
 
-/// Read a scores table into (unit, policy, score) rows, one per (unit, policy), in the order
-/// they first appear, and notes on what was done to them (averaging).
-pub fn read_scores(path: &Path, fmt: &ScoresFormat) -> Result<(ScoreRows, Vec<String>)> {
-    let df = read_frame(path)?;
-    if df.height() == 0 {
-        bail!("{}: the table has no rows", path.display());
-    }
-    let names: Vec<String> = df
-        .get_column_names()
-        .iter()
-        .map(|c| c.to_string())
-        .collect();
-    let mut raw: Vec<(String, String, f64)> = Vec::new();
-    let mut notes = Vec::new();
-    if fmt.wide {
-        // A first column of names, none a number, is a named index (pandas'
-        // `df.unstack().to_csv()`): the units.
-        let text_first = names.first().filter(|n| {
-            df.column(n).is_ok_and(|c| c.dtype() == &DataType::String)
-                && texts(&df, n)
-                    .is_ok_and(|v| v.iter().flatten().all(|t| t.trim().parse::<f64>().is_err()))
-        });
-        let unit_col = match &fmt.unit {
-            Some(u) => {
-                need(path, &df, u, "units", "--unit-col")?;
-                Some(u.clone())
-            }
-            None if names.iter().any(|n| n == "unit") => Some("unit".into()),
-            None if names.first().is_some_and(|n| n.is_empty()) => Some(String::new()),
-            None if text_first.is_some() => {
-                let n = text_first.cloned().unwrap_or_default();
-                notes.push(format!(
-                    "the first column, '{n}', holds text: read as the units (a named index, as pandas writes it); name another with --unit-col"
-                ));
-                Some(n)
-            }
-            None => None,
-        };
-        let units: Vec<String> = match &unit_col {
-            Some(u) => texts(&df, u)?
-                .into_iter()
-                .enumerate()
-                .map(|(i, v)| {
-                    v.ok_or_else(|| {
-                        anyhow::anyhow!(
-                            "{}: row {} (line {}): empty unit",
-                            path.display(),
-                            i + 1,
-                            i + 2
-                        )
-                    })
-                })
-                .collect::<Result<_>>()?,
-            None => (1..=df.height()).map(|i| format!("row {i}")).collect(),
-        };
-        let policies: Vec<&String> = names
-            .iter()
-            .filter(|n| Some(*n) != unit_col.as_ref())
-            .collect();
-        if policies.len() < 2 {
-            bail!(
-                "{}: a wide table needs a column per policy, at least two; found {}",
-                path.display(),
-                policies.len()
-            );
+/// The rows of a wide table (a column per policy, a row per unit), and a note when the first
+/// column was taken as the units.
+fn wide_rows(
+    path: &Path,
+    df: &DataFrame,
+    names: &[String],
+    fmt: &ScoresFormat,
+    notes: &mut Vec<String>,
+) -> Result<ScoreRows> {
+    let mut raw = Vec::new();
+    // A first column of names, none a number, is a named index (pandas'
+    // `df.unstack().to_csv()`): the units.
+    let text_first = names.first().filter(|n| {
+        df.column(n).is_ok_and(|c| c.dtype() == &DataType::String)
+            && texts(&df, n)
+                .is_ok_and(|v| v.iter().flatten().all(|t| t.trim().parse::<f64>().is_err()))
+    });
+    let unit_col = match &fmt.unit {
+        Some(u) => {
+            need(path, &df, u, "units", "--unit-col")?;
+            Some(u.clone())
         }
-        let cols: Vec<Vec<f64>> = policies
-            .iter()
-            .map(|p| {
-                numbers(path, &df, p).with_context(|| {
-                    format!(
-                        "in a wide table every column but the units' is a policy's scores; if '{p}' holds the units, pass --unit-col '{p}'"
+        None if names.iter().any(|n| n == "unit") => Some("unit".into()),
+        None if names.first().is_some_and(|n| n.is_empty()) => Some(String::new()),
+        None if text_first.is_some() => {
+            let n = text_first.cloned().unwrap_or_default();
+            notes.push(format!(
+                "the first column, '{n}', holds text: read as the units (a named index, as pandas writes it); name another with --unit-col"
+            ));
+            Some(n)
+        }
+        None => None,
+    };
+    let units: Vec<String> = match &unit_col {
+        Some(u) => texts(&df, u)?
+            .into_iter()
+            .enumerate()
+            .map(|(i, v)| {
+                v.ok_or_else(|| {
+                    anyhow::anyhow!(
+                        "{}: row {} (line {}): empty unit",
+                        path.display(),
+                        i + 1,
+                        i + 2
                     )
                 })
             })
-            .collect::<Result<_>>()?;
-        for (i, u) in units.iter().enumerate() {
-            for (p, c) in policies.iter().zip(&cols) {
-                raw.push((u.clone(), (*p).clone(), c[i]));
-            }
-        }
-    } else {
-        let unit = fmt.unit.clone().unwrap_or_else(|| "unit".into());
-        // Several unit columns (`--unit-col dataset,fold`, as TabArena's results tables name a
-        // split) join into one unit, `APSFailure/0`.
-        let unit_cols: Vec<&str> = if names.contains(&unit) {
-            vec![unit.as_str()]
-        } else {
-            unit.split(',').map(str::trim).collect()
-        };
-        for u in &unit_cols {
-            need(path, &df, u, "units", "--unit-col")?;
-        }
-        need(path, &df, &fmt.policy, "policies", "--policy-col")?;
-        need(path, &df, &fmt.score, "scores", "--score-col")?;
-        let parts: Vec<Vec<Option<String>>> = unit_cols
-            .iter()
-            .map(|u| texts(&df, u))
-            .collect::<Result<_>>()?;
-        let units: Vec<Option<String>> = (0..df.height())
-            .map(|i| {
-                parts
-                    .iter()
-                    .map(|c| c[i].clone())
-                    .collect::<Option<Vec<String>>>()
-                    .map(|v| v.join("/"))
+            .collect::<Result<_>>()?,
+        None => (1..=df.height()).map(|i| format!("row {i}")).collect(),
+    };
+    let policies: Vec<&String> = names
+        .iter()
+        .filter(|n| Some(*n) != unit_col.as_ref())
+        .collect();
+    if policies.len() < 2 {
+        bail!(
+            "{}: a wide table needs a column per policy, at least two; found {}",
+            path.display(),
+            policies.len()
+        );
+    }
+    let cols: Vec<Vec<f64>> = policies
+        .iter()
+        .map(|p| {
+            numbers(path, &df, p).with_context(|| {
+                format!(
+                    "in a wide table every column but the units' is a policy's scores; if '{p}' holds the units, pass --unit-col '{p}'"
+                )
             })
-            .collect();
-        let policies = texts(&df, &fmt.policy)?;
-        let scores = numbers(path, &df, &fmt.score)?;
-        for i in 0..units.len() {
-            let (Some(u), Some(p)) = (&units[i], &policies[i]) else {
-                bail!(
-                    "{}: row {} (line {}): empty unit or policy",
-                    path.display(),
-                    i + 1,
-                    i + 2
-                );
-            };
-            raw.push((u.clone(), p.clone(), scores[i]));
+        })
+        .collect::<Result<_>>()?;
+    for (i, u) in units.iter().enumerate() {
+        for (p, c) in policies.iter().zip(&cols) {
+            raw.push((u.clone(), (*p).clone(), c[i]));
         }
     }
+    Ok(raw)
+}
+
+/// The rows of a long table (a row per unit and policy); several unit columns join into one
+/// unit.
+fn long_rows(
+    path: &Path,
+    df: &DataFrame,
+    names: &[String],
+    fmt: &ScoresFormat,
+) -> Result<ScoreRows> {
+    let mut raw = Vec::new();
+    let unit = fmt.unit.clone().unwrap_or_else(|| "unit".into());
+    // Several unit columns (`--unit-col dataset,fold`, as TabArena's results tables name a
+    // split) join into one unit, `APSFailure/0`.
+    let unit_cols: Vec<&str> = if names.contains(&unit) {
+        vec![unit.as_str()]
+    } else {
+        unit.split(',').map(str::trim).collect()
+    };
+    for u in &unit_cols {
+        need(path, &df, u, "units", "--unit-col")?;
+    }
+    need(path, &df, &fmt.policy, "policies", "--policy-col")?;
+    need(path, &df, &fmt.score, "scores", "--score-col")?;
+    let parts: Vec<Vec<Option<String>>> = unit_cols
+        .iter()
+        .map(|u| texts(&df, u))
+        .collect::<Result<_>>()?;
+    let units: Vec<Option<String>> = (0..df.height())
+        .map(|i| {
+            parts
+                .iter()
+                .map(|c| c[i].clone())
+                .collect::<Option<Vec<String>>>()
+                .map(|v| v.join("/"))
+        })
+        .collect();
+    let policies = texts(&df, &fmt.policy)?;
+    let scores = numbers(path, &df, &fmt.score)?;
+    for i in 0..units.len() {
+        let (Some(u), Some(p)) = (&units[i], &policies[i]) else {
+            bail!(
+                "{}: row {} (line {}): empty unit or policy",
+                path.display(),
+                i + 1,
+                i + 2
+            );
+        };
+        raw.push((u.clone(), p.clone(), scores[i]));
+    }
+    Ok(raw)
+}
+
+/// One row per (unit, policy) in the order they first appear: several rows of one pair are
+/// refused, or with `average` replaced by the mean of their scores that are not missing, with
+/// a note saying so.
+fn one_per_pair(
+    path: &Path,
+    raw: &[(String, String, f64)],
+    average: bool,
+) -> Result<(ScoreRows, Option<String>)> {
     // Several rows of one (unit, policy): refused, or averaged when asked.
     let mut at: BTreeMap<(String, String), usize> = BTreeMap::new();
     let mut rows: Vec<(String, String, f64)> = Vec::new();
     let mut sums: Vec<(f64, usize, usize)> = Vec::new();
-    for (u, p, s) in raw.iter() {
+    for (u, p, s) in raw {
         let i = *at.entry((u.clone(), p.clone())).or_insert_with(|| {
             rows.push((u.clone(), p.clone(), f64::NAN));
             sums.push((0.0, 0, 0));
@@ -287,7 +303,7 @@ pub fn read_scores(path: &Path, fmt: &ScoresFormat) -> Result<(ScoreRows, Vec<St
         }
     }
     let most = sums.iter().map(|e| e.2).max().unwrap_or(0);
-    if most > 1 && !fmt.average {
+    if most > 1 && !average {
         let (i, e) = sums
             .iter()
             .enumerate()
@@ -306,9 +322,9 @@ pub fn read_scores(path: &Path, fmt: &ScoresFormat) -> Result<(ScoreRows, Vec<St
     for (r, e) in rows.iter_mut().zip(&sums) {
         r.2 = if e.1 == 0 { f64::NAN } else { e.0 / e.1 as f64 };
     }
-    if most > 1 {
+    let note = (most > 1).then(|| {
         let least = sums.iter().map(|e| e.2).min().unwrap_or(0);
-        notes.push(format!(
+        format!(
             "--average-repeats: each (unit, policy) score is the mean of {} rows ({} rows in, {} (unit, policy) scores); missing scores are left out of the means",
             if least == most {
                 most.to_string()
@@ -317,7 +333,72 @@ pub fn read_scores(path: &Path, fmt: &ScoresFormat) -> Result<(ScoreRows, Vec<St
             },
             raw.len(),
             rows.len()
-        ));
+        )
+    });
+    Ok((rows, note))
+}
+
+/// Read a scores table into (unit, policy, score) rows, one per (unit, policy), in the order
+/// they first appear, and notes on what was done to them (averaging).
+pub fn read_scores(path: &Path, fmt: &ScoresFormat) -> Result<(ScoreRows, Vec<String>)> {
+    let df = read_frame(path)?;
+    if df.height() == 0 {
+        bail!("{}: the table has no rows", path.display());
     }
+    let names: Vec<String> = df
+        .get_column_names()
+        .iter()
+        .map(|c| c.to_string())
+        .collect();
+    let mut notes = Vec::new();
+    let raw = if fmt.wide {
+        wide_rows(path, &df, &names, fmt, &mut notes)?
+    } else {
+        long_rows(path, &df, &names, fmt)?
+    };
+    let (rows, note) = one_per_pair(path, &raw, fmt.average)?;
+    notes.extend(note);
     Ok((rows, notes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(u: &str, p: &str, s: f64) -> (String, String, f64) {
+        (u.into(), p.into(), s)
+    }
+
+    #[test]
+    fn repeated_pairs_are_refused_or_averaged_over_their_scores_that_are_not_missing() {
+        let path = Path::new("s.csv");
+        let once = [row("a", "x", 1.0), row("a", "y", 2.0)];
+        let (rows, note) = one_per_pair(path, &once, false).unwrap();
+        assert_eq!((rows, note), (once.to_vec(), None));
+        let twice = [
+            row("b", "x", 1.0),
+            row("a", "x", 2.0),
+            row("b", "x", 3.0),
+            row("b", "x", f64::NAN),
+        ];
+        let e = one_per_pair(path, &twice, false).unwrap_err().to_string();
+        assert!(
+            e.starts_with("s.csv: unit 'b', policy 'x' has 3 rows (1 of 2 (unit, policy) pairs have more than one)"),
+            "{e}"
+        );
+        let (rows, note) = one_per_pair(path, &twice, true).unwrap();
+        assert_eq!(rows, [row("b", "x", 2.0), row("a", "x", 2.0)]);
+        assert!(
+            note.unwrap()
+                .contains("the mean of 1 to 3 rows (4 rows in, 2 (unit, policy) scores)")
+        );
+        // Only missing scores: the pair's score is missing.
+        let (rows, _) = one_per_pair(
+            path,
+            &[row("a", "x", f64::NAN), row("a", "x", f64::NAN)],
+            true,
+        )
+        .unwrap();
+        assert!(rows[0].2.is_nan());
+    }
 }
