@@ -161,12 +161,12 @@ fn wide_rows(
     // `df.unstack().to_csv()`): the units.
     let text_first = names.first().filter(|n| {
         df.column(n).is_ok_and(|c| c.dtype() == &DataType::String)
-            && texts(&df, n)
+            && texts(df, n)
                 .is_ok_and(|v| v.iter().flatten().all(|t| t.trim().parse::<f64>().is_err()))
     });
     let unit_col = match &fmt.unit {
         Some(u) => {
-            need(path, &df, u, "units", "--unit-col")?;
+            need(path, df, u, "units", "--unit-col")?;
             Some(u.clone())
         }
         None if names.iter().any(|n| n == "unit") => Some("unit".into()),
@@ -181,7 +181,7 @@ fn wide_rows(
         None => None,
     };
     let units: Vec<String> = match &unit_col {
-        Some(u) => texts(&df, u)?
+        Some(u) => texts(df, u)?
             .into_iter()
             .enumerate()
             .map(|(i, v)| {
@@ -211,7 +211,7 @@ fn wide_rows(
     let cols: Vec<Vec<f64>> = policies
         .iter()
         .map(|p| {
-            numbers(path, &df, p).with_context(|| {
+            numbers(path, df, p).with_context(|| {
                 format!(
                     "in a wide table every column but the units' is a policy's scores; if '{p}' holds the units, pass --unit-col '{p}'"
                 )
@@ -244,13 +244,13 @@ fn long_rows(
         unit.split(',').map(str::trim).collect()
     };
     for u in &unit_cols {
-        need(path, &df, u, "units", "--unit-col")?;
+        need(path, df, u, "units", "--unit-col")?;
     }
-    need(path, &df, &fmt.policy, "policies", "--policy-col")?;
-    need(path, &df, &fmt.score, "scores", "--score-col")?;
+    need(path, df, &fmt.policy, "policies", "--policy-col")?;
+    need(path, df, &fmt.score, "scores", "--score-col")?;
     let parts: Vec<Vec<Option<String>>> = unit_cols
         .iter()
-        .map(|u| texts(&df, u))
+        .map(|u| texts(df, u))
         .collect::<Result<_>>()?;
     let units: Vec<Option<String>> = (0..df.height())
         .map(|i| {
@@ -261,8 +261,8 @@ fn long_rows(
                 .map(|v| v.join("/"))
         })
         .collect();
-    let policies = texts(&df, &fmt.policy)?;
-    let scores = numbers(path, &df, &fmt.score)?;
+    let policies = texts(df, &fmt.policy)?;
+    let scores = numbers(path, df, &fmt.score)?;
     for i in 0..units.len() {
         let (Some(u), Some(p)) = (&units[i], &policies[i]) else {
             bail!(
