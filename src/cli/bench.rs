@@ -526,6 +526,161 @@ impl Section {
     }
 }
 
+/// Per round, the time per decision of `seconds` over that of one worker in the same round:
+/// the median ratio, the smallest and the largest.
+fn round_ratios(seconds: &[f64], one_worker: &[f64]) -> (f64, f64, f64) {
+    let mut ratios: Vec<f64> = seconds.iter().zip(one_worker).map(|(s, o)| s / o).collect();
+    let (lo, hi) = (
+        ratios.iter().copied().fold(f64::INFINITY, f64::min),
+        ratios.iter().copied().fold(0.0, f64::max),
+    );
+    ratios.sort_by(f64::total_cmp);
+    (ratios[ratios.len() / 2], lo, hi)
+}
+
+/// Loading the pool whole and for one task, then each pool policy's decisions per second.
+fn bench_pool(pool_dir: &std::path::Path, seconds: f64) -> Result<()> {
+    let dir = pool_dir;
+    // Loading the pool: three loads, the median and the fastest.
+    let mut load_s = Vec::new();
+    let mut loaded = None;
+    for _ in 0..3 {
+        let t = std::time::Instant::now();
+        loaded = Some(pool::load_pool(dir, true)?);
+        load_s.push(t.elapsed().as_secs_f64());
+    }
+    load_s.sort_by(f64::total_cmp);
+    let pool = loaded.expect("loaded three times");
+    println!(
+        "loading {} ({} units recorded, every task): {:.3} s (median of 3 loads; fastest {:.3} s)",
+        dir.display(),
+        pool.n_units_recorded(),
+        load_s[1],
+        load_s[0]
+    );
+    // Loading it for one task, as an experiment whose [tasks] keeps one does.
+    let first = pool.tasks.first().map(|t| (t.dataset.clone(), t.run));
+    let one = |all: &[(String, i64)]| -> std::collections::BTreeSet<(String, i64)> {
+        all.iter()
+            .filter(|t| Some(*t) == first.as_ref())
+            .cloned()
+            .collect()
+    };
+    let mut one_s = Vec::new();
+    for _ in 0..3 {
+        let t = std::time::Instant::now();
+        std::hint::black_box(pool::load_pool_selecting(dir, true, Some(&one))?);
+        one_s.push(t.elapsed().as_secs_f64());
+    }
+    one_s.sort_by(f64::total_cmp);
+    println!(
+        "loading {} for 1 of its {} tasks: {:.3} s (median of 3 loads; fastest {:.3} s), {:.2}x the time of every task",
+        dir.display(),
+        pool.tasks.len(),
+        one_s[1],
+        one_s[0],
+        one_s[1] / load_s[1].max(1e-9)
+    );
+    for policy in [
+        "random-search",
+        "hyperband",
+        "d-ttts",
+        "ttts",
+        "t3c",
+        "uniform",
+        "inf-ucb-e",
+        "mutant-ucb",
+        "steady-state-ea",
+    ] {
+        // One Hyperband iteration on 27-unit curves (eta = 3) trains 81 + 78 + 90 + 108 = 357
+        // units, so 1 000 units is almost three.
+        let t = bench::measure_pool(&pool, 0, policy, 1000.0, seconds)?;
+        println!(
+            "{} on one learner's grid of {} ({} configurations, 27 units, budget 1000 units): {:.0} decisions/s ({:.2e} s per sampling step), {:.3} ms per cell ({} cells, one thread)",
+            t.policy,
+            dir.display(),
+            t.configs,
+            t.decisions_per_second(),
+            1.0 / t.decisions_per_second().max(1e-12),
+            t.ms_per_cell(),
+            t.cells
+        );
+    }
+    Ok(())
+}
+
+/// ASHA and random search at 1, 16 and 256 workers: decisions per second and the time per
+/// decision against one worker's.
+fn bench_workers(pool_dir: &std::path::Path, seconds: f64) -> Result<()> {
+    let pool = pool::load_pool(pool_dir, true)?;
+    // Rounds of 1, 16 and 256 workers interleaved, so that a change in the machine's load
+    // falls on all three alike; each ratio is within its round, the median is reported.
+    const ROUNDS: usize = 5;
+    const WORKERS: [usize; 3] = [1, 16, 256];
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    for policy in ["asha", "random-search"] {
+        // Per number of workers: (seconds per decision, cells) per round.
+        let mut per: Vec<Vec<(f64, u64)>> = vec![Vec::new(); WORKERS.len()];
+        for _ in 0..ROUNDS {
+            for (i, &workers) in WORKERS.iter().enumerate() {
+                // 4 000 units: about 150 full curves of 27 units, 15 per worker at 256.
+                let t = bench::measure_pool_workers(
+                    &pool,
+                    0,
+                    policy,
+                    4000.0,
+                    seconds / ROUNDS as f64,
+                    workers,
+                )?;
+                per[i].push((1.0 / t.decisions_per_second().max(1e-12), t.cells));
+            }
+        }
+        for (i, &workers) in WORKERS.iter().enumerate() {
+            let seconds: Vec<f64> = per[i].iter().map(|x| x.0).collect();
+            let ones: Vec<f64> = per[0].iter().map(|x| x.0).collect();
+            let (ratio, lo, hi) = round_ratios(&seconds, &ones);
+            let mut rates: Vec<f64> = per[i].iter().map(|x| 1.0 / x.0).collect();
+            let cells: u64 = per[i].iter().map(|x| x.1).sum();
+            println!(
+                "{policy} with {workers} workers on one learner's grid of {} (budget 4000 units): {:.0} decisions/s, {:.2}x the time per decision of 1 worker (median of {ROUNDS} interleaved rounds, range {lo:.2}-{hi:.2}; {cells} cells, one thread)",
+                pool_dir.display(),
+                median(&mut rates),
+                ratio,
+            );
+        }
+    }
+    Ok(())
+}
+
+/// TPE's and SMAC's time per model decision on the joint pool of sklearn-random.
+fn bench_cash(seconds: f64, cash_observations: usize) -> Result<()> {
+    let dir = std::path::Path::new("traces/sklearn-random");
+    let pool = crate::trace::joint::pool_from_trace_set(dir)?;
+    for (family, given) in [
+        ("tpe", vec![]),
+        ("tpe", vec![("split", "hyperopt")]),
+        ("smac", vec![]),
+        ("smac", vec![("variance", "total")]),
+    ] {
+        let t = bench::measure_cash(&pool, family, &given, cash_observations, seconds)?;
+        println!(
+            "{} on the joint pool of {} (up to {} candidates per task): one model decision at {} +- 5 observations: mean {:.3} ms, median {:.3} ms, max {:.3} ms ({} decisions, one thread)",
+            t.policy,
+            dir.display(),
+            t.candidates,
+            cash_observations,
+            t.mean_ms,
+            t.median_ms,
+            t.max_ms,
+            t.decisions
+        );
+    }
+    Ok(())
+}
+
 fn run_bench(
     traces: &std::path::Path,
     pool_dir: &std::path::Path,
@@ -552,139 +707,13 @@ fn run_bench(
         let _ = std::fs::remove_dir_all(&dir);
     }
     if want(Section::Pool) {
-        let dir = pool_dir;
-        // Loading the pool: three loads, the median and the fastest.
-        let mut load_s = Vec::new();
-        let mut loaded = None;
-        for _ in 0..3 {
-            let t = std::time::Instant::now();
-            loaded = Some(pool::load_pool(dir, true)?);
-            load_s.push(t.elapsed().as_secs_f64());
-        }
-        load_s.sort_by(f64::total_cmp);
-        let pool = loaded.expect("loaded three times");
-        println!(
-            "loading {} ({} units recorded, every task): {:.3} s (median of 3 loads; fastest {:.3} s)",
-            dir.display(),
-            pool.n_units_recorded(),
-            load_s[1],
-            load_s[0]
-        );
-        // Loading it for one task, as an experiment whose [tasks] keeps one does.
-        let first = pool.tasks.first().map(|t| (t.dataset.clone(), t.run));
-        let one = |all: &[(String, i64)]| -> std::collections::BTreeSet<(String, i64)> {
-            all.iter()
-                .filter(|t| Some(*t) == first.as_ref())
-                .cloned()
-                .collect()
-        };
-        let mut one_s = Vec::new();
-        for _ in 0..3 {
-            let t = std::time::Instant::now();
-            std::hint::black_box(pool::load_pool_selecting(dir, true, Some(&one))?);
-            one_s.push(t.elapsed().as_secs_f64());
-        }
-        one_s.sort_by(f64::total_cmp);
-        println!(
-            "loading {} for 1 of its {} tasks: {:.3} s (median of 3 loads; fastest {:.3} s), {:.2}x the time of every task",
-            dir.display(),
-            pool.tasks.len(),
-            one_s[1],
-            one_s[0],
-            one_s[1] / load_s[1].max(1e-9)
-        );
-        for policy in [
-            "random-search",
-            "hyperband",
-            "d-ttts",
-            "ttts",
-            "t3c",
-            "uniform",
-            "inf-ucb-e",
-            "mutant-ucb",
-            "steady-state-ea",
-        ] {
-            // One Hyperband iteration on 27-unit curves (eta = 3) trains 81 + 78 + 90 + 108 = 357
-            // units, so 1 000 units is almost three.
-            let t = bench::measure_pool(&pool, 0, policy, 1000.0, seconds)?;
-            println!(
-                "{} on one learner's grid of {} ({} configurations, 27 units, budget 1000 units): {:.0} decisions/s ({:.2e} s per sampling step), {:.3} ms per cell ({} cells, one thread)",
-                t.policy,
-                dir.display(),
-                t.configs,
-                t.decisions_per_second(),
-                1.0 / t.decisions_per_second().max(1e-12),
-                t.ms_per_cell(),
-                t.cells
-            );
-        }
+        bench_pool(pool_dir, seconds)?;
     }
     if want(Section::Workers) {
-        let pool = pool::load_pool(pool_dir, true)?;
-        // Rounds of 1, 16 and 256 workers interleaved, so that a change in the machine's load
-        // falls on all three alike; each ratio is within its round, the median is reported.
-        const ROUNDS: usize = 5;
-        const WORKERS: [usize; 3] = [1, 16, 256];
-        let median = |v: &mut Vec<f64>| {
-            v.sort_by(f64::total_cmp);
-            v[v.len() / 2]
-        };
-        for policy in ["asha", "random-search"] {
-            // Per number of workers: (seconds per decision, cells) per round.
-            let mut per: Vec<Vec<(f64, u64)>> = vec![Vec::new(); WORKERS.len()];
-            for _ in 0..ROUNDS {
-                for (i, &workers) in WORKERS.iter().enumerate() {
-                    // 4 000 units: about 150 full curves of 27 units, 15 per worker at 256.
-                    let t = bench::measure_pool_workers(
-                        &pool,
-                        0,
-                        policy,
-                        4000.0,
-                        seconds / ROUNDS as f64,
-                        workers,
-                    )?;
-                    per[i].push((1.0 / t.decisions_per_second().max(1e-12), t.cells));
-                }
-            }
-            for (i, &workers) in WORKERS.iter().enumerate() {
-                let mut ratios: Vec<f64> = (0..ROUNDS).map(|r| per[i][r].0 / per[0][r].0).collect();
-                let mut rates: Vec<f64> = per[i].iter().map(|x| 1.0 / x.0).collect();
-                let cells: u64 = per[i].iter().map(|x| x.1).sum();
-                let (lo, hi) = (
-                    ratios.iter().copied().fold(f64::INFINITY, f64::min),
-                    ratios.iter().copied().fold(0.0, f64::max),
-                );
-                println!(
-                    "{policy} with {workers} workers on one learner's grid of {} (budget 4000 units): {:.0} decisions/s, {:.2}x the time per decision of 1 worker (median of {ROUNDS} interleaved rounds, range {lo:.2}-{hi:.2}; {cells} cells, one thread)",
-                    pool_dir.display(),
-                    median(&mut rates),
-                    median(&mut ratios),
-                );
-            }
-        }
+        bench_workers(pool_dir, seconds)?;
     }
     if want(Section::Cash) {
-        let dir = std::path::Path::new("traces/sklearn-random");
-        let pool = crate::trace::joint::pool_from_trace_set(dir)?;
-        for (family, given) in [
-            ("tpe", vec![]),
-            ("tpe", vec![("split", "hyperopt")]),
-            ("smac", vec![]),
-            ("smac", vec![("variance", "total")]),
-        ] {
-            let t = bench::measure_cash(&pool, family, &given, cash_observations, seconds)?;
-            println!(
-                "{} on the joint pool of {} (up to {} candidates per task): one model decision at {} +- 5 observations: mean {:.3} ms, median {:.3} ms, max {:.3} ms ({} decisions, one thread)",
-                t.policy,
-                dir.display(),
-                t.candidates,
-                cash_observations,
-                t.mean_ms,
-                t.median_ms,
-                t.max_ms,
-                t.decisions
-            );
-        }
+        bench_cash(seconds, cash_observations)?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -916,4 +945,16 @@ fn bench_hypervolume(a: &Args, scratch: &std::path::Path) -> Result<()> {
         a.hypervolume_peer_points,
         scratch,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn worker_ratios_are_taken_within_each_round_then_summarised() {
+        // Round 2 ran on a slower machine for both: its ratio is 2 like round 1's.
+        let (median, lo, hi) = round_ratios(&[2.0, 8.0, 3.0], &[1.0, 4.0, 1.0]);
+        assert_eq!((median, lo, hi), (2.0, 2.0, 3.0));
+    }
 }
