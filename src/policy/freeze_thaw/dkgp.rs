@@ -404,19 +404,29 @@ impl Model {
         y: &[f64],
         s: &mut Scratch,
     ) -> Result<f64, NotPsd> {
-        let n = batch.n;
         self.features(batch, true, s);
-        let l = self.dims.layout();
-        let Dims {
-            inputs,
-            u1,
-            u2,
-            channels,
-            kernel,
-        } = self.dims;
-        let (mu, scale, ls, _) = gp_values(&self.params[l.gp..]);
         let z = std::mem::take(&mut s.z);
-        let k = self.noisy_kernel(&z, n, s);
+        let out = self.gp_loss_and_grad(&z, batch.n, y, s).map(|(loss, m)| {
+            self.feature_grad(batch, &z, &m, s);
+            loss
+        });
+        s.z = z;
+        out
+    }
+
+    /// The GP's loss −log p(y)/n on the features `z` (n × u2) of n curves, the gradient of its mean, outputscale,
+    /// lengthscale and noise in `s.grad` (the rest zeroed), and M = W ∘ K with W = dL/dK, for
+    /// the gradient of the features.
+    fn gp_loss_and_grad(
+        &self,
+        z: &[f64],
+        n: usize,
+        y: &[f64],
+        s: &mut Scratch,
+    ) -> Result<(f64, Vec<f64>), NotPsd> {
+        let l = self.dims.layout();
+        let (mu, scale, ls, _) = gp_values(&self.params[l.gp..]);
+        let k = self.noisy_kernel(z, n, s);
         let llt = cholesky(&k)?;
         let r = Mat::from_fn(n, 1, |i, _| y[i] - mu);
         let alpha = llt.solve(&r);
@@ -427,7 +437,6 @@ impl Model {
         let nf = n as f64;
         let loss = (0.5 * quad + 0.5 * logdet + 0.5 * nf * (2.0 * std::f64::consts::PI).ln()) / nf;
         if !loss.is_finite() {
-            s.z = z;
             return Err(NotPsd);
         }
 
@@ -459,6 +468,25 @@ impl Model {
         // dK/dℓ = K d²/ℓ³ with d² the distance of z: (d²/ℓ²) / ℓ.
         g[l.gp + 2] = sum_ls / ls * softplus_grad(p[l.gp + 2]);
         g[l.gp + 3] = trace_w * softplus_grad(p[l.gp + 3]);
+        Ok((loss, m))
+    }
+
+    /// The gradient of the loss in the network's weights, from M (see `gp_loss_and_grad`) back
+    /// through fc2, the convolution, BatchNorm (batch statistics) and fc1, added to `s.grad`.
+    fn feature_grad(&self, batch: &Batch<'_>, z: &[f64], m: &[f64], s: &mut Scratch) {
+        let n = batch.n;
+        let nf = n as f64;
+        let l = self.dims.layout();
+        let Dims {
+            inputs,
+            u1,
+            u2,
+            channels,
+            kernel,
+        } = self.dims;
+        let (_, _, ls, _) = gp_values(&self.params[l.gp..]);
+        let p = &self.params;
+        let g = &mut s.grad;
         // dL/dz_i = (2/ℓ²) Σ_j M_ij (z_j − z_i).
         s.dz.clear();
         s.dz.resize(n * u2, 0.0);
@@ -466,9 +494,9 @@ impl Model {
             n,
             n,
             u2,
-            &m,
+            m,
             (n as isize, 1),
-            &z,
+            z,
             (u2 as isize, 1),
             0.0,
             &mut s.dz,
@@ -542,8 +570,6 @@ impl Model {
         }
         let (gw, gb) = g[l.fc1_w..l.bn_g].split_at_mut(u1 * (inputs + 1));
         linear_grad(n, inputs + 1, u1, &dh1, &s.a, gw, gb);
-        s.z = z;
-        Ok(loss)
     }
 
     /// One Adam step on the loss of `batch`; the loss, or `NotPsd` with nothing changed but
