@@ -154,6 +154,55 @@ fn recorded(x: f64, maximize: bool) -> f64 {
     if maximize { -x } else { x }
 }
 
+/// A minimised point lies inside the box below the minimised reference point.
+fn inside(p: &[f64; 2], reference: &[f64; 2]) -> bool {
+    p[0] < reference[0] && p[1] < reference[1]
+}
+
+/// The nondominated points (minimised, flattened) of the configurations a cell finished, each
+/// counted once, among those inside the reference box.
+fn cell_front(
+    finished: &[u32],
+    point: &BTreeMap<usize, [f64; 2]>,
+    reference: &[f64; 2],
+) -> Vec<f64> {
+    let mut seen = HashSet::new();
+    let found: Vec<f64> = finished
+        .iter()
+        .filter(|&&c| seen.insert(c))
+        .filter_map(|&c| point.get(&(c as usize)))
+        .filter(|p| inside(p, reference))
+        .flat_map(|p| p.iter().copied())
+        .collect();
+    nondominated(&found, 2)
+        .into_iter()
+        .flat_map(|k| [found[2 * k], found[2 * k + 1]])
+        .collect()
+}
+
+/// A minimised front drawn as a staircase from the reference's top edge down to its right edge,
+/// in the recorded orientation of each objective (`max`).
+fn staircase(front: &[[f64; 2]], reference: [f64; 2], max: &[bool]) -> Vec<(f64, f64)> {
+    let mut s: Vec<[f64; 2]> = front.to_vec();
+    s.sort_by(|a, b| a[0].total_cmp(&b[0]));
+    let mut out = Vec::new();
+    if let Some(first) = s.first() {
+        out.push([first[0], reference[1]]);
+    }
+    for (i, p) in s.iter().enumerate() {
+        if i > 0 {
+            out.push([p[0], s[i - 1][1]]);
+        }
+        out.push(*p);
+    }
+    if let Some(last) = s.last() {
+        out.push([reference[0], last[1]]);
+    }
+    out.iter()
+        .map(|p| (recorded(p[0], max[0]), recorded(p[1], max[1])))
+        .collect()
+}
+
 #[allow(clippy::too_many_arguments)]
 fn task_panel(
     pool: &crate::trace::pool::Pool,
@@ -185,33 +234,11 @@ fn task_panel(
         recorded(t.reference[1], max[1]),
     ];
     let ideal = [recorded(t.ideal[0], max[0]), recorded(t.ideal[1], max[1])];
-    let inside = |p: &[f64; 2]| p[0] < reference[0] && p[1] < reference[1];
     let budget = runs
         .iter()
         .filter(|r| r.dataset == dataset && r.run == run)
         .map(|r| r.budget)
         .fold(f64::NEG_INFINITY, f64::max);
-    // A minimised staircase from the reference's top edge down to its right edge, recorded.
-    let staircase = |front: &[[f64; 2]]| -> Vec<(f64, f64)> {
-        let mut s: Vec<[f64; 2]> = front.to_vec();
-        s.sort_by(|a, b| a[0].total_cmp(&b[0]));
-        let mut out = Vec::new();
-        if let Some(first) = s.first() {
-            out.push([first[0], reference[1]]);
-        }
-        for (i, p) in s.iter().enumerate() {
-            if i > 0 {
-                out.push([p[0], s[i - 1][1]]);
-            }
-            out.push(*p);
-        }
-        if let Some(last) = s.last() {
-            out.push([reference[0], last[1]]);
-        }
-        out.iter()
-            .map(|p| (recorded(p[0], max[0]), recorded(p[1], max[1])))
-            .collect()
-    };
     let mut series = Vec::new();
     for (i, policy) in policies.iter().enumerate() {
         let cells: Vec<Vec<f64>> = runs
@@ -220,20 +247,11 @@ fn task_panel(
                 r.dataset == dataset && r.run == run && r.budget == budget && &r.policy == policy
             })
             .map(|r| {
-                let mut seen = HashSet::new();
-                let found: Vec<f64> = finished
-                    .get(&r.cell)
-                    .into_iter()
-                    .flatten()
-                    .filter(|&&c| seen.insert(c))
-                    .filter_map(|&c| point.get(&(c as usize)))
-                    .filter(|p| inside(p))
-                    .flat_map(|p| p.iter().copied())
-                    .collect();
-                nondominated(&found, 2)
-                    .into_iter()
-                    .flat_map(|k| [found[2 * k], found[2 * k + 1]])
-                    .collect()
+                cell_front(
+                    finished.get(&r.cell).map_or(&[], Vec::as_slice),
+                    &point,
+                    &reference,
+                )
             })
             .collect();
         if cells.is_empty() {
@@ -247,7 +265,7 @@ fn task_panel(
         let surface = attainment_surface(&refs, k);
         series.push(Series {
             name: label(policy),
-            points: staircase(&surface),
+            points: staircase(&surface, reference, &max),
             band: None,
             color: i,
             dashed: false,
@@ -256,11 +274,11 @@ fn task_panel(
     let front: Vec<[f64; 2]> = nondominated(&pts, 2)
         .into_iter()
         .map(|k| [pts[2 * k], pts[2 * k + 1]])
-        .filter(|p| inside(p))
+        .filter(|p| inside(p, &reference))
         .collect();
     series.push(Series {
         name: "true front".into(),
-        points: staircase(&front),
+        points: staircase(&front, reference, &max),
         band: None,
         color: policies.len(),
         dashed: true,
@@ -282,4 +300,37 @@ fn task_panel(
         log_x: false,
         series,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cell_front_keeps_its_nondominated_points_inside_the_box_once() {
+        let point: BTreeMap<usize, [f64; 2]> = [
+            (0, [1.0, 3.0]),
+            (1, [2.0, 2.0]),
+            (2, [3.0, 3.0]), // dominated by 1
+            (3, [0.5, 9.0]), // outside the box
+        ]
+        .into();
+        let front = cell_front(&[2, 1, 0, 1, 3, 7], &point, &[5.0, 5.0]);
+        let mut pairs: Vec<(f64, f64)> = front.chunks(2).map(|p| (p[0], p[1])).collect();
+        pairs.sort_by(|a, b| a.0.total_cmp(&b.0));
+        assert_eq!(pairs, [(1.0, 3.0), (2.0, 2.0)]);
+    }
+
+    #[test]
+    fn a_staircase_runs_from_the_references_top_edge_to_its_right_edge() {
+        let s = staircase(&[[2.0, 2.0], [1.0, 3.0]], [5.0, 4.0], &[false, false]);
+        assert_eq!(
+            s,
+            [(1.0, 4.0), (1.0, 3.0), (2.0, 3.0), (2.0, 2.0), (5.0, 2.0)]
+        );
+        // A maximised first objective is drawn in its recorded orientation: negated back.
+        let s = staircase(&[[-2.0, 2.0]], [-1.0, 4.0], &[true, false]);
+        assert_eq!(s, [(2.0, 4.0), (2.0, 2.0), (1.0, 2.0)]);
+        assert!(staircase(&[], [1.0, 1.0], &[false, false]).is_empty());
+    }
 }

@@ -722,42 +722,28 @@ pub(super) fn build_curve(
     Ok(curve)
 }
 
-/// Each learner's default configuration, when `defaults.parquet` lies beside the pool (columns
-/// dataset, run, learner, config, unit, score, test_score, cost_s, status; written by
-/// `scripts/record/record_grid.py --defaults`): one configuration per learner, appended after the
-/// grid with no levels (defaults may be off the grid: no neighbours, encoded from its JSON), and
-/// its curve on every task that records it. Returns, per learner, the default's index.
-pub(super) fn load_defaults(
-    dir: &Path,
+/// The units of each (learner, task) default curve, by indices.
+type DefaultRows = BTreeMap<(usize, usize), Vec<Unit>>;
+
+/// The rows of `defaults.parquet` (in `df`), each checked as a curve row is, by (learner, task),
+/// with each learner's default configuration (one per learner); rows of tasks the selection did
+/// not keep are skipped.
+fn default_rows(
+    path: &Path,
+    df: &DataFrame,
     manifest: &PoolManifest,
-    configs: &mut Vec<PoolConfig>,
-    tasks: &mut [PoolTask],
+    tasks: &[PoolTask],
     all_tasks: &BTreeSet<(String, i64)>,
-    space: &mut crate::space::Space,
-    hash: &mut u64,
-) -> Result<Vec<Option<u32>>> {
-    let mut defaults = vec![None; manifest.learners.len()];
-    let path = dir.join("defaults.parquet");
-    if !path.is_file() {
-        return Ok(defaults);
-    }
-    if !manifest.objectives.is_empty() {
-        bail!(
-            "{}: default configurations beside [[objectives]] are not read yet (a pool of several objectives has no defaults.parquet); remove it, or the [[objectives]]",
-            path.display()
-        );
-    }
-    *hash = fnv1a64(&[hash.to_le_bytes().as_slice(), &std::fs::read(&path)?].concat());
-    let df = read_parquet_file(&path)?;
-    let ds = col(&df, &path, "dataset", &DataType::String)?;
-    let run = col(&df, &path, "run", &DataType::Int64)?;
-    let learner = col(&df, &path, "learner", &DataType::String)?;
-    let config = col(&df, &path, "config", &DataType::String)?;
-    let unit = col(&df, &path, "unit", &DataType::Int64)?;
-    let score = col(&df, &path, "score", &DataType::Float32)?;
-    let test = col(&df, &path, "test_score", &DataType::Float32)?;
-    let cost = col(&df, &path, "cost_s", &DataType::Float32)?;
-    let status = col(&df, &path, "status", &DataType::String)?;
+) -> Result<(DefaultRows, Vec<Option<String>>)> {
+    let ds = col(df, path, "dataset", &DataType::String)?;
+    let run = col(df, path, "run", &DataType::Int64)?;
+    let learner = col(df, path, "learner", &DataType::String)?;
+    let config = col(df, path, "config", &DataType::String)?;
+    let unit = col(df, path, "unit", &DataType::Int64)?;
+    let score = col(df, path, "score", &DataType::Float32)?;
+    let test = col(df, path, "test_score", &DataType::Float32)?;
+    let cost = col(df, path, "cost_s", &DataType::Float32)?;
+    let status = col(df, path, "status", &DataType::String)?;
     let (ds, run, learner, config, unit) = (
         ds.str()?,
         run.i64()?,
@@ -771,11 +757,10 @@ pub(super) fn load_defaults(
         .enumerate()
         .map(|(i, t)| ((t.dataset.as_str(), t.run), i))
         .collect();
-    type Units = Vec<Unit>;
-    let mut rows: BTreeMap<(usize, usize), Units> = BTreeMap::new();
+    let mut rows: DefaultRows = BTreeMap::new();
     let mut texts: Vec<Option<String>> = vec![None; manifest.learners.len()];
     for i in 0..df.height() {
-        let at = RowAt(&path, i + 1);
+        let at = RowAt(path, i + 1);
         let (Some(d), Some(r), Some(l), Some(c), Some(u)) = (
             ds.get(i),
             run.get(i),
@@ -802,29 +787,37 @@ pub(super) fn load_defaults(
             Some(_) => {}
             None => texts[li] = Some(c.to_string()),
         }
-        if u < 1 || u > i64::from(manifest.units) {
-            bail!(
-                "{at}: unit {u} is outside 1..={} (the manifest's units)",
-                manifest.units
-            );
-        }
-        let st = status
-            .get(i)
-            .and_then(Status::parse)
-            .ok_or_else(|| anyhow::anyhow!("{at}: status must be ok, failed or timeout"))?;
-        let sc = score.get(i).unwrap_or(f32::NAN);
-        if st == Status::Ok && !sc.is_finite() {
-            bail!("{at}: an ok unit needs a finite score");
-        }
+        // The same checks as a curve row's.
+        let (u, st, sc, cs) = checked_unit(
+            &at,
+            u,
+            manifest.units,
+            status.get(i),
+            score.get(i),
+            cost.get(i),
+        )?;
         rows.entry((li, t)).or_default().push((
-            u as u32,
+            u,
             sc,
             test.get(i).unwrap_or(f32::NAN),
-            cost.get(i).unwrap_or(0.0),
+            cs,
             st,
             u32::MAX,
         ));
     }
+    Ok((rows, texts))
+}
+
+/// Append each learner's default configuration after the grid (no levels: it may be off the
+/// grid), encoded from its JSON; per learner, the default's index.
+fn append_defaults(
+    path: &Path,
+    manifest: &PoolManifest,
+    texts: &[Option<String>],
+    configs: &mut Vec<PoolConfig>,
+    space: &mut crate::space::Space,
+) -> Result<Vec<Option<u32>>> {
+    let mut defaults = vec![None; manifest.learners.len()];
     let next_id = configs.last().map_or(0, |c| c.id + 1);
     for (li, text) in texts.iter().enumerate() {
         let Some(text) = text else { continue };
@@ -845,6 +838,37 @@ pub(super) fn load_defaults(
         });
         space.push(li, &x);
     }
+    Ok(defaults)
+}
+
+/// Each learner's default configuration, when `defaults.parquet` lies beside the pool (columns
+/// dataset, run, learner, config, unit, score, test_score, cost_s, status; written by
+/// `scripts/record/record_grid.py --defaults`): one configuration per learner, appended after the
+/// grid with no levels (defaults may be off the grid: no neighbours, encoded from its JSON), and
+/// its curve on every task that records it. Returns, per learner, the default's index.
+pub(super) fn load_defaults(
+    dir: &Path,
+    manifest: &PoolManifest,
+    configs: &mut Vec<PoolConfig>,
+    tasks: &mut [PoolTask],
+    all_tasks: &BTreeSet<(String, i64)>,
+    space: &mut crate::space::Space,
+    hash: &mut u64,
+) -> Result<Vec<Option<u32>>> {
+    let path = dir.join("defaults.parquet");
+    if !path.is_file() {
+        return Ok(vec![None; manifest.learners.len()]);
+    }
+    if !manifest.objectives.is_empty() {
+        bail!(
+            "{}: default configurations beside [[objectives]] are not read yet (a pool of several objectives has no defaults.parquet); remove it, or the [[objectives]]",
+            path.display()
+        );
+    }
+    *hash = fnv1a64(&[hash.to_le_bytes().as_slice(), &std::fs::read(&path)?].concat());
+    let df = read_parquet_file(&path)?;
+    let (rows, texts) = default_rows(&path, &df, manifest, tasks, all_tasks)?;
+    let defaults = append_defaults(&path, manifest, &texts, configs, space)?;
     for t in tasks.iter_mut() {
         t.curves.resize(configs.len(), Curve::default());
     }
@@ -942,6 +966,60 @@ mod tests {
             .zip(run.i64().unwrap().iter())
             .filter_map(|(d, r)| Some((d?.to_string(), r?)))
             .collect()
+    }
+
+    #[test]
+    fn default_rows_are_checked_as_curve_rows_and_kept_per_learner_and_task() {
+        let pool = crate::replay::pool::tests::hand_pool(2, 3, |_| vec![0.5; 3]);
+        let all: BTreeSet<(String, i64)> =
+            [("hand".to_string(), 0), ("other".to_string(), 0)].into();
+        let path = Path::new("defaults.parquet");
+        let frame = |learner: &str, config: [&str; 3], dataset: &str, cost: f32| {
+            df!(
+                "dataset" => ["hand", "hand", dataset],
+                "run" => [0i64, 0, 0],
+                "learner" => ["m", "m", learner],
+                "config" => config,
+                "unit" => [1i64, 2, 3],
+                "score" => [0.5f32, 0.6, 0.7],
+                "test_score" => [0.4f32, 0.5, 0.6],
+                "cost_s" => [1.0f32, 1.0, cost],
+                "status" => ["ok", "ok", "ok"],
+            )
+            .unwrap()
+        };
+        let c = "{\"x\": 1}";
+        let rows = |df: &DataFrame| default_rows(path, df, &pool.manifest, &pool.tasks, &all);
+        let (r, texts) = rows(&frame("m", [c, c, c], "hand", 1.0)).unwrap();
+        assert_eq!(texts, [Some(c.to_string())]);
+        assert_eq!(
+            r[&(0, 0)].iter().map(|u| u.0).collect::<Vec<_>>(),
+            [1, 2, 3]
+        );
+        // A task the selection did not keep is skipped.
+        let (r, _) = rows(&frame("m", [c, c, c], "other", 1.0)).unwrap();
+        assert_eq!(r[&(0, 0)].len(), 2);
+        for (df, want) in [
+            (
+                frame("m", [c, c, c], "hand", -1.0),
+                "defaults.parquet: row 3: cost_s must be a number >= 0, found -1",
+            ),
+            (
+                frame("z", [c, c, c], "hand", 1.0),
+                "defaults.parquet: row 3: learner 'z' is not among the manifest's [[learners]]",
+            ),
+            (
+                frame("m", [c, c, "{}"], "hand", 1.0),
+                "defaults.parquet: row 3: learner 'm' has two default configurations",
+            ),
+            (
+                frame("m", [c, c, c], "nowhere", 1.0),
+                "defaults.parquet: row 3: dataset nowhere, run 0 is not a task of the pool's curves",
+            ),
+        ] {
+            let e = rows(&df).unwrap_err().to_string();
+            assert!(e.starts_with(want), "{e}");
+        }
     }
 
     #[test]
