@@ -128,6 +128,81 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<Vec<PathBuf>> {
     Ok(files)
 }
 
+/// One method's runs on the synthetic problem: the best feedback's mean and sd, R1's (the share
+/// of pulls on arm 1), each run's most-pulled arm (ties to the lowest), and the shares of runs
+/// whose most-pulled arm is 1 and 7.
+struct Table1Stats {
+    best: (f64, f64),
+    r1: (f64, f64),
+    most: Vec<usize>,
+    most_arm1: f64,
+    most_arm7: f64,
+}
+
+impl Table1Stats {
+    fn of(rs: &[&crate::report::Run]) -> Table1Stats {
+        let n = rs.len();
+        let best: Vec<f64> = rs.iter().map(|r| r.best_score).collect();
+        let r1: Vec<f64> = rs
+            .iter()
+            .map(|r| {
+                let total: f64 = r.pulls.iter().map(|p| p.1).sum();
+                r.pulls.iter().find(|p| p.0 == "G1").map_or(0.0, |p| p.1) / total
+            })
+            .collect();
+        let most: Vec<usize> = rs
+            .iter()
+            .map(|r| {
+                r.pulls
+                    .iter()
+                    .max_by(|a, b| a.1.total_cmp(&b.1).then(b.0.cmp(&a.0)))
+                    .map_or(0, |p| arm_index(&p.0))
+            })
+            .collect();
+        let share = |arm: usize| most.iter().filter(|m| **m == arm).count() as f64 / n as f64;
+        Table1Stats {
+            best: mean_sd(&best),
+            r1: mean_sd(&r1),
+            most_arm1: share(1),
+            most_arm7: share(7),
+            most,
+        }
+    }
+}
+
+/// `claim-table1.md`: ER-UCB exploits the best arm far more than every baseline, from each
+/// method's (label, mean R1, its sd, runs).
+fn claim_table1(r1_all: &[(String, f64, f64, usize)]) -> String {
+    let er = r1_all.iter().find(|r| r.0 == "ER-UCB");
+    let best_other = r1_all
+        .iter()
+        .filter(|r| r.0 != "ER-UCB")
+        .max_by(|a, b| a.1.total_cmp(&b.1));
+    let mut claim = String::from(
+        "# ER-UCB's claims reproduced\n\n## Table 1: the synthetic 7-arm problem\n\n\
+         **The paper's claim** (Hu, Yu & Liao, IJCAI 2019, Table 1 and Fig. 1): ER-UCB pulls arm 1, the arm with the best extreme region, most (R1 0.90 ± 0.01) while the mean-oriented baselines favour arm 7, the highest mean (their R1 ≤ 0.31).\n\n\
+         **Rule.** Over the independent runs (synthetic draws, one seed each), ER-UCB's mean R1 must exceed every baseline's by more than the two means' combined 95 % normal margin. Synthetic data drawn by `banditbench`, not recorded.\n\n",
+    );
+    if let (Some(e), Some(o)) = (er, best_other) {
+        let margin = 1.96 * (e.2 * e.2 / e.3 as f64 + o.2 * o.2 / o.3 as f64).sqrt();
+        let holds = e.1 - o.1 > margin;
+        let _ = writeln!(
+            claim,
+            "| ER-UCB R1 | highest baseline R1 | difference | 95 % margin | verdict |\n|---|---|---|---|---|\n| {:.3} ± {:.3} ({} runs) | {:.3} ± {:.3} ({}) | {:+.3} | {:.3} | **{}** |\n",
+            e.1,
+            e.2,
+            e.3,
+            o.1,
+            o.2,
+            o.0,
+            e.1 - o.1,
+            margin,
+            if holds { "holds" } else { "does not hold" }
+        );
+    }
+    claim
+}
+
 fn table1(results: &Path, out: &Path) -> Result<Vec<PathBuf>> {
     let res = read_results(results)?;
     let mut by_policy: BTreeMap<String, Vec<&crate::report::Run>> = BTreeMap::new();
@@ -165,27 +240,13 @@ fn table1(results: &Path, out: &Path) -> Result<Vec<PathBuf>> {
         }
         for n in [3usize, runs.len()] {
             let rs = &runs[..n.min(runs.len())];
-            let best: Vec<f64> = rs.iter().map(|r| r.best_score).collect();
-            let r1: Vec<f64> = rs
-                .iter()
-                .map(|r| {
-                    let total: f64 = r.pulls.iter().map(|p| p.1).sum();
-                    r.pulls.iter().find(|p| p.0 == "G1").map_or(0.0, |p| p.1) / total
-                })
-                .collect();
-            let most: Vec<usize> = rs
-                .iter()
-                .map(|r| {
-                    r.pulls
-                        .iter()
-                        .max_by(|a, b| a.1.total_cmp(&b.1).then(b.0.cmp(&a.0)))
-                        .map_or(0, |p| arm_index(&p.0))
-                })
-                .collect();
-            let (bm, bs) = mean_sd(&best);
-            let (rm, rsd) = mean_sd(&r1);
-            let s1 = most.iter().filter(|m| **m == 1).count() as f64 / n as f64;
-            let s7 = most.iter().filter(|m| **m == 7).count() as f64 / n as f64;
+            let Table1Stats {
+                best: (bm, bs),
+                r1: (rm, rsd),
+                most,
+                most_arm1: s1,
+                most_arm7: s7,
+            } = Table1Stats::of(rs);
             let _ = writeln!(
                 md,
                 "| {lab} | ours ({n}) | {bm:.3} ± {bs:.3} | {} | {} | {rm:.3} ± {rsd:.3} | {:.0} % | {:.0} % |",
@@ -219,34 +280,7 @@ fn table1(results: &Path, out: &Path) -> Result<Vec<PathBuf>> {
     );
     std::fs::write(out.join("table1.md"), &md)?;
     std::fs::write(out.join("table1.csv"), &csv)?;
-    // The claim: ER-UCB exploits the best arm far more than every baseline.
-    let er = r1_all.iter().find(|r| r.0 == "ER-UCB");
-    let best_other = r1_all
-        .iter()
-        .filter(|r| r.0 != "ER-UCB")
-        .max_by(|a, b| a.1.total_cmp(&b.1));
-    let mut claim = String::from(
-        "# ER-UCB's claims reproduced\n\n## Table 1: the synthetic 7-arm problem\n\n\
-         **The paper's claim** (Hu, Yu & Liao, IJCAI 2019, Table 1 and Fig. 1): ER-UCB pulls arm 1, the arm with the best extreme region, most (R1 0.90 ± 0.01) while the mean-oriented baselines favour arm 7, the highest mean (their R1 ≤ 0.31).\n\n\
-         **Rule.** Over the independent runs (synthetic draws, one seed each), ER-UCB's mean R1 must exceed every baseline's by more than the two means' combined 95 % normal margin. Synthetic data drawn by `banditbench`, not recorded.\n\n",
-    );
-    if let (Some(e), Some(o)) = (er, best_other) {
-        let margin = 1.96 * (e.2 * e.2 / e.3 as f64 + o.2 * o.2 / o.3 as f64).sqrt();
-        let holds = e.1 - o.1 > margin;
-        let _ = writeln!(
-            claim,
-            "| ER-UCB R1 | highest baseline R1 | difference | 95 % margin | verdict |\n|---|---|---|---|---|\n| {:.3} ± {:.3} ({} runs) | {:.3} ± {:.3} ({}) | {:+.3} | {:.3} | **{}** |\n",
-            e.1,
-            e.2,
-            e.3,
-            o.1,
-            o.2,
-            o.0,
-            e.1 - o.1,
-            margin,
-            if holds { "holds" } else { "does not hold" }
-        );
-    }
+    let claim = claim_table1(&r1_all);
     std::fs::write(out.join("claim-table1.md"), &claim)?;
     Ok(vec![
         out.join("table1.md"),
@@ -457,6 +491,41 @@ fn figure1b(results: &Path, out: &Path) -> Result<Vec<PathBuf>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn table1_counts_r1_and_the_most_pulled_arm_with_ties_to_the_lowest() {
+        let run = |best: f64, pulls: &[(&str, f64)]| {
+            let mut r = crate::results::Run::scored("s", 0, 1000.0, 0, "er-ucb", best);
+            r.pulls = pulls.iter().map(|(a, n)| (a.to_string(), *n)).collect();
+            r
+        };
+        let runs = [
+            run(1.0, &[("G1", 80.0), ("G7", 20.0)]),
+            run(3.0, &[("G1", 50.0), ("G7", 50.0)]),
+            run(2.0, &[("G1", 10.0), ("G7", 90.0)]),
+        ];
+        let refs: Vec<&crate::results::Run> = runs.iter().collect();
+        let t = Table1Stats::of(&refs);
+        assert_eq!(t.most, [1, 1, 7]);
+        assert_eq!((t.most_arm1, t.most_arm7), (2.0 / 3.0, 1.0 / 3.0));
+        assert!((t.best.0 - 2.0).abs() < 1e-12 && (t.best.1 - 1.0).abs() < 1e-12);
+        assert!((t.r1.0 - 140.0 / 300.0).abs() < 1e-12);
+        // ER-UCB's R1 0.9 ± 0.03 over 100 runs against 0.3 ± 0.1: beyond the margin.
+        let claim = claim_table1(&[
+            ("ER-UCB".into(), 0.9, 0.03, 100),
+            ("C-UCB".into(), 0.3, 0.1, 100),
+            ("Random".into(), 0.14, 0.01, 100),
+        ]);
+        assert!(
+            claim.contains("| +0.600 |") && claim.contains("**holds**"),
+            "{claim}"
+        );
+        let close = claim_table1(&[
+            ("ER-UCB".into(), 0.31, 0.5, 3),
+            ("C-UCB".into(), 0.3, 0.5, 3),
+        ]);
+        assert!(close.contains("**does not hold**"), "{close}");
+    }
 
     #[test]
     fn the_papers_numbers_parse_with_every_row_of_both_tables() {

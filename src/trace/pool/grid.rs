@@ -57,6 +57,7 @@ pub fn grid_space(m: &PoolManifest, configs: &[PoolConfig]) -> crate::space::Spa
     space
 }
 
+/// Grid neighbours of every configuration: the same learner with one dimension changed by one
 /// ordinal step or to another categorical level, among the configurations present.
 pub fn grid_neighbours(m: &PoolManifest, configs: &[PoolConfig]) -> Vec<Vec<u32>> {
     let at: HashMap<(usize, &[u16]), u32> = configs

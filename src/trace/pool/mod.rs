@@ -345,7 +345,83 @@ pub fn is_pool(dir: &Path) -> bool {
     dir.join("pool.toml").is_file()
 }
 
-/// Grid neighbours of every configuration: the same learner with one dimension changed by one
+/// One learner's line of `describe`: its grid's configurations (a recorded default is counted
+/// apart), their curves over every task, those that ended in a failure or timeout, their recorded
+/// CPU seconds, the mean number of neighbours, and each curve's final and best ok score.
+struct LearnerSummary {
+    configs: usize,
+    curves: usize,
+    ended: usize,
+    cpu_s: f64,
+    degree: f64,
+    finals: Vec<f64>,
+    bests: Vec<f64>,
+}
+
+impl LearnerSummary {
+    fn of(pool: &Pool, li: usize) -> LearnerSummary {
+        let idx: Vec<usize> = (0..pool.configs.len())
+            .filter(|&i| pool.configs[i].learner == li && pool.defaults[li] != Some(i as u32))
+            .collect();
+        let (mut curves, mut ended, mut cpu) = (0usize, 0usize, 0.0f64);
+        let (mut finals, mut bests) = (Vec::new(), Vec::new());
+        for t in &pool.tasks {
+            for &i in &idx {
+                let c = &t.curves[i];
+                if c.is_empty() {
+                    continue;
+                }
+                curves += 1;
+                ended += usize::from(c.status.last().is_some_and(|s| *s != Status::Ok));
+                cpu += c.cost_to(c.len());
+                let ok: Vec<f32> = c
+                    .score
+                    .iter()
+                    .zip(&c.status)
+                    .filter(|(_, s)| **s == Status::Ok)
+                    .map(|(x, _)| *x)
+                    .collect();
+                if let Some(&f) = ok.last() {
+                    finals.push(f64::from(f));
+                    // The best by the pool's direction (a loss's best is its lowest).
+                    bests.push(f64::from(match pool.manifest.direction {
+                        Direction::Minimize => ok.iter().copied().fold(f32::INFINITY, f32::min),
+                        Direction::Maximize => ok.iter().copied().fold(f32::NEG_INFINITY, f32::max),
+                    }));
+                }
+            }
+        }
+        let degree = idx
+            .iter()
+            .map(|&i| pool.neighbours[i].len() as f64)
+            .sum::<f64>()
+            / idx.len().max(1) as f64;
+        LearnerSummary {
+            configs: idx.len(),
+            curves,
+            ended,
+            cpu_s: cpu,
+            degree,
+            finals,
+            bests,
+        }
+    }
+}
+
+/// "min / median / max" of `v` (sorted in place), "–" when empty.
+fn min_med_max(v: &mut [f64]) -> String {
+    if v.is_empty() {
+        return "–".to_string();
+    }
+    v.sort_by(f64::total_cmp);
+    format!(
+        "{:.3} / {:.3} / {:.3}",
+        v[0],
+        v[v.len() / 2],
+        v[v.len() - 1]
+    )
+}
+
 /// The summary `traces inspect` prints for a pool: per learner, configurations, curves, units,
 /// failures, recorded CPU cost, and the spread of final and best scores.
 pub fn describe(pool: &Pool) -> String {
@@ -405,66 +481,18 @@ pub fn describe(pool: &Pool) -> String {
         "best score (min/med/max)",
     );
     for (li, l) in m.learners.iter().enumerate() {
-        // The grid's configurations (recorded defaults are counted in the line above).
-        let idx: Vec<usize> = (0..pool.configs.len())
-            .filter(|&i| pool.configs[i].learner == li && pool.defaults[li] != Some(i as u32))
-            .collect();
-        let (mut curves, mut ended, mut cpu) = (0usize, 0usize, 0.0f64);
-        let (mut finals, mut bests) = (Vec::new(), Vec::new());
-        for t in &pool.tasks {
-            for &i in &idx {
-                let c = &t.curves[i];
-                if c.is_empty() {
-                    continue;
-                }
-                curves += 1;
-                ended += usize::from(c.status.last().is_some_and(|s| *s != Status::Ok));
-                cpu += c.cost_to(c.len());
-                let ok: Vec<f32> = c
-                    .score
-                    .iter()
-                    .zip(&c.status)
-                    .filter(|(_, s)| **s == Status::Ok)
-                    .map(|(x, _)| *x)
-                    .collect();
-                if let Some(&f) = ok.last() {
-                    finals.push(f64::from(f));
-                    // The best by the pool's direction (a loss's best is its lowest).
-                    bests.push(f64::from(match m.direction {
-                        Direction::Minimize => ok.iter().copied().fold(f32::INFINITY, f32::min),
-                        Direction::Maximize => ok.iter().copied().fold(f32::NEG_INFINITY, f32::max),
-                    }));
-                }
-            }
-        }
-        let three = |v: &mut Vec<f64>| {
-            if v.is_empty() {
-                return "–".to_string();
-            }
-            v.sort_by(f64::total_cmp);
-            format!(
-                "{:.3} / {:.3} / {:.3}",
-                v[0],
-                v[v.len() / 2],
-                v[v.len() - 1]
-            )
-        };
-        let degree: f64 = idx
-            .iter()
-            .map(|&i| pool.neighbours[i].len() as f64)
-            .sum::<f64>()
-            / idx.len().max(1) as f64;
+        let mut x = LearnerSummary::of(pool, li);
         let _ = writeln!(
             s,
             "   {:<width$}  {:>7}  {:>8}  {:>6}  {:>8.3}  {:>10.1}  {:>23}  {:>23}  {}",
             l.name,
-            idx.len(),
-            curves,
-            ended,
-            cpu / 3600.0,
-            degree,
-            three(&mut finals),
-            three(&mut bests),
+            x.configs,
+            x.curves,
+            x.ended,
+            x.cpu_s / 3600.0,
+            x.degree,
+            min_med_max(&mut x.finals),
+            min_med_max(&mut x.bests),
             l.unit
         );
     }
@@ -544,6 +572,36 @@ fn describe_objectives(pool: &Pool, s: &mut String) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_learners_summary_counts_curves_failures_cost_and_scores() {
+        // Config 0: 3 ok units; config 1 fails at its 2nd unit; config 2 has no curve.
+        let mut pool = crate::replay::pool::tests::hand_pool(3, 3, |i| match i {
+            0 => vec![0.5, 0.7, 0.6],
+            1 => vec![0.4, f32::NAN],
+            _ => vec![],
+        });
+        let x = LearnerSummary::of(&pool, 0);
+        assert_eq!((x.configs, x.curves, x.ended), (3, 2, 1));
+        // Every unit costs (i + 1) × 0.1 s: 3 × 0.1 + 2 × 0.2.
+        assert!((x.cpu_s - 0.7).abs() < 1e-6, "{}", x.cpu_s);
+        // Neighbours on a 3-level ordinal grid: 1, 2, 1.
+        assert!((x.degree - 4.0 / 3.0).abs() < 1e-12);
+        let f = |v: &[f64]| {
+            v.iter()
+                .map(|x| (x * 100.0).round() / 100.0)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            (f(&x.finals), f(&x.bests)),
+            (vec![0.6, 0.4], vec![0.7, 0.4])
+        );
+        // A loss's best is its lowest.
+        pool.manifest.direction = Direction::Minimize;
+        assert_eq!(f(&LearnerSummary::of(&pool, 0).bests), [0.5, 0.4]);
+        assert_eq!(min_med_max(&mut [3.0, 1.0, 2.0]), "1.000 / 2.000 / 3.000");
+        assert_eq!(min_med_max(&mut []), "–");
+    }
 
     fn manifest() -> PoolManifest {
         PoolManifest {
