@@ -132,3 +132,64 @@ pub(super) fn check_lock(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A synthetic experiment (no trace set needed) written to a fresh folder.
+    fn synthetic() -> (std::path::PathBuf, Experiment, Data) {
+        let dir = std::env::temp_dir().join(format!("bb-lock-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("s.toml");
+        std::fs::write(
+            &file,
+            "name = \"s\"\ndescription = \"two arms\"\nseed = 1\nrepetitions = 2\n\
+             [world]\nkind = \"synthetic\"\nbudgets = [10]\n\
+             [[world.arms]]\nname = \"a\"\ndistribution = \"gaussian\"\nmean = 0.5\nsd = 0.1\n\
+             [[world.arms]]\nname = \"b\"\ndistribution = \"gaussian\"\nmean = 0.6\nsd = 0.1\n\
+             [[policies]]\nfamily = \"ucb1\"\n",
+        )
+        .unwrap();
+        let (exp, data) = prepare(&file).unwrap();
+        (dir, exp, data)
+    }
+
+    #[test]
+    fn a_lock_file_agrees_with_its_own_run_and_names_each_kind_of_disagreement() {
+        let (dir, exp, data) = synthetic();
+        assert_eq!((data.n_tasks(), exp.policies.len()), (1, 1));
+        let text = lock_text(&exp, &data.info(), 2, "f1", None).unwrap();
+        let lock: crate::results::LockFile = toml::from_str(&text).unwrap();
+        let r = lock.resolved;
+        assert_eq!(
+            (r.cells, r.repetitions, r.fingerprint.as_str()),
+            (Some(2), 2, "f1")
+        );
+        let out = Path::new("out");
+        check_lock(out, &r, &exp, "f1", None).unwrap();
+        let e = check_lock(out, &r, &exp, "f2", None)
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("out: these results come from a different experiment or trace set (fingerprint f1, now f2)"), "{e}");
+        let shard = Shard { index: 0, count: 2 };
+        let e = check_lock(out, &r, &exp, "f1", Some(shard))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("these results are a whole experiment, this run is shard 0/2"),
+            "{e}"
+        );
+        let old = Resolved {
+            results_format: store::RESULTS_FORMAT - 1,
+            ..r.clone()
+        };
+        let e = check_lock(out, &old, &exp, "f1", None)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("a run cannot continue them"), "{e}");
+        // No external policy: nothing to compare file by file.
+        assert!(external_changes(&r, &exp).is_empty() && external_files(&exp).is_empty());
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}

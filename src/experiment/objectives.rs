@@ -490,3 +490,32 @@ impl Observer for ArchiveObserver<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reference_file_gives_one_finite_point_per_task_or_names_the_row() {
+        let dir = std::env::temp_dir().join(format!("bb-ref-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let names = vec!["acc".to_string(), "latency".to_string()];
+        let read = |text: &str| {
+            let f = dir.join("ref.csv");
+            std::fs::write(&f, text).unwrap();
+            read_reference_file(&f, &names).map_err(|e| e.to_string())
+        };
+        let ok = read("dataset,run,acc,latency\nc10,0,0.1,5\nc10,1,0.2,6\n").unwrap();
+        assert_eq!(ok["c10/1"], [0.2, 6.0]);
+        let e = read("dataset,run,acc\nc10,0,0.1\n").unwrap_err();
+        assert!(e.contains("missing column 'latency'; a reference file has columns dataset, run and one per objective (acc, latency)"), "{e}");
+        let e = read("dataset,run,acc,latency\nc10,0,0.1,\n").unwrap_err();
+        assert!(e.contains("row 1: column 'latency' is empty"), "{e}");
+        let e = read("dataset,run,acc,latency\nc10,0,0.1,5\nc10,0,0.1,5\n").unwrap_err();
+        assert!(e.contains("row 2: task c10/0 is given twice"), "{e}");
+        let _ = std::fs::remove_dir_all(dir);
+        // Points print in the recorded orientation: a maximised objective negated back.
+        let p = fmt_point(&[-0.5, 2.0], &[Direction::Maximize, Direction::Minimize]);
+        assert_eq!(p, "0.5, 2");
+    }
+}

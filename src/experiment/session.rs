@@ -539,3 +539,24 @@ fn note_other_build(began: &str, progress: &dyn Progress) {
         ));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::PolicyFailure;
+
+    #[test]
+    fn only_a_restartable_policy_failure_lets_the_run_go_on_whatever_wraps_it() {
+        let fail = |keep_going| {
+            anyhow::Error::new(PolicyFailure {
+                message: "died".into(),
+                keep_going,
+            })
+            .context("cell 3")
+            .context("task a/0")
+        };
+        assert!(keeps_going(&fail(true)));
+        assert!(!keeps_going(&fail(false)));
+        assert!(!keeps_going(&anyhow::anyhow!("a bug")));
+    }
+}

@@ -382,3 +382,35 @@ fn traces_dir(path: &Path, traces: Option<&str>, kind: WorldKind) -> Result<Opti
         ),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trajectories_and_traces_keys_are_checked_with_the_allowed_values() {
+        let f = Path::new("e/x.toml");
+        assert_eq!(
+            trajectory_mode(f, None).unwrap(),
+            TrajectoryMode::EveryDecision
+        );
+        assert_eq!(
+            trajectory_mode(f, Some("incumbent-changes")).unwrap(),
+            TrajectoryMode::IncumbentChanges
+        );
+        let e = trajectory_mode(f, Some("all")).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "e/x.toml: key 'trajectories' is 'all'; allowed: every-decision, incumbent-changes, none"
+        );
+        assert!(traces_dir(f, None, WorldKind::Synthetic).unwrap().is_none());
+        let e = traces_dir(f, Some("t"), WorldKind::Synthetic)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("does not apply to the synthetic world"), "{e}");
+        let e = traces_dir(f, None, WorldKind::Pool)
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("e/x.toml: missing key 'traces'"), "{e}");
+    }
+}
