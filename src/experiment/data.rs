@@ -13,6 +13,7 @@ use super::cell::{Cell, CellGrid, CellResult, Source, absolute, expand_cells, ru
 use super::pool::{self, PoolData};
 use super::spec::{Experiment, load_experiment};
 use super::store::Names;
+use super::worlds::{TraceLength, WorldOptions};
 use crate::replay::WorldKind;
 use crate::trace::{TraceSet, load_trace_set};
 
@@ -28,11 +29,10 @@ pub enum Data {
 /// with no evaluations that names the arms) or its pool.
 pub fn prepare(path: &Path) -> Result<(Experiment, Data)> {
     let exp = load_experiment(path)?;
-    let data = match exp.world.kind() {
-        WorldKind::Pool => Data::Pool(pool::prepare_pool(&exp)?),
-        WorldKind::TimeSliced | WorldKind::PullCount | WorldKind::Synthetic => {
-            Data::Traces(load_traces(&exp)?)
-        }
+    let data = if exp.world.options.replays_pool() {
+        Data::Pool(pool::prepare_pool(&exp)?)
+    } else {
+        Data::Traces(load_traces(&exp)?)
     };
     Ok((exp, data))
 }
@@ -434,14 +434,8 @@ pub fn estimate_work(exp: &Experiment, ts: &TraceSet) -> (u128, u128, u128) {
     for task in &ts.tasks {
         for &b in &exp.world.budgets {
             let (budget_abs, slice_abs) = absolute(&exp.world, b, task);
-            let steps = match exp.world.kind() {
-                // A budget of seconds is wall-clock time: each worker busy on its own arm takes
-                // budget / slice decisions.
-                WorldKind::TimeSliced => {
-                    (budget_abs / slice_abs).ceil() * exp.world.workers.min(task.arms.len()) as f64
-                }
-                WorldKind::PullCount | WorldKind::Synthetic | WorldKind::Pool => budget_abs,
-            };
+            let busy = exp.world.workers.min(task.arms.len());
+            let steps = exp.world.options.decisions(budget_abs, slice_abs, busy);
             let steps = if steps.is_finite() && steps < 1e30 {
                 steps as u128
             } else {
@@ -460,14 +454,7 @@ fn check_trace_work(exp: &Experiment, ts: &TraceSet) -> Result<()> {
     let (_, largest, total) = estimate_work(exp, ts);
     let at = exp.file.display();
     if largest > MAX_DECISIONS_PER_CELL {
-        let key = match exp.world.kind() {
-            WorldKind::TimeSliced => {
-                "'world.slice' (raise it), 'world.budgets' or 'world.workers' (lower them)"
-            }
-            WorldKind::PullCount | WorldKind::Synthetic | WorldKind::Pool => {
-                "'world.budgets' (lower them)"
-            }
-        };
+        let key = exp.world.options.work_keys();
         bail!(
             "{at}: one cell would take {largest} decisions (budget / slice, times the workers busy at once), more than the {MAX_DECISIONS_PER_CELL} a cell may take; change {key}"
         );
@@ -486,31 +473,24 @@ fn check_trace_work(exp: &Experiment, ts: &TraceSet) -> Result<()> {
 /// on an arm that reveals nothing); a pull budget larger than some arm's pool.
 fn budget_warnings(exp: &Experiment, ts: &TraceSet) -> Vec<String> {
     let mut out = Vec::new();
-    match exp.world.kind() {
-        // No traces to outlast.
-        WorldKind::Synthetic | WorldKind::Pool => return out,
-        WorldKind::TimeSliced | WorldKind::PullCount => {}
-    }
+    // No traces to outlast.
+    let Some(length) = exp.world.options.outlasts() else {
+        return out;
+    };
     for &b in &exp.world.budgets {
         let (mut past_trace, mut arms_short, mut arms) = (0, 0usize, 0usize);
         for task in &ts.tasks {
             let (budget_abs, _) = absolute(&exp.world, b, task);
-            match exp.world.kind() {
-                WorldKind::TimeSliced => {
-                    let shorter = task.arms.iter().filter(|a| a.span_s() < budget_abs).count();
-                    past_trace += usize::from(shorter > 0);
-                    arms_short += shorter;
-                }
-                WorldKind::PullCount | WorldKind::Synthetic | WorldKind::Pool => {
-                    let shorter = task
-                        .arms
-                        .iter()
-                        .filter(|a| (a.len() as f64) < budget_abs)
-                        .count();
-                    past_trace += usize::from(shorter > 0);
-                    arms_short += shorter;
-                }
-            }
+            let shorter = task
+                .arms
+                .iter()
+                .filter(|a| match length {
+                    TraceLength::Seconds => a.span_s() < budget_abs,
+                    TraceLength::Evaluations => (a.len() as f64) < budget_abs,
+                })
+                .count();
+            past_trace += usize::from(shorter > 0);
+            arms_short += shorter;
             arms += task.arms.len();
         }
         let unit = exp.world.unit.as_str();
@@ -550,10 +530,9 @@ fn check_work_times(exp: &Experiment, ts: &TraceSet) -> Result<()> {
 /// A time-sliced budget shorter than its slice is refused: its cells would make one partial pull
 /// that no policy decides, and would still be ranked.
 fn check_budgets(exp: &Experiment, ts: &TraceSet) -> Result<()> {
-    match exp.world.kind() {
-        WorldKind::TimeSliced => {}
-        // A budget of pulls or units has no slice.
-        WorldKind::PullCount | WorldKind::Synthetic | WorldKind::Pool => return Ok(()),
+    // Only the time-sliced world has a slice: a budget of pulls or units has none.
+    if !matches!(exp.world.options, WorldOptions::TimeSliced { .. }) {
+        return Ok(());
     }
     for &b in &exp.world.budgets {
         let short = ts

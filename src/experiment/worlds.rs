@@ -115,7 +115,61 @@ fn is_one(k: &usize) -> bool {
     *k == 1
 }
 
+/// How a trace's length is measured against a budget.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TraceLength {
+    Seconds,
+    Evaluations,
+}
+
 impl WorldOptions {
+    /// The world replays a configuration pool (else a trace set, or the synthetic world's arms
+    /// named as one).
+    pub fn replays_pool(&self) -> bool {
+        match self {
+            WorldOptions::Pool(_) => true,
+            WorldOptions::TimeSliced { .. }
+            | WorldOptions::PullCount { .. }
+            | WorldOptions::Synthetic { .. } => false,
+        }
+    }
+
+    /// About how many decisions one cell takes at an absolute budget (and slice): a budget of
+    /// seconds sliced is wall-clock time, each of the workers busy at once on its own arm taking
+    /// budget / slice decisions; a budget of pulls or units is that many decisions.
+    pub fn decisions(&self, budget_abs: f64, slice_abs: f64, busy_workers: usize) -> f64 {
+        match self {
+            WorldOptions::TimeSliced { .. } => {
+                (budget_abs / slice_abs).ceil() * busy_workers as f64
+            }
+            WorldOptions::PullCount { .. }
+            | WorldOptions::Synthetic { .. }
+            | WorldOptions::Pool(_) => budget_abs,
+        }
+    }
+
+    /// The keys that make a cell take fewer decisions, for the message that refuses one.
+    pub fn work_keys(&self) -> &'static str {
+        match self {
+            WorldOptions::TimeSliced { .. } => {
+                "'world.slice' (raise it), 'world.budgets' or 'world.workers' (lower them)"
+            }
+            WorldOptions::PullCount { .. }
+            | WorldOptions::Synthetic { .. }
+            | WorldOptions::Pool(_) => "'world.budgets' (lower them)",
+        }
+    }
+
+    /// What a budget can outlast in a trace: the arms' recorded seconds (time-sliced), their
+    /// evaluations (pull-count), or nothing (no traces: synthetic; a pool's own checks).
+    pub fn outlasts(&self) -> Option<TraceLength> {
+        match self {
+            WorldOptions::TimeSliced { .. } => Some(TraceLength::Seconds),
+            WorldOptions::PullCount { .. } => Some(TraceLength::Evaluations),
+            WorldOptions::Synthetic { .. } | WorldOptions::Pool(_) => None,
+        }
+    }
+
     /// Replay a learner-level cell on `task` with `(budget, slice)` in absolute terms: build
     /// this world and drive the policy in it. Returns the world's final ledger and the slice the
     /// results record (the time-sliced world's; NaN in others).
