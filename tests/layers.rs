@@ -271,3 +271,39 @@ fn where_things_live_names_real_files() {
         );
     }
 }
+
+/// Every file the README links to or shows (`[text](path)`, `![alt](path)`, relative, anchors
+/// aside) is in the repository: a figure copied in by hand, or a file moved, cannot leave a
+/// dead link.
+#[test]
+fn every_file_the_readme_links_to_exists() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let mut checked = 0;
+    let mut missing = Vec::new();
+    for (i, _) in readme.match_indices("](") {
+        let rest = &readme[i + 2..];
+        let Some(end) = rest.find(')') else { continue };
+        let target = &rest[..end];
+        if target.contains(char::is_whitespace)
+            || target.starts_with("http")
+            || target.starts_with('#')
+            || target.starts_with("mailto:")
+        {
+            continue;
+        }
+        let path = target.split('#').next().unwrap_or_default();
+        checked += 1;
+        if !root.join(path).exists() {
+            missing.push(target.to_string());
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "README links to missing files: {missing:?}"
+    );
+    assert!(
+        checked >= 30,
+        "only {checked} links found: is the pattern still right?"
+    );
+}
