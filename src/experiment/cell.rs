@@ -74,7 +74,8 @@ impl CellGrid {
                 .iter()
                 .map(|b| format!("{b}\u{1f}{}", exp.world.unit.as_str()))
                 .collect(),
-            policies: exp.policies.iter().map(|p| p.id()).collect(),
+            // The seed identity: a renamed parameter keeps its old name here.
+            policies: exp.policies.iter().map(|p| p.seed_id()).collect(),
             repetitions: exp.repetitions,
         }
     }

@@ -8,7 +8,7 @@
 //! Algorithm 1 pulls every arm once first (lines 1–4), in index order.
 //!
 //! Choices the paper leaves open, as parameters, defaulting to the authors' released code:
-//! `t_index` = `round` (t counts the pull being chosen,
+//! `log_t` = `round` (t counts the pull being chosen,
 //! i.e. pulls so far + 1) or `pulls` (pulls so far); `tie_break` = `first` (numpy argmax) or
 //! `random`. A pull without a reward (a failure that consumed the pull) counts in T_i only.
 //! The paper's defaults: θ = 0.01, γ = 20; β is set per task (0.85 on the synthetic problem).
@@ -50,7 +50,7 @@ pub fn family() -> Family {
                 doc: "shift of the feedback, set per task (paper: 0.85 synthetic, 0.4-0.8 in Table 2)",
             },
             ParamDef {
-                name: "t_index",
+                name: "log_t",
                 kind: Kind::Choice(&["round", "pulls"]),
                 default: Value::Text("round".into()),
                 doc: "t in ln t: the round being chosen (pulls so far + 1, authors' code) or the pulls so far",
@@ -67,7 +67,7 @@ pub fn family() -> Family {
                 theta: p.float("theta"),
                 gamma: p.float("gamma"),
                 beta: p.float("beta"),
-                t_offset: if p.text("t_index") == "round" { 1 } else { 0 },
+                t_offset: if p.text("log_t") == "round" { 1 } else { 0 },
                 random_ties: p.text("tie_break") == "random",
                 pulls: vec![0; n],
                 known: vec![0; n],

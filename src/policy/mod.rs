@@ -77,6 +77,15 @@ const LATER_PARAMS: &[(&str, &str, &str)] = &[
     ("bohb", "model", "kde"),
 ];
 
+/// Parameters renamed after results existed: (family, name now, name before). A cell's seed
+/// hashes the policy's identity under the names before ([`PolicyConfig::seed_id`]), so a rename
+/// changes what results call the policy but not its cells' seeds; an experiment file that still
+/// gives the old name is told the new one.
+pub(crate) const RENAMED_PARAMS: &[(&str, &str, &str)] = &[
+    // One name for "the t in ln t" across UCB1 and ER-UCB (issue #44).
+    ("er-ucb", "log_t", "t_index"),
+];
+
 /// `name` of `family` is a later parameter at its default.
 fn quiet(family: &str, name: &str, v: &Value) -> bool {
     LATER_PARAMS
@@ -87,6 +96,22 @@ fn quiet(family: &str, name: &str, v: &Value) -> bool {
 impl PolicyConfig {
     /// Stable text naming the policy: `family(a=1, b=x)`, or `family` without parameters.
     pub fn id(&self) -> String {
+        self.id_named(|n| n)
+    }
+
+    /// The identity a cell's seed hashes: [`Self::id`] with every renamed parameter under its
+    /// name before the rename (`RENAMED_PARAMS`), so that renaming never changes a seed.
+    pub fn seed_id(&self) -> String {
+        let family = self.family.name;
+        self.id_named(|n| {
+            RENAMED_PARAMS
+                .iter()
+                .find(|&&(f, now, _)| f == family && now == n)
+                .map_or(n, |&(_, _, before)| before)
+        })
+    }
+
+    fn id_named<'a>(&'a self, name: impl Fn(&'a str) -> &'a str) -> String {
         let shown: Vec<&(&str, Value)> = self
             .params
             .0
@@ -96,7 +121,10 @@ impl PolicyConfig {
         if shown.is_empty() {
             return self.family_name().to_string();
         }
-        let inner: Vec<String> = shown.iter().map(|(n, v)| format!("{n}={v}")).collect();
+        let inner: Vec<String> = shown
+            .iter()
+            .map(|(n, v)| format!("{}={v}", name(n)))
+            .collect();
         format!("{}({})", self.family_name(), inner.join(", "))
     }
 
@@ -522,11 +550,40 @@ fn every_family_has_a_row_in_the_readmes_table() {
 
 /// Every family's identity at its defaults (`tests/golden/policy_ids.json`): the id names the
 /// policy in results and seeds every cell it runs, so a family that gains a parameter changes
-/// every seed of its cells unless the parameter is one of `LATER_PARAMS` at its default. This
-/// test fails on any such change, in any family, so it is made deliberately.
+/// every seed of its cells unless the parameter is one of `LATER_PARAMS` at its default (and a
+/// renamed parameter keeps its seeds only through `RENAMED_PARAMS`). This test fails on any such
+/// change, in any family, so it is made deliberately.
 #[cfg(test)]
 mod identity_golden {
     use super::*;
+
+    /// A renamed parameter shows its new name in the id and results, and keeps its old name in
+    /// the identity that seeds the cells: ER-UCB's seeds are those from before `t_index` became
+    /// `log_t`.
+    #[test]
+    fn a_renamed_parameter_keeps_its_cells_seeds_and_the_old_name_is_told_the_new() {
+        let p = default_config("er-ucb").unwrap();
+        assert_eq!(
+            p.id(),
+            "er-ucb(theta=0.01, gamma=20, beta=0, log_t=round, tie_break=first)"
+        );
+        assert_eq!(
+            p.seed_id(),
+            "er-ucb(theta=0.01, gamma=20, beta=0, t_index=round, tie_break=first)"
+        );
+        let ucb = default_config("ucb1").unwrap();
+        assert_eq!(ucb.seed_id(), ucb.id());
+        let old: BTreeMap<String, toml::Value> =
+            [("t_index".to_string(), toml::Value::String("pulls".into()))].into();
+        let e = params::expand("er-ucb", &old).unwrap_err().to_string();
+        assert!(e.contains("it is now 'log_t'"), "{e}");
+        // Every rename names a parameter its family has, under its new name only.
+        for &(f, now, before) in RENAMED_PARAMS {
+            let fam = family(f).unwrap();
+            assert!(fam.params.iter().any(|d| d.name == now), "{f}.{now}");
+            assert!(!fam.params.iter().any(|d| d.name == before), "{f}.{before}");
+        }
+    }
 
     #[test]
     fn every_familys_default_id_and_params_are_recorded() {
@@ -545,7 +602,8 @@ mod identity_golden {
             recorded["ids"] == now,
             "a family's default id or params changed (or a family was added): that changes the \
              seeds of its cells. Keep old ids with LATER_PARAMS, or record the new ones \
-             deliberately (with a results-format bump if existing ids changed). Now:\n{}",
+             deliberately (with a results-format bump if existing ids changed; a renamed parameter goes in \
+             RENAMED_PARAMS so that seeds stay). Now:\n{}",
             serde_json::to_string_pretty(&serde_json::json!({ "ids": now })).unwrap()
         );
     }

@@ -227,6 +227,15 @@ pub fn expand(
     let fam = family(family_name)?;
     for key in given.keys() {
         if !fam.params.iter().any(|p| p.name == key) {
+            if let Some((_, now, _)) = super::RENAMED_PARAMS
+                .iter()
+                .find(|&&(f, _, before)| f == fam.name && before == key)
+            {
+                bail!(
+                    "policy '{}' has no parameter '{key}': it is now '{now}', with the same values (the cells' seeds are those of '{key}')",
+                    fam.name
+                );
+            }
             let known: Vec<&str> = fam.params.iter().map(|p| p.name).collect();
             bail!(
                 "policy '{}' has no parameter '{key}'; its parameters: {}",
