@@ -523,6 +523,45 @@ fn calibrated(raw: &[f64], baseline: Option<usize>) -> Vec<f64> {
     raw.iter().map(|x| x + shift).collect()
 }
 
+/// Row `a`, column `b`: the weighted share of `a`'s matches against `b` that `a` won (draws
+/// half), NaN on the diagonal and for pairs that never met.
+fn win_rates(k: usize, ms: &[Match]) -> Vec<Vec<f64>> {
+    let mut won = vec![vec![0.0; k]; k];
+    let mut played = vec![vec![0.0; k]; k];
+    for m in ms {
+        won[m.a][m.b] += m.weight * m.result;
+        won[m.b][m.a] += m.weight * (1.0 - m.result);
+        played[m.a][m.b] += m.weight;
+        played[m.b][m.a] += m.weight;
+    }
+    (0..k)
+        .map(|a| {
+            (0..k)
+                .map(|b| {
+                    if a == b || played[a][b] == 0.0 {
+                        f64::NAN
+                    } else {
+                        won[a][b] / played[a][b]
+                    }
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// The central `1 − alpha` percentile interval of `v` (the ⌈s·α/2⌉-th and ⌈s·(1 − α/2)⌉-th of
+/// the `s` sorted values); NaN when `v` is empty.
+fn percentile_interval(mut v: Vec<f64>, alpha: f64) -> (f64, f64) {
+    let s = v.len();
+    if s == 0 {
+        return (f64::NAN, f64::NAN);
+    }
+    let lo_i = ((alpha / 2.0 * s as f64).ceil() as usize).clamp(1, s) - 1;
+    let hi_i = (((1.0 - alpha / 2.0) * s as f64).ceil() as usize).clamp(1, s) - 1;
+    v.sort_by(f64::total_cmp);
+    (v[lo_i], v[hi_i])
+}
+
 /// The leaderboard of a score table: matches on every unit (units in name order).
 pub fn leaderboard(t: &ScoreTable, opts: &LeaderboardOptions) -> Leaderboard {
     let mut o = opts.clone();
@@ -541,27 +580,7 @@ pub fn leaderboard(t: &ScoreTable, opts: &LeaderboardOptions) -> Leaderboard {
         .flat_map(|&u| per_unit[u].iter().copied())
         .collect();
     let draws = ms.iter().filter(|m| m.result == 0.5).count();
-    let mut won = vec![vec![0.0; k]; k];
-    let mut played = vec![vec![0.0; k]; k];
-    for m in &ms {
-        won[m.a][m.b] += m.weight * m.result;
-        won[m.b][m.a] += m.weight * (1.0 - m.result);
-        played[m.a][m.b] += m.weight;
-        played[m.b][m.a] += m.weight;
-    }
-    let win_rate = (0..k)
-        .map(|a| {
-            (0..k)
-                .map(|b| {
-                    if a == b || played[a][b] == 0.0 {
-                        f64::NAN
-                    } else {
-                        won[a][b] / played[a][b]
-                    }
-                })
-                .collect()
-        })
-        .collect();
+    let win_rate = win_rates(k, &ms);
     let (p, bt, sweeps) = bt_ratings(k, &per_unit, None, &order, None, &o);
     let el = calibrated(
         &elo_lanes(k, &per_unit, &[order.clone()], o.elo)[0],
@@ -615,16 +634,7 @@ pub fn leaderboard(t: &ScoreTable, opts: &LeaderboardOptions) -> Leaderboard {
                 els[i].push(e[i]);
             }
         }
-        let interval = |mut v: Vec<f64>| {
-            let s = v.len();
-            if s == 0 {
-                return (f64::NAN, f64::NAN);
-            }
-            let lo_i = ((o.alpha / 2.0 * s as f64).ceil() as usize).clamp(1, s) - 1;
-            let hi_i = (((1.0 - o.alpha / 2.0) * s as f64).ceil() as usize).clamp(1, s) - 1;
-            v.sort_by(f64::total_cmp);
-            (v[lo_i], v[hi_i])
-        };
+        let interval = |v: Vec<f64>| percentile_interval(v, o.alpha);
         bt_interval = bts.into_iter().map(interval).collect();
         if o.elo_intervals {
             elo_interval = els.into_iter().map(interval).collect();
@@ -649,6 +659,24 @@ pub fn leaderboard(t: &ScoreTable, opts: &LeaderboardOptions) -> Leaderboard {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn win_rates_count_draws_as_half_and_leave_unmet_pairs_undefined() {
+        let m = |a, b, result, weight| Match {
+            a,
+            b,
+            result,
+            weight,
+        };
+        // 0 beats 1 once and draws once at weight 2; 2 never plays.
+        let w = win_rates(3, &[m(0, 1, 1.0, 1.0), m(1, 0, 0.5, 2.0)]);
+        assert!((w[0][1] - 2.0 / 3.0).abs() < 1e-12 && (w[1][0] - 1.0 / 3.0).abs() < 1e-12);
+        assert!(w[0][0].is_nan() && w[0][2].is_nan() && w[2][1].is_nan());
+        // 20 values, alpha 0.1: the 1st and 19th sorted (⌈1⌉ and ⌈19⌉).
+        let v: Vec<f64> = (1..=20).rev().map(f64::from).collect();
+        assert_eq!(percentile_interval(v, 0.1), (1.0, 19.0));
+        assert!(percentile_interval(Vec::new(), 0.05).0.is_nan());
+    }
 
     /// Eight ratings in lockstep are, bit for bit, the ratings one at a time: for any number of
     /// lanes (a last chunk of fewer than eight too), and through the fallback when units do not
