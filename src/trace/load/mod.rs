@@ -472,10 +472,7 @@ fn tasks_of(
     let mut dropped = Vec::new();
     let mut incomplete = Vec::new();
     for ((dataset, run), mut by_learner) in arms {
-        if f.datasets.as_ref().is_some_and(|w| !w.contains(&dataset)) {
-            continue;
-        }
-        if f.runs.as_ref().is_some_and(|w| !w.contains(&run)) {
+        if !f.keeps(&dataset, run) {
             continue;
         }
         let missing: Vec<String> = learners
