@@ -265,6 +265,35 @@ fn dyhpo_fits_as_its_code_counts_and_is_identical_at_any_thread_count() {
     }
 }
 
+/// The freeze-thaw GP draws its initial design (3 observations), then fits once before every
+/// decision that follows a scored unit; results are identical at 1 and 2 threads, on 3 workers,
+/// and with `max_points`.
+#[test]
+fn ftgp_draws_its_initial_design_then_fits_before_every_decision() {
+    let dir = scratch("ft-ftgp");
+    let policies = "[[policies]]\nfamily = \"ftgp\"\niters = 8\n\n[[policies]]\nfamily = \"ftgp\"\niters = 8\nmax_points = 12\ninitial = 5";
+    for world in ["", "workers = 3"] {
+        let e = experiment(&dir, 40, world, policies);
+        let a = same_at_one_and_two_threads(&e, &dir, world);
+        let cells = cells(&a);
+        assert_eq!(cells.len(), 4, "{world}");
+        for (stats, decisions, rewards) in &cells {
+            assert_eq!(*decisions, 40, "{stats} ({world})");
+            assert_eq!(stats["failed_fits"], 0, "{stats}");
+            if !world.is_empty() {
+                continue;
+            }
+            assert!(
+                rewards.iter().all(Option::is_some),
+                "TaskSet scores every unit"
+            );
+            // One worker: `initial` draws, then a fit before each of the other decisions.
+            let fits = stats["fits"].as_u64().unwrap();
+            assert!(fits == 40 - 3 || fits == 40 - 5, "{stats}");
+        }
+    }
+}
+
 /// `reproduce freeze-thaw` on a trimmed copy of its experiment (60 units, one repetition, on all
 /// 12 tasks): the claim's three families, the anytime table and figure, and regrets that are
 /// what the definition says.

@@ -1,7 +1,7 @@
-//! `bench --only freeze-thaw`: CPU time of one DPL and one DyHPO decision at a number of
-//! observations, on a history taken from a recorded TaskSet task.
+//! `bench --only freeze-thaw`: CPU time of one DPL, one DyHPO and one freeze-thaw GP decision at
+//! a number of observations, on a history taken from a recorded TaskSet task.
 
-use crate::policy::freeze_thaw::{DplProbe, DyhpoProbe};
+use crate::policy::freeze_thaw::{DplProbe, DyhpoProbe, FtgpProbe};
 use crate::rng::Rng;
 use crate::trace::Status;
 use crate::trace::pool::Curve;
@@ -71,7 +71,19 @@ impl Decision for DyhpoProbe {
     }
 }
 
-/// The probe of `policy` (`dpl` or `dyhpo`) at its defaults after `history`.
+impl Decision for FtgpProbe {
+    fn refine(&mut self) {
+        FtgpProbe::refine(self)
+    }
+    fn predict(&mut self) {
+        FtgpProbe::predict(self)
+    }
+    fn candidates(&self) -> usize {
+        FtgpProbe::candidates(self)
+    }
+}
+
+/// The probe of `policy` (`dpl`, `dyhpo` or `ftgp`) at its defaults after `history`.
 pub fn probe(
     policy: &str,
     space: &crate::space::Space,
@@ -81,6 +93,7 @@ pub fn probe(
 ) -> Box<dyn Decision> {
     match policy {
         "dyhpo" => Box::new(DyhpoProbe::new(space, units, history, seed)),
+        "ftgp" => Box::new(FtgpProbe::new(space, units, history, seed)),
         _ => Box::new(DplProbe::new(space, units, history, seed)),
     }
 }

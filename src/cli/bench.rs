@@ -856,9 +856,9 @@ fn run_bench_hypervolume(
     Ok(())
 }
 
-/// `bench --only freeze-thaw`: CPU time of one DPL and one DyHPO decision (a refinement of the
-/// model on every unit seen and the prediction of every configuration not yet complete) at each
-/// number of observations, one thread; with --freeze-thaw-python and --dpl-code / --dyhpo-code,
+/// `bench --only freeze-thaw`: CPU time of one DPL, one DyHPO and one freeze-thaw GP decision (a
+/// refinement or fit of the model on every unit seen and the prediction of every configuration
+/// not yet complete) at each number of observations, one thread; with --freeze-thaw-python and --dpl-code / --dyhpo-code,
 /// the reference code on the same features and history beside it.
 fn bench_freeze_thaw(a: &Args, scratch: &std::path::Path) -> Result<()> {
     let pool = crate::trace::pool::load_pool(&a.freeze_thaw_pool, true)?;
@@ -872,11 +872,15 @@ fn bench_freeze_thaw(a: &Args, scratch: &std::path::Path) -> Result<()> {
             "bench --freeze-thaw-python needs --dpl-code PATH (a checkout of releaunifreiburg/DPL) or --dyhpo-code PATH (of releaunifreiburg/DyHPO)"
         );
     }
+    // The freeze-thaw GP has no runnable reference here (NePS's icml-2024 code needs its own
+    // fork of NePS and metahyper): its time is printed alone.
+    let no_peer = None;
     for &n in &a.freeze_thaw_observations {
         let history = bench::freeze_thaw::history(&task.curves, units, n, 2023);
         for (policy, code, script, peer_name) in [
             ("dpl", &a.dpl_code, "dpl_timing.py", "DPL"),
             ("dyhpo", &a.dyhpo_code, "dyhpo_timing.py", "DyHPO"),
+            ("ftgp", &no_peer, "", "the freeze-thaw GP"),
         ] {
             let mut probe = bench::freeze_thaw::probe(policy, &pool.space, units, &history, 2023);
             let (fit_s, predict_s, candidates) = bench::freeze_thaw::decision(probe.as_mut(), 3);

@@ -96,6 +96,7 @@ const SMALL: &[(&str, &str)] = &[
         "dyhpo",
         "units1 = 4\nunits2 = 4\nchannels = 1\nepochs = 10\nrefine_epochs = 2\nfull_fits = 2\nmax_points = 16\n",
     ),
+    ("ftgp", "iters = 5\nmax_points = 32\n"),
 ];
 
 /// Write the experiment: `shape` with `workers` inserted into its `[world]`, and one policy.

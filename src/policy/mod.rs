@@ -296,6 +296,7 @@ static REGISTRY: LazyLock<Vec<Family>> = LazyLock::new(|| {
         mutant_ucb::family_steady_state_ea(),
         freeze_thaw::family_dpl(),
         freeze_thaw::family_dyhpo(),
+        freeze_thaw::family_ftgp(),
     ]
 });
 

@@ -38,7 +38,7 @@
 
 use super::dkgp::{Batch, Dims, Model, Scratch};
 use super::net::Adam;
-use super::{Acquisition, Candidate, candidates, failed_param, idle, lr_param};
+use super::{Acquisition, Candidate, Curves, candidates, failed_param, idle, lr_param};
 use crate::policy::{Action, CellStart, Family, Kind, ParamDef, Params, Value};
 use crate::protocol::{Observation, Policy, View, WorldKind};
 use crate::rng::{Rng, derive_seed};
@@ -215,8 +215,7 @@ pub struct Dyhpo {
     width: usize,
     arm_config: Vec<u32>,
     /// Per arm: its scores unit by unit, and whether it is forgotten.
-    curves: Vec<Vec<f64>>,
-    forgotten: Vec<bool>,
+    seen: Curves,
     best: f64,
     patience: u64,
     restart: bool,
@@ -242,8 +241,7 @@ impl Dyhpo {
             feats: Vec::new(),
             width: 0,
             arm_config: Vec::new(),
-            curves: Vec::new(),
-            forgotten: Vec::new(),
+            seen: Curves::default(),
             best: f64::NEG_INFINITY,
             patience: 0,
             restart: true,
@@ -294,31 +292,14 @@ impl Dyhpo {
         self.y.clear();
         // Every point as (arm, unit index), in order; with `max_points`, a random subset of them
         // (kept in order), the same for a fit and the decisions until the next fit.
-        let mut points: Vec<(usize, usize)> = self
-            .curves
-            .iter()
-            .enumerate()
-            .filter(|(arm, _)| !self.forgotten[*arm])
-            .flat_map(|(arm, curve)| (0..curve.len()).map(move |u| (arm, u)))
-            .collect();
-        let n = points.len();
-        if self.cfg.max_points > 0 && n > self.cfg.max_points {
-            let mut rng = Rng::new(derive_seed(
-                self.seed,
-                &format!("dyhpo-subset-{}", self.fits),
-            ));
-            let mut idx: Vec<usize> = (0..n).collect();
-            for i in 0..self.cfg.max_points {
-                let j = i + rng.below(n - i);
-                idx.swap(i, j);
-            }
-            idx.truncate(self.cfg.max_points);
-            idx.sort_unstable();
-            points = idx.into_iter().map(|i| points[i]).collect();
-        }
+        let points = self.seen.points(
+            self.cfg.max_points,
+            self.seed,
+            &format!("dyhpo-subset-{}", self.fits),
+        );
         for (arm, u) in points {
             let c = self.arm_config[arm] as usize;
-            let curve = &self.curves[arm];
+            let curve = &self.seen.curves[arm];
             rows.x
                 .extend_from_slice(&self.feats[c * self.width..(c + 1) * self.width]);
             rows.b.push((u + 1) as f64 / f64::from(self.units));
@@ -380,7 +361,7 @@ impl Dyhpo {
         let mut next_unit = Vec::with_capacity(rows.len());
         for &(c, arm) in rows {
             let curve = arm
-                .and_then(|a| self.curves.get(a))
+                .and_then(|a| self.seen.curves.get(a))
                 .map_or(&[][..], Vec::as_slice);
             test.x
                 .extend_from_slice(&self.feats[c * self.width..(c + 1) * self.width]);
@@ -407,59 +388,8 @@ impl Dyhpo {
             self.failed_fits += 1;
             return 0;
         }
-        let best = self.best_by_unit();
-        // The first highest value (DyHPO's strict comparison from −∞); NaN never wins.
-        let mut top: Option<(f64, usize)> = None;
-        for i in 0..rows.len() {
-            let (m, s) = (mean[i], std[i]);
-            let a = match self.cfg.acquisition {
-                Acquisition::Ei => {
-                    if s == 0.0 {
-                        0.0
-                    } else {
-                        let best = best[(next_unit[i] - 1).min(best.len().saturating_sub(1))];
-                        let z = (m - best) / s;
-                        (m - best) * crate::normal::norm_cdf(z) + s * crate::normal::norm_pdf(z)
-                    }
-                }
-                Acquisition::Ucb => m + 0.25 * s,
-                Acquisition::Mean => m,
-            };
-            if !a.is_nan() && top.is_none_or(|(t, _)| a > t) {
-                top = Some((a, i));
-            }
-        }
-        top.map_or(0, |(_, i)| i)
-    }
-
-    /// Per unit u (1-based, index u − 1): the best score seen at u by any configuration that
-    /// reached it; if none did, the best score of any curve shorter than u (DyHPO's
-    /// `calculate_fidelity_ymax`, for every unit at once).
-    fn best_by_unit(&self) -> Vec<f64> {
-        let units = self.units as usize;
-        let mut exact = vec![f64::NEG_INFINITY; units];
-        let mut reached = vec![false; units];
-        // lower[l] = the best score of the curves of length l.
-        let mut lower = vec![f64::NEG_INFINITY; units + 1];
-        for (arm, curve) in self.curves.iter().enumerate() {
-            if self.forgotten[arm] || curve.is_empty() {
-                continue;
-            }
-            for (u, &v) in curve.iter().enumerate().take(units) {
-                exact[u] = exact[u].max(v);
-                reached[u] = true;
-            }
-            let l = curve.len().min(units);
-            lower[l] = curve.iter().copied().fold(lower[l], f64::max);
-        }
-        let mut below = f64::NEG_INFINITY;
-        (0..units)
-            .map(|u| {
-                // Curves shorter than u + 1 units: lengths 0..=u.
-                below = below.max(lower[u]);
-                if reached[u] { exact[u] } else { below }
-            })
-            .collect()
+        let best = super::best_by_unit(&self.seen.curves, &self.seen.forgotten, self.units);
+        super::top_candidate(self.cfg.acquisition, &mean, &std, &next_unit, &best).unwrap_or(0)
     }
 }
 
@@ -515,27 +445,11 @@ impl Policy for Dyhpo {
     }
 
     fn observe(&mut self, obs: &Observation<'_>) {
-        let arm = obs.arm;
-        if arm >= self.curves.len() {
-            self.curves.resize(arm + 1, Vec::new());
-            self.forgotten.resize(arm + 1, false);
-        }
-        for r in obs.revealed {
-            if !r.ok {
-                if self.cfg.forget_failed {
-                    self.forgotten[arm] = true;
-                }
-                break;
-            }
-            let u = r.time as usize;
-            if u != self.curves[arm].len() + 1 {
-                continue;
-            }
-            self.curves[arm].push(r.reward);
+        for reward in self.seen.record(obs, self.cfg.forget_failed) {
             // DyHPO's `observe`: the patience counts every observation without a better score;
             // reaching the threshold (once per streak) asks for fresh weights.
-            if r.reward > self.best {
-                self.best = r.reward;
+            if reward > self.best {
+                self.best = reward;
                 self.patience = 0;
             } else {
                 self.patience += 1;
@@ -589,9 +503,10 @@ impl Probe {
         for (c, curve) in history {
             d.arm_config.push(*c);
             // Rewards: the recorded losses negated (TaskSet's metric is minimised).
-            d.curves
+            d.seen
+                .curves
                 .push(curve.iter().map(|&v| -f64::from(v)).collect());
-            d.forgotten.push(false);
+            d.seen.forgotten.push(false);
         }
         let mut rng = Rng::new(seed);
         let saved = Model::init(d.dims(), || rng.f64());
@@ -650,12 +565,12 @@ mod tests {
         // Three configurations with curves of 5, 4 and 3 units: 12 points.
         d.feats = vec![0.0, 0.5, 1.0];
         d.arm_config = vec![0, 1, 2];
-        d.curves = vec![
+        d.seen.curves = vec![
             vec![1.0, 2.0, 3.0, 4.0, 5.0],
             vec![10.0, 20.0, 30.0, 40.0],
             vec![100.0, 200.0, 300.0],
         ];
-        d.forgotten = vec![false; 3];
+        d.seen.forgotten = vec![false; 3];
         d
     }
 
@@ -702,7 +617,7 @@ mod tests {
         // at a unit none reached (the sixth), the best of every curve.
         all.units = 6;
         assert_eq!(
-            all.best_by_unit(),
+            super::super::best_by_unit(&all.seen.curves, &all.seen.forgotten, all.units),
             vec![100.0, 200.0, 300.0, 40.0, 5.0, 300.0]
         );
     }

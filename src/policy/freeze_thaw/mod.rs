@@ -4,17 +4,23 @@
 //!
 //! - `dpl`: Deep Power Laws (Kadra et al. 2023), `dpl.rs`, on the network of `net.rs`.
 //! - `dyhpo`: DyHPO (Wistuba et al. 2022), `dyhpo.rs`, on the deep-kernel GP of `dkgp.rs`.
+//! - `ftgp`: a freeze-thaw GP with multi-fidelity EI (ifBO's `mf_ei_bo` baseline), `ftgp.rs`, on
+//!   the GP of `gp.rs`.
 
 pub mod dkgp;
 mod dpl;
 mod dyhpo;
+mod ftgp;
+pub mod gp;
 pub mod net;
 
 pub use dpl::{Probe as DplProbe, family as family_dpl};
 pub use dyhpo::{Probe as DyhpoProbe, family as family_dyhpo};
+pub use ftgp::{Probe as FtgpProbe, family as family_ftgp};
 
 use crate::policy::{Action, Kind, ParamDef, Params, Value};
-use crate::protocol::{PoolView, View};
+use crate::protocol::{Observation, PoolView, View};
+use crate::rng::{Rng, derive_seed};
 
 /// How a freeze-thaw model's prediction ranks candidates: expected improvement (DPL's and
 /// DyHPO's), an upper confidence bound (mean + 0.25 std, both codes' alternative) or the mean.
@@ -65,6 +71,150 @@ fn restart_limit(restart_after: u64, units: u32) -> u64 {
         restart_after
     } else {
         (1.2 * f64::from(units)) as u64
+    }
+}
+
+/// Per unit u (1-based, index u − 1): the best score seen at u by any curve that reached it; if
+/// none did, the best score of any curve shorter than u (DyHPO's `calculate_fidelity_ymax`, for
+/// every unit at once; NePS's MFEI takes the best score seen, which is the same set then).
+/// Forgotten curves do not count.
+fn best_by_unit(curves: &[Vec<f64>], forgotten: &[bool], units: u32) -> Vec<f64> {
+    let units = units as usize;
+    let mut exact = vec![f64::NEG_INFINITY; units];
+    let mut reached = vec![false; units];
+    // lower[l] = the best score of the curves of length l.
+    let mut lower = vec![f64::NEG_INFINITY; units + 1];
+    for (arm, curve) in curves.iter().enumerate() {
+        if forgotten[arm] || curve.is_empty() {
+            continue;
+        }
+        for (u, &v) in curve.iter().enumerate().take(units) {
+            exact[u] = exact[u].max(v);
+            reached[u] = true;
+        }
+        let l = curve.len().min(units);
+        lower[l] = curve.iter().copied().fold(lower[l], f64::max);
+    }
+    let mut below = f64::NEG_INFINITY;
+    (0..units)
+        .map(|u| {
+            // Curves shorter than u + 1 units: lengths 0..=u.
+            below = below.max(lower[u]);
+            if reached[u] { exact[u] } else { below }
+        })
+        .collect()
+}
+
+/// A multi-fidelity acquisition's value per candidate: candidate i predicted `mean[i]` ±
+/// `std[i]` at unit `next_unit[i]` (1-based), against `best` (per unit, `best_by_unit`). EI with a
+/// zero deviation is 0.
+fn acquisition_values(
+    acquisition: Acquisition,
+    mean: &[f64],
+    std: &[f64],
+    next_unit: &[usize],
+    best: &[f64],
+) -> Vec<f64> {
+    (0..mean.len())
+        .map(|i| {
+            let (m, s) = (mean[i], std[i]);
+            match acquisition {
+                Acquisition::Ei => {
+                    if s == 0.0 {
+                        0.0
+                    } else {
+                        let best = best[(next_unit[i] - 1).min(best.len().saturating_sub(1))];
+                        let z = (m - best) / s;
+                        (m - best) * crate::normal::norm_cdf(z) + s * crate::normal::norm_pdf(z)
+                    }
+                }
+                Acquisition::Ucb => m + 0.25 * s,
+                Acquisition::Mean => m,
+            }
+        })
+        .collect()
+}
+
+/// The candidate with the first highest acquisition value (DyHPO's strict comparison from −∞);
+/// NaN never wins; None when every value is NaN.
+fn top_candidate(
+    acquisition: Acquisition,
+    mean: &[f64],
+    std: &[f64],
+    next_unit: &[usize],
+    best: &[f64],
+) -> Option<usize> {
+    let mut top: Option<(f64, usize)> = None;
+    for (i, a) in acquisition_values(acquisition, mean, std, next_unit, best)
+        .into_iter()
+        .enumerate()
+    {
+        if !a.is_nan() && top.is_none_or(|(t, _)| a > t) {
+            top = Some((a, i));
+        }
+    }
+    top.map(|(_, i)| i)
+}
+
+/// Per arm, its scores unit by unit, as DyHPO's and the freeze-thaw GP's training sets read them.
+#[derive(Clone, Debug, Default)]
+struct Curves {
+    curves: Vec<Vec<f64>>,
+    /// Arms whose failed unit made `failed = "forget"` drop their earlier units.
+    forgotten: Vec<bool>,
+}
+
+impl Curves {
+    /// Record an observation: each revealed unit that extends its arm's curve by one is pushed
+    /// and returned in order; a failed unit ends the curve (the pool world's rule) and, with
+    /// `forget_failed`, forgets it.
+    fn record(&mut self, obs: &Observation<'_>, forget_failed: bool) -> Vec<f64> {
+        let arm = obs.arm;
+        if arm >= self.curves.len() {
+            self.curves.resize(arm + 1, Vec::new());
+            self.forgotten.resize(arm + 1, false);
+        }
+        let mut pushed = Vec::new();
+        for r in obs.revealed {
+            if !r.ok {
+                if forget_failed {
+                    self.forgotten[arm] = true;
+                }
+                break;
+            }
+            if r.time as usize != self.curves[arm].len() + 1 {
+                continue;
+            }
+            self.curves[arm].push(r.reward);
+            pushed.push(r.reward);
+        }
+        pushed
+    }
+
+    /// Every (arm, unit index) of the curves not forgotten, in order; with `max_points` > 0 and
+    /// more points than that, a random subset of `max_points` of them (kept in order) from a
+    /// stream of the cell's `seed` and `label`.
+    fn points(&self, max_points: usize, seed: u64, label: &str) -> Vec<(usize, usize)> {
+        let mut points: Vec<(usize, usize)> = self
+            .curves
+            .iter()
+            .enumerate()
+            .filter(|(arm, _)| !self.forgotten[*arm])
+            .flat_map(|(arm, curve)| (0..curve.len()).map(move |u| (arm, u)))
+            .collect();
+        let n = points.len();
+        if max_points > 0 && n > max_points {
+            let mut rng = Rng::new(derive_seed(seed, label));
+            let mut idx: Vec<usize> = (0..n).collect();
+            for i in 0..max_points {
+                let j = i + rng.below(n - i);
+                idx.swap(i, j);
+            }
+            idx.truncate(max_points);
+            idx.sort_unstable();
+            points = idx.into_iter().map(|i| points[i]).collect();
+        }
+        points
     }
 }
 
