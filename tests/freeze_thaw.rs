@@ -294,6 +294,56 @@ fn ftgp_draws_its_initial_design_then_fits_before_every_decision() {
     }
 }
 
+/// Domhan et al.'s predictive termination: with one worker each configuration trains in one
+/// block of consecutive units until its curve ends or the criterion stops it, and is never
+/// trained again; some configurations are stopped; results are identical at 1 and 2 threads
+/// and on 3 workers.
+#[test]
+fn curve_ensemble_trains_each_configuration_once_until_it_is_stopped() {
+    let dir = scratch("ft-curve-ensemble");
+    let policies = "[[policies]]\nfamily = \"curve-ensemble\"\nscores = \"loss\"\nmin_points = 5\ncheck_every = 5\nwalkers = 40\nsamples = 200\nburn_in = 100\nthin = 5\nunfit = [\"continue\", \"stop\"]";
+    for world in ["", "workers = 3"] {
+        let e = experiment(&dir, 200, world, policies);
+        let a = same_at_one_and_two_threads(&e, &dir, world);
+        let cells = cells(&a);
+        assert_eq!(cells.len(), 4, "{world}");
+        let mut stopped = 0;
+        for (stats, decisions, _) in &cells {
+            assert_eq!(*decisions, 200, "{stats} ({world})");
+            assert!(stats["checks"].as_u64().unwrap() >= stats["stopped"].as_u64().unwrap());
+            stopped += stats["stopped"].as_u64().unwrap();
+        }
+        assert!(stopped > 0, "no configuration was stopped ({world})");
+        if !world.is_empty() {
+            continue;
+        }
+        let traj = read(&a.join("trajectories.parquet"));
+        let (tc, ts, ta) = (
+            traj.column("cell").unwrap().u64().unwrap().clone(),
+            traj.column("step").unwrap().u32().unwrap().clone(),
+            traj.column("arm").unwrap().u32().unwrap().clone(),
+        );
+        let mut rows: Vec<(u64, u32, u32)> = (0..traj.height())
+            .map(|j| (tc.get(j).unwrap(), ts.get(j).unwrap(), ta.get(j).unwrap()))
+            .collect();
+        rows.sort_unstable();
+        for cell in rows
+            .iter()
+            .map(|r| r.0)
+            .collect::<std::collections::BTreeSet<_>>()
+        {
+            let arms: Vec<u32> = rows.iter().filter(|r| r.0 == cell).map(|r| r.2).collect();
+            let mut seen = std::collections::HashSet::new();
+            for w in arms.windows(2) {
+                if w[0] != w[1] {
+                    assert!(seen.insert(w[0]), "cell {cell}: arm {} trained again", w[0]);
+                    assert!(!seen.contains(&w[1]), "cell {cell}: arm {} resumed", w[1]);
+                }
+            }
+        }
+    }
+}
+
 /// `reproduce freeze-thaw` on a trimmed copy of its experiment (60 units, one repetition, on all
 /// 12 tasks): the claim's three families, the anytime table and figure, and regrets that are
 /// what the definition says.

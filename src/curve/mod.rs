@@ -22,6 +22,8 @@
 //! bandit an arm gains a point or two between fits, so its last parameters are a near-optimal
 //! start; it falls back to the cold fit when there is no previous fit or the warm one fails.
 
+pub mod domhan;
+
 /// The fewest points a curve is fitted to.
 pub const MIN_POINTS: usize = 4;
 

@@ -97,6 +97,10 @@ const SMALL: &[(&str, &str)] = &[
         "units1 = 4\nunits2 = 4\nchannels = 1\nepochs = 10\nrefine_epochs = 2\nfull_fits = 2\nmax_points = 16\n",
     ),
     ("ftgp", "iters = 5\nmax_points = 32\n"),
+    (
+        "curve-ensemble",
+        "min_points = 4\ncheck_every = 4\nwalkers = 20\nsamples = 40\nburn_in = 20\nthin = 4\n",
+    ),
 ];
 
 /// Write the experiment: `shape` with `workers` inserted into its `[world]`, and one policy.

@@ -297,6 +297,7 @@ static REGISTRY: LazyLock<Vec<Family>> = LazyLock::new(|| {
         freeze_thaw::family_dpl(),
         freeze_thaw::family_dyhpo(),
         freeze_thaw::family_ftgp(),
+        freeze_thaw::family_curve_ensemble(),
     ]
 });
 

@@ -6,17 +6,21 @@
 //! - `dyhpo`: DyHPO (Wistuba et al. 2022), `dyhpo.rs`, on the deep-kernel GP of `dkgp.rs`.
 //! - `ftgp`: a freeze-thaw GP with multi-fidelity EI (ifBO's `mf_ei_bo` baseline), `ftgp.rs`, on
 //!   the GP of `gp.rs`.
+//! - `curve-ensemble`: Domhan et al.'s (2015) predictive termination, `lce.rs`, on the curve
+//!   combination of `curve::domhan`.
 
 pub mod dkgp;
 mod dpl;
 mod dyhpo;
 mod ftgp;
 pub mod gp;
+mod lce;
 pub mod net;
 
 pub use dpl::{Probe as DplProbe, family as family_dpl};
 pub use dyhpo::{Probe as DyhpoProbe, family as family_dyhpo};
 pub use ftgp::{Probe as FtgpProbe, family as family_ftgp};
+pub use lce::family as family_curve_ensemble;
 
 use crate::policy::{Action, Kind, ParamDef, Params, Value};
 use crate::protocol::{Observation, PoolView, View};
