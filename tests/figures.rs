@@ -4,8 +4,8 @@
 
 use banditbench::report::figures::{
     Allocation, Anytime, BayesBars, BoxPanels, COLUMN_IN, CdDiagram, Figure, HeatMaps, Lines,
-    MeanRankFigure, PAGE_IN, Page, Panel, Scale, Series, UNITS_PER_PT, outside, overlapping,
-    render, text_boxes,
+    MeanRankFigure, PAGE_IN, Page, Panel, Region, Scale, Series, UNITS_PER_PT, outside,
+    overlapping, render, text_boxes,
 };
 
 fn pages() -> Vec<Page> {
@@ -326,6 +326,28 @@ fn line_panels_with_a_log_axis_fit() {
                 band: None,
                 color: 6,
                 dashed: true,
+            },
+        ],
+        // Filled regions under the lines (as EAF differences draw them), one reaching past the
+        // axes, which clip it.
+        regions: vec![
+            Region {
+                x0: if log_x { 1e-3 } else { 5.0 },
+                y0: 0.1,
+                x1: if log_x { 0.01 } else { 20.0 },
+                y1: 0.4,
+                color: 0,
+                alpha: 0.5,
+                value: 1.0,
+            },
+            Region {
+                x0: if log_x { 0.1 } else { 30.0 },
+                y0: 0.7,
+                x1: f64::INFINITY,
+                y1: 2.0,
+                color: 1,
+                alpha: 0.3,
+                value: -0.5,
             },
         ],
     };

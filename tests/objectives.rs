@@ -523,6 +523,24 @@ fn the_report_ranks_by_hypervolume_regret_and_keeps_other_objectives_apart() {
         }
     }
 
+    // The EAF differences of the two best-ranked policies: per task, regions whose value is the
+    // share of one policy's 2 repetitions attaining them minus the other's (so ±0.5 or ±1).
+    assert!(md.contains("eaf_diff.png"), "{md}");
+    let csv = std::fs::read_to_string(rep.join("eaf_diff.csv")).unwrap();
+    assert!(csv.starts_with("panel,series,x,y,x1,y1,value\n"), "{csv}");
+    for task in tasks.keys() {
+        let values: Vec<f64> = csv
+            .lines()
+            .filter(|l| l.starts_with(&format!("{task} (budget 40),region,")))
+            .map(|l| l.rsplit(',').next().unwrap().parse().unwrap())
+            .collect();
+        assert!(!values.is_empty(), "{task}: no region");
+        assert!(
+            values.iter().all(|v| [-1.0, -0.5, 0.5, 1.0].contains(v)),
+            "{task}: {values:?}"
+        );
+    }
+
     // Another set of objectives, or one objective, is not ranked with these.
     let three = experiment(
         &dir,

@@ -45,7 +45,7 @@ mod sort;
 
 pub use archive::{Archive, Front2, hypervolume_history};
 pub use distance::{epsilon_additive, igd_plus};
-pub use eaf::{attainment_surface, level_of_percentile};
+pub use eaf::{DiffRect, attainment_surface, difference_at, eaf_difference, level_of_percentile};
 pub use hypervolume::hypervolume;
 pub use sort::{epsilon_net, nondominated_fronts, nondominated_order};
 

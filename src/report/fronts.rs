@@ -8,8 +8,10 @@ use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 
-use super::figures::{Lines, Panel, Series};
-use crate::pareto::{attainment_surface, level_of_percentile, nondominated};
+use super::figures::{Lines, Panel, Region, Series};
+use crate::pareto::{
+    DiffRect, attainment_surface, eaf_difference, level_of_percentile, nondominated,
+};
 use crate::results::{LockObjectives, Run};
 
 /// Panels drawn at most (tasks past these are left out, and the caption says so).
@@ -123,6 +125,31 @@ pub(crate) fn figures(
             ));
         }
     }
+    if policies.len() >= 2 {
+        let panels: Vec<Panel> = mo
+            .tasks
+            .iter()
+            .take(MAX_PANELS)
+            .filter_map(|t| {
+                let g = geometry(&pool, &mo, t, &which, runs)?;
+                difference_panel(&g, &mo, t, runs, policies, &finished, label)
+            })
+            .collect();
+        if !panels.is_empty() {
+            out.push((
+                Lines {
+                    title: "EAF differences".into(),
+                    panels,
+                },
+                "eaf_diff",
+                format!(
+                    "Where {} attains more often than {} (in its colour) and the reverse (in the other's): the difference of their empirical attainment functions (López-Ibáñez, Paquete & Stützle 2010) over the repetitions at the largest budget, darker where it is larger, with each one's median attainment surface; the two best-ranked policies are compared{tail}",
+                    label(&policies[0]),
+                    label(&policies[1])
+                ),
+            ));
+        }
+    }
     Ok(out)
 }
 
@@ -203,18 +230,29 @@ fn staircase(front: &[[f64; 2]], reference: [f64; 2], max: &[bool]) -> Vec<(f64,
         .collect()
 }
 
-#[allow(clippy::too_many_arguments)]
-fn task_panel(
+/// A task's points and box, as the figures read them.
+struct Geometry {
+    dataset: String,
+    run: i64,
+    /// The task's points (minimised, flattened) and, per configuration, its point.
+    pts: Vec<f64>,
+    point: BTreeMap<usize, [f64; 2]>,
+    /// Per objective: maximised.
+    max: Vec<bool>,
+    /// The minimised reference point and ideal.
+    reference: [f64; 2],
+    ideal: [f64; 2],
+    /// The largest budget of the task's cells.
+    budget: f64,
+}
+
+fn geometry(
     pool: &crate::trace::pool::Pool,
     mo: &LockObjectives,
     t: &crate::results::LockTaskReference,
     which: &[usize],
     runs: &[Run],
-    policies: &[String],
-    finished: &BTreeMap<u64, Vec<u32>>,
-    label: &dyn Fn(&str) -> String,
-    level: Level,
-) -> Option<Panel> {
+) -> Option<Geometry> {
     let mut parts = t.task.split('/');
     let (dataset, run) = (parts.next()?, parts.next()?.parse::<i64>().ok()?);
     let ti = pool
@@ -239,21 +277,106 @@ fn task_panel(
         .filter(|r| r.dataset == dataset && r.run == run)
         .map(|r| r.budget)
         .fold(f64::NEG_INFINITY, f64::max);
-    let mut series = Vec::new();
-    for (i, policy) in policies.iter().enumerate() {
-        let cells: Vec<Vec<f64>> = runs
-            .iter()
+    Some(Geometry {
+        dataset: dataset.to_string(),
+        run,
+        pts,
+        point,
+        max,
+        reference,
+        ideal,
+        budget,
+    })
+}
+
+impl Geometry {
+    /// The final fronts of `policy`'s cells on the task at the largest budget.
+    fn fronts(
+        &self,
+        runs: &[Run],
+        policy: &str,
+        finished: &BTreeMap<u64, Vec<u32>>,
+    ) -> Vec<Vec<f64>> {
+        runs.iter()
             .filter(|r| {
-                r.dataset == dataset && r.run == run && r.budget == budget && &r.policy == policy
+                r.dataset == self.dataset
+                    && r.run == self.run
+                    && r.budget == self.budget
+                    && r.policy == policy
             })
             .map(|r| {
                 cell_front(
                     finished.get(&r.cell).map_or(&[], Vec::as_slice),
-                    &point,
-                    &reference,
+                    &self.point,
+                    &self.reference,
                 )
             })
+            .collect()
+    }
+
+    /// The task's true front, dashed.
+    fn true_front(&self, color: usize) -> Series {
+        let front: Vec<[f64; 2]> = nondominated(&self.pts, 2)
+            .into_iter()
+            .map(|k| [self.pts[2 * k], self.pts[2 * k + 1]])
+            .filter(|p| inside(p, &self.reference))
             .collect();
+        Series {
+            name: "true front".into(),
+            points: staircase(&front, self.reference, &self.max),
+            band: None,
+            color,
+            dashed: true,
+        }
+    }
+
+    fn panel(
+        &self,
+        t: &crate::results::LockTaskReference,
+        mo: &LockObjectives,
+        series: Vec<Series>,
+        regions: Vec<Region>,
+    ) -> Panel {
+        let range = |k: usize| {
+            let (a, b) = (
+                recorded(self.ideal[k], self.max[k]),
+                recorded(self.reference[k], self.max[k]),
+            );
+            (a.min(b), a.max(b))
+        };
+        Panel {
+            caption: format!(
+                "{} (budget {})",
+                t.task,
+                crate::report::figures::style::fmt_number(self.budget)
+            ),
+            x_desc: format!("{} ({})", mo.names[0], mo.directions[0]),
+            y_desc: format!("{} ({})", mo.names[1], mo.directions[1]),
+            x_range: range(0),
+            y_range: range(1),
+            log_x: false,
+            series,
+            regions,
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn task_panel(
+    pool: &crate::trace::pool::Pool,
+    mo: &LockObjectives,
+    t: &crate::results::LockTaskReference,
+    which: &[usize],
+    runs: &[Run],
+    policies: &[String],
+    finished: &BTreeMap<u64, Vec<u32>>,
+    label: &dyn Fn(&str) -> String,
+    level: Level,
+) -> Option<Panel> {
+    let g = geometry(pool, mo, t, which, runs)?;
+    let mut series = Vec::new();
+    for (i, policy) in policies.iter().enumerate() {
+        let cells = g.fronts(runs, policy, finished);
         if cells.is_empty() {
             continue;
         }
@@ -265,41 +388,70 @@ fn task_panel(
         let surface = attainment_surface(&refs, k);
         series.push(Series {
             name: label(policy),
-            points: staircase(&surface, reference, &max),
+            points: staircase(&surface, g.reference, &g.max),
             band: None,
             color: i,
             dashed: false,
         });
     }
-    let front: Vec<[f64; 2]> = nondominated(&pts, 2)
-        .into_iter()
-        .map(|k| [pts[2 * k], pts[2 * k + 1]])
-        .filter(|p| inside(p, &reference))
-        .collect();
-    series.push(Series {
-        name: "true front".into(),
-        points: staircase(&front, reference, &max),
-        band: None,
-        color: policies.len(),
-        dashed: true,
-    });
-    let range = |k: usize| {
-        let (a, b) = (recorded(ideal[k], max[k]), recorded(reference[k], max[k]));
-        (a.min(b), a.max(b))
-    };
-    Some(Panel {
-        caption: format!(
-            "{} (budget {})",
-            t.task,
-            crate::report::figures::style::fmt_number(budget)
-        ),
-        x_desc: format!("{} ({})", mo.names[0], mo.directions[0]),
-        y_desc: format!("{} ({})", mo.names[1], mo.directions[1]),
-        x_range: range(0),
-        y_range: range(1),
-        log_x: false,
-        series,
-    })
+    series.push(g.true_front(policies.len()));
+    Some(g.panel(t, mo, series, Vec::new()))
+}
+
+/// The EAF difference of the first two `policies` on a task: where the first attains more often,
+/// in its colour, and the second, in its own, darker where the difference is larger; each one's
+/// median attainment surface and the true front drawn over it.
+fn difference_panel(
+    g: &Geometry,
+    mo: &LockObjectives,
+    t: &crate::results::LockTaskReference,
+    runs: &[Run],
+    policies: &[String],
+    finished: &BTreeMap<u64, Vec<u32>>,
+    label: &dyn Fn(&str) -> String,
+) -> Option<Panel> {
+    let (a, b) = (
+        g.fronts(runs, &policies[0], finished),
+        g.fronts(runs, &policies[1], finished),
+    );
+    if a.is_empty() || b.is_empty() {
+        return None;
+    }
+    let ra: Vec<&[f64]> = a.iter().map(Vec::as_slice).collect();
+    let rb: Vec<&[f64]> = b.iter().map(Vec::as_slice).collect();
+    let regions = difference_regions(&eaf_difference(&ra, &rb), g.reference, &g.max);
+    let mut series = Vec::new();
+    for (i, refs) in [&ra, &rb].into_iter().enumerate() {
+        let surface = attainment_surface(refs, level_of_percentile(50.0, refs.len()));
+        series.push(Series {
+            name: label(&policies[i]),
+            points: staircase(&surface, g.reference, &g.max),
+            band: None,
+            color: i,
+            dashed: false,
+        });
+    }
+    series.push(g.true_front(2));
+    Some(g.panel(t, mo, series, regions))
+}
+
+/// EAF-difference rectangles (minimised) as regions inside the reference box, in the recorded
+/// orientation: colour 0 where the first policy attains more often, 1 where the second does,
+/// opacity 0.15 + 0.65 |difference|.
+fn difference_regions(rects: &[DiffRect], reference: [f64; 2], max: &[bool]) -> Vec<Region> {
+    rects
+        .iter()
+        .filter(|r| r.x0 < reference[0] && r.y0 < reference[1])
+        .map(|r| Region {
+            x0: recorded(r.x0, max[0]),
+            y0: recorded(r.y0, max[1]),
+            x1: recorded(r.x1.min(reference[0]), max[0]),
+            y1: recorded(r.y1.min(reference[1]), max[1]),
+            color: usize::from(r.diff < 0.0),
+            alpha: 0.15 + 0.65 * r.diff.abs().min(1.0),
+            value: r.diff,
+        })
+        .collect()
 }
 
 #[cfg(test)]

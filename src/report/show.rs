@@ -150,6 +150,7 @@ fn cell_figure(cell: u64, run: &DataFrame, traj: &DataFrame) -> Result<Lines> {
             color: 2,
             dashed: false,
         }],
+        regions: Vec::new(),
     });
     let fig = Lines {
         title: format!(
@@ -183,6 +184,7 @@ fn cell_figure(cell: u64, run: &DataFrame, traj: &DataFrame) -> Result<Lines> {
                     dashed: false,
                 },
             ],
+            regions: Vec::new(),
         }]
         .into_iter()
         .chain(hv_panel)

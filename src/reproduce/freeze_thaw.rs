@@ -262,6 +262,7 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<Vec<PathBuf>> {
             y_range: (floor, floor + (hi - floor) * 1.05),
             log_x: false,
             series,
+            regions: Vec::new(),
         }
     };
     let fig = Lines {

@@ -43,6 +43,26 @@ pub struct Panel {
     pub log_x: bool,
     /// Its lines.
     pub series: Vec<Series>,
+    /// Filled rectangles drawn under the lines (e.g. EAF differences).
+    pub regions: Vec<Region>,
+}
+
+/// A filled rectangle of a panel, [x0, x1] × [y0, y1], in a palette colour at an opacity.
+pub struct Region {
+    /// One corner.
+    pub x0: f64,
+    /// One corner.
+    pub y0: f64,
+    /// The opposite corner.
+    pub x1: f64,
+    /// The opposite corner.
+    pub y1: f64,
+    /// Index into the palette.
+    pub color: usize,
+    /// Opacity in (0, 1].
+    pub alpha: f64,
+    /// The value the region stands for (written to the CSV).
+    pub value: f64,
 }
 
 /// Line plots in panels side by side.
@@ -159,6 +179,17 @@ impl Figure for Lines {
                         .y_label_formatter(&|v| fmt_number(*v))
                         .draw()
                         .map_err(de)?;
+                    for r in &p.regions {
+                        let clamp = |v: f64, (lo, hi): (f64, f64)| v.clamp(lo.min(hi), lo.max(hi));
+                        let a = (clamp(r.x0, p.x_range), clamp(r.y0, p.y_range));
+                        let b = (clamp(r.x1, p.x_range), clamp(r.y1, p.y_range));
+                        chart
+                            .draw_series(std::iter::once(Rectangle::new(
+                                [a, b],
+                                color(r.color).mix(r.alpha).filled(),
+                            )))
+                            .map_err(de)?;
+                    }
                     for s in &p.series {
                         let c = color(s.color);
                         if let Some(band) = &s.band {
@@ -223,16 +254,34 @@ impl Figure for Lines {
     }
 
     fn csv(&self) -> String {
-        let mut s = String::from("panel,series,x,y\n");
+        // Regions add the columns x1, y1 and value (a figure without them keeps four).
+        let regions = self.panels.iter().any(|p| !p.regions.is_empty());
+        let mut s = String::from(if regions {
+            "panel,series,x,y,x1,y1,value\n"
+        } else {
+            "panel,series,x,y\n"
+        });
+        let tail = if regions { ",,," } else { "" };
         for p in &self.panels {
             for se in &p.series {
                 for (x, y) in &se.points {
                     s.push_str(&format!(
-                        "{},{},{x},{y}\n",
+                        "{},{},{x},{y}{tail}\n",
                         csv_field(&p.caption),
                         csv_field(&se.name)
                     ));
                 }
+            }
+            for r in &p.regions {
+                s.push_str(&format!(
+                    "{},region,{},{},{},{},{}\n",
+                    csv_field(&p.caption),
+                    r.x0,
+                    r.y0,
+                    r.x1,
+                    r.y1,
+                    r.value
+                ));
             }
         }
         s

@@ -24,7 +24,7 @@ pub use boxplots::BoxPanels;
 pub use cd::CdDiagram;
 pub use heatmap::{HeatMaps, Scale};
 pub use layout::{outside, overlapping, text_boxes};
-pub use lines::{Lines, Panel, Series};
+pub use lines::{Lines, Panel, Region, Series};
 pub use mean_rank::MeanRankFigure;
 pub use style::{COLUMN_IN, PAGE_IN, Page, UNITS_PER_PT};
 

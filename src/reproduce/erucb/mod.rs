@@ -370,6 +370,7 @@ fn figure1a(dir: &Path, out: &Path) -> Result<Vec<PathBuf>> {
                 series("arm 1 (best)", p1, 0),
                 series("arm 7 (highest mean)", p7, 1),
             ],
+            regions: Vec::new(),
         });
     }
     let fig = Lines {
@@ -478,6 +479,7 @@ fn figure1b(results: &Path, out: &Path) -> Result<Vec<PathBuf>> {
             y_range: (0.0, ymax),
             log_x: false,
             series,
+            regions: Vec::new(),
         }],
     };
     save(
