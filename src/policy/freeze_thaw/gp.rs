@@ -307,24 +307,9 @@ mod golden {
     //! (`tests/golden/ftgp.json`, made by `scripts/reference/ftgp_golden.py`): the loss and its
     //! gradient at the starting values, the parameters after 1 and after all steps, and the
     //! posterior.
+    use super::super::golden_values::{floats, worst};
     use super::*;
     use serde_json::Value;
-
-    fn floats(v: &Value) -> Vec<f64> {
-        v.as_array()
-            .expect("an array")
-            .iter()
-            .map(|x| x.as_f64().expect("a number"))
-            .collect()
-    }
-
-    fn worst(a: &[f64], b: &[f64]) -> f64 {
-        assert_eq!(a.len(), b.len());
-        a.iter()
-            .zip(b)
-            .map(|(x, y)| (x - y).abs() / (1.0 + y.abs()))
-            .fold(0.0, f64::max)
-    }
 
     #[test]
     fn the_freeze_thaw_gp_equals_pytorch() {

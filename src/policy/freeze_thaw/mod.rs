@@ -448,17 +448,13 @@ mod learning {
     }
 }
 
+/// Reading golden files: a JSON array of numbers, and the largest difference of two vectors
+/// relative to 1 + |expected|.
 #[cfg(test)]
-mod dkgp_golden {
-    //! DyHPO's deep-kernel GP against PyTorch 2.15.0 and GPyTorch 1.15.2
-    //! (`tests/golden/dyhpo.json`, made by `scripts/reference/dyhpo_golden.py`): train-mode
-    //! features, the negative marginal log-likelihood over n and its gradient, BatchNorm's running
-    //! statistics, the parameters after 1 and 3 Adam steps, and the eval-mode prediction.
-    use super::dkgp::{Batch, Dims, Model, Scratch};
-    use super::net::Adam;
+mod golden_values {
     use serde_json::Value;
 
-    fn floats(v: &Value) -> Vec<f64> {
+    pub fn floats(v: &Value) -> Vec<f64> {
         v.as_array()
             .expect("an array")
             .iter()
@@ -466,13 +462,25 @@ mod dkgp_golden {
             .collect()
     }
 
-    fn worst(a: &[f64], b: &[f64]) -> f64 {
+    pub fn worst(a: &[f64], b: &[f64]) -> f64 {
         assert_eq!(a.len(), b.len());
         a.iter()
             .zip(b)
             .map(|(x, y)| (x - y).abs() / (1.0 + y.abs()))
             .fold(0.0, f64::max)
     }
+}
+
+#[cfg(test)]
+mod dkgp_golden {
+    //! DyHPO's deep-kernel GP against PyTorch 2.15.0 and GPyTorch 1.15.2
+    //! (`tests/golden/dyhpo.json`, made by `scripts/reference/dyhpo_golden.py`): train-mode
+    //! features, the negative marginal log-likelihood over n and its gradient, BatchNorm's running
+    //! statistics, the parameters after 1 and 3 Adam steps, and the eval-mode prediction.
+    use super::dkgp::{Batch, Dims, Model, Scratch};
+    use super::golden_values::{floats, worst};
+    use super::net::Adam;
+    use serde_json::Value;
 
     #[test]
     fn the_deep_kernel_gp_equals_gpytorch() {
