@@ -541,6 +541,45 @@ fn the_report_ranks_by_hypervolume_regret_and_keeps_other_objectives_apart() {
         );
     }
 
+    // --eaf-diff picks the pair by label or id (an id's own commas sit inside parentheses);
+    // a name that is no policy, or one name, is refused naming what there is.
+    let tpe_id = "tpe(gamma=0.15, split=quantile, n_startup=20, prior_weight=1, forgetting=25, candidates=0, on_failure=skip)";
+    let picked = dir.join("picked");
+    run_ok(&[
+        "report",
+        out_two.to_str().unwrap(),
+        "--out",
+        picked.to_str().unwrap(),
+        "--eaf-diff",
+        &format!("{tpe_id},random-search"),
+    ]);
+    let md = std::fs::read_to_string(picked.join("report.md")).unwrap();
+    assert!(
+        md.contains("Where tpe attains more often than random-search"),
+        "{md}"
+    );
+    for (bad, wanted) in [
+        (
+            "nope,tpe",
+            "names 'nope', which is no policy of these results; they are: ",
+        ),
+        ("tpe", "give two policies separated by a comma"),
+        ("tpe,tpe", "names one policy twice"),
+    ] {
+        let err = run_fails(
+            &[
+                "report",
+                out_two.to_str().unwrap(),
+                "--out",
+                dir.join("bad").to_str().unwrap(),
+                "--eaf-diff",
+                bad,
+            ],
+            1,
+        );
+        assert!(err.contains(wanted), "{bad}: {err}");
+    }
+
     // Another set of objectives, or one objective, is not ranked with these.
     let three = experiment(
         &dir,

@@ -143,6 +143,10 @@ pub struct Args {
     /// the parameters that differ within it); labels.csv in the report lists them all
     #[arg(long)]
     labels: Option<PathBuf>,
+    /// Results of two objectives: the two policies whose EAF difference (eaf_diff.png) is drawn,
+    /// as "A,B" (policy ids or figure labels) [default: the two best-ranked]
+    #[arg(long, value_name = "A,B")]
+    eaf_diff: Option<String>,
 }
 
 /// The library's defaults, which the flags show.
@@ -190,6 +194,7 @@ impl From<Args> for ReportRequest {
                 Some(f) => Labels::File(f),
                 None => Labels::None,
             },
+            eaf_diff: a.eaf_diff,
         }
     }
 }

@@ -35,17 +35,21 @@ pub(crate) fn figures(
     runs: &[Run],
     policies: &[String],
     label: &dyn Fn(&str) -> String,
+    eaf_pair: Option<&str>,
 ) -> Result<Vec<(Lines, &'static str, String)>> {
     let lock_path = dir.join(crate::results::LOCK);
-    let Some(lock) = crate::results::read_lock_file(&lock_path)? else {
+    let two = crate::results::read_lock_file(&lock_path)?
+        .and_then(|lock| Some((lock.resolved.objectives.clone()?, lock)))
+        .filter(|(mo, _)| mo.names.len() == 2);
+    let Some((mo, lock)) = two else {
+        if eaf_pair.is_some() {
+            bail!(
+                "--eaf-diff applies to results of two objectives; {} holds other results",
+                dir.display()
+            );
+        }
         return Ok(Vec::new());
     };
-    let Some(mo) = lock.resolved.objectives.clone() else {
-        return Ok(Vec::new());
-    };
-    if mo.names.len() != 2 {
-        return Ok(Vec::new());
-    }
     let tdir = Path::new(&lock.resolved.trace_dir);
     let pool = crate::trace::pool::load_pool(tdir, true).with_context(|| {
         format!(
@@ -125,7 +129,17 @@ pub(crate) fn figures(
             ));
         }
     }
-    if policies.len() >= 2 {
+    let pair = match eaf_pair {
+        Some(text) => Some(eaf_pair_of(text, policies, label)?),
+        None => (policies.len() >= 2).then(|| [policies[0].clone(), policies[1].clone()]),
+    };
+    if let Some(pair) = pair {
+        let chosen = if eaf_pair.is_some() {
+            "the pair --eaf-diff names"
+        } else {
+            "the two best-ranked policies"
+        };
+        let policies = &pair[..];
         let panels: Vec<Panel> = mo
             .tasks
             .iter()
@@ -143,7 +157,7 @@ pub(crate) fn figures(
                 },
                 "eaf_diff",
                 format!(
-                    "Where {} attains more often than {} (in its colour) and the reverse (in the other's): the difference of their empirical attainment functions (López-Ibáñez, Paquete & Stützle 2010) over the repetitions at the largest budget, darker where it is larger, with each one's median attainment surface; the two best-ranked policies are compared{tail}",
+                    "Where {} attains more often than {} (in its colour) and the reverse (in the other's): the difference of their empirical attainment functions (López-Ibáñez, Paquete & Stützle 2010) over the repetitions at the largest budget, darker where it is larger, with each one's median attainment surface; {chosen} are compared{tail}",
                     label(&policies[0]),
                     label(&policies[1])
                 ),
@@ -151,6 +165,53 @@ pub(crate) fn figures(
         }
     }
     Ok(out)
+}
+
+/// The two policies "A,B" names (each a policy id or its figure label; the comma between them is
+/// the first outside parentheses, as ids hold commas inside theirs).
+fn eaf_pair_of(
+    text: &str,
+    policies: &[String],
+    label: &dyn Fn(&str) -> String,
+) -> Result<[String; 2]> {
+    let mut depth = 0i32;
+    let split = text.char_indices().find_map(|(i, c)| {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            ',' if depth == 0 => return Some(i),
+            _ => {}
+        }
+        None
+    });
+    let Some(at) = split else {
+        bail!("--eaf-diff '{text}': give two policies separated by a comma, e.g. --eaf-diff A,B");
+    };
+    let known = || {
+        policies
+            .iter()
+            .map(|p| label(p))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let find = |name: &str| -> Result<String> {
+        let name = name.trim();
+        policies
+            .iter()
+            .find(|p| p.as_str() == name || label(p) == name)
+            .cloned()
+            .with_context(|| {
+                format!(
+                    "--eaf-diff names '{name}', which is no policy of these results; they are: {}",
+                    known()
+                )
+            })
+    };
+    let (a, b) = (find(&text[..at])?, find(&text[at + 1..])?);
+    if a == b {
+        bail!("--eaf-diff '{text}' names one policy twice; give two different ones");
+    }
+    Ok([a, b])
 }
 
 /// Per cell, the configurations it finished (trained to the pool's last unit), in order.

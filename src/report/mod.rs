@@ -53,6 +53,9 @@ pub(crate) struct ReportOptions {
     /// The trace set or pool the results were run on, for `Regret::Trace` [default: the lock
     /// file's `trace_dir`].
     pub traces: Option<PathBuf>,
+    /// Two-objective results: the pair whose EAF difference is drawn, "A,B" (ids or labels)
+    /// [default: the two best-ranked policies].
+    pub eaf_diff: Option<String>,
 }
 
 /// What the anytime regret `(b − v) / (b − w)` of a unit is normalised against.
@@ -189,6 +192,7 @@ impl Default for ReportOptions {
             labels: BTreeMap::new(),
             regret: Regret::Compared,
             traces: None,
+            eaf_diff: None,
         }
     }
 }
@@ -767,9 +771,19 @@ fn anytime_figures(
     if let [(dir, map)] = src.dirs.as_slice()
         && map.is_empty()
     {
-        for (fig, name, caption) in fronts::figures(dir, runs, policies, &|p| names.of(p))? {
+        for (fig, name, caption) in fronts::figures(
+            dir,
+            runs,
+            policies,
+            &|p| names.of(p),
+            opts.eaf_diff.as_deref(),
+        )? {
             w.add(figures::save(&fig, out, name, &opts.page)?, name, caption);
         }
+    } else if opts.eaf_diff.is_some() {
+        anyhow::bail!(
+            "--eaf-diff applies to one results folder of two objectives, not to several reported together"
+        );
     }
     Ok(())
 }

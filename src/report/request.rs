@@ -123,6 +123,9 @@ pub(crate) struct ReportRequest {
     pub regret: super::Regret,
     pub traces: Option<PathBuf>,
     pub labels: Labels,
+    /// Two-objective results: the two policies whose EAF difference is drawn, "A,B" (ids or
+    /// figure labels) [default: the two best-ranked].
+    pub eaf_diff: Option<String>,
 }
 
 impl Default for ReportRequest {
@@ -164,6 +167,7 @@ impl Default for ReportRequest {
             regret: report.regret,
             traces: report.traces,
             labels: Labels::None,
+            eaf_diff: report.eaf_diff,
         }
     }
 }
@@ -243,6 +247,7 @@ impl ReportRequest {
             },
             regret: r.regret,
             traces: r.traces,
+            eaf_diff: r.eaf_diff,
             ..ReportOptions::default()
         })
     }
@@ -296,7 +301,7 @@ mod tests {
         let r = ReportRequest::from_json(
             r#"{"results": ["a"], "alpha": 0.01, "ci": "bootstrap", "pairs": "against:ucb1",
                 "unit": "task-budget", "width": "column", "labels": {"ucb1": "UCB"},
-                "baseline": null, "unit_weights": "per-dataset"}"#,
+                "baseline": null, "unit_weights": "per-dataset", "eaf_diff": "tpe,random"}"#,
         )
         .unwrap();
         assert_eq!(r.alpha, 0.01);
@@ -305,6 +310,8 @@ mod tests {
         assert_eq!(r.unit, UnitChoice::TaskBudget);
         assert_eq!(r.width, 3.3);
         assert_eq!(r.unit_weights, UnitWeights::PerDataset);
+        assert_eq!(r.eaf_diff.as_deref(), Some("tpe,random"));
+        assert_eq!(r.options().unwrap().eaf_diff.as_deref(), Some("tpe,random"));
         assert_eq!(
             r.labels,
             Labels::Map([("ucb1".into(), "UCB".into())].into())
