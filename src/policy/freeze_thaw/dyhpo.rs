@@ -512,18 +512,7 @@ impl Probe {
         let saved = Model::init(d.dims(), || rng.f64());
         d.fits = d.cfg.full_fits;
         d.restart = false;
-        let arm_of: std::collections::HashMap<u32, usize> = history
-            .iter()
-            .enumerate()
-            .map(|(a, (c, _))| (*c, a))
-            .collect();
-        let rows = (0..space.len())
-            .filter_map(|c| match arm_of.get(&(c as u32)) {
-                Some(&a) if history[a].1.len() as u32 >= units => None,
-                Some(&a) => Some((c, Some(a))),
-                None => Some((c, None)),
-            })
-            .collect();
+        let rows = super::probe_rows(space.len(), units, history);
         Probe { d, saved, rows }
     }
 

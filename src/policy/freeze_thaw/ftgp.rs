@@ -450,18 +450,7 @@ impl Probe {
                 .push(curve.iter().map(|&v| -f64::from(v)).collect());
             f.seen.forgotten.push(false);
         }
-        let arm_of: std::collections::HashMap<u32, usize> = history
-            .iter()
-            .enumerate()
-            .map(|(a, (c, _))| (*c, a))
-            .collect();
-        let rows = (0..space.len())
-            .filter_map(|c| match arm_of.get(&(c as u32)) {
-                Some(&a) if history[a].1.len() as u32 >= units => None,
-                Some(&a) => Some((c, Some(a))),
-                None => Some((c, None)),
-            })
-            .collect();
+        let rows = super::probe_rows(space.len(), units, history);
         Probe {
             f,
             rows,

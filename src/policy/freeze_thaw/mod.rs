@@ -222,6 +222,28 @@ impl Curves {
     }
 }
 
+/// A bench probe's candidates after `history` (configurations and their curves, one arm each,
+/// in order): every configuration of the pool (`configs`) not yet complete, with the arm whose
+/// curve it continues (None: never trained).
+fn probe_rows(
+    configs: usize,
+    units: u32,
+    history: &[(u32, Vec<f32>)],
+) -> Vec<(usize, Option<usize>)> {
+    let arm_of: std::collections::HashMap<u32, usize> = history
+        .iter()
+        .enumerate()
+        .map(|(a, (c, _))| (*c, a))
+        .collect();
+    (0..configs)
+        .filter_map(|c| match arm_of.get(&(c as u32)) {
+            Some(&a) if history[a].1.len() as u32 >= units => None,
+            Some(&a) => Some((c, Some(a))),
+            None => Some((c, None)),
+        })
+        .collect()
+}
+
 /// Nothing can be trained now: wait for work in flight, or stop when none runs.
 fn idle(view: &View<'_>) -> Action {
     if view.pending.is_empty() {
