@@ -75,7 +75,7 @@ fn shapes(world: WorldKind) -> Vec<(&'static str, String)> {
             (
                 "pool joint, seconds",
                 format!(
-                    "traces = {:?}\n[tasks]\ndatasets = [\"phoneme\"]\nruns = [1]\n[world]\nkind = \"pool\"\nper_learner = false\nbudget_unit = \"seconds\"\nbudgets = [15.0]\n",
+                    "traces = {:?}\n[tasks]\ndatasets = [\"phoneme\"]\nruns = [1]\n[world]\nkind = \"pool\"\nper_learner = false\nbudget_unit = \"seconds\"\nbudgets = [6.0]\n",
                     grid.display().to_string()
                 ),
             ),
@@ -96,7 +96,7 @@ const SMALL: &[(&str, &str)] = &[
         "dyhpo",
         "units1 = 4\nunits2 = 4\nchannels = 1\nepochs = 10\nrefine_epochs = 2\nfull_fits = 2\nmax_points = 16\n",
     ),
-    ("ftgp", "iters = 5\nmax_points = 32\n"),
+    ("ftgp", "iters = 5\nmax_points = 32\nnew_configs = 16\n"),
     (
         "curve-ensemble",
         "min_points = 4\ncheck_every = 4\nwalkers = 20\nsamples = 40\nburn_in = 20\nthin = 4\n",

@@ -75,6 +75,7 @@ const LATER_PARAMS: &[(&str, &str, &str)] = &[
     ("smac", "liar", "none"),
     ("random-search", "work", "unit"),
     ("bohb", "model", "kde"),
+    ("ftgp", "new_configs", "0"),
 ];
 
 /// Parameters renamed after results existed: (family, name now, name before). A cell's seed
@@ -88,9 +89,15 @@ pub(crate) const RENAMED_PARAMS: &[(&str, &str, &str)] = &[
 
 /// `name` of `family` is a later parameter at its default.
 fn quiet(family: &str, name: &str, v: &Value) -> bool {
-    LATER_PARAMS
-        .iter()
-        .any(|&(f, n, d)| f == family && n == name && matches!(v, Value::Text(t) if t == d))
+    LATER_PARAMS.iter().any(|&(f, n, d)| {
+        f == family
+            && n == name
+            && match v {
+                Value::Text(t) => t == d,
+                Value::Int(i) => i.to_string() == d,
+                _ => false,
+            }
+    })
 }
 
 impl PolicyConfig {

@@ -10,7 +10,8 @@
 //! (configuration, unit, score) seen before each decision that follows new observations. Unlike
 //! DyHPO it does not see the partial curve. The acquisition is DyHPO's multi-fidelity EI, as
 //! NePS's `MFEI`: every configuration not yet trained (the whole table: NePS samples "the full
-//! tabular" space) at its first unit, every paused arm at its next unit, each against the best
+//! tabular" space; `new_configs` > 0 scores that many of them drawn at random at each decision,
+//! NePS's `samples_to_draw`) at its first unit, every paused arm at its next unit, each against the best
 //! score seen at that unit (or, when none reached it, the best seen). The pick trains one unit;
 //! equal values are broken at random (NePS takes the last of pandas' unstable sort, an arbitrary
 //! one; the first would repeat the same configurations in every repetition whenever the
@@ -92,6 +93,13 @@ pub fn family() -> Family {
                 0,
                 "observations the GP is fitted and conditioned on: 0 = all (NePS's); else a random subset of this many, drawn afresh at each fit, which bounds the cubic cost of a long run",
             ),
+            ParamDef::int(
+                "new_configs",
+                0,
+                1_000_000,
+                0,
+                "configurations not yet started that a decision scores beside the paused ones: 0 = every open one (NePS's tabular sampler, sample_full_table); else this many drawn at random without replacement at each decision (NePS's samples_to_draw, 100 in its FreezeThawSampler), which bounds a decision's cost on a large pool",
+            ),
             failed_param(
                 "a configuration whose unit failed: its earlier units stay training data, or are forgotten",
             ),
@@ -108,6 +116,7 @@ struct Config {
     noise: f64,
     noise_max: f64,
     max_points: usize,
+    new_configs: usize,
     forget_failed: bool,
 }
 
@@ -120,6 +129,7 @@ impl From<&Params> for Config {
             noise: p.float("noise"),
             noise_max: p.float("noise_max").max(p.float("noise")),
             max_points: p.int("max_points") as usize,
+            new_configs: p.int("new_configs") as usize,
             forget_failed: p.text("failed") == "forget",
         }
     }
@@ -338,6 +348,29 @@ impl Ftgp {
     }
 }
 
+/// Keep every paused arm and, when `keep` > 0 and more configurations are open, `keep` of them
+/// drawn at random without replacement (NePS's `samples_to_draw` on a table); the order stays
+/// the configurations'.
+fn subsample_new(cands: &mut Vec<(usize, Candidate)>, keep: usize, rng: &mut Rng) {
+    let open: Vec<usize> = (0..cands.len())
+        .filter(|&i| matches!(cands[i].1, Candidate::Config(_)))
+        .collect();
+    if keep == 0 || open.len() <= keep {
+        return;
+    }
+    let mut order = open;
+    rng.shuffle(&mut order);
+    let mut drop = vec![false; cands.len()];
+    for &i in &order[keep..] {
+        drop[i] = true;
+    }
+    let mut i = 0;
+    cands.retain(|_| {
+        i += 1;
+        !drop[i - 1]
+    });
+}
+
 impl Policy for Ftgp {
     fn begin(&mut self, cell: &CellStart<'_>) -> Result<()> {
         if let Some(p) = &cell.pool {
@@ -370,7 +403,8 @@ impl Policy for Ftgp {
             self.fit_due = false;
             self.fit();
         }
-        let cands = candidates(pool, view);
+        let mut cands = candidates(pool, view);
+        subsample_new(&mut cands, self.cfg.new_configs, rng);
         if cands.is_empty() {
             return Ok(idle(view));
         }
@@ -518,5 +552,39 @@ mod tests {
             vec![0.25, 0.0, 0.5, 0.0, 0.75, 0.5, 0.0, 0.0, 0.5]
         );
         assert_eq!(rows.cat, vec![0.0, 2.0, 1.0, -1.0, 0.0, 1.0]);
+    }
+
+    /// `new_configs`: every paused arm stays, `keep` open configurations stay (different ones
+    /// for different draws), in configuration order; 0 or a large `keep` changes nothing.
+    #[test]
+    fn subsampling_keeps_every_arm_and_that_many_new_configurations() {
+        let all: Vec<(usize, Candidate)> = (0..40)
+            .map(|c| {
+                if c % 5 == 0 {
+                    (c, Candidate::Arm(c / 5))
+                } else {
+                    (c, Candidate::Config(c as u32))
+                }
+            })
+            .collect();
+        let mut rng = Rng::new(7);
+        for keep in [0, 32, 100] {
+            let mut v = all.clone();
+            subsample_new(&mut v, keep, &mut rng);
+            assert_eq!(v.len(), 40, "keep {keep}");
+        }
+        let mut kept = std::collections::BTreeSet::new();
+        for _ in 0..4 {
+            let mut v = all.clone();
+            subsample_new(&mut v, 6, &mut rng);
+            let arms = v
+                .iter()
+                .filter(|x| matches!(x.1, Candidate::Arm(_)))
+                .count();
+            assert_eq!((arms, v.len()), (8, 14));
+            assert!(v.windows(2).all(|w| w[0].0 < w[1].0), "order kept");
+            kept.extend(v.iter().map(|x| x.0));
+        }
+        assert!(kept.len() > 14, "each decision draws afresh");
     }
 }
