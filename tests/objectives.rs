@@ -703,6 +703,140 @@ fn parego_scalarises_several_objectives_on_any_workers_and_refuses_one() {
     );
 }
 
+/// NSGA-II: generation 0 draws `population` configurations at random (with several workers,
+/// those proposed before `population` have finished too), every later evaluation is a child placed
+/// in the pool; identical on a rerun and at any `--threads`; with one objective it runs on the
+/// pool's score.
+#[test]
+fn nsga2_draws_one_generation_then_breeds_on_any_workers_and_threads() {
+    let dir = scratch("objectives-nsga2");
+    let policies = "[[policies]]\nfamily = \"nsga2\"\npopulation = 8\n[[policies]]\nfamily = \"nsga2\"\npopulation = 6\ntournament = \"crowded\"\nmutation_prob = 0.5\n";
+    for workers in [1, 3] {
+        let exp = experiment(
+            &dir,
+            &format!("nsga2-{workers}"),
+            &format!("objectives = [\"val_acc\", \"latency\"]\nworkers = {workers}"),
+            policies,
+        );
+        let mut regrets = Vec::new();
+        for (out, threads) in [("a", "1"), ("b", "2"), ("c", "2")] {
+            let out = dir.join(format!("{out}{workers}"));
+            run_ok(&[
+                "run",
+                exp.to_str().unwrap(),
+                "--out",
+                out.to_str().unwrap(),
+                "--threads",
+                threads,
+                "--quiet",
+            ]);
+            let runs = read(&out.join("runs.parquet"));
+            assert_eq!(u64s(&runs, "configs_drawn"), vec![40; 16]);
+            let stats = strs(&runs, "policy_stats");
+            let params = strs(&runs, "params");
+            for (s, p) in stats.iter().zip(&params) {
+                let s: serde_json::Value = serde_json::from_str(s).unwrap();
+                let population = if p.contains("\"population\":8") { 8 } else { 6 };
+                let (draws, children) = (
+                    s["draws"].as_u64().unwrap(),
+                    s["children"].as_u64().unwrap(),
+                );
+                assert_eq!(draws + children, 40, "{s}");
+                if workers == 1 {
+                    assert_eq!(draws, population, "{s}");
+                } else {
+                    assert!(
+                        (population..population + workers as u64).contains(&draws),
+                        "{s}"
+                    );
+                }
+                assert!(s["snapped"].as_u64().unwrap() <= children, "{s}");
+            }
+            regrets.push(f64s(&runs, "hv_regret"));
+        }
+        assert_eq!(regrets[0], regrets[1], "one and two threads");
+        assert_eq!(regrets[1], regrets[2], "a rerun");
+        assert!(
+            regrets[0].iter().all(|r| (0.0..1.0).contains(r)),
+            "{regrets:?}"
+        );
+    }
+    let one = experiment(&dir, "nsga2-one", "", policies);
+    let out = dir.join("one");
+    run_ok(&[
+        "run",
+        one.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+    ]);
+    let runs = read(&out.join("runs.parquet"));
+    assert_eq!(u64s(&runs, "configs_drawn"), vec![40; 16]);
+}
+
+/// MO-TPE: every cell evaluates its budget of distinct configurations on 1 and 3 workers, the
+/// same at one and two threads, ahead of random search on both tasks; one objective is refused.
+#[test]
+fn mo_tpe_runs_on_any_workers_and_threads_and_refuses_one_objective() {
+    let dir = scratch("objectives-mo-tpe");
+    let policies = "[[policies]]\nfamily = \"mo-tpe\"\n[[policies]]\nfamily = \"random-search\"\n";
+    for workers in [1, 3] {
+        let exp = experiment(
+            &dir,
+            &format!("mo-tpe-{workers}"),
+            &format!("objectives = [\"val_acc\", \"latency\"]\nworkers = {workers}"),
+            policies,
+        );
+        let mut regrets = Vec::new();
+        for (out, threads) in [("a", "1"), ("b", "2")] {
+            let out = dir.join(format!("{out}{workers}"));
+            run_ok(&[
+                "run",
+                exp.to_str().unwrap(),
+                "--out",
+                out.to_str().unwrap(),
+                "--threads",
+                threads,
+                "--quiet",
+            ]);
+            let runs = read(&out.join("runs.parquet"));
+            assert_eq!(u64s(&runs, "configs_drawn"), vec![40; 16]);
+            regrets.push((strs(&runs, "policy"), f64s(&runs, "hv_regret")));
+        }
+        assert_eq!(regrets[0], regrets[1], "one and two threads");
+        let (policy, regret) = &regrets[0];
+        let mean = |p: &str| {
+            let v: Vec<f64> = policy
+                .iter()
+                .zip(regret)
+                .filter(|(q, _)| q.starts_with(p))
+                .map(|x| *x.1)
+                .collect();
+            v.iter().sum::<f64>() / v.len() as f64
+        };
+        assert!(
+            mean("mo-tpe") < mean("random-search"),
+            "{workers} workers: mo-tpe {} against random search {}",
+            mean("mo-tpe"),
+            mean("random-search")
+        );
+    }
+    let one = experiment(&dir, "mo-tpe-one", "", policies);
+    let err = run_fails(
+        &[
+            "run",
+            one.to_str().unwrap(),
+            "--out",
+            dir.join("one").to_str().unwrap(),
+        ],
+        1,
+    );
+    assert!(
+        err.contains("mo-tpe splits by several objectives, but this experiment measures one"),
+        "{err}"
+    );
+}
+
 /// `trajectories = "incumbent-changes"` keeps every step after which the archive's hypervolume
 /// regret changed, so the anytime regret read from the kept rows is the full run's.
 #[test]

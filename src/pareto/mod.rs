@@ -47,7 +47,7 @@ pub use archive::{Archive, Front2, hypervolume_history};
 pub use distance::{epsilon_additive, igd_plus};
 pub use eaf::{DiffRect, attainment_surface, difference_at, eaf_difference, level_of_percentile};
 pub use hypervolume::hypervolume;
-pub use sort::{epsilon_net, nondominated_fronts, nondominated_order};
+pub use sort::{crowding_distance, epsilon_net, nondominated_fronts, nondominated_order};
 
 /// `a` weakly dominates `b` (no worse in every objective), minimising.
 #[inline]

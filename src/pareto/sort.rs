@@ -77,6 +77,42 @@ pub fn epsilon_net(points: &[f64], d: usize, members: &[usize], seed_dim: usize)
     order
 }
 
+/// NSGA-II's crowding distance of each of `members` (Deb, Pratap, Agarwal & Meyarivan 2002,
+/// §III-B), as Optuna 5.0.0 computes it (`_calc_crowding_distance`): per objective, the members
+/// sorted by it; when all are equal the objective adds nothing; otherwise each member adds the gap
+/// between its two neighbours divided by the objective's range over the members, and the first
+/// and last add infinity. Equal neighbours add 0 (Optuna's `inf - inf` rule). The distances are
+/// returned in the order of `members`.
+pub fn crowding_distance(points: &[f64], d: usize, members: &[usize]) -> Vec<f64> {
+    let m = members.len();
+    let mut out = vec![0.0; m];
+    let mut order: Vec<usize> = (0..m).collect();
+    for j in 0..d {
+        let v = |k: usize| points[members[k] * d + j];
+        order.sort_by(|&a, &b| v(a).total_cmp(&v(b)));
+        if m == 0 || v(order[0]) == v(order[m - 1]) {
+            continue;
+        }
+        let width = v(order[m - 1]) - v(order[0]);
+        let width = if width > 0.0 { width } else { 1.0 };
+        for pos in 0..m {
+            let below = if pos == 0 {
+                f64::NEG_INFINITY
+            } else {
+                v(order[pos - 1])
+            };
+            let above = if pos + 1 == m {
+                f64::INFINITY
+            } else {
+                v(order[pos + 1])
+            };
+            let gap = if below == above { 0.0 } else { above - below };
+            out[order[pos]] += gap / width;
+        }
+    }
+    out
+}
+
 /// Every point without a NaN, best first: front by front, each front as an ε-net seeded by
 /// objective `seed_dim`.
 pub fn nondominated_order(points: &[f64], d: usize, seed_dim: usize) -> Vec<usize> {
@@ -113,6 +149,31 @@ mod tests {
         assert_eq!(
             nondominated_fronts(&p, 2),
             vec![vec![0, 2, 4, 5], vec![1], vec![3]]
+        );
+    }
+
+    #[test]
+    fn crowding_distance_by_hand_as_optuna_computes_it() {
+        // Four points on a front: (0,3) (1,2) (2,1.5) (4,0). Objective 0 ranges over 4, objective
+        // 1 over 3. The extremes get infinity; (1,2): (2-0)/4 + (3-1.5)/3 = 1.0; (2,1.5):
+        // (4-1)/4 + (2-0)/3 = 0.75 + 0.6667.
+        let p = [0.0, 3.0, 1.0, 2.0, 2.0, 1.5, 4.0, 0.0];
+        let c = crowding_distance(&p, 2, &[0, 1, 2, 3]);
+        assert_eq!((c[0], c[3]), (f64::INFINITY, f64::INFINITY));
+        assert!((c[1] - 1.0).abs() < 1e-12, "{c:?}");
+        assert!((c[2] - (0.75 + 2.0 / 3.0)).abs() < 1e-12, "{c:?}");
+        // A subset in another order: distances follow `members`' order. An objective where all
+        // members are equal adds nothing; equal neighbours add 0.
+        let c = crowding_distance(&p, 2, &[2, 1]);
+        assert_eq!(c, vec![f64::INFINITY, f64::INFINITY]);
+        let q = [1.0, 5.0, 1.0, 6.0, 1.0, 6.0, 1.0, 7.0];
+        let c = crowding_distance(&q, 2, &[0, 1, 2, 3]);
+        assert_eq!(c[0], f64::INFINITY);
+        assert_eq!(c[3], f64::INFINITY);
+        // (1,6) twice: neighbours 5 and 6 (gap 1/2), and 6 and 7 (gap 1/2) or the reverse.
+        assert!(
+            (c[1] - 0.5).abs() < 1e-12 && (c[2] - 0.5).abs() < 1e-12,
+            "{c:?}"
         );
     }
 

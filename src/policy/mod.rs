@@ -294,6 +294,8 @@ static REGISTRY: LazyLock<Vec<Family>> = LazyLock::new(|| {
         cash::family_tpe(),
         cash::family_smac(),
         cash::family_parego(),
+        cash::family_nsga2(),
+        cash::family_mo_tpe(),
         ttts::family_ttts(),
         ttts::family_t3c(),
         ttts::family_dttts(),

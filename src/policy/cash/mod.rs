@@ -13,6 +13,10 @@
 //!   0.3 codes them (Auto-WEKA drove hyperopt's TPE).
 //! - `parego`: Knowles 2006 (several objectives, `[world] objectives`): a random augmented
 //!   Chebyshev scalarisation at every proposal, modelled by `tpe` or `smac`.
+//! - `mo-tpe`: Ozaki et al. 2020/2022 (several objectives): `tpe` whose good group is chosen by
+//!   non-dominated ranks and a greedy hypervolume subset selection, as Optuna 5.0.0's TPESampler.
+//! - `nsga2`: Deb et al. 2002 with Optuna 5.0.0's NSGAIISampler's choices (several objectives
+//!   or one): generations, survivors by fronts and crowding, children snapped to the pool.
 //! - `smac`: Hutter, Hoos & Leyton-Brown 2011, "Sequential Model-Based Optimization for General
 //!   Algorithm Configuration", LION 5, §4.3 (random forest, mean and variance from the trees) and
 //!   §4.1 (expected improvement), with every second configuration drawn at random (§4.2
@@ -26,12 +30,16 @@
 mod ex_def;
 pub mod forest;
 mod grid_search;
+mod mo_tpe;
+mod nsga2;
 mod parego;
 mod smac;
 mod tpe;
 
 pub use ex_def::*;
 pub use grid_search::*;
+pub use mo_tpe::*;
+pub use nsga2::*;
 pub use parego::*;
 pub use smac::*;
 pub use tpe::*;
@@ -75,6 +83,10 @@ pub trait Proposer: Send {
     /// orientation, the order of `PoolStart::objectives`), None when its evaluation failed;
     /// told just before `tell`.
     fn tell_objectives(&mut self, _config: u32, _budget: u32, _values: Option<&[f64]>) {}
+    /// The proposer's own counts for the cell (`runs.parquet`'s `policy_stats`), or None.
+    fn stats(&self) -> Option<serde_json::Value> {
+        None
+    }
 }
 
 /// A single-fidelity model refitted from scratch by a caller that tells it a history of its
@@ -151,6 +163,10 @@ impl<P: Proposer> Policy for Evaluator<P> {
 
     fn begin(&mut self, start: &CellStart<'_>) -> Result<()> {
         self.inner.begin(start)
+    }
+
+    fn finish(&mut self) -> Result<Option<String>> {
+        Ok(self.inner.stats().map(|v| v.to_string()))
     }
 
     fn observe(&mut self, obs: &Observation<'_>) {
@@ -366,6 +382,7 @@ mod tests {
             hist: History::default(),
             running: Vec::new(),
             cache: TpeCache::default(),
+            mo: None,
         };
         assert_eq!(t(false).n_below(200), 30);
         assert_eq!(t(true).n_below(200), 3); // ⌈0.15 √200⌉ = ⌈2.12⌉
@@ -496,6 +513,7 @@ mod tests {
             hist: History::default(),
             running: Vec::new(),
             cache: TpeCache::default(),
+            mo: None,
         }
     }
 

@@ -77,6 +77,7 @@ pub(super) fn tpe_of(p: &Params) -> Tpe {
         hist: History::default(),
         running: Vec::new(),
         cache: TpeCache::default(),
+        mo: None,
     }
 }
 
@@ -103,6 +104,9 @@ pub struct Tpe {
     /// Configurations running on other workers at the next proposal.
     pub(super) running: Vec<u32>,
     pub(super) cache: TpeCache,
+    /// MO-TPE (`mo_tpe.rs`): per configuration evaluated, its objectives (minimised). When set,
+    /// the split is MO-TPE's and the good group's weights are uniform.
+    pub(super) mo: Option<std::collections::HashMap<u32, Vec<f64>>>,
 }
 
 /// A mixture of truncated Gaussians on [0, 1]: per kernel its centre, 1/(2σ²) and its weight
@@ -226,6 +230,9 @@ impl Tpe {
 
     /// The good and bad groups (indices into the history), each in evaluation order.
     fn split(&self) -> (Vec<usize>, Vec<usize>) {
+        if let Some(mo) = &self.mo {
+            return super::mo_tpe::split(&self.hist.obs, mo, self.gamma);
+        }
         let obs = &self.hist.obs;
         let mut idx: Vec<usize> = (0..obs.len()).collect();
         // Best first; ties: the earlier evaluation first (hyperopt's stable argsort of losses).
@@ -248,9 +255,20 @@ impl Tpe {
     }
 
     /// (value, weight) pairs over the observations `members`: of dimension `d` of their learner,
-    /// or of the learner itself (`None`); weights by hyperopt's linear forgetting.
-    fn values(&self, p: &PoolView<'_>, members: &[usize], d: Option<usize>) -> Vec<(f64, f64)> {
-        let w = forgetting_weights(members.len(), self.forgetting);
+    /// or of the learner itself (`None`); weights by hyperopt's linear forgetting, except in
+    /// MO-TPE's good group (`below`), where they are uniform (Optuna 5.0.0's).
+    fn values(
+        &self,
+        p: &PoolView<'_>,
+        members: &[usize],
+        d: Option<usize>,
+        below: bool,
+    ) -> Vec<(f64, f64)> {
+        let w = if below && self.mo.is_some() {
+            vec![1.0; members.len()]
+        } else {
+            forgetting_weights(members.len(), self.forgetting)
+        };
         members
             .iter()
             .zip(w)
@@ -278,8 +296,8 @@ impl Tpe {
         out.fill(0.0);
         for (k, dim) in p.space.learners[l].iter().enumerate() {
             let (b, a) = (
-                self.values(p, below, Some(k)),
-                self.values(p, above, Some(k)),
+                self.values(p, below, Some(k), true),
+                self.values(p, above, Some(k), false),
             );
             if dim.scale.is_categorical() {
                 let n = dim.scale.levels();
@@ -343,8 +361,8 @@ impl Tpe {
         let nl = p.space.learners.len();
         // The root: which learner.
         let (rb, ra) = (
-            categorical_posterior(nl, &self.values(p, &below, None), self.prior_weight),
-            categorical_posterior(nl, &self.values(p, &above, None), self.prior_weight),
+            categorical_posterior(nl, &self.values(p, &below, None, true), self.prior_weight),
+            categorical_posterior(nl, &self.values(p, &above, None, false), self.prior_weight),
         );
         let root: Vec<f64> = (0..nl).map(|l| rb[l].ln() - ra[l].ln()).collect();
         let cands = candidate_list(p, self.candidates, rng);
