@@ -655,6 +655,35 @@ fn the_readme_experiment_is_the_bundled_file_and_runs() {
     assert_eq!((names.len(), tasks.len()), (2, 6));
 }
 
+/// `run` of `exp` into `out` at `threads`, quietly; its runs.parquet.
+fn run_at(exp: &Path, out: &Path, threads: &str) -> DataFrame {
+    run_ok(&[
+        "run",
+        exp.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--threads",
+        threads,
+        "--quiet",
+    ]);
+    read(&out.join("runs.parquet"))
+}
+
+/// An experiment of one objective with `policies` is refused with `words`.
+fn refused_with_one_objective(dir: &Path, name: &str, policies: &str, words: &str) {
+    let one = experiment(dir, name, "", policies);
+    let err = run_fails(
+        &[
+            "run",
+            one.to_str().unwrap(),
+            "--out",
+            dir.join(name).to_str().unwrap(),
+        ],
+        1,
+    );
+    assert!(err.contains(words), "{err}");
+}
+
 /// ParEGO needs several objectives, runs on several workers, and gives the same cells when run
 /// again; its cells each evaluate the budget's 40 configurations.
 #[test]
@@ -668,38 +697,18 @@ fn parego_scalarises_several_objectives_on_any_workers_and_refuses_one() {
             &format!("objectives = [\"val_acc\", \"latency\"]\nworkers = {workers}"),
             policies,
         );
-        let (a, b) = (
-            dir.join(format!("a{workers}")),
-            dir.join(format!("b{workers}")),
-        );
-        for out in [&a, &b] {
-            run_ok(&[
-                "run",
-                exp.to_str().unwrap(),
-                "--out",
-                out.to_str().unwrap(),
-                "--quiet",
-            ]);
-        }
-        let (ra, rb) = (read(&a.join("runs.parquet")), read(&b.join("runs.parquet")));
+        let ra = run_at(&exp, &dir.join(format!("a{workers}")), "2");
+        let rb = run_at(&exp, &dir.join(format!("b{workers}")), "2");
         assert_eq!(f64s(&ra, "hv_regret"), f64s(&rb, "hv_regret"));
         assert_eq!(u64s(&ra, "configs_drawn"), vec![40; 16]);
         let regret = f64s(&ra, "hv_regret");
         assert!(regret.iter().all(|r| (0.0..1.0).contains(r)), "{regret:?}");
     }
-    let one = experiment(&dir, "parego-one", "", policies);
-    let err = run_fails(
-        &[
-            "run",
-            one.to_str().unwrap(),
-            "--out",
-            dir.join("one").to_str().unwrap(),
-        ],
-        1,
-    );
-    assert!(
-        err.contains("parego scalarises several objectives, but this experiment measures one"),
-        "{err}"
+    refused_with_one_objective(
+        &dir,
+        "parego-one",
+        policies,
+        "parego scalarises several objectives, but this experiment measures one",
     );
 }
 
@@ -720,17 +729,7 @@ fn nsga2_draws_one_generation_then_breeds_on_any_workers_and_threads() {
         );
         let mut regrets = Vec::new();
         for (out, threads) in [("a", "1"), ("b", "2"), ("c", "2")] {
-            let out = dir.join(format!("{out}{workers}"));
-            run_ok(&[
-                "run",
-                exp.to_str().unwrap(),
-                "--out",
-                out.to_str().unwrap(),
-                "--threads",
-                threads,
-                "--quiet",
-            ]);
-            let runs = read(&out.join("runs.parquet"));
+            let runs = run_at(&exp, &dir.join(format!("{out}{workers}")), threads);
             assert_eq!(u64s(&runs, "configs_drawn"), vec![40; 16]);
             let stats = strs(&runs, "policy_stats");
             let params = strs(&runs, "params");
@@ -762,15 +761,7 @@ fn nsga2_draws_one_generation_then_breeds_on_any_workers_and_threads() {
         );
     }
     let one = experiment(&dir, "nsga2-one", "", policies);
-    let out = dir.join("one");
-    run_ok(&[
-        "run",
-        one.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--quiet",
-    ]);
-    let runs = read(&out.join("runs.parquet"));
+    let runs = run_at(&one, &dir.join("one"), "1");
     assert_eq!(u64s(&runs, "configs_drawn"), vec![40; 16]);
 }
 
@@ -789,17 +780,7 @@ fn mo_tpe_runs_on_any_workers_and_threads_and_refuses_one_objective() {
         );
         let mut regrets = Vec::new();
         for (out, threads) in [("a", "1"), ("b", "2")] {
-            let out = dir.join(format!("{out}{workers}"));
-            run_ok(&[
-                "run",
-                exp.to_str().unwrap(),
-                "--out",
-                out.to_str().unwrap(),
-                "--threads",
-                threads,
-                "--quiet",
-            ]);
-            let runs = read(&out.join("runs.parquet"));
+            let runs = run_at(&exp, &dir.join(format!("{out}{workers}")), threads);
             assert_eq!(u64s(&runs, "configs_drawn"), vec![40; 16]);
             regrets.push((strs(&runs, "policy"), f64s(&runs, "hv_regret")));
         }
@@ -821,19 +802,11 @@ fn mo_tpe_runs_on_any_workers_and_threads_and_refuses_one_objective() {
             mean("random-search")
         );
     }
-    let one = experiment(&dir, "mo-tpe-one", "", policies);
-    let err = run_fails(
-        &[
-            "run",
-            one.to_str().unwrap(),
-            "--out",
-            dir.join("one").to_str().unwrap(),
-        ],
-        1,
-    );
-    assert!(
-        err.contains("mo-tpe splits by several objectives, but this experiment measures one"),
-        "{err}"
+    refused_with_one_objective(
+        &dir,
+        "mo-tpe-one",
+        policies,
+        "mo-tpe splits by several objectives, but this experiment measures one",
     );
 }
 
@@ -936,4 +909,56 @@ fn show_draws_a_cells_hypervolume_regret_beside_its_scores() {
     // An experiment of one objective has no such panel.
     let (_, csv1) = shown("single", "");
     assert!(!csv1.contains("hypervolume regret") && csv1.contains("incumbent"));
+}
+
+/// `reproduce mo-tpe`, trimmed to 30 evaluations and 2 seeds: both experiments run, the claim is
+/// tested over the 7 datasets in one family of three (Holm), and the per-dataset table holds every
+/// (dataset, policy) with its 2 cells; the table's scores are the runs' final hypervolume regrets.
+#[test]
+fn reproduce_mo_tpe_tests_the_claim_over_seven_datasets() {
+    let out = scratch("objectives-reproduce-mo-tpe");
+    let opts = common::trimmed_reproduction(
+        &out,
+        &[
+            ("mo-tpe-nasbench201.toml", "[30]"),
+            ("mo-tpe-fcnet.toml", "[30]"),
+        ],
+        2,
+    );
+    banditbench::reproduce::mo_tpe::reproduce(&opts).unwrap();
+    let dir = out.join("mo-tpe");
+    let claim = std::fs::read_to_string(dir.join("claim.md")).unwrap();
+    for part in ["NSGA-II's", "ParEGO's", "random search's"] {
+        assert!(
+            claim.contains(&format!("MO-TPE's hypervolume regret is lower than {part}")),
+            "{claim}"
+        );
+    }
+    let readme = std::fs::read_to_string(dir.join("README.md")).unwrap();
+    assert!(readme.contains("7 dataset units"), "{readme}");
+    let csv = std::fs::read_to_string(dir.join("final.csv")).unwrap();
+    let rows: Vec<&str> = csv.lines().skip(1).collect();
+    assert_eq!(rows.len(), 7 * 4, "{csv}");
+    let runs = read(&out.join("mo-tpe-fcnet/runs.parquet"));
+    let (ds, pol, regret) = (
+        strs(&runs, "dataset"),
+        strs(&runs, "policy"),
+        f64s(&runs, "hv_regret"),
+    );
+    for row in rows
+        .iter()
+        .filter(|r| r.starts_with("naval_propulsion,mo-tpe,"))
+    {
+        let f: Vec<&str> = row.split(',').collect();
+        assert_eq!(f[2], "2");
+        let mine: Vec<f64> = (0..ds.len())
+            .filter(|&i| ds[i] == "naval_propulsion" && pol[i].starts_with("mo-tpe"))
+            .map(|i| regret[i])
+            .collect();
+        let mean = mine.iter().sum::<f64>() / 2.0;
+        assert!(
+            (f[3].parse::<f64>().unwrap() - mean).abs() < 1e-12,
+            "{row} vs {mine:?}"
+        );
+    }
 }

@@ -201,7 +201,7 @@ fn bookkeeping(r: &super::CellResult, best_seen: bool) -> Result<(), String> {
 /// sample, grid search needs a grid and Ex-Def the learners' recorded defaults (NAS-Bench-201
 /// records none); ParEGO and MO-ASHA need several objectives. Any other failure there is a
 /// defect.
-const NEEDS_DATA: [(&str, &str, &str); 9] = [
+const NEEDS_DATA: [(&str, &str, &str); 12] = [
     ("grid-search", "taskset", "grid-search needs a grid pool"),
     (
         "ex-def",
@@ -223,6 +223,13 @@ const NEEDS_DATA: [(&str, &str, &str); 9] = [
     ("mo-asha", "per learner", "mo-asha ranks several objectives"),
     ("mo-asha", "joint", "mo-asha ranks several objectives"),
     ("mo-asha", "taskset", "mo-asha ranks several objectives"),
+    (
+        "mo-tpe",
+        "per learner",
+        "mo-tpe splits by several objectives",
+    ),
+    ("mo-tpe", "joint", "mo-tpe splits by several objectives"),
+    ("mo-tpe", "taskset", "mo-tpe splits by several objectives"),
 ];
 
 #[test]

@@ -6,6 +6,7 @@ pub(crate) mod claims;
 pub mod erucb;
 pub mod freeze_thaw;
 pub mod hamlet;
+pub mod mo_tpe;
 pub mod mutant_ucb;
 pub mod shang;
 
@@ -64,6 +65,11 @@ pub const PAPERS: &[Paper] = &[
         name: "freeze-thaw",
         about: "Kadra et al. 2023 (DPL): DPL against random search, Hyperband, ASHA and HAMLET's rules on the 12 TaskSet tables, normalised regret and rank over 1 000 one-unit evaluations",
         run: freeze_thaw::reproduce,
+    },
+    Paper {
+        name: "mo-tpe",
+        about: "Ozaki et al. 2020 (MO-TPE): MO-TPE against NSGA-II, ParEGO and random search by final hypervolume regret on NAS-Bench-201 and FCNet, 200 evaluations",
+        run: mo_tpe::reproduce,
     },
 ];
 
