@@ -137,6 +137,27 @@ impl Space {
     }
 }
 
+/// A numeric dimension on [0, 1], linear (tests).
+#[cfg(test)]
+pub(crate) const UNIT: Scale = Scale::Numeric {
+    log: false,
+    lo: 0.0,
+    hi: 1.0,
+    int: false,
+};
+
+#[cfg(test)]
+impl SpaceDim {
+    /// A dimension named `name` of `scale`, without level texts (tests).
+    pub(crate) fn of(name: &str, scale: Scale) -> SpaceDim {
+        SpaceDim {
+            name: name.into(),
+            scale,
+            choices: Vec::new(),
+        }
+    }
+}
+
 /// How the flat encoding holds the learner (the root of the CASH space).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Root {
@@ -287,16 +308,7 @@ mod tests {
 
     #[test]
     fn flat_encoding_puts_each_learner_in_its_own_columns() {
-        let d = |n: &str| SpaceDim {
-            name: n.into(),
-            scale: Scale::Numeric {
-                log: false,
-                lo: 0.0,
-                hi: 1.0,
-                int: false,
-            },
-            choices: Vec::new(),
-        };
+        let d = |n: &str| SpaceDim::of(n, UNIT);
         let mut s = Space::new(vec![vec![d("a")], vec![d("b"), d("c")]]);
         s.push(0, &[0.3]);
         s.push(1, &[0.1, f32::NAN]);

@@ -522,22 +522,10 @@ mod tests {
     }
 
     fn grid() -> Space {
+        use crate::space::{SpaceDim, UNIT};
         let mut space = Space::new(vec![vec![
-            crate::space::SpaceDim {
-                name: "a".into(),
-                scale: Scale::Categorical(3),
-                choices: Vec::new(),
-            },
-            crate::space::SpaceDim {
-                name: "b".into(),
-                scale: Scale::Numeric {
-                    log: false,
-                    lo: 0.0,
-                    hi: 1.0,
-                    int: false,
-                },
-                choices: Vec::new(),
-            },
+            SpaceDim::of("a", Scale::Categorical(3)),
+            SpaceDim::of("b", UNIT),
         ]]);
         for a in 0..3 {
             for b in 0..5 {

@@ -515,28 +515,18 @@ mod tests {
     use super::*;
     use crate::space::{Scale, Space, SpaceDim};
 
-    fn dim(name: &str, scale: Scale) -> SpaceDim {
-        SpaceDim {
-            name: name.into(),
-            scale,
-            choices: Vec::new(),
-        }
-    }
-
     /// Two learners, one with a numeric and a categorical dimension, one with a numeric one:
     /// numeric columns per learner (0 when inactive), the learner and categorical levels in the
     /// Hamming columns (−1 when inactive), the budget appended last.
     #[test]
     fn features_split_numeric_and_categorical_columns() {
-        let num = Scale::Numeric {
-            log: false,
-            lo: 0.0,
-            hi: 1.0,
-            int: false,
-        };
+        let num = crate::space::UNIT;
         let mut space = Space::new(vec![
-            vec![dim("a", num), dim("k", Scale::Categorical(3))],
-            vec![dim("b", num)],
+            vec![
+                SpaceDim::of("a", num),
+                SpaceDim::of("k", Scale::Categorical(3)),
+            ],
+            vec![SpaceDim::of("b", num)],
         ]);
         space.push(0, &[0.25, 2.0]);
         space.push(1, &[0.75]);
