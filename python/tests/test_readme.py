@@ -174,3 +174,10 @@ def test_the_several_objectives_snippet_runs_as_written(tmp_path, monkeypatch):
     ranking = scope["results"].ranking.set_index("policy")["mean_score"]
     mean = runs.groupby("policy")["hv_regret"].mean()
     assert ((ranking - mean.loc[ranking.index]).abs() < 1e-12).all()
+    # The EAF difference as a DataFrame: regions on each of the 3 tasks, each with a share
+    # difference in [-1, 1] that is not 0, drawn between the two policies' attainment.
+    regions = scope["regions"]
+    assert regions["panel"].nunique() == 3, regions["panel"].unique()
+    assert regions["value"].between(-1, 1).all() and (regions["value"] != 0).all()
+    assert set(scope["report"].tables["eaf_diff"]["series"].dropna()) >= {"optuna-motpe",
+                                                                          "random-search"}
