@@ -201,7 +201,7 @@ fn bookkeeping(r: &super::CellResult, best_seen: bool) -> Result<(), String> {
 /// sample, grid search needs a grid and Ex-Def the learners' recorded defaults (NAS-Bench-201
 /// records none); ParEGO and MO-ASHA need several objectives. Any other failure there is a
 /// defect.
-const NEEDS_DATA: [(&str, &str, &str); 12] = [
+const NEEDS_DATA: [(&str, &str, &str); 15] = [
     ("grid-search", "taskset", "grid-search needs a grid pool"),
     (
         "ex-def",
@@ -230,6 +230,21 @@ const NEEDS_DATA: [(&str, &str, &str); 12] = [
     ),
     ("mo-tpe", "joint", "mo-tpe splits by several objectives"),
     ("mo-tpe", "taskset", "mo-tpe splits by several objectives"),
+    (
+        "mo-hyperband",
+        "per learner",
+        "mo-hyperband ranks several objectives",
+    ),
+    (
+        "mo-hyperband",
+        "joint",
+        "mo-hyperband ranks several objectives",
+    ),
+    (
+        "mo-hyperband",
+        "taskset",
+        "mo-hyperband ranks several objectives",
+    ),
 ];
 
 #[test]

@@ -77,21 +77,51 @@ pub fn family_asha() -> Family {
     }
 }
 
+/// The parameters of a rung ranked by several objectives (mo-asha, mo-hyperband).
+pub(super) fn mo_params() -> Vec<ParamDef> {
+    vec![
+        ParamDef {
+            name: "seed_objective",
+            kind: Kind::Int { min: 0, max: 63 },
+            default: Value::Int(0),
+            doc: "the objective (0-based, in [world] objectives' order) whose best point opens each front's epsilon-net, so it is promoted first (Syne Tune's NonDominatedPriority dim; 0 is its default)",
+        },
+        ParamDef::choice(
+            "scale",
+            &["raw", "range"],
+            "raw",
+            "the units the epsilon-net measures distances in: raw, the recorded units (Syne Tune's; an objective of large numbers then decides the spread), or range, each objective divided by its range over the rung's results (the fronts are the same either way)",
+        ),
+    ]
+}
+
+/// The directions of a cell's several objectives, or the error naming `family` when the
+/// experiment measures one or `seed_objective` is out of range.
+pub(super) fn mo_directions(
+    family: &str,
+    start: &crate::protocol::CellStart<'_>,
+    seed_objective: usize,
+) -> anyhow::Result<Vec<bool>> {
+    let objectives = start.pool.as_ref().map_or(&[][..], |p| &p.objectives[..]);
+    if objectives.len() < 2 {
+        anyhow::bail!(
+            "{family} ranks several objectives, but this experiment measures one; name them in [world] objectives (e.g. objectives = [\"val_acc\", \"latency\"])"
+        );
+    }
+    if seed_objective >= objectives.len() {
+        anyhow::bail!(
+            "{family}: seed_objective = {seed_objective} but the experiment measures {} objectives (0 to {})",
+            objectives.len(),
+            objectives.len() - 1
+        );
+    }
+    Ok(objectives.iter().map(|o| o.1).collect())
+}
+
 pub fn family_mo_asha() -> Family {
     let mut params = common_params();
     params.push(s_param());
-    params.push(ParamDef {
-        name: "seed_objective",
-        kind: Kind::Int { min: 0, max: 63 },
-        default: Value::Int(0),
-        doc: "the objective (0-based, in [world] objectives' order) whose best point opens each front's epsilon-net, so it is promoted first (Syne Tune's NonDominatedPriority dim; 0 is its default)",
-    });
-    params.push(ParamDef::choice(
-        "scale",
-        &["raw", "range"],
-        "raw",
-        "the units the epsilon-net measures distances in: raw, the recorded units (Syne Tune's; an objective of large numbers then decides the spread), or range, each objective divided by its range over the rung's results (the fronts are the same either way)",
-    ));
+    params.extend(mo_params());
     Family {
         name: "mo-asha",
         summary: "several objectives: ASHA whose rungs rank results by non-dominated sorting, an epsilon-net within each front; promote from the top 1/eta",
@@ -123,22 +153,9 @@ struct MoAsha {
 
 impl crate::protocol::Policy for MoAsha {
     fn begin(&mut self, start: &crate::protocol::CellStart<'_>) -> anyhow::Result<()> {
-        let objectives = start.pool.as_ref().map_or(&[][..], |p| &p.objectives[..]);
-        if objectives.len() < 2 {
-            anyhow::bail!(
-                "mo-asha ranks several objectives, but this experiment measures one; name them in [world] objectives (e.g. objectives = [\"val_acc\", \"latency\"])"
-            );
-        }
-        if self.seed_objective >= objectives.len() {
-            anyhow::bail!(
-                "mo-asha: seed_objective = {} but the experiment measures {} objectives (0 to {})",
-                self.seed_objective,
-                objectives.len(),
-                objectives.len() - 1
-            );
-        }
+        let maximize = mo_directions("mo-asha", start, self.seed_objective)?;
         self.asha.mo = Some(MoSetup {
-            maximize: objectives.iter().map(|o| o.1).collect(),
+            maximize,
             seed_objective: self.seed_objective,
             by_range: self.by_range,
         });
@@ -200,7 +217,7 @@ impl MoRung {
 
 /// Each objective of `points` (rows of `d`) divided by its range over them (left as it is where
 /// the range is 0), so that distances weigh the objectives alike.
-fn scaled_by_range(points: &[f64], d: usize) -> Vec<f64> {
+pub(super) fn scaled_by_range(points: &[f64], d: usize) -> Vec<f64> {
     let mut lo = vec![f64::INFINITY; d];
     let mut hi = vec![f64::NEG_INFINITY; d];
     for row in points.chunks(d) {

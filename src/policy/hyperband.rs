@@ -17,6 +17,11 @@
 //! configuration from r_i to r_{i+1} units trains its units r_i + 1 … r_{i+1} (the paper's
 //! "resume" variant; no unit is paid for twice). `R = 0` means the pool's full curve length.
 //! Ranking ties go to the earlier-drawn arm.
+//! - `mo-hyperband` (Schmucker, Donini, Zafar, Perrone & Archambeau 2021, "Multi-objective
+//!   multi-fidelity hyperparameter optimization with application to fairness", MO-Hyperband):
+//!   Hyperband on several objectives (`[world] objectives`), a complete rung ranked as MO-ASHA
+//!   ranks one (non-dominated fronts, each an ε-net seeded by `seed_objective`,
+//!   `pareto::nondominated_order`; failed results last) and its top ⌊n_i/η⌋ promoted.
 
 use super::cash::{Proposal, Proposer};
 use super::{Action, Family, Kind, ParamDef, Params, Rule, Value};
@@ -135,6 +140,59 @@ pub fn family_hyperband() -> Family {
     }
 }
 
+pub fn family_mo_hyperband() -> Family {
+    let mut params = vec![eta_param()];
+    params.extend(r_params());
+    params.extend(super::asha::mo_params());
+    Family {
+        name: "mo-hyperband",
+        summary: "several objectives: Hyperband whose complete rungs rank results by non-dominated sorting, an epsilon-net within each front; promote the top 1/eta",
+        source: "Schmucker, Donini, Zafar, Perrone & Archambeau 2021, 'Multi-objective multi-fidelity hyperparameter optimization with application to fairness' (MO-Hyperband, beside MO-ASHA); the rung order as mo-asha's (Salinas et al. 2021: non-dominated fronts, each an epsilon-net); Hyperband: Li et al. 2018, JMLR 18, Algorithm 1",
+        worlds: WORLDS,
+        parallel: WORLDS,
+        params,
+        build: |p: &Params, _| {
+            Box::new(MoHyperband {
+                hb: Halving::new(
+                    Plan::Hyperband,
+                    p.int("eta") as u32,
+                    p.int("r_max") as u32,
+                    p.int("r_min") as u32,
+                ),
+                seed_objective: p.int("seed_objective") as usize,
+                by_range: p.text("scale") == "range",
+            })
+        },
+    }
+}
+
+/// MO-Hyperband: Hyperband ranking several objectives; it learns their directions when its cell
+/// begins.
+struct MoHyperband {
+    hb: Halving,
+    seed_objective: usize,
+    by_range: bool,
+}
+
+impl Policy for MoHyperband {
+    fn begin(&mut self, start: &CellStart<'_>) -> Result<()> {
+        let maximize = super::asha::mo_directions("mo-hyperband", start, self.seed_objective)?;
+        self.hb.mo = Some(MoRank {
+            maximize,
+            seed_objective: self.seed_objective,
+            by_range: self.by_range,
+            last: Vec::new(),
+        });
+        Ok(())
+    }
+    fn try_decide(&mut self, view: &View<'_>, rng: &mut Rng) -> Result<Action> {
+        self.hb.try_decide(view, rng)
+    }
+    fn observe(&mut self, obs: &Observation<'_>) {
+        self.hb.observe(obs)
+    }
+}
+
 /// Random search with any number of workers: each free worker continues an unfinished
 /// configuration whose last unit is in (the longest waiting first), or draws a new one.
 pub struct RandomSearch {
@@ -195,6 +253,41 @@ pub(super) struct Halving {
     current: Option<Bracket>,
     /// The model choosing the configurations a bracket starts (BOHB's; `None`: random draws).
     model: Option<Box<Guided>>,
+    /// MO-Hyperband: rungs ranked by several objectives (set when its cell begins).
+    mo: Option<MoRank>,
+}
+
+/// Several objectives: their directions, the ε-net's seed, the scale of its distances, and per
+/// arm its objectives at its last trained unit (minimised; None when it failed).
+struct MoRank {
+    maximize: Vec<bool>,
+    seed_objective: usize,
+    by_range: bool,
+    last: Vec<Option<Vec<f64>>>,
+}
+
+impl MoRank {
+    /// `members` best first: non-dominated fronts, each an ε-net; failed arms last, in order.
+    fn order(&self, members: &[usize]) -> Vec<usize> {
+        let d = self.maximize.len();
+        let (scored, failed): (Vec<usize>, Vec<usize>) = members
+            .iter()
+            .partition(|&&a| self.last.get(a).is_some_and(Option::is_some));
+        let points: Vec<f64> = scored
+            .iter()
+            .flat_map(|&a| self.last[a].clone().unwrap_or_default())
+            .collect();
+        let points = if self.by_range {
+            super::asha::scaled_by_range(&points, d)
+        } else {
+            points
+        };
+        crate::pareto::nondominated_order(&points, d, self.seed_objective)
+            .into_iter()
+            .map(|i| scored[i])
+            .chain(failed)
+            .collect()
+    }
 }
 
 /// A [`Proposer`] inside Hyperband's brackets, and what it is told: each arm's result at every
@@ -268,6 +361,7 @@ impl Halving {
             next_bracket: 0,
             current: None,
             model: None,
+            mo: None,
         }
     }
 
@@ -396,8 +490,14 @@ impl Policy for Halving {
             // The rung is complete: promote the best floor(n_i / eta) by their last score.
             if b.rung + 1 < b.rungs.len() && !b.members.is_empty() {
                 let keep = b.rungs[b.rung + 1].0.min(b.members.len());
-                let mut ranked = b.members.clone();
-                ranked.sort_by(|&x, &y| pool.last[y].total_cmp(&pool.last[x]).then(x.cmp(&y)));
+                let mut ranked = match &self.mo {
+                    Some(mo) => mo.order(&b.members),
+                    None => {
+                        let mut r = b.members.clone();
+                        r.sort_by(|&x, &y| pool.last[y].total_cmp(&pool.last[x]).then(x.cmp(&y)));
+                        r
+                    }
+                };
                 ranked.truncate(keep);
                 ranked.sort_unstable();
                 b.members = ranked;
@@ -427,6 +527,24 @@ impl Policy for Halving {
     fn observe(&mut self, obs: &Observation<'_>) {
         if let Some(m) = self.model.as_mut() {
             m.observe(obs.arm, obs.reward);
+        }
+        if let Some(mo) = self.mo.as_mut() {
+            if mo.last.len() <= obs.arm {
+                mo.last.resize(obs.arm + 1, None);
+            }
+            mo.last[obs.arm] = obs
+                .reward
+                .filter(|_| {
+                    obs.objectives.len() == mo.maximize.len()
+                        && obs.objectives.iter().all(|x| x.is_finite())
+                })
+                .map(|_| {
+                    obs.objectives
+                        .iter()
+                        .zip(&mo.maximize)
+                        .map(|(&x, &max)| if max { -x } else { x })
+                        .collect()
+                });
         }
     }
 
@@ -476,6 +594,39 @@ mod tests {
                 (1, 3, None)
             ]
         );
+    }
+
+    /// MO-Hyperband's rung order: MO-ASHA's (fronts, each an ε-net from the best of
+    /// `seed_objective`), failed arms last; arms of the rung only, whatever else was observed.
+    #[test]
+    fn mo_hyperband_ranks_a_rung_by_fronts_then_epsilon_net() {
+        // (accuracy, seconds), minimised as (-accuracy, seconds): front {0, 2, 4}, then {1, 3};
+        // arm 5 failed; arm 6 is not in the rung.
+        let mut last: Vec<Option<Vec<f64>>> = vec![
+            Some(vec![-0.9, 5.0]),
+            Some(vec![-0.7, 6.0]),
+            Some(vec![-0.8, 1.0]),
+            Some(vec![-0.6, 2.0]),
+            Some(vec![-0.85, 3.0]),
+            None,
+            Some(vec![-1.0, 0.0]),
+        ];
+        let mo = |seed_objective, last: &Vec<Option<Vec<f64>>>| MoRank {
+            maximize: vec![true, false],
+            seed_objective,
+            by_range: false,
+            last: last.clone(),
+        };
+        let rung = [0, 1, 2, 3, 4, 5];
+        assert_eq!(mo(0, &last).order(&rung), vec![0, 2, 4, 1, 3, 5]);
+        // Seeded by the seconds: the fastest of each front first.
+        assert_eq!(mo(1, &last).order(&rung), vec![2, 0, 4, 3, 1, 5]);
+        // The same order as pareto::nondominated_order gives, and the top ⌊6/3⌋ = 2 promoted.
+        let order = mo(0, &last).order(&rung);
+        assert_eq!(&order[..2], &[0, 2]);
+        // An arm observed later with a better point changes the rung's order only if it is in it.
+        last[6] = Some(vec![-2.0, -1.0]);
+        assert_eq!(mo(0, &last).order(&rung), vec![0, 2, 4, 1, 3, 5]);
     }
 
     #[test]

@@ -285,6 +285,7 @@ static REGISTRY: LazyLock<Vec<Family>> = LazyLock::new(|| {
         hyperband::family_random_search(),
         hyperband::family_successive_halving(),
         hyperband::family_hyperband(),
+        hyperband::family_mo_hyperband(),
         asha::family_asha(),
         asha::family_async_hyperband(),
         asha::family_mo_asha(),
