@@ -49,6 +49,19 @@ pub use eaf::{DiffRect, attainment_surface, difference_at, eaf_difference, level
 pub use hypervolume::hypervolume;
 pub use sort::{crowding_distance, epsilon_net, nondominated_fronts, nondominated_order};
 
+/// `values` in the recorded orientation turned minimised (each maximised objective negated), or
+/// None when one is not a finite number or their count is not `maximize`'s (an infeasible or
+/// failed result: never in an archive or a population).
+pub fn minimised(values: &[f64], maximize: &[bool]) -> Option<Vec<f64>> {
+    (values.len() == maximize.len() && values.iter().all(|x| x.is_finite())).then(|| {
+        values
+            .iter()
+            .zip(maximize)
+            .map(|(&x, &max)| if max { -x } else { x })
+            .collect()
+    })
+}
+
 /// `a` weakly dominates `b` (no worse in every objective), minimising.
 #[inline]
 pub fn weakly_dominates(a: &[f64], b: &[f64]) -> bool {

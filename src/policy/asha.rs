@@ -519,16 +519,10 @@ impl Rule for Asha {
         if let Some(setup) = &self.mo {
             // Minimised; a failed or short curve, or an objective the unit does not record, is
             // a failed result (ranked last).
-            let x: Option<Vec<f64>> = score
+            let x = score
                 .is_finite()
-                .then(|| {
-                    obs.objectives
-                        .iter()
-                        .zip(&setup.maximize)
-                        .map(|(&v, &max)| if max { -v } else { v })
-                        .collect::<Vec<f64>>()
-                })
-                .filter(|x| x.len() == setup.maximize.len() && x.iter().all(|v| v.is_finite()));
+                .then(|| crate::pareto::minimised(obs.objectives, &setup.maximize))
+                .flatten();
             self.brackets[job.bracket].add_mo(job.rung, x, obs.arm);
             return;
         }

@@ -534,17 +534,7 @@ impl Policy for Halving {
             }
             mo.last[obs.arm] = obs
                 .reward
-                .filter(|_| {
-                    obs.objectives.len() == mo.maximize.len()
-                        && obs.objectives.iter().all(|x| x.is_finite())
-                })
-                .map(|_| {
-                    obs.objectives
-                        .iter()
-                        .zip(&mo.maximize)
-                        .map(|(&x, &max)| if max { -x } else { x })
-                        .collect()
-                });
+                .and_then(|_| crate::pareto::minimised(obs.objectives, &mo.maximize));
         }
     }
 

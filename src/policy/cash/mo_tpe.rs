@@ -113,12 +113,7 @@ impl Proposer for MoTpe {
     }
 
     fn tell_objectives(&mut self, config: u32, _budget: u32, values: Option<&[f64]>) {
-        let v: Option<Vec<f64>> = values.filter(|v| v.iter().all(|x| x.is_finite())).map(|v| {
-            v.iter()
-                .zip(&self.maximize)
-                .map(|(&x, &max)| if max { -x } else { x })
-                .collect()
-        });
+        let v = values.and_then(|v| crate::pareto::minimised(v, &self.maximize));
         self.failed = v.is_none();
         if let (Some(v), Some(mo)) = (v, self.tpe.mo.as_mut()) {
             mo.insert(config, v);

@@ -429,12 +429,7 @@ impl Proposer for Nsga2 {
     }
 
     fn tell_objectives(&mut self, config: u32, _budget: u32, values: Option<&[f64]>) {
-        let v = values.filter(|v| v.iter().all(|x| x.is_finite())).map(|v| {
-            v.iter()
-                .zip(&self.maximize)
-                .map(|(&x, &max)| if max { -x } else { x })
-                .collect()
-        });
+        let v = values.and_then(|v| crate::pareto::minimised(v, &self.maximize));
         self.push(config, v);
     }
 

@@ -194,12 +194,7 @@ impl Proposer for ParEgo {
     fn tell(&mut self, _config: u32, _budget: u32, _score: Option<f64>) {}
 
     fn tell_objectives(&mut self, config: u32, budget: u32, values: Option<&[f64]>) {
-        let v = values.filter(|v| v.iter().all(|x| x.is_finite())).map(|v| {
-            v.iter()
-                .zip(&self.maximize)
-                .map(|(&x, &max)| if max { -x } else { x })
-                .collect()
-        });
+        let v = values.and_then(|v| crate::pareto::minimised(v, &self.maximize));
         self.evals.push((config, budget, v));
     }
 
