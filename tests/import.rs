@@ -1889,3 +1889,365 @@ fn runs_and_every_importers_folders_share_one_schema() {
         }
     }
 }
+
+/// runs.parquet's rows of several objectives as "policy.dataset.seed" (the fixture's study
+/// names, the prefix dropped) -> (hv_regret, front_size).
+fn mo_runs(dir: &Path) -> BTreeMap<String, (f64, u64)> {
+    let df = read_parquet(&dir.join("runs.parquet")).unwrap();
+    let col = |n: &str| df.column(n).unwrap().as_materialized_series().clone();
+    let (p, d, seed, hv, fs) = (
+        col("policy"),
+        col("dataset"),
+        col("seed"),
+        col("hv_regret"),
+        col("front_size"),
+    );
+    (0..df.height())
+        .map(|i| {
+            let policy = p.str().unwrap().get(i).unwrap();
+            (
+                format!(
+                    "{}.{}.{}",
+                    policy.trim_start_matches("optuna:"),
+                    d.str().unwrap().get(i).unwrap(),
+                    seed.u64().unwrap().get(i).unwrap()
+                ),
+                (
+                    hv.f64().unwrap().get(i).unwrap(),
+                    fs.u64().unwrap().get(i).unwrap(),
+                ),
+            )
+        })
+        .collect()
+}
+
+/// `import optuna` of the multi-objective walkthrough studies, measured on `traces/nasbench201`.
+fn import_optuna_mo(out: &Path, extra: &[&str]) -> std::process::Output {
+    let log = root().join("examples/other-tools/optuna-mo/journal.log");
+    let pool = root().join("traces/nasbench201");
+    let mut a = vec![
+        "import",
+        "optuna",
+        s(&log),
+        "--names",
+        "{policy}.{dataset}.{seed}",
+        "--pool",
+        s(&pool),
+        "--out",
+        s(out),
+    ];
+    a.extend(extra);
+    run_ok(&a)
+}
+
+#[test]
+fn optuna_studies_of_two_objectives_import_with_the_hypervolume_regret_optuna_computes() {
+    // 18 studies of Optuna 5.0.0's MO-TPE, NSGA-II and random samplers on NAS-Bench-201
+    // (val_acc x latency), 300 trials each; expected.json holds each study's hypervolume regret
+    // computed in Python with Optuna's own hypervolume against the pool's true front and the
+    // nadir + 0.1 x range reference point, and its Pareto front's distinct points.
+    let dir = scratch("import-optuna-mo");
+    let want = expected(&root().join("examples/other-tools/optuna-mo"));
+    let out = dir.join("all");
+    import_optuna_mo(&out, &[]);
+    let got = mo_runs(&out);
+    assert_eq!(got.len(), 18);
+    for (study, (hv, front)) in &got {
+        let w = &want[study];
+        let e = w["hv_regret"].as_f64().unwrap();
+        assert!((hv - e).abs() <= 1e-12 * e.abs(), "{study}: {hv} vs {e}");
+        assert_eq!(*front, w["distinct_front"].as_u64().unwrap(), "{study}");
+    }
+    // The lock file's reference points are Python's, and the trajectory's last hypervolume
+    // regret is the run's.
+    let lock = std::fs::read_to_string(out.join("experiment.lock.toml")).unwrap();
+    let lock: toml::Table = toml::from_str(&lock).unwrap();
+    let tasks = lock["resolved"]["objectives"]["tasks"].as_array().unwrap();
+    assert_eq!(tasks.len(), 3);
+    for t in tasks {
+        let name = t["task"].as_str().unwrap();
+        let w = &want[&format!("random.{}.0", name.split('/').next().unwrap())];
+        for (k, key) in [
+            (0, "reference"),
+            (1, "reference"),
+            (0, "ideal"),
+            (1, "ideal"),
+        ] {
+            let (a, b) = (
+                t[key].as_array().unwrap()[k].as_float().unwrap(),
+                w[key][k].as_f64().unwrap(),
+            );
+            assert!((a - b).abs() <= 1e-12 * b.abs(), "{name} {key}: {a} vs {b}");
+        }
+    }
+    let traj = read_parquet(&out.join("trajectories.parquet")).unwrap();
+    let (cells, hvs) = (
+        traj.column("cell").unwrap().u64().unwrap().clone(),
+        traj.column("hv_regret").unwrap().f64().unwrap().clone(),
+    );
+    let mut last: BTreeMap<u64, f64> = BTreeMap::new();
+    for i in 0..traj.height() {
+        last.insert(cells.get(i).unwrap(), hvs.get(i).unwrap());
+    }
+    let runs = read_parquet(&out.join("runs.parquet")).unwrap();
+    let run_cells = runs.column("cell").unwrap().u64().unwrap().clone();
+    let run_hv = runs.column("hv_regret").unwrap().f64().unwrap().clone();
+    assert_eq!(last.len(), runs.height());
+    for i in 0..runs.height() {
+        assert_eq!(
+            last[&run_cells.get(i).unwrap()],
+            run_hv.get(i).unwrap(),
+            "cell {i}"
+        );
+    }
+    // --budget 100: the first 100 trials' archive.
+    let cut = dir.join("cut");
+    import_optuna_mo(&cut, &["--budget", "100"]);
+    for (study, (hv, _)) in mo_runs(&cut) {
+        let e = want[&study]["hv_regret_at_100"].as_f64().unwrap();
+        assert!((hv - e).abs() <= 1e-12 * e.abs(), "{study}: {hv} vs {e}");
+    }
+    // Ranked beside banditbench's own runs of the same pool, objectives and budget; a run
+    // measured against other reference points is refused.
+    let exp = |name: &str, margin: f64| {
+        let path = dir.join(format!("{name}.toml"));
+        std::fs::write(
+            &path,
+            format!(
+                r#"name = "{name}"
+traces = "{}"
+seed = 1
+repetitions = 2
+
+[tasks]
+datasets = ["cifar10", "cifar100", "imagenet"]
+runs = [0]
+
+[world]
+kind = "pool"
+budget_unit = "evaluations"
+budgets = [300]
+objectives = ["val_acc", "latency"]
+reference_margin = {margin}
+
+[[policies]]
+family = "random-search"
+"#,
+                root().join("traces/nasbench201").display()
+            ),
+        )
+        .unwrap();
+        let res = dir.join(name);
+        run_ok(&["run", s(&path), "--out", s(&res)]);
+        res
+    };
+    let ours = exp("ours", 0.1);
+    let o = run_ok(&["report", s(&ours), s(&out), "--out", s(&dir.join("joint"))]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("hypervolume regret") && text.contains("optuna:motpe"),
+        "{text}"
+    );
+    let joint = mean_scores(&dir.join("joint"));
+    assert_eq!(joint.len(), 4, "{joint:?}");
+    let motpe: Vec<f64> = got
+        .iter()
+        .filter(|(k, _)| k.starts_with("motpe."))
+        .map(|(_, v)| v.0)
+        .collect();
+    let mean = motpe.iter().sum::<f64>() / motpe.len() as f64;
+    assert!((joint["optuna:motpe"] - mean).abs() < 1e-12, "{joint:?}");
+    let other = exp("other", 0.2);
+    let e = run_fails(
+        &["report", s(&other), s(&out), "--out", s(&dir.join("x"))],
+        1,
+    );
+    assert!(e.contains("with other reference points"), "{e}");
+}
+
+#[test]
+fn optuna_studies_of_two_objectives_are_refused_without_a_pool_or_with_other_objectives() {
+    let dir = scratch("import-optuna-mo-bad");
+    let log = root().join("examples/other-tools/optuna-mo/journal.log");
+    let single = root().join("examples/other-tools/optuna/journal.log");
+    let nas = root().join("traces/nasbench201");
+    let x = dir.join("x");
+    let fails = |extra: &[&str]| -> String {
+        let mut a = vec![
+            "import",
+            "optuna",
+            s(&log),
+            "--names",
+            "{policy}.{dataset}.{seed}",
+            "--out",
+            s(&x),
+        ];
+        a.extend(extra);
+        run_fails(&a, 1)
+    };
+    let e = fails(&[]);
+    assert!(
+        e.contains("these optuna runs have 2 objectives: give --pool DIR"),
+        "{e}"
+    );
+    let e = fails(&["--pool", s(&nas), "--objectives", "val_acc"]);
+    assert!(
+        e.contains("--objectives names 1 objective(s) (val_acc), but the runs report 2 values"),
+        "{e}"
+    );
+    let e = fails(&["--pool", s(&nas), "--objectives", "val_acc,size"]);
+    assert!(
+        e.contains("has no objective 'size'; it has: val_acc, train_time, latency, model_size"),
+        "{e}"
+    );
+    let e = fails(&["--pool", s(&nas), "--objectives", "latency,val_acc"]);
+    assert!(
+        e.contains(
+            "objective 'latency': the runs maximize it but the pool nasbench201 minimizes it"
+        ),
+        "{e}"
+    );
+    let grid = root().join("traces/sklearn-grid");
+    let e = fails(&["--pool", s(&grid)]);
+    assert!(
+        e.contains(
+            "has no objective 'val_acc'; it has: none (its pool.toml has no [[objectives]])"
+        ),
+        "{e}"
+    );
+    // A rule that reads the sampler as the dataset: task motpe/0 is not in the pool.
+    let e = run_fails(
+        &[
+            "import",
+            "optuna",
+            s(&log),
+            "--names",
+            "{dataset}.{policy}.{seed}",
+            "--pool",
+            s(&nas),
+            "--out",
+            s(&x),
+        ],
+        1,
+    );
+    assert!(
+        e.contains("task motpe/0 is not in the pool") && e.contains("cifar10/0"),
+        "{e}"
+    );
+    let e = fails(&["--pool", s(&nas), "--one-minus"]);
+    assert!(
+        e.contains("--one-minus") && e.contains("2 objectives"),
+        "{e}"
+    );
+    let refs = dir.join("refs.csv");
+    std::fs::write(&refs, "dataset,run,val_acc,latency\ncifar10,0,10,0.05\n").unwrap();
+    let e = fails(&["--pool", s(&nas), "--reference", s(&refs)]);
+    assert!(e.contains("has no row for dataset cifar100, run 0"), "{e}");
+    let e = fails(&["--pool", s(&nas), "--reference-margin", "-1"]);
+    assert!(e.contains("--reference-margin is -1"), "{e}");
+    // Studies of one objective and of two in one import; a pool for studies of one.
+    let e = run_fails(
+        &[
+            "import",
+            "optuna",
+            s(&single),
+            s(&log),
+            "--names",
+            "{policy}.{dataset}.{seed}",
+            "--pool",
+            s(&nas),
+            "--out",
+            s(&dir.join("x")),
+        ],
+        1,
+    );
+    assert!(
+        e.contains("has directions [maximize, minimize] but") && e.contains("has [maximize]"),
+        "{e}"
+    );
+    let e = run_fails(
+        &[
+            "import",
+            "optuna",
+            s(&single),
+            "--names",
+            "{policy}.{dataset}.{seed}",
+            "--pool",
+            s(&nas),
+            "--out",
+            s(&dir.join("x")),
+        ],
+        1,
+    );
+    assert!(
+        e.contains("measure runs of several objectives, but these optuna runs have one objective"),
+        "{e}"
+    );
+    assert!(!dir.join("x").exists());
+}
+
+#[test]
+fn a_trial_with_a_nan_objective_is_infeasible_and_never_archived() {
+    // The first completed trial of the first study (motpe.cifar10.0) told NaN for val_acc:
+    // nothing is archived at its step (regret 1), and the run's final regret is at least the
+    // original's.
+    let dir = scratch("import-optuna-mo-nan");
+    let log = root().join("examples/other-tools/optuna-mo/journal.log");
+    let text = std::fs::read_to_string(&log).unwrap();
+    let mut done = false;
+    let edited: Vec<String> = text
+        .lines()
+        .map(|l| {
+            if !done && l.contains("\"op_code\":6") && l.contains("\"values\":[") {
+                done = true;
+                let at = l.find("\"values\":[").unwrap() + "\"values\":[".len();
+                let end = at + l[at..].find(',').unwrap();
+                format!("{}NaN{}", &l[..at], &l[end..])
+            } else {
+                l.to_string()
+            }
+        })
+        .collect();
+    assert!(done);
+    let nan_log = dir.join("journal.log");
+    std::fs::write(&nan_log, edited.join("\n") + "\n").unwrap();
+    let out = dir.join("o");
+    run_ok(&[
+        "import",
+        "optuna",
+        s(&nan_log),
+        "--names",
+        "{policy}.{dataset}.{seed}",
+        "--pool",
+        s(&root().join("traces/nasbench201")),
+        "--out",
+        s(&out),
+    ]);
+    let traj = read_parquet(&out.join("trajectories.parquet")).unwrap();
+    let runs = read_parquet(&out.join("runs.parquet")).unwrap();
+    let cell = (0..runs.height())
+        .find(|&i| {
+            runs.column("policy").unwrap().str().unwrap().get(i) == Some("optuna:motpe")
+                && runs.column("dataset").unwrap().str().unwrap().get(i) == Some("cifar10")
+                && runs.column("seed").unwrap().u64().unwrap().get(i) == Some(0)
+        })
+        .unwrap() as u64;
+    let (cells, steps, hvs) = (
+        traj.column("cell").unwrap().u64().unwrap().clone(),
+        traj.column("step").unwrap().u32().unwrap().clone(),
+        traj.column("hv_regret").unwrap().f64().unwrap().clone(),
+    );
+    let first = (0..traj.height())
+        .find(|&i| cells.get(i) == Some(cell) && steps.get(i) == Some(1))
+        .unwrap();
+    assert_eq!(hvs.get(first), Some(1.0));
+    let want = expected(&root().join("examples/other-tools/optuna-mo"));
+    let hv = runs
+        .column("hv_regret")
+        .unwrap()
+        .f64()
+        .unwrap()
+        .get(cell as usize)
+        .unwrap();
+    assert!(hv >= want["motpe.cifar10.0"]["hv_regret"].as_f64().unwrap() - 1e-15);
+}

@@ -181,3 +181,31 @@ def test_the_several_objectives_snippet_runs_as_written(tmp_path, monkeypatch):
     assert regions["value"].between(-1, 1).all() and (regions["value"] != 0).all()
     assert set(scope["report"].tables["eaf_diff"]["series"].dropna()) >= {"optuna-motpe",
                                                                           "random-search"}
+
+
+def test_the_optuna_studies_of_several_objectives_snippet_runs_as_written(tmp_path, monkeypatch):
+    # Optuna's studies of two objectives imported on the pool they were made on, ranked beside
+    # banditbench's own multi-objective policies by hypervolume regret.
+    for folder in ("traces", "experiments", "examples", "Cargo.toml"):
+        os.symlink(ROOT / folder, tmp_path / folder)
+    monkeypatch.chdir(tmp_path)
+    code = snippet("Several objectives", index=1)
+    assert "import_runs(\"optuna\"" in code
+    for attempt in (1, 2):  # "Run all" twice: the import and the run are kept, not redone
+        scope = {"__name__": f"readme_optuna_mo_{attempt}"}
+        exec(compile(code, "README.md (Several objectives, Optuna's studies)", "exec"), scope)
+    theirs = scope["theirs"].runs
+    assert len(theirs) == 18 and set(theirs["policy"]) == {"optuna:motpe", "optuna:nsga2",
+                                                            "optuna:random"}
+    import json
+    expected = json.loads((ROOT / "examples/other-tools/optuna-mo/expected.json").read_text())
+    for _, r in theirs.iterrows():
+        e = expected[f"{r['policy'].split(':')[1]}.{r['dataset']}.{r['seed']}"]
+        assert abs(r["hv_regret"] - e["hv_regret"]) <= 1e-12 * e["hv_regret"]
+        assert r["front_size"] == e["distinct_front"]
+    summary = scope["joint"].tables["summary"].set_index("policy")
+    # Seven policies, each scored by its mean hypervolume regret over the three datasets.
+    assert len(summary) == 7
+    mean = theirs.groupby("policy")["hv_regret"].mean()
+    for p, m in mean.items():
+        assert abs(summary.loc[p, "mean_score"] - m) < 1e-12

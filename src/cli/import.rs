@@ -289,6 +289,23 @@ struct CommonArgs {
     /// rank beside those that record the score itself
     #[arg(long)]
     one_minus: bool,
+    /// Runs of several objectives: the pool they were made on (e.g. traces/nasbench201); each
+    /// task's true Pareto front and reference point come from it, as a `run` takes them
+    #[arg(long)]
+    pool: Option<PathBuf>,
+    /// Runs of several objectives: the pool's name of each value the runs report, in order
+    /// [default: the names the tool records, e.g. Optuna's metric names]
+    #[arg(long, value_delimiter = ',')]
+    objectives: Option<Vec<String>>,
+    /// Runs of several objectives: the reference point per task, `nadir` (the true front's
+    /// worst value per objective plus the margin), `worst` or a CSV (dataset, run, one column
+    /// per objective) [default: nadir]
+    #[arg(long)]
+    reference: Option<String>,
+    /// Runs of several objectives: the share of the range added beyond the nadir or the worst
+    /// value [default: 0.1]
+    #[arg(long)]
+    reference_margin: Option<f64>,
 }
 
 impl CommonArgs {
@@ -301,6 +318,10 @@ impl CommonArgs {
                 task: self.task,
                 prefix: self.prefix,
                 one_minus: self.one_minus,
+                pool: self.pool,
+                objectives: self.objectives,
+                reference: self.reference,
+                reference_margin: self.reference_margin,
             },
         )
     }
@@ -368,7 +389,19 @@ mod tests {
             let mut keys: Vec<String> =
                 request::keys(&tool).iter().map(|k| k.to_string()).collect();
             if tool == "blackbox" {
-                keys.retain(|k| !["budget", "task", "prefix", "one_minus"].contains(&k.as_str()));
+                keys.retain(|k| {
+                    ![
+                        "budget",
+                        "task",
+                        "prefix",
+                        "one_minus",
+                        "pool",
+                        "objectives",
+                        "reference",
+                        "reference_margin",
+                    ]
+                    .contains(&k.as_str())
+                });
             }
             keys.sort();
             assert_eq!(flags, keys, "{tool}");

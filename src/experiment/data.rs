@@ -396,23 +396,7 @@ impl DataInfo {
             objectives: data
                 .objectives
                 .as_ref()
-                .map(|mo| crate::results::LockObjectives {
-                    names: mo.spec.names.clone(),
-                    directions: mo.directions.iter().map(|d| d.as_str().into()).collect(),
-                    reference: mo.spec.reference_rule(),
-                    tasks: data
-                        .tasks
-                        .iter()
-                        .zip(&mo.tasks)
-                        .map(|(t, m)| crate::results::LockTaskReference {
-                            task: data.task_name(t),
-                            reference: m.reference.clone(),
-                            ideal: m.ideal.clone(),
-                            true_front: (m.front.len() / mo.d()) as i64,
-                            true_hypervolume: m.true_hypervolume,
-                        })
-                        .collect(),
-                }),
+                .map(|mo| mo.lock(data.tasks.iter().map(|t| data.task_name(t)))),
         }
     }
 }

@@ -59,6 +59,21 @@ pub struct ObjectivesSpec {
     pub margin: Option<f64>,
 }
 
+/// The names of the keys that give an [`ObjectivesSpec`], for its errors: an experiment
+/// file's `[world]` keys, or an import's flags.
+pub(crate) struct SpecKeys {
+    pub objectives: &'static str,
+    pub reference: &'static str,
+    pub margin: &'static str,
+}
+
+/// An experiment file's keys.
+const WORLD_KEYS: SpecKeys = SpecKeys {
+    objectives: "key 'world.objectives'",
+    reference: "key 'world.reference'",
+    margin: "key 'world.reference_margin'",
+};
+
 impl ObjectivesSpec {
     /// Resolve the `[world]` keys; `file` is the experiment file (a reference file is relative
     /// to its folder).
@@ -77,15 +92,31 @@ impl ObjectivesSpec {
             }
             return Ok(None);
         };
+        let base = file.parent().unwrap_or(Path::new("."));
+        Self::of(names, reference, margin, base, &WORLD_KEYS)
+            .map(Some)
+            .map_err(|e| anyhow::anyhow!("{at}: {e}"))
+    }
+
+    /// The spec of `names` (at least two, each once), the reference rule (`nadir`, `worst` or a
+    /// file, relative to `base`) and its margin; errors name the keys as `keys` words them.
+    pub(crate) fn of(
+        names: &[String],
+        reference: Option<&str>,
+        margin: Option<f64>,
+        base: &Path,
+        keys: &SpecKeys,
+    ) -> Result<ObjectivesSpec> {
         if names.len() < 2 {
             bail!(
-                "{at}: key 'world.objectives' names {} objective(s); give at least two (one objective is the pool's own score: remove the key)",
+                "{} names {} objective(s); give at least two (one objective is the pool's own score: remove the key)",
+                keys.objectives,
                 names.len()
             );
         }
         for (i, n) in names.iter().enumerate() {
             if names[..i].contains(n) {
-                bail!("{at}: key 'world.objectives' names '{n}' twice; name each once");
+                bail!("{} names '{n}' twice; name each once", keys.objectives);
             }
         }
         let reference = match reference.unwrap_or("nadir") {
@@ -94,13 +125,13 @@ impl ObjectivesSpec {
             f => {
                 if margin.is_some() {
                     bail!(
-                        "{at}: key 'world.reference_margin' applies to reference = \"nadir\" or \"worst\", not to a file of reference points; remove it"
+                        "{} applies to reference = \"nadir\" or \"worst\", not to a file of reference points; remove it",
+                        keys.margin
                     );
                 }
-                let path = file.parent().unwrap_or(Path::new(".")).join(f);
                 Reference::File {
                     path: f.to_string(),
-                    values: read_reference_file(&path, names)?,
+                    values: read_reference_file(&base.join(f), names, keys.reference)?,
                 }
             }
         };
@@ -109,14 +140,15 @@ impl ObjectivesSpec {
             (_, None) => Some(0.1),
             (_, Some(m)) if m.is_finite() && m >= 0.0 => Some(m),
             (_, Some(m)) => bail!(
-                "{at}: key 'world.reference_margin' is {m}; give the share of the range added beyond the reference's base, a number ≥ 0 (default 0.1)"
+                "{} is {m}; give the share of the range added beyond the reference's base, a number ≥ 0 (default 0.1)",
+                keys.margin
             ),
         };
-        Ok(Some(ObjectivesSpec {
+        Ok(ObjectivesSpec {
             names: names.to_vec(),
             reference,
             margin,
-        }))
+        })
     }
 
     /// In words, for the run's header.
@@ -151,9 +183,13 @@ fn task_key(dataset: &str, run: i64) -> String {
 
 /// A CSV of reference points: columns `dataset`, `run` and one per objective (recorded
 /// orientation), one row per task.
-fn read_reference_file(path: &Path, names: &[String]) -> Result<BTreeMap<String, Vec<f64>>> {
+fn read_reference_file(
+    path: &Path,
+    names: &[String],
+    key: &str,
+) -> Result<BTreeMap<String, Vec<f64>>> {
     let at = path.display();
-    crate::files::check(path, "the reference-point file named by 'world.reference'")?;
+    crate::files::check(path, &format!("the reference-point file named by {key}"))?;
     // The trace sets' reader: its checks of a CSV's shape name the line.
     let df = crate::trace::read_frame(path)?;
     let column = |name: &str, dtype: &DataType| -> Result<Series> {
@@ -210,6 +246,26 @@ pub struct MoTask {
     pub ideal: Vec<f64>,
 }
 
+impl MoTask {
+    /// A point in the recorded orientation (a tool's reported values), normalised as the task's
+    /// points are; None when a value is not a finite number (infeasible, never archived). The
+    /// reference and ideal points are in the recorded orientation too, and
+    /// `(x − ideal) / (reference − ideal)` is the same in either orientation.
+    pub fn normalise(&self, recorded: &[f64]) -> Option<Vec<f64>> {
+        if recorded.iter().any(|x| !x.is_finite()) {
+            return None;
+        }
+        Some(
+            recorded
+                .iter()
+                .zip(&self.ideal)
+                .zip(&self.reference)
+                .map(|((&x, &lo), &r)| (x - lo) / (r - lo))
+                .collect(),
+        )
+    }
+}
+
 /// The objectives of a pool experiment and every task's points.
 #[derive(Clone, Debug)]
 pub struct MoData {
@@ -228,9 +284,33 @@ impl MoData {
         self.which.len()
     }
 
+    /// The lock file's `[resolved.objectives]`: the names, directions, reference rule and per
+    /// task (named by `names`, in `tasks` order) its reference and ideal points and true front.
+    pub(crate) fn lock(
+        &self,
+        names: impl IntoIterator<Item = String>,
+    ) -> crate::results::LockObjectives {
+        crate::results::LockObjectives {
+            names: self.spec.names.clone(),
+            directions: self.directions.iter().map(|d| d.as_str().into()).collect(),
+            reference: self.spec.reference_rule(),
+            tasks: names
+                .into_iter()
+                .zip(&self.tasks)
+                .map(|(task, m)| crate::results::LockTaskReference {
+                    task,
+                    reference: m.reference.clone(),
+                    ideal: m.ideal.clone(),
+                    true_front: (m.front.len() / self.d()) as i64,
+                    true_hypervolume: m.true_hypervolume,
+                })
+                .collect(),
+        }
+    }
+
     /// Resolve the objectives of `spec` in `pool` and every task's true front and reference.
     /// `at` names the experiment file; `task_name` names a task in errors.
-    pub(super) fn build(
+    pub(crate) fn build(
         spec: &ObjectivesSpec,
         pool: &Pool,
         tasks: &[PoolTaskRef],
@@ -438,11 +518,17 @@ pub(crate) struct ArchiveObserver<'d> {
 
 impl<'d> ArchiveObserver<'d> {
     pub fn new(data: &'d MoData, task: usize, keep_history: bool) -> ArchiveObserver<'d> {
-        let d = data.d();
+        Self::of_task(&data.tasks[task], data.units, keep_history)
+    }
+
+    /// The archive of a cell on `task`, whose configurations are archived once trained to
+    /// `units`.
+    pub fn of_task(task: &'d MoTask, units: u32, keep_history: bool) -> ArchiveObserver<'d> {
+        let d = task.reference.len();
         ArchiveObserver {
-            task: &data.tasks[task],
+            task,
             d,
-            units: data.units,
+            units,
             archive: Archive::new(&vec![1.0; d]),
             found: Vec::new(),
             archived: std::collections::HashSet::new(),
@@ -450,7 +536,14 @@ impl<'d> ArchiveObserver<'d> {
         }
     }
 
-    fn regret(&self) -> f64 {
+    /// Archive a normalised point (every value a number).
+    pub fn add(&mut self, p: &[f64]) {
+        self.archive.insert(p);
+        self.found.extend_from_slice(p);
+    }
+
+    /// The hypervolume regret of the archive as it is now.
+    pub fn regret(&self) -> f64 {
         // Clamped: rounding may take an archive's sum a last bit past the front's.
         (1.0 - self.archive.hypervolume() / self.task.true_hypervolume).max(0.0)
     }
@@ -477,11 +570,11 @@ impl Observer for ArchiveObserver<'_> {
         if step.fidelity >= self.units && !self.archived.contains(&step.config) {
             let d = self.d;
             let c = step.config as usize;
-            let p = &self.task.points[c * d..(c + 1) * d];
+            let task = self.task;
+            let p = &task.points[c * d..(c + 1) * d];
             if !p[0].is_nan() {
                 self.archived.insert(step.config);
-                self.archive.insert(p);
-                self.found.extend_from_slice(p);
+                self.add(p);
             }
         }
         let r = self.regret();
@@ -503,7 +596,7 @@ mod tests {
         let read = |text: &str| {
             let f = dir.join("ref.csv");
             std::fs::write(&f, text).unwrap();
-            read_reference_file(&f, &names).map_err(|e| e.to_string())
+            read_reference_file(&f, &names, "key 'world.reference'").map_err(|e| e.to_string())
         };
         let ok = read("dataset,run,acc,latency\nc10,0,0.1,5\nc10,1,0.2,6\n").unwrap();
         assert_eq!(ok["c10/1"], [0.2, 6.0]);

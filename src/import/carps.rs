@@ -127,6 +127,7 @@ impl super::Importer for Request {
             budget_unit: self.clock.unit().into(),
             files,
             how,
+            objectives: Vec::new(),
         };
         Ok((imp, Vec::new()))
     }
@@ -443,6 +444,7 @@ impl TrialLog {
             trial,
             fidelity,
             action,
+            values: Vec::new(),
         }))
     }
 

@@ -115,6 +115,7 @@ impl super::Importer for Request {
             budget_unit: self.clock.unit().into(),
             files: read.files,
             how,
+            objectives: Vec::new(),
         };
         Ok((imp, notes))
     }
@@ -392,6 +393,7 @@ fn evaluations(t: &Trials, p: &str, clock: Clock) -> Result<(Vec<Eval>, u64)> {
             trial,
             fidelity,
             action,
+            values: Vec::new(),
         });
     }
     Ok((evals, pending))

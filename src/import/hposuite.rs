@@ -66,6 +66,7 @@ impl super::Importer for Request {
             budget_unit: read.budget_unit,
             files: read.files,
             how,
+            objectives: Vec::new(),
         };
         Ok((imp, Vec::new()))
     }
@@ -310,6 +311,7 @@ fn read_run(path: &Path, opts: &Options) -> Result<(ImportedRun, bool, String, S
             trial,
             fidelity: f,
             action: "result",
+            values: Vec::new(),
         });
     }
     evals.sort_by(|a, b| a.time.total_cmp(&b.time));

@@ -14,6 +14,7 @@ pub(crate) mod blackbox;
 pub(crate) mod carps;
 pub(crate) mod deepcave;
 pub(crate) mod hposuite;
+pub(crate) mod objectives;
 pub(crate) mod optuna;
 pub(crate) mod request;
 pub(crate) mod syne_tune;
@@ -41,6 +42,9 @@ pub(crate) struct Eval {
     pub fidelity: Option<u32>,
     /// What the tool said of it: `result`, `complete`, `pruned`, `failed`.
     pub action: &'static str,
+    /// A run of several objectives: every objective's value, in [`Import::objectives`] order
+    /// (NaN: none); empty with one objective.
+    pub values: Vec<f64>,
 }
 
 /// One run of another tool: one (policy, task, seed), a cell once imported.
@@ -216,6 +220,9 @@ pub(crate) struct Import {
     pub files: Vec<PathBuf>,
     /// How the runs were named and read (flags), for the lock file.
     pub how: String,
+    /// Runs of several objectives: each, as the tool records it (each evaluation's `values`
+    /// in this order; `maximize` and `metric` are then the first's); empty with one.
+    pub objectives: Vec<objectives::Objective>,
 }
 
 /// What `write` reports.
@@ -252,7 +259,12 @@ fn check_runs(runs: &[ImportedRun]) -> Result<()> {
 /// Write an import as a results folder at `out` (which must not exist: an import is written
 /// whole, to a temporary folder renamed at the end). The budget is `budget` or, if none, the
 /// latest time any run reached; results after it are left out.
-pub(crate) fn write(imp: &Import, out: &Path, budget: Option<f64>) -> Result<Written> {
+pub(crate) fn write(
+    imp: &Import,
+    out: &Path,
+    budget: Option<f64>,
+    measure: Option<&objectives::Measure>,
+) -> Result<Written> {
     if imp.runs.is_empty() {
         bail!("nothing to import: no run was found in the files given");
     }
@@ -272,12 +284,13 @@ pub(crate) fn write(imp: &Import, out: &Path, budget: Option<f64>) -> Result<Wri
         .unwrap_or("imported")
         .to_string();
     let program = format!("{} (import {})", crate::build::program(), imp.tool);
-    let within = within_budget(imp, &runs, budget);
+    let within = within_budget(imp, &runs, budget, measure);
     let n = runs.len();
     let (cut, pending, failures) = (within.cut, within.pending, within.failures);
     let runs_df = runs_frame(imp, &runs, budget, &name, &program, &within)?;
     let (traj_df, m) = trajectories_frame(within.steps)?;
-    let (lock, tasks, policies) = lock_file(imp, &runs, budget, &program)?;
+    let (mut lock, tasks, policies) = lock_file(imp, &runs, budget, &program)?;
+    lock.resolved.objectives = measure.map(objectives::Measure::lock);
     publish(out, &name, runs_df, traj_df, &lock)?;
     Ok(Written {
         cells: n,
@@ -317,6 +330,8 @@ struct Within<'a> {
     pending: u64,
     failures: u64,
     steps: Steps<'a>,
+    /// Several objectives: per run its archive's indicators at the end.
+    outcomes: Option<Vec<crate::experiment::objectives::MoOutcome>>,
 }
 
 /// The trajectories' columns of an import.
@@ -331,9 +346,16 @@ struct Steps<'a> {
     time: Vec<f64>,
     reward: Vec<f64>,
     incumbent: Vec<f64>,
+    /// Several objectives: the hypervolume regret after each result (empty with one).
+    hv_regret: Vec<f64>,
 }
 
-fn within_budget<'a>(imp: &Import, runs: &[&'a ImportedRun], budget: f64) -> Within<'a> {
+fn within_budget<'a>(
+    imp: &Import,
+    runs: &[&'a ImportedRun],
+    budget: f64,
+    measure: Option<&objectives::Measure>,
+) -> Within<'a> {
     let better = |a: f64, b: f64| {
         if imp.maximize { a > b } else { a < b }
     };
@@ -355,7 +377,10 @@ fn within_budget<'a>(imp: &Import, runs: &[&'a ImportedRun], budget: f64) -> Wit
     let mut t_time = Vec::new();
     let mut t_reward = Vec::new();
     let mut t_inc = Vec::new();
+    let mut t_hv = Vec::new();
+    let mut outcomes = measure.map(|_| Vec::with_capacity(n));
     for (cell, r) in runs.iter().enumerate() {
+        let mut archive = measure.map(|m| m.archive(&r.task));
         pending += r.pending;
         let mut failed = std::collections::BTreeSet::new();
         let mut inc = f64::NAN;
@@ -383,6 +408,18 @@ fn within_budget<'a>(imp: &Import, runs: &[&'a ImportedRun], budget: f64) -> Wit
             t_reward.push(e.value);
             t_inc.push(inc);
             used[cell] = e.time;
+            if let (Some(a), Some(m)) = (&mut archive, measure) {
+                // A completed trial's vector; a value that is not a number: infeasible.
+                if e.action == "complete"
+                    && let Some(p) = m.data.tasks[m.task_index[&r.task]].normalise(&e.values)
+                {
+                    a.add(&p);
+                }
+                t_hv.push(a.regret());
+            }
+        }
+        if let (Some(a), Some(o)) = (&archive, &mut outcomes) {
+            o.push(a.outcome());
         }
         best[cell] = inc;
         decisions[cell] = u64::from(step);
@@ -408,7 +445,9 @@ fn within_budget<'a>(imp: &Import, runs: &[&'a ImportedRun], budget: f64) -> Wit
             time: t_time,
             reward: t_reward,
             incumbent: t_inc,
+            hv_regret: t_hv,
         },
+        outcomes,
     }
 }
 
@@ -478,10 +517,41 @@ fn runs_frame(
             s("pool_scope", per_run(&|r| r.task.learner.clone())),
             s("incumbent_rule", vec!["best-seen".to_string(); n]),
             s("program", vec![program.to_string(); n]),
-        ],
+        ]
+        .into_iter()
+        .chain(
+            w.outcomes
+                .as_deref()
+                .map(objective_columns)
+                .unwrap_or_default(),
+        )
+        .collect(),
         n,
         &[],
     )
+}
+
+/// Several objectives: each run's archive's indicators (as a `run` writes them: an infinite
+/// IGD+ or ε of an empty archive is null).
+fn objective_columns(o: &[crate::experiment::objectives::MoOutcome]) -> Vec<Column> {
+    let f = |name: &str, g: fn(&crate::experiment::objectives::MoOutcome) -> f64| {
+        Column::new(
+            name.into(),
+            o.iter()
+                .map(|m| Some(g(m)).filter(|v| v.is_finite()))
+                .collect::<Vec<Option<f64>>>(),
+        )
+    };
+    vec![
+        f("hypervolume", |m| m.hypervolume),
+        f("hv_regret", |m| m.hv_regret),
+        f("igd_plus", |m| m.igd_plus),
+        f("epsilon_additive", |m| m.epsilon_additive),
+        Column::new(
+            "front_size".into(),
+            o.iter().map(|m| m.front_size).collect::<Vec<u64>>(),
+        ),
+    ]
 }
 
 /// `trajectories.parquet` of an import, and its rows.
@@ -499,7 +569,10 @@ fn trajectories_frame(t: Steps<'_>) -> Result<(DataFrame, usize)> {
             Column::new("time".into(), t.time),
             nan_as_null("reward", t.reward),
             nan_as_null("incumbent", t.incumbent),
-        ],
+        ]
+        .into_iter()
+        .chain((!t.hv_regret.is_empty()).then(|| Column::new("hv_regret".into(), t.hv_regret)))
+        .collect(),
         rows,
         &[],
     )?;
@@ -536,8 +609,17 @@ fn lock_file(
             git_commit: crate::build::build_commit().to_string(),
             trace_source: format!("{} run logs", imp.tool),
             world: format!(
-                "imported from {} ({}); metric {} ({direction}); budget {budget} {}",
-                imp.tool, imp.how, imp.metric, imp.budget_unit
+                "imported from {} ({}); metric {}{}; budget {budget} {}",
+                imp.tool,
+                imp.how,
+                imp.metric,
+                // Several objectives name their directions in the metric.
+                if imp.objectives.is_empty() {
+                    format!(" ({direction})")
+                } else {
+                    String::new()
+                },
+                imp.budget_unit
             ),
             tasks: tasks.iter().cloned().collect(),
             policies: policies.clone(),

@@ -69,7 +69,22 @@ pub(crate) struct Study {
     /// true: maximise; one entry per objective.
     pub maximize: Vec<bool>,
     pub user_attrs: serde_json::Map<String, Value>,
+    /// The objectives' names (`study.set_metric_names`, the system attribute
+    /// `study:metric_names`), when set.
+    pub metric_names: Option<Vec<String>>,
     pub trials: Vec<Trial>,
+}
+
+/// The study system attribute holding the objectives' names (Optuna's
+/// `_SYSTEM_ATTR_METRIC_NAMES`).
+const METRIC_NAMES: &str = "study:metric_names";
+
+/// The names of a `study:metric_names` value: a list of text.
+fn metric_names(v: &Value) -> Option<Vec<String>> {
+    v.as_array()?
+        .iter()
+        .map(|x| x.as_str().map(str::to_string))
+        .collect()
 }
 
 /// Seconds since 1970 of an Optuna datetime: `YYYY-MM-DD[T ]HH:MM:SS[.ffffff][Z|±HH:MM]`
@@ -231,6 +246,7 @@ impl Journal {
                 name,
                 maximize,
                 user_attrs: Default::default(),
+                metric_names: None,
                 trials: Vec::new(),
             },
         );
@@ -360,9 +376,17 @@ pub(crate) fn read_journal(path: &Path) -> Result<Vec<Study>> {
                     s.user_attrs.extend(m.clone());
                 }
             }
+            3 => {
+                if let Some(s) = journal.studies.get_mut(&op.int("study_id")?)
+                    && let Some(Value::Object(m)) = op.get("system_attr")
+                    && let Some(v) = m.get(METRIC_NAMES)
+                {
+                    s.metric_names = metric_names(v);
+                }
+            }
             4 => journal.create_trial(&op)?,
             code @ 6..=8 => journal.update_trial(code, &op)?,
-            3 | 5 | 9 | 10 => {}
+            5 | 9 | 10 => {}
             c => bail!(
                 "{at}: operation {c} is not one of Optuna's journal operations (0-10); is this an Optuna JournalStorage file?"
             ),
@@ -519,6 +543,7 @@ fn sql_studies(db: &rusqlite::Connection, p: &str, q: SqlError) -> Result<BTreeM
                 name,
                 maximize: Vec::new(),
                 user_attrs: Default::default(),
+                metric_names: None,
                 trials: Vec::new(),
             },
         );
@@ -539,6 +564,19 @@ fn sql_studies(db: &rusqlite::Connection, p: &str, q: SqlError) -> Result<BTreeM
                     bail!("{p}: study {id}: direction '{other}' is neither MAXIMIZE nor MINIMIZE")
                 }
             });
+        }
+    }
+    for (id, k, v) in attr_rows(
+        db,
+        "SELECT study_id, key, value_json FROM study_system_attributes",
+        q,
+    )? {
+        if k == METRIC_NAMES
+            && let Some(s) = studies.get_mut(&id)
+        {
+            let v: Value = serde_json::from_str(&v)
+                .with_context(|| format!("{p}: study {id}: system attribute '{k}' is not JSON"))?;
+            s.metric_names = metric_names(&v);
         }
     }
     for (id, k, v) in attr_rows(
@@ -745,10 +783,27 @@ impl super::Importer for Request {
             tool: Self::TOOL,
             runs: read.runs,
             maximize: read.maximize,
-            metric: "the study's objective".into(),
+            metric: if read.objectives.is_empty() {
+                "the study's objective".into()
+            } else {
+                format!(
+                    "the study's objectives {}",
+                    read.objectives
+                        .iter()
+                        .enumerate()
+                        .map(|(i, o)| format!(
+                            "{} ({})",
+                            o.name.clone().unwrap_or_else(|| format!("value {i}")),
+                            if o.maximize { "maximize" } else { "minimize" }
+                        ))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            },
             budget_unit: self.clock.unit().into(),
             files: paths.to_vec(),
             how: read.how,
+            objectives: read.objectives,
         };
         Ok((imp, notes))
     }
@@ -771,6 +826,8 @@ pub(crate) struct Options {
 pub(crate) struct Read {
     pub runs: Vec<ImportedRun>,
     pub maximize: bool,
+    /// Studies of several objectives: each objective (empty with one).
+    pub objectives: Vec<super::objectives::Objective>,
     /// Studies whose names the rule did not match.
     pub skipped: Vec<String>,
     pub how: String,
@@ -781,7 +838,8 @@ pub(crate) struct Read {
 pub(crate) fn read(paths: &[PathBuf], opts: &Options) -> Result<Read> {
     let mut runs = Vec::new();
     let mut skipped = Vec::new();
-    let mut direction: Option<(bool, String)> = None;
+    // The first study's directions and objective names, and where it was read.
+    let mut direction: Option<(Vec<bool>, Option<Vec<String>>, String)> = None;
     for path in paths {
         let sqlite = matches!(
             path.extension().and_then(|e| e.to_str()),
@@ -799,26 +857,44 @@ pub(crate) fn read(paths: &[PathBuf], opts: &Options) -> Result<Read> {
                 skipped.push(src);
                 continue;
             };
-            if s.maximize.len() != 1 {
-                bail!(
-                    "{src}: {} objectives; banditbench imports single-objective studies",
-                    s.maximize.len()
-                );
+            if s.maximize.is_empty() {
+                bail!("{src}: the study has no direction; is this storage written by Optuna?");
             }
-            let maximize = s.maximize[0];
+            let names = s
+                .metric_names
+                .clone()
+                .filter(|n| n.len() == s.maximize.len());
             match &direction {
-                None => direction = Some((maximize, src.clone())),
-                Some((m, first)) if *m != maximize => bail!(
-                    "{src} {} but {first} {}: import studies of one direction together",
-                    if maximize { "maximizes" } else { "minimizes" },
-                    if *m { "maximizes" } else { "minimizes" }
-                ),
-                Some(_) => {}
+                None => direction = Some((s.maximize.clone(), names, src.clone())),
+                Some((m, first_names, first)) => {
+                    let show = |m: &[bool]| {
+                        m.iter()
+                            .map(|&x| if x { "maximize" } else { "minimize" })
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    };
+                    if *m != s.maximize {
+                        bail!(
+                            "{src} has directions [{}] but {first} has [{}]: import studies of the same objectives and directions together",
+                            show(&s.maximize),
+                            show(m)
+                        );
+                    }
+                    if let (Some(a), Some(b)) = (first_names, &names)
+                        && a != b
+                    {
+                        bail!(
+                            "{src} names its objectives [{}] but {first} names them [{}]: import studies of the same objectives together",
+                            b.join(", "),
+                            a.join(", ")
+                        );
+                    }
+                }
             }
             runs.push(study_run(&s, &parts, &src, opts)?);
         }
     }
-    let Some((maximize, _)) = direction else {
+    let Some((maximize, names, _)) = direction else {
         bail!(
             "no study follows the naming rule '{}'{}; give the rule with --names (placeholders {{policy}}, {{task}}, {{dataset}}, {{seed}})",
             opts.names.text(),
@@ -837,9 +913,22 @@ pub(crate) fn read(paths: &[PathBuf], opts: &Options) -> Result<Read> {
             }
         );
     };
+    let objectives = if maximize.len() < 2 {
+        Vec::new()
+    } else {
+        maximize
+            .iter()
+            .enumerate()
+            .map(|(i, &m)| super::objectives::Objective {
+                name: names.as_ref().map(|n| n[i].clone()),
+                maximize: m,
+            })
+            .collect()
+    };
     Ok(Read {
         runs,
-        maximize,
+        maximize: maximize[0],
+        objectives,
         skipped,
         how: format!(
             "studies named '{}', clock {}",
@@ -933,12 +1022,21 @@ fn study_run(
             ),
             _ => (f64::NAN, None, "failed"),
         };
+        // Several objectives: every value of a completed trial (NaN where none).
+        let values = match (s.maximize.len(), t.state, &t.values) {
+            (1, _, _) => Vec::new(),
+            (d, State::Complete, Some(v)) => (0..d)
+                .map(|k| v.get(k).copied().unwrap_or(f64::NAN))
+                .collect(),
+            (d, _, _) => vec![f64::NAN; d],
+        };
         evals.push(Eval {
             time,
             value,
             trial: t.number,
             fidelity,
             action,
+            values,
         });
     }
     Ok(ImportedRun {

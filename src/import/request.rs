@@ -25,6 +25,18 @@ pub struct Common {
     pub prefix: Option<String>,
     /// The tool records one minus the score: import 1 - value, in the opposite direction.
     pub one_minus: bool,
+    /// Runs of several objectives: the pool (table) they were made on, whose true front and
+    /// reference point per task measure them.
+    pub pool: Option<PathBuf>,
+    /// Runs of several objectives: the pool's name of each value the runs report, in order
+    /// [default: the names the tool records].
+    pub objectives: Option<Vec<String>>,
+    /// Runs of several objectives: the reference rule, `nadir`, `worst` or a CSV of points
+    /// per task [default: nadir].
+    pub reference: Option<String>,
+    /// Runs of several objectives: the share of the range beyond the nadir or the worst value
+    /// [default: 0.1].
+    pub reference_margin: Option<f64>,
 }
 
 impl Common {
@@ -166,7 +178,14 @@ pub fn import(req: &ImportRequest) -> Result<Imported> {
         Tool::Hposuite(t) => read_with(t, p, c)?,
         Tool::Deepcave(t) => read_with(t, p, c)?,
     };
-    let written = super::write(&imp, &req.out, c.budget)?;
+    let mut imp = imp;
+    let measure = super::objectives::measure(&imp, c)?;
+    if measure.is_some() && imp.budget_unit == "trials" {
+        // On a pool, one trial is one evaluation of a configuration: the pool world's unit, so
+        // the import ranks beside a `run` of `budget_unit = "evaluations"`.
+        imp.budget_unit = "evaluations".into();
+    }
+    let written = super::write(&imp, &req.out, c.budget, measure.as_ref())?;
     Ok(Imported {
         out: req.out.clone(),
         tool: imp.tool,

@@ -97,6 +97,7 @@ impl super::Importer for Request {
             budget_unit: "seconds".into(),
             files,
             how,
+            objectives: Vec::new(),
         };
         Ok((imp, Vec::new()))
     }
@@ -382,6 +383,7 @@ fn evaluations(df: &DataFrame, label: &Path, meta: &RunMeta, opts: &Options) -> 
             trial: id as u32,
             fidelity: f,
             action: if is_failed { "failed" } else { "result" },
+            values: Vec::new(),
         });
     }
     // Rows in time order (Syne Tune appends them as they arrive; a stable sort keeps ties).

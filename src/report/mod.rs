@@ -874,7 +874,12 @@ fn report_runs(
     Ok(ReportSummary {
         out: out.to_path_buf(),
         files,
-        text: format!("{}{}", ranking_in_words(&c), tests_in_words(&c)),
+        text: format!(
+            "Score: {}.\n{}{}",
+            res.metric_note,
+            ranking_in_words(&c),
+            tests_in_words(&c)
+        ),
         comparison: c,
     })
 }
