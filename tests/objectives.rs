@@ -239,6 +239,16 @@ fn check_against_scratch(out: &Path, pool: &Pool, objectives: &[&str]) -> usize 
             .flat_map(|&k| archive[k * d..(k + 1) * d].iter().copied())
             .collect();
         assert_eq!(final_size[i], kept.len() as u64);
+        if kept.is_empty() {
+            // Nothing archived: IGD+ and ε are infinite, written as null.
+            assert!(
+                final_igd[i].is_nan() && final_eps[i].is_nan(),
+                "cell {}",
+                cells[i]
+            );
+            assert_eq!(last, 1.0);
+            continue;
+        }
         assert!((final_igd[i] - igd_plus(&found, front, d)).abs() <= 1e-12);
         assert!((final_eps[i] - epsilon_additive(&found, front, d)).abs() <= 1e-12);
     }
@@ -279,6 +289,62 @@ fn every_steps_hypervolume_regret_equals_a_replay_from_scratch_with_any_workers(
         // 2 tasks x 2 datasets x 2 policies x 2 repetitions, 40 evaluations each: every
         // evaluation of a one-unit pool archives its configuration.
         assert_eq!(added, 16 * 40, "{name}");
+    }
+}
+
+#[test]
+fn on_learning_curves_only_full_trainings_are_archived_and_train_time_sums_the_units() {
+    // sklearn-grid: 27 units per curve, accuracy x train_time (cost_s summed over the units).
+    // MO-ASHA stops most configurations early: they never enter the archive, and every step's
+    // hypervolume regret is still the from-scratch replay's, on 1 and 4 workers.
+    let dir = scratch("objectives-curves");
+    let grid = root().join("traces/sklearn-grid");
+    let pool = load_pool(&grid, false).unwrap();
+    // train_time of a full training is the sum of its units' recorded seconds, summed here from
+    // the curves rather than through the pool's objective reader.
+    let which = [0usize, 1];
+    let t = task_index(&pool, "phoneme", 0);
+    let (pts, configs) = pool.objective_points(t, &which);
+    assert_eq!(configs.len(), pool.configs.len());
+    for (p, &c) in pts.chunks_exact(2).zip(&configs) {
+        let curve = &pool.tasks[t].curves[c];
+        let seconds: f64 = curve.cost_s.iter().map(|&x| f64::from(x)).sum();
+        assert_eq!(p[1], seconds, "config {c}");
+        assert_eq!(p[0], -f64::from(*curve.score.last().unwrap()));
+    }
+    for workers in [1, 4] {
+        let name = format!("curves-{workers}");
+        let path = dir.join(format!("{name}.toml"));
+        std::fs::write(
+            &path,
+            format!(
+                "name = \"{name}\"\ntraces = \"{}\"\nseed = 3\nrepetitions = 2\n[tasks]\ndatasets = [\"phoneme\", \"car\"]\nruns = [0]\n[world]\nkind = \"pool\"\nbudget_unit = \"seconds\"\nbudgets = [4]\nworkers = {workers}\nobjectives = [\"accuracy\", \"train_time\"]\n[[policies]]\nfamily = \"mo-asha\"\n[[policies]]\nfamily = \"random-search\"\n",
+                grid.display()
+            ),
+        )
+        .unwrap();
+        let out = dir.join(&name);
+        run_ok(&[
+            "run",
+            path.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--quiet",
+        ]);
+        let added = check_against_scratch(&out, &pool, &["accuracy", "train_time"]);
+        let runs = read(&out.join("runs.parquet"));
+        let (policy, decisions) = (strs(&runs, "policy"), u64s(&runs, "decisions"));
+        let asha: u64 = (0..runs.height())
+            .filter(|&i| policy[i].starts_with("mo-asha"))
+            .map(|i| decisions[i])
+            .sum();
+        let total: u64 = decisions.iter().sum();
+        // MO-ASHA's decisions are rungs of 1, 3, 9 and 27 units: far more than it finishes.
+        assert!(
+            added > 0 && (added as u64) < total,
+            "{name}: {added} of {total}"
+        );
+        assert!(asha > 0, "{name}");
     }
 }
 

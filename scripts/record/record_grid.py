@@ -53,6 +53,8 @@ from record import (SPLIT, PlanError, append_journal, check_names, make_preproce
                     run_cli, stable_seed)
 
 FORMAT = "banditbench-pool/1"
+# With [[objectives]] in the plan (several objectives, traces/README.md).
+FORMAT_OBJECTIVES = "banditbench-pool/1.1"
 RECORDER_VERSION = "1"
 
 
@@ -190,9 +192,17 @@ def write_atomic(path: Path, write) -> None:
     os.replace(tmp, path)
 
 
+def objective_lines(plan: dict) -> list:
+    """The plan's [[objectives]] (format 1.1), each key as the plan gives it; none without."""
+    lines = []
+    for o in plan.get("objectives", []):
+        lines += ["[[objectives]]"] + [f"{k} = {tio.toml_value(v)}" for k, v in o.items()] + [""]
+    return lines
+
+
 def write_manifest(out: Path, plan: dict, infos: dict, parts_done: int, parts_planned: int, cpu_h: float) -> None:
     lines = [
-        f"format = {tio.toml_value(FORMAT)}",
+        f"format = {tio.toml_value(FORMAT_OBJECTIVES if plan.get('objectives') else FORMAT)}",
         f"name = {tio.toml_value(plan['name'])}",
         f"description = {tio.toml_value(plan['description'])}",
         'metric = "accuracy"',
@@ -202,6 +212,7 @@ def write_manifest(out: Path, plan: dict, infos: dict, parts_done: int, parts_pl
         f"complete = {tio.toml_value(parts_done == parts_planned)}",
         "",
     ]
+    lines += objective_lines(plan)
     for learner in plan["learners"]:
         g = grids.LEARNERS[learner]
         lines += ["[[learners]]", f"name = {tio.toml_value(g.name)}", f"estimator = {tio.toml_value(g.estimator)}",

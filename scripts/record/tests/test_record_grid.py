@@ -42,7 +42,9 @@ def test_smoke_grid_writes_a_valid_complete_pool(tmp_path):
     assert df.groupby("config_id").unit.max().eq(grids.UNITS).all()
     assert df.score.between(0, 1).all() and (df.cost_s > 0).all()
     manifest = (out / "pool.toml").read_text()
-    assert 'format = "banditbench-pool/1"' in manifest and "complete = true" in manifest
+    assert 'format = "banditbench-pool/1.1"' in manifest and "complete = true" in manifest
+    # The plan's two objectives, accuracy and the training seconds summed over the units.
+    assert 'name = "train_time"' in manifest and "cumulative = true" in manifest
     assert 'neighbours = "grid"' in manifest and "units = 27" in manifest
     v = banditbench("traces", "validate", str(out))
     assert v.returncode == 0, v.stdout + v.stderr
@@ -57,6 +59,9 @@ def test_smoke_grid_writes_a_valid_complete_pool(tmp_path):
     v = banditbench("traces", "validate", str(out))
     assert v.returncode == 0, v.stdout + v.stderr
     assert "12 configurations (+ 2 learners' defaults), 378 units recorded" in v.stdout
+    i = banditbench("traces", "inspect", str(out))
+    assert i.returncode == 0, i.stdout + i.stderr
+    assert "train_time        minimize   cost_s, summed" in i.stdout, i.stdout
     assert not list((out / ".journal").glob("*.jsonl")), "finished journals are removed"
 
 

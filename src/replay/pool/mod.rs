@@ -469,7 +469,7 @@ impl<'a> PoolWorld<'a> {
             let d = self.objectives.len();
             for (k, &o) in self.objectives.iter().enumerate() {
                 self.arm_objectives[arm * d + k] = if ok {
-                    f64::from(curve.objective(&m.objectives[o], self.n_extra, u))
+                    curve.objective(&m.objectives[o], self.n_extra, u)
                 } else {
                     f64::NAN
                 };

@@ -859,10 +859,13 @@ pub(super) fn load_defaults(
     if !path.is_file() {
         return Ok(vec![None; manifest.learners.len()]);
     }
-    if !manifest.objectives.is_empty() {
+    // Objectives read from the score and cost_s are in every default's curve; a column of its
+    // own is not (defaults.parquet has the curves' fixed columns only).
+    if !manifest.extra_columns().is_empty() {
         bail!(
-            "{}: default configurations beside [[objectives]] are not read yet (a pool of several objectives has no defaults.parquet); remove it, or the [[objectives]]",
-            path.display()
+            "{}: default configurations beside objectives in columns of their own ({}) are not read yet (defaults.parquet has no such columns); remove it, or read the objectives from score and cost_s",
+            path.display(),
+            manifest.extra_columns().join(", ")
         );
     }
     *hash = fnv1a64(&[hash.to_le_bytes().as_slice(), &std::fs::read(&path)?].concat());

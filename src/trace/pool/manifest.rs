@@ -89,8 +89,10 @@ fn read_objectives(
             bail!("{here}: not a table");
         };
         for k in o.keys() {
-            if !["name", "direction", "column"].contains(&k.as_str()) {
-                bail!("{here}: unknown key '{k}'; an objective has name, direction and column");
+            if !["name", "direction", "column", "cumulative"].contains(&k.as_str()) {
+                bail!(
+                    "{here}: unknown key '{k}'; an objective has name, direction, column and cumulative"
+                );
             }
         }
         let name = str_key(o, "name", &here)?;
@@ -106,6 +108,16 @@ fn read_objectives(
             Some(c) => bail!(
                 "{here}: key 'column' is {c}; give \"score\" or \"cost_s\", or leave it out to read the curves' column '{name}'"
             ),
+        };
+        let column = match o.get("cumulative") {
+            None | Some(toml::Value::Boolean(false)) => column,
+            Some(toml::Value::Boolean(true)) if column == ObjectiveColumn::Cost => {
+                ObjectiveColumn::CumulativeCost
+            }
+            Some(toml::Value::Boolean(true)) => bail!(
+                "{here}: key 'cumulative' sums the recorded seconds of the units trained; it applies to column = \"cost_s\" only"
+            ),
+            Some(c) => bail!("{here}: key 'cumulative' is {c}; give true or false"),
         };
         if column == ObjectiveColumn::Score && dir != direction {
             bail!(

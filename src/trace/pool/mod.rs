@@ -160,6 +160,9 @@ pub enum ObjectiveColumn {
     Score,
     /// The curves' `cost_s`.
     Cost,
+    /// The curves' `cost_s` summed over units 1..=u: the seconds of training a configuration to
+    /// unit u (`column = "cost_s"`, `cumulative = true`).
+    CumulativeCost,
     /// A column of the curves of its own, the n-th such objective (`Curve::extra`).
     Extra(usize),
 }
@@ -218,12 +221,13 @@ impl Curve {
 
     /// Objective `o`'s value at unit `u` (0-based), of a pool with `n_extra` objectives in
     /// columns of their own; NaN when not recorded (infeasible).
-    pub fn objective(&self, o: &Objective, n_extra: usize, u: usize) -> f32 {
+    pub fn objective(&self, o: &Objective, n_extra: usize, u: usize) -> f64 {
         match o.column {
-            ObjectiveColumn::Score => self.score[u],
-            ObjectiveColumn::Cost => self.cost_s[u],
+            ObjectiveColumn::Score => f64::from(self.score[u]),
+            ObjectiveColumn::Cost => f64::from(self.cost_s[u]),
+            ObjectiveColumn::CumulativeCost => self.cost_to(u + 1),
             ObjectiveColumn::Extra(j) => {
-                self.extra.get(u * n_extra + j).copied().unwrap_or(f32::NAN)
+                f64::from(self.extra.get(u * n_extra + j).copied().unwrap_or(f32::NAN))
             }
         }
     }
@@ -314,7 +318,7 @@ impl Pool {
                 .iter()
                 .map(|&o| {
                     let o = &m.objectives[o];
-                    let v = f64::from(curve.objective(o, n_extra, u));
+                    let v = curve.objective(o, n_extra, u);
                     if o.direction == Direction::Maximize {
                         -v
                     } else {
@@ -541,6 +545,7 @@ fn describe_objectives(pool: &Pool, s: &mut String) {
         let column = match o.column {
             ObjectiveColumn::Score => "score".to_string(),
             ObjectiveColumn::Cost => "cost_s".to_string(),
+            ObjectiveColumn::CumulativeCost => "cost_s, summed".to_string(),
             ObjectiveColumn::Extra(_) => o.name.clone(),
         };
         let _ = writeln!(
