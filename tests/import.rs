@@ -362,8 +362,7 @@ fn malformed_syne_tune_folders_are_refused_naming_file_row_and_field() {
     );
     let e = run_fails(&["import", "syne-tune", s(&d), "--out", &out(&d)], 1);
     assert!(
-        e.contains("the run has 2 metrics (accuracy, elapsed_time), a multi-objective run")
-            && e.contains("--metric"),
+        e.contains("these syne-tune runs have 2 objectives: give --pool DIR"),
         "{e}"
     );
     let o = run_ok(&[
@@ -2107,8 +2106,9 @@ fn optuna_studies_of_two_objectives_are_refused_without_a_pool_or_with_other_obj
         ),
         "{e}"
     );
-    let grid = root().join("traces/sklearn-grid");
-    let e = fails(&["--pool", s(&grid)]);
+    // A pool of one objective (its score).
+    let taskset = root().join("traces/taskset");
+    let e = fails(&["--pool", s(&taskset)]);
     assert!(
         e.contains(
             "has no objective 'val_acc'; it has: none (its pool.toml has no [[objectives]])"
@@ -2250,4 +2250,86 @@ fn a_trial_with_a_nan_objective_is_infeasible_and_never_archived() {
         .get(cell as usize)
         .unwrap();
     assert!(hv >= want["motpe.cifar10.0"]["hv_regret"].as_f64().unwrap() - 1e-15);
+}
+
+#[test]
+fn syne_tune_runs_of_two_metrics_import_with_their_full_trainings_archived() {
+    // 8 runs of Syne Tune 0.16.0's MOASHA and multi-objective random search on sklearn-grid's
+    // HistGradientBoosting grid (car and phoneme, 4 workers, 30 simulated s), reporting error =
+    // 1 - accuracy and the seconds trained so far, both minimised, at every epoch; expected.json
+    // has each run's hypervolume regret over its results at the 27th epoch, computed in Python.
+    let dir = scratch("import-syne-tune-mo");
+    let runs = root().join("examples/other-tools/syne-tune-mo");
+    let grid = root().join("traces/sklearn-grid");
+    let want = expected(&runs);
+    let base = |out: &Path| -> Vec<String> {
+        [
+            "import",
+            "syne-tune",
+            s(&runs),
+            "--pool",
+            s(&grid),
+            "--objectives",
+            "1-accuracy,train_time",
+            "--budget",
+            "30",
+            "--out",
+            s(out),
+        ]
+        .map(String::from)
+        .to_vec()
+    };
+    // Random search's metadata names no time_attr: its rows cannot be told apart by fidelity.
+    let x = dir.join("x");
+    let a = base(&x);
+    let e = run_fails(&a.iter().map(String::as_str).collect::<Vec<_>>(), 1);
+    assert!(
+        e.contains("car-random-search-0: a result has no fidelity")
+            && e.contains("give --fidelity COLUMN"),
+        "{e}"
+    );
+    // Without 1-: error is minimised where the pool maximises accuracy.
+    let mut a = base(&x);
+    a[6] = "accuracy,train_time".into();
+    a.extend(["--fidelity".into(), "epoch".into()]);
+    let e = run_fails(&a.iter().map(String::as_str).collect::<Vec<_>>(), 1);
+    assert!(
+        e.contains(
+            "objective 'accuracy': the runs minimize it but the pool sklearn-grid maximizes it"
+        ) && e.contains("1-NAME"),
+        "{e}"
+    );
+    let out = dir.join("st");
+    let mut a = base(&out);
+    a.extend(["--fidelity".into(), "epoch".into()]);
+    run_ok(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    let df = read_parquet(&out.join("runs.parquet")).unwrap();
+    let col = |n: &str| df.column(n).unwrap().as_materialized_series().clone();
+    let (policy, dataset, seed, hv) =
+        (col("policy"), col("dataset"), col("seed"), col("hv_regret"));
+    assert_eq!(df.height(), 8);
+    for i in 0..df.height() {
+        let name = format!(
+            "{}-{}-{}",
+            dataset.str().unwrap().get(i).unwrap(),
+            policy
+                .str()
+                .unwrap()
+                .get(i)
+                .unwrap()
+                .trim_start_matches("syne-tune:"),
+            seed.u64().unwrap().get(i).unwrap()
+        );
+        let (got, e) = (
+            hv.f64().unwrap().get(i).unwrap(),
+            want[&name]["hv_regret"].as_f64().unwrap(),
+        );
+        assert!((got - e).abs() <= 1e-12, "{name}: {got} vs {e}");
+    }
+    // The lock file names the tasks as a run of one learner names them.
+    let lock = std::fs::read_to_string(out.join("experiment.lock.toml")).unwrap();
+    assert!(
+        lock.contains("task = \"car/0/hist-gradient-boosting\"") && lock.contains("train_time"),
+        "{lock}"
+    );
 }

@@ -293,8 +293,9 @@ struct CommonArgs {
     /// task's true Pareto front and reference point come from it, as a `run` takes them
     #[arg(long)]
     pool: Option<PathBuf>,
-    /// Runs of several objectives: the pool's name of each value the runs report, in order
-    /// [default: the names the tool records, e.g. Optuna's metric names]
+    /// Runs of several objectives: the pool's name of each value the runs report, in order,
+    /// 1-NAME for a value reported as one minus the pool's [default: the names the tool records,
+    /// e.g. Optuna's metric names]
     #[arg(long, value_delimiter = ',')]
     objectives: Option<Vec<String>>,
     /// Runs of several objectives: the reference point per task, `nadir` (the true front's

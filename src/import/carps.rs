@@ -128,6 +128,7 @@ impl super::Importer for Request {
             files,
             how,
             objectives: Vec::new(),
+            intermediate: false,
         };
         Ok((imp, Vec::new()))
     }

@@ -116,6 +116,7 @@ impl super::Importer for Request {
             files: read.files,
             how,
             objectives: Vec::new(),
+            intermediate: false,
         };
         Ok((imp, notes))
     }

@@ -67,6 +67,7 @@ impl super::Importer for Request {
             files: read.files,
             how,
             objectives: Vec::new(),
+            intermediate: false,
         };
         Ok((imp, Vec::new()))
     }

@@ -223,6 +223,10 @@ pub(crate) struct Import {
     /// Runs of several objectives: each, as the tool records it (each evaluation's `values`
     /// in this order; `maximize` and `metric` are then the first's); empty with one.
     pub objectives: Vec<objectives::Objective>,
+    /// The tool logs results reported during training (Syne Tune's rows), so a result without
+    /// a fidelity may be a partial training; false where every result is a finished
+    /// evaluation (an Optuna trial's values).
+    pub intermediate: bool,
 }
 
 /// What `write` reports.
@@ -409,10 +413,7 @@ fn within_budget<'a>(
             t_inc.push(inc);
             used[cell] = e.time;
             if let (Some(a), Some(m)) = (&mut archive, measure) {
-                // A completed trial's vector; a value that is not a number: infeasible.
-                if e.action == "complete"
-                    && let Some(p) = m.data.tasks[m.task_index[&r.task]].normalise(&e.values)
-                {
+                if let Some(p) = m.point(&r.task, e) {
                     a.add(&p);
                 }
                 t_hv.push(a.regret());

@@ -40,6 +40,8 @@ pub(crate) struct Measure {
     /// Per `data.tasks` entry: its name in the lock file (`dataset/run/scope`, as a `run`
     /// names it).
     pub names: Vec<String>,
+    /// Per objective: the runs report one minus the pool's value (`--objectives 1-NAME`).
+    pub one_minus: Vec<bool>,
 }
 
 impl Measure {
@@ -47,6 +49,26 @@ impl Measure {
     pub fn archive(&self, task: &Task) -> ArchiveObserver<'_> {
         // Every imported value is a finished evaluation: archived at unit 0.
         ArchiveObserver::of_task(&self.data.tasks[self.task_index[task]], 0, false)
+    }
+
+    /// A result's point on `task`, normalised as the pool's are, if it enters the archive: a
+    /// complete evaluation (not failed or pruned) at the pool's full fidelity (a result at a
+    /// lower fidelity is a partial training, as a replay never archives one; a result without
+    /// a fidelity is a full evaluation), every value a number.
+    pub fn point(&self, task: &Task, e: &super::Eval) -> Option<Vec<f64>> {
+        if matches!(e.action, "failed" | "pruned") || e.values.is_empty() {
+            return None;
+        }
+        if e.fidelity.is_some_and(|f| f < self.data.units) {
+            return None;
+        }
+        let values: Vec<f64> = e
+            .values
+            .iter()
+            .zip(&self.one_minus)
+            .map(|(&v, &flip)| if flip { 1.0 - v } else { v })
+            .collect();
+        self.data.tasks[self.task_index[task]].normalise(&values)
     }
 
     /// The lock file's `[resolved.objectives]`.
@@ -86,7 +108,13 @@ pub(crate) fn measure(imp: &Import, common: &Common) -> Result<Option<Measure>> 
             imp.tool
         );
     };
-    let names = objective_names(imp, common)?;
+    let given = objective_names(imp, common)?;
+    // `1-NAME`: the runs report one minus the pool's NAME, in the opposite direction.
+    let one_minus: Vec<bool> = given.iter().map(|n| n.starts_with("1-")).collect();
+    let names: Vec<String> = given
+        .iter()
+        .map(|n| n.strip_prefix("1-").unwrap_or(n).to_string())
+        .collect();
     let tasks: std::collections::BTreeSet<(String, i64)> = imp
         .runs
         .iter()
@@ -96,7 +124,7 @@ pub(crate) fn measure(imp: &Import, common: &Common) -> Result<Option<Measure>> 
     let manifest_path = pool_dir.join("pool.toml");
     let manifest = crate::trace::pool::read_pool_manifest(&manifest_path)
         .with_context(|| format!("--pool {}", pool_dir.display()))?;
-    check_directions(imp, &names, &manifest, pool_dir)?;
+    check_directions(imp, &names, &one_minus, &manifest, pool_dir)?;
     let seen = std::cell::RefCell::new(Vec::new());
     let select = |all: &[(String, i64)]| {
         *seen.borrow_mut() = all.to_vec();
@@ -121,6 +149,20 @@ pub(crate) fn measure(imp: &Import, common: &Common) -> Result<Option<Measure>> 
         Path::new("."),
         &KEYS,
     )?;
+    if imp.intermediate && pool.manifest.units > 1 {
+        // Only full trainings enter an archive: a result must say how far it was trained.
+        if let Some(r) = imp
+            .runs
+            .iter()
+            .find(|r| r.evals.iter().any(|e| e.fidelity.is_none()))
+        {
+            bail!(
+                "{}: a result has no fidelity, so a partial training cannot be told from a full one on the pool's {} units; give --fidelity COLUMN (the column counting units trained, e.g. epoch)",
+                r.source,
+                pool.manifest.units
+            );
+        }
+    }
     let (refs, task_index, lock_names) = task_refs(&imp.runs, &pool, pool_dir)?;
     let at = format!("--pool {}", pool_dir.display());
     let data = MoData::build(&spec, &pool, &refs, &at, &|t: &PoolTaskRef| {
@@ -131,6 +173,7 @@ pub(crate) fn measure(imp: &Import, common: &Common) -> Result<Option<Measure>> 
         data,
         task_index,
         names: lock_names,
+        one_minus,
     }))
 }
 
@@ -165,10 +208,11 @@ fn objective_names(imp: &Import, common: &Common) -> Result<Vec<String>> {
 fn check_directions(
     imp: &Import,
     names: &[String],
+    one_minus: &[bool],
     m: &crate::trace::pool::PoolManifest,
     dir: &Path,
 ) -> Result<()> {
-    for (name, o) in names.iter().zip(&imp.objectives) {
+    for ((name, o), &flip) in names.iter().zip(&imp.objectives).zip(one_minus) {
         let Some(p) = m.objectives.iter().find(|p| &p.name == name) else {
             bail!(
                 "--pool {}: the pool has no objective '{name}'; it has: {}{}",
@@ -185,15 +229,21 @@ fn check_directions(
                 }
             );
         };
-        let runs = if o.maximize {
+        // One minus a value turns its direction.
+        let runs = if o.maximize != flip {
             Direction::Maximize
         } else {
             Direction::Minimize
         };
         if p.direction != runs {
             bail!(
-                "objective '{name}': the runs {} it but the pool {} {}s it: name the objectives in the order the runs report them (--objectives)",
-                if o.maximize { "maximize" } else { "minimize" },
+                "objective '{}{name}': the runs {} it but the pool {} {}s it: name the objectives in the order the runs report them (--objectives), and a value the runs report as one minus the pool's as 1-NAME",
+                if flip { "1-" } else { "" },
+                if runs == Direction::Maximize {
+                    "maximize"
+                } else {
+                    "minimize"
+                },
                 m.name,
                 p.direction.as_str()
             );

@@ -804,6 +804,7 @@ impl super::Importer for Request {
             files: paths.to_vec(),
             how: read.how,
             objectives: read.objectives,
+            intermediate: false,
         };
         Ok((imp, notes))
     }

@@ -28,8 +28,9 @@ pub struct Common {
     /// Runs of several objectives: the pool (table) they were made on, whose true front and
     /// reference point per task measure them.
     pub pool: Option<PathBuf>,
-    /// Runs of several objectives: the pool's name of each value the runs report, in order
-    /// [default: the names the tool records].
+    /// Runs of several objectives: the pool's name of each value the runs report, in order,
+    /// `1-NAME` for a value reported as one minus the pool's [default: the names the tool
+    /// records].
     pub objectives: Option<Vec<String>>,
     /// Runs of several objectives: the reference rule, `nadir`, `worst` or a CSV of points
     /// per task [default: nadir].

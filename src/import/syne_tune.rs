@@ -79,7 +79,13 @@ impl super::Importer for Request {
             fidelity: self.fidelity.clone(),
             prefix: common.prefix_or(Self::TOOL),
         };
-        let (runs, maximize, metric, files) = read(paths, &opts)?;
+        let Runs {
+            runs,
+            maximize,
+            metric,
+            files,
+            objectives,
+        } = read(paths, &opts)?;
         let how = format!(
             "policy from {}, task from {}, seed from '{}', clock st_tuner_time",
             self.policy_key
@@ -97,7 +103,8 @@ impl super::Importer for Request {
             budget_unit: "seconds".into(),
             files,
             how,
-            objectives: Vec::new(),
+            objectives,
+            intermediate: true,
         };
         Ok((imp, Vec::new()))
     }
@@ -105,27 +112,59 @@ impl super::Importer for Request {
 
 /// Read every run folder under `paths`. Returns the runs, whether the metric is maximised, the
 /// metric, and the files read.
-pub(crate) fn read(
-    paths: &[PathBuf],
-    opts: &Options,
-) -> Result<(Vec<ImportedRun>, bool, String, Vec<PathBuf>)> {
+pub(crate) fn read(paths: &[PathBuf], opts: &Options) -> Result<Runs> {
     let mut runs = Vec::new();
     let mut files = Vec::new();
     let mut same = super::SameObjective::default();
+    let mut objectives = Vec::new();
     for dir in super::run_folders(
         paths,
         &["metadata.json", "results.csv.zip"],
         "Syne Tune",
         "each with results.csv.zip and metadata.json",
     )? {
-        let (run, maximize, metric) = read_run(&dir, opts)?;
-        same.check(&dir, maximize, &metric)?;
+        let (run, maximize, metric, several) = read_run(&dir, opts)?;
+        // Runs of several metrics: the same metrics, each in the same direction.
+        let label = if several.is_empty() {
+            metric
+        } else {
+            several
+                .iter()
+                .map(|(n, m)| format!("{n} ({})", if *m { "max" } else { "min" }))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        same.check(&dir, maximize, &label)?;
+        objectives = several;
         files.push(dir.join("metadata.json"));
         files.push(dir.join("results.csv.zip"));
         runs.push(run);
     }
     let (maximize, metric) = same.get().context("no Syne Tune run found")?;
-    Ok((runs, maximize, metric, files))
+    Ok(Runs {
+        runs,
+        maximize,
+        metric,
+        files,
+        objectives: objectives
+            .into_iter()
+            .map(|(n, m)| super::objectives::Objective {
+                name: Some(n),
+                maximize: m,
+            })
+            .collect(),
+    })
+}
+
+/// What reading Syne Tune's run folders found.
+pub(crate) struct Runs {
+    pub runs: Vec<ImportedRun>,
+    pub maximize: bool,
+    /// The metric, or with several metrics each with its direction, in words.
+    pub metric: String,
+    pub files: Vec<PathBuf>,
+    /// Runs of several metrics: each (empty with one).
+    pub objectives: Vec<super::objectives::Objective>,
 }
 
 fn read_metadata(path: &Path) -> Result<serde_json::Map<String, Value>> {
@@ -162,6 +201,9 @@ struct RunMeta {
     seed: u64,
     metric: String,
     maximize: bool,
+    /// A run of several metrics (no --metric): each with whether it is maximised, the first
+    /// being `metric`; empty with one.
+    several: Vec<(String, bool)>,
     fidelity_attr: Option<String>,
 }
 
@@ -204,7 +246,11 @@ impl RunMeta {
             )
         })?;
         let seed = parse_seed(&seed_text, &format!("{m}, key '{}'", opts.seed_key))?;
-        let (metric, maximize) = metric_and_mode(&meta, &m.to_string(), opts)?;
+        let several = several_metrics(&meta, &m.to_string(), opts)?;
+        let (metric, maximize) = match several.first() {
+            Some((name, max)) => (name.clone(), *max),
+            None => metric_and_mode(&meta, &m.to_string(), opts)?,
+        };
         let fidelity_attr = opts.fidelity.clone().or_else(|| {
             meta.get("scheduler_kwargs")
                 .and_then(|k| k.get("time_attr"))
@@ -217,9 +263,49 @@ impl RunMeta {
             seed,
             metric,
             maximize,
+            several,
             fidelity_attr,
         })
     }
+}
+
+/// A run of several metrics, when `--metric` does not name one: every one of `metric_names`
+/// with whether it is maximised (`metric_mode`: one mode for all, or one per metric); empty for a
+/// run of one metric or with `--metric`.
+fn several_metrics(
+    meta: &serde_json::Map<String, Value>,
+    m: &str,
+    opts: &Options,
+) -> Result<Vec<(String, bool)>> {
+    let names: Vec<&str> = match meta.get("metric_names") {
+        Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).collect(),
+        _ => Vec::new(),
+    };
+    if opts.metric.is_some() || names.len() < 2 {
+        return Ok(Vec::new());
+    }
+    let mode = |i: usize| -> Result<bool> {
+        let text = match meta.get("metric_mode") {
+            Some(Value::String(s)) => s.as_str(),
+            Some(Value::Array(a)) if a.len() == names.len() => a[i].as_str().unwrap_or(""),
+            Some(Value::Array(a)) => bail!(
+                "{m}: metric_mode lists {} modes for {} metric_names; give one mode, or one per metric",
+                a.len(),
+                names.len()
+            ),
+            _ => bail!("{m}: no 'metric_mode' (\"max\" or \"min\")"),
+        };
+        match text {
+            "max" => Ok(true),
+            "min" => Ok(false),
+            other => bail!("{m}: metric_mode '{other}' is neither \"max\" nor \"min\""),
+        }
+    };
+    names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| Ok((n.to_string(), mode(i)?)))
+        .collect()
 }
 
 /// The metric (`--metric`, else the only one of `metric_names`) and whether it is maximised
@@ -328,6 +414,12 @@ fn evaluations(df: &DataFrame, label: &Path, meta: &RunMeta, opts: &Options) -> 
         Ok(())
     };
     need(&meta.metric, "the metric; name another with --metric")?;
+    for (name, _) in meta.several.iter().skip(1) {
+        need(
+            name,
+            "a metric of metric_names; name one with --metric to import it alone",
+        )?;
+    }
     need("st_tuner_time", "the tuner's clock")?;
     need("trial_id", "the trial")?;
     if let Some(f) = &opts.fidelity {
@@ -336,6 +428,12 @@ fn evaluations(df: &DataFrame, label: &Path, meta: &RunMeta, opts: &Options) -> 
     let hint = "Syne Tune writes numbers here";
     let numbers = |name: &str| crate::report::input::numbers_or(label, df, name, hint);
     let value = numbers(&meta.metric)?;
+    let others: Vec<Vec<f64>> = meta
+        .several
+        .iter()
+        .skip(1)
+        .map(|(name, _)| numbers(name))
+        .collect::<Result<_>>()?;
     let time = numbers("st_tuner_time")?;
     let trial = numbers("trial_id")?;
     let fidelity = match &meta.fidelity_attr {
@@ -383,7 +481,14 @@ fn evaluations(df: &DataFrame, label: &Path, meta: &RunMeta, opts: &Options) -> 
             trial: id as u32,
             fidelity: f,
             action: if is_failed { "failed" } else { "result" },
-            values: Vec::new(),
+            // Several metrics: each value of the row, in metric_names' order.
+            values: if meta.several.is_empty() {
+                Vec::new()
+            } else {
+                std::iter::once(value[i])
+                    .chain(others.iter().map(|o| o[i]))
+                    .collect()
+            },
         });
     }
     // Rows in time order (Syne Tune appends them as they arrive; a stable sort keeps ties).
@@ -391,7 +496,11 @@ fn evaluations(df: &DataFrame, label: &Path, meta: &RunMeta, opts: &Options) -> 
     Ok(evals)
 }
 
-fn read_run(dir: &Path, opts: &Options) -> Result<(ImportedRun, bool, String)> {
+/// A run read: the run, whether its metric is maximised, its metric, and with several metrics
+/// each of them with its direction.
+type RunRead = (ImportedRun, bool, String, Vec<(String, bool)>);
+
+fn read_run(dir: &Path, opts: &Options) -> Result<RunRead> {
     let meta = RunMeta::read(dir, opts)?;
     let (df, label) = read_results_csv(dir)?;
     let evals = evaluations(&df, &label, &meta, opts)?;
@@ -401,6 +510,7 @@ fn read_run(dir: &Path, opts: &Options) -> Result<(ImportedRun, bool, String)> {
         seed,
         metric,
         maximize,
+        several,
         ..
     } = meta;
     Ok((
@@ -414,5 +524,6 @@ fn read_run(dir: &Path, opts: &Options) -> Result<(ImportedRun, bool, String)> {
         },
         maximize,
         metric,
+        several,
     ))
 }
