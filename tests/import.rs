@@ -1080,7 +1080,7 @@ fn malformed_hposuite_files_are_refused_naming_file_row_and_column() {
         e.contains("row 8, column 'run.seed': '9' differs from '0' in row 1"),
         "{e}"
     );
-    // Two objectives.
+    // A count of two objectives without the second's columns.
     let p = hposuite_variant("hs-mo", |mut df| {
         let n = df.height();
         df.with_column(Column::new("problem.objective.count".into(), vec![2u8; n]))
@@ -1088,7 +1088,10 @@ fn malformed_hposuite_files_are_refused_naming_file_row_and_column() {
         df
     });
     let e = fails(&p);
-    assert!(e.contains("2 objectives (a multi-objective run)"), "{e}");
+    assert!(
+        e.contains("no column 'problem.objective.2.name' (hposuite writes it in every run's file)"),
+        "{e}"
+    );
     // A missing budget: the row.
     let p = hposuite_variant("hs-no-budget", |mut df| {
         let n = df.height();
@@ -2332,4 +2335,70 @@ fn syne_tune_runs_of_two_metrics_import_with_their_full_trainings_archived() {
         lock.contains("task = \"car/0/hist-gradient-boosting\"") && lock.contains("train_time"),
         "{lock}"
     );
+}
+
+#[test]
+fn hposuite_runs_of_two_objectives_import_with_the_regret_numpy_computes() {
+    // 4 runs of hposuite 0.1.3's random search and Optuna (multi-objective TPE) on sklearn-grid's
+    // HistGradientBoosting grid (phoneme, run 0), 60 trials, val_accuracy (max) x train_time
+    // (min) of the full training; expected.json has each file's hypervolume regret from numpy.
+    let dir = scratch("import-hposuite-mo");
+    let runs = root().join("examples/other-tools/hposuite-mo");
+    let grid = root().join("traces/sklearn-grid");
+    let want = expected(&runs);
+    let out = dir.join("hs");
+    let args = |out: &Path, names: &str| -> Vec<String> {
+        [
+            "import",
+            "hposuite",
+            s(&runs),
+            "--task",
+            "phoneme/0/hist-gradient-boosting",
+            "--pool",
+            s(&grid),
+            "--objectives",
+            names,
+            "--out",
+            s(out),
+        ]
+        .map(String::from)
+        .to_vec()
+    };
+    // hposuite names the accuracy val_accuracy, the pool accuracy.
+    let a = args(&dir.join("x"), "");
+    let e = run_fails(
+        &a.iter()
+            .map(String::as_str)
+            .filter(|x| !x.is_empty() && *x != "--objectives")
+            .collect::<Vec<_>>(),
+        1,
+    );
+    assert!(
+        e.contains("the pool has no objective 'val_accuracy'; it has: accuracy, train_time"),
+        "{e}"
+    );
+    let a = args(&out, "accuracy,train_time");
+    run_ok(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    let df = read_parquet(&out.join("runs.parquet")).unwrap();
+    assert_eq!(df.height(), 4);
+    let (policy, seed, hv, unit) = (
+        df.column("policy").unwrap().str().unwrap().clone(),
+        df.column("seed").unwrap().u64().unwrap().clone(),
+        df.column("hv_regret").unwrap().f64().unwrap().clone(),
+        df.column("budget_unit").unwrap().str().unwrap().clone(),
+    );
+    for i in 0..df.height() {
+        let (p, sd) = (
+            policy.get(i).unwrap().trim_start_matches("hposuite:"),
+            seed.get(i).unwrap(),
+        );
+        let (file, w) = want
+            .iter()
+            .find(|(_, w)| w["optimizer"] == p && w["seed"].as_u64() == Some(sd))
+            .unwrap();
+        let (got, e) = (hv.get(i).unwrap(), w["hv_regret"].as_f64().unwrap());
+        assert!((got - e).abs() <= 1e-12, "{file}: {got} vs {e}");
+        // 60 trials of a pool world: evaluations.
+        assert_eq!(unit.get(i), Some("evaluations"));
+    }
 }

@@ -492,7 +492,7 @@ fn bad_objectives_are_refused_by_key_with_what_to_do() {
         &plain,
         format!(
             "name = \"plain\"\ntraces = \"{}\"\nseed = 1\n[world]\nkind = \"pool\"\nbudget_unit = \"evaluations\"\nbudgets = [5]\nobjectives = [\"a\", \"b\"]\n{POLICIES}",
-            root().join("traces/sklearn-grid").display()
+            root().join("traces/taskset").display()
         ),
     )
     .unwrap();
@@ -506,7 +506,7 @@ fn bad_objectives_are_refused_by_key_with_what_to_do() {
         1,
     );
     assert!(
-        err.contains("the pool sklearn-grid declares no objectives"),
+        err.contains("the pool taskset declares no objectives"),
         "{err}"
     );
     let learner = common::experiment(

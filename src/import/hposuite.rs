@@ -66,7 +66,7 @@ impl super::Importer for Request {
             budget_unit: read.budget_unit,
             files: read.files,
             how,
-            objectives: Vec::new(),
+            objectives: read.objectives,
             intermediate: false,
         };
         Ok((imp, Vec::new()))
@@ -113,6 +113,8 @@ pub(crate) struct Read {
     /// `trials` or `cost`.
     pub budget_unit: String,
     pub files: Vec<PathBuf>,
+    /// Runs of several objectives: each (empty with one).
+    pub objectives: Vec<super::objectives::Objective>,
 }
 
 pub(crate) fn read(paths: &[PathBuf], opts: &Options) -> Result<Read> {
@@ -120,9 +122,21 @@ pub(crate) fn read(paths: &[PathBuf], opts: &Options) -> Result<Read> {
     let mut runs = Vec::new();
     let mut same = super::SameObjective::default();
     let mut unit_of: Option<(String, PathBuf)> = None;
+    let mut objectives = Vec::new();
     for f in &files {
-        let (run, maximize, metric, unit) = read_run(f, opts)?;
-        same.check(f, maximize, &metric)?;
+        let (run, maximize, metric, unit, several) = read_run(f, opts)?;
+        // Runs of several objectives: the same objectives, each in the same direction.
+        let label = if several.is_empty() {
+            metric
+        } else {
+            several
+                .iter()
+                .map(|(n, m)| format!("{n} ({})", if *m { "max" } else { "min" }))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        same.check(f, maximize, &label)?;
+        objectives = several;
         match &unit_of {
             None => unit_of = Some((unit, f.clone())),
             Some((u, at)) if *u != unit => bail!(
@@ -142,6 +156,13 @@ pub(crate) fn read(paths: &[PathBuf], opts: &Options) -> Result<Read> {
         metric,
         budget_unit,
         files,
+        objectives: objectives
+            .into_iter()
+            .map(|(n, m)| super::objectives::Objective {
+                name: Some(n),
+                maximize: m,
+            })
+            .collect(),
     })
 }
 
@@ -211,7 +232,11 @@ fn single(path: &Path, values: &[Option<String>], name: &str) -> Result<String> 
     Ok(first)
 }
 
-fn read_run(path: &Path, opts: &Options) -> Result<(ImportedRun, bool, String, String)> {
+/// A run file read: the run, whether its (first) objective is maximised, its name, the budget's
+/// unit, and with several objectives each with its direction.
+type RunRead = (ImportedRun, bool, String, String, Vec<(String, bool)>);
+
+fn read_run(path: &Path, opts: &Options) -> Result<RunRead> {
     crate::files::check(path, "an hposuite run file (.parquet)")?;
     let df = crate::results::read_parquet(path)?;
     let p = path.display();
@@ -219,12 +244,13 @@ fn read_run(path: &Path, opts: &Options) -> Result<(ImportedRun, bool, String, S
         bail!("{p}: no result in the file");
     }
     let count = numbers(path, &df, "problem.objective.count")?;
-    if count[0] != 1.0 {
+    let n_objectives = count[0];
+    if !(n_objectives >= 1.0 && n_objectives.fract() == 0.0 && n_objectives <= 64.0) {
         bail!(
-            "{p}: {} objectives (a multi-objective run); banditbench ranks one objective",
-            count[0]
+            "{p}: column 'problem.objective.count': {n_objectives} is not a number of objectives"
         );
     }
+    let n_objectives = n_objectives as usize;
     let optimizer = single(path, &texts(path, &df, "optimizer.name")?, "optimizer.name")?;
     let hps = match df.column("optimizer.hp_str") {
         Ok(_) => single(
@@ -248,23 +274,20 @@ fn read_run(path: &Path, opts: &Options) -> Result<(ImportedRun, bool, String, S
     };
     let seed_text = single(path, &texts(path, &df, "run.seed")?, "run.seed")?;
     let seed = parse_seed(&seed_text, &format!("{p}, column 'run.seed'"))?;
-    let metric = single(
-        path,
-        &texts(path, &df, "problem.objective.1.name")?,
-        "problem.objective.1.name",
-    )?;
-    let minimize = single(
-        path,
-        &texts(path, &df, "problem.objective.1.minimize")?,
-        "problem.objective.1.minimize",
-    )?;
-    let maximize = match minimize.as_str() {
-        "false" => true,
-        "true" => false,
-        other => {
-            bail!("{p}: column 'problem.objective.1.minimize': '{other}' is not true or false")
-        }
-    };
+    // Each objective's name and direction (problem.objective.K.*, K = 1, 2, ...).
+    let mut objectives = Vec::with_capacity(n_objectives);
+    for k in 1..=n_objectives {
+        let name_col = format!("problem.objective.{k}.name");
+        let min_col = format!("problem.objective.{k}.minimize");
+        let name = single(path, &texts(path, &df, &name_col)?, &name_col)?;
+        let maximize = match single(path, &texts(path, &df, &min_col)?, &min_col)?.as_str() {
+            "false" => true,
+            "true" => false,
+            other => bail!("{p}: column '{min_col}': '{other}' is not true or false"),
+        };
+        objectives.push((name, maximize));
+    }
+    let (metric, maximize) = objectives[0].clone();
     let unit = match single(
         path,
         &texts(path, &df, "problem.budget.kind")?,
@@ -279,6 +302,9 @@ fn read_run(path: &Path, opts: &Options) -> Result<(ImportedRun, bool, String, S
         ),
     };
     let value = numbers(path, &df, "result.objective.1.value")?;
+    let others: Vec<Vec<f64>> = (2..=n_objectives)
+        .map(|k| numbers(path, &df, &format!("result.objective.{k}.value")))
+        .collect::<Result<_>>()?;
     let time = numbers(path, &df, "result.budget_used_total")?;
     let ids = texts(path, &df, "config.id")?;
     let fidelity = match df.column("query.fidelity.1.value") {
@@ -312,7 +338,14 @@ fn read_run(path: &Path, opts: &Options) -> Result<(ImportedRun, bool, String, S
             trial,
             fidelity: f,
             action: "result",
-            values: Vec::new(),
+            // Several objectives: each value of the row, in the problem's order.
+            values: if n_objectives > 1 {
+                std::iter::once(value[i])
+                    .chain(others.iter().map(|o| o[i]))
+                    .collect()
+            } else {
+                Vec::new()
+            },
         });
     }
     evals.sort_by(|a, b| a.time.total_cmp(&b.time));
@@ -328,5 +361,10 @@ fn read_run(path: &Path, opts: &Options) -> Result<(ImportedRun, bool, String, S
         maximize,
         metric,
         unit,
+        if n_objectives > 1 {
+            objectives
+        } else {
+            Vec::new()
+        },
     ))
 }
