@@ -122,21 +122,9 @@ pub(crate) fn read(paths: &[PathBuf], opts: &Options) -> Result<Read> {
     let mut runs = Vec::new();
     let mut same = super::SameObjective::default();
     let mut unit_of: Option<(String, PathBuf)> = None;
-    let mut objectives = Vec::new();
     for f in &files {
         let (run, maximize, metric, unit, several) = read_run(f, opts)?;
-        // Runs of several objectives: the same objectives, each in the same direction.
-        let label = if several.is_empty() {
-            metric
-        } else {
-            several
-                .iter()
-                .map(|(n, m)| format!("{n} ({})", if *m { "max" } else { "min" }))
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        same.check(f, maximize, &label)?;
-        objectives = several;
+        same.check_run(f, maximize, &metric, several)?;
         match &unit_of {
             None => unit_of = Some((unit, f.clone())),
             Some((u, at)) if *u != unit => bail!(
@@ -148,6 +136,7 @@ pub(crate) fn read(paths: &[PathBuf], opts: &Options) -> Result<Read> {
         }
         runs.push(run);
     }
+    let objectives = same.objectives();
     let (maximize, metric) = same.get().context("no hposuite run found")?;
     let budget_unit = unit_of.map(|u| u.0).unwrap_or_default();
     Ok(Read {
@@ -156,13 +145,7 @@ pub(crate) fn read(paths: &[PathBuf], opts: &Options) -> Result<Read> {
         metric,
         budget_unit,
         files,
-        objectives: objectives
-            .into_iter()
-            .map(|(n, m)| super::objectives::Objective {
-                name: Some(n),
-                maximize: m,
-            })
-            .collect(),
+        objectives,
     })
 }
 

@@ -182,9 +182,46 @@ pub(crate) fn skipped_note(what: &str, rule: &str, skipped: &[String]) -> Vec<St
 #[derive(Default)]
 pub(crate) struct SameObjective {
     first: Option<(bool, String, PathBuf)>,
+    /// Runs of several objectives: each with whether it is maximised (empty with one).
+    several: Vec<(String, bool)>,
 }
 
 impl SameObjective {
+    /// As [`SameObjective::check`], for a run that may have several objectives (`several`, each
+    /// with whether it is maximised; empty with one): runs of several must have the same ones,
+    /// each in the same direction.
+    pub fn check_run(
+        &mut self,
+        at: &Path,
+        maximize: bool,
+        metric: &str,
+        several: Vec<(String, bool)>,
+    ) -> Result<()> {
+        let label = if several.is_empty() {
+            metric.to_string()
+        } else {
+            several
+                .iter()
+                .map(|(n, m)| format!("{n} ({})", if *m { "max" } else { "min" }))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        self.check(at, maximize, &label)?;
+        self.several = several;
+        Ok(())
+    }
+
+    /// The objectives of runs of several, as the tool names them (empty with one).
+    pub fn objectives(&self) -> Vec<objectives::Objective> {
+        self.several
+            .iter()
+            .map(|(n, m)| objectives::Objective {
+                name: Some(n.clone()),
+                maximize: *m,
+            })
+            .collect()
+    }
+
     pub fn check(&mut self, at: &Path, maximize: bool, metric: &str) -> Result<()> {
         match &self.first {
             None => self.first = Some((maximize, metric.to_string(), at.to_path_buf())),

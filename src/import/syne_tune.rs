@@ -116,7 +116,6 @@ pub(crate) fn read(paths: &[PathBuf], opts: &Options) -> Result<Runs> {
     let mut runs = Vec::new();
     let mut files = Vec::new();
     let mut same = super::SameObjective::default();
-    let mut objectives = Vec::new();
     for dir in super::run_folders(
         paths,
         &["metadata.json", "results.csv.zip"],
@@ -124,35 +123,19 @@ pub(crate) fn read(paths: &[PathBuf], opts: &Options) -> Result<Runs> {
         "each with results.csv.zip and metadata.json",
     )? {
         let (run, maximize, metric, several) = read_run(&dir, opts)?;
-        // Runs of several metrics: the same metrics, each in the same direction.
-        let label = if several.is_empty() {
-            metric
-        } else {
-            several
-                .iter()
-                .map(|(n, m)| format!("{n} ({})", if *m { "max" } else { "min" }))
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        same.check(&dir, maximize, &label)?;
-        objectives = several;
+        same.check_run(&dir, maximize, &metric, several)?;
         files.push(dir.join("metadata.json"));
         files.push(dir.join("results.csv.zip"));
         runs.push(run);
     }
+    let objectives = same.objectives();
     let (maximize, metric) = same.get().context("no Syne Tune run found")?;
     Ok(Runs {
         runs,
         maximize,
         metric,
         files,
-        objectives: objectives
-            .into_iter()
-            .map(|(n, m)| super::objectives::Objective {
-                name: Some(n),
-                maximize: m,
-            })
-            .collect(),
+        objectives,
     })
 }
 
