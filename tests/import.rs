@@ -946,9 +946,12 @@ fn carps_failed_and_pending_trials_and_malformed_runs() {
         },
         same,
     );
+    // One trial's list of two costs among single costs: runs of one objective and of two.
     let e = run_fails(&["import", "carps", s(&d), "--out", s(&out(&d))], 1);
     assert!(
-        e.contains("line 5, field 'trial_value.cost': a list of costs"),
+        e.contains(
+            "reports 1 cost(s) where the runs report 2; import runs of the same objectives together"
+        ),
         "{e}"
     );
     let d = carps_variant(
@@ -2400,5 +2403,66 @@ fn hposuite_runs_of_two_objectives_import_with_the_regret_numpy_computes() {
         assert!((got - e).abs() <= 1e-12, "{file}: {got} vs {e}");
         // 60 trials of a pool world: evaluations.
         assert_eq!(unit.get(i), Some("evaluations"));
+    }
+}
+
+#[test]
+fn carps_runs_of_two_costs_import_with_the_regret_numpy_computes() {
+    // 4 runs of CARP-S 1.1.0 with Optuna's MO-TPE and NSGA-II on sklearn-grid's
+    // HistGradientBoosting grid (phoneme, run 0), 60 trials, each cost the list
+    // [1 - accuracy, seconds of the 27 units]; expected.json has each run's hypervolume regret
+    // from numpy.
+    let dir = scratch("import-carps-mo");
+    let fx = root().join("examples/other-tools/carps-mo");
+    let want = expected(&fx);
+    let grid = root().join("traces/sklearn-grid");
+    let runs = fx.join("runs");
+    // CARP-S's log names no objective: --objectives must.
+    let e = run_fails(
+        &[
+            "import",
+            "carps",
+            s(&runs),
+            "--pool",
+            s(&grid),
+            "--out",
+            s(&dir.join("x")),
+        ],
+        1,
+    );
+    assert!(
+        e.contains("report 2 values per trial but do not name them: give --objectives"),
+        "{e}"
+    );
+    let out = dir.join("cm");
+    run_ok(&[
+        "import",
+        "carps",
+        s(&runs),
+        "--pool",
+        s(&grid),
+        "--objectives",
+        "1-accuracy,train_time",
+        "--out",
+        s(&out),
+    ]);
+    let df = read_parquet(&out.join("runs.parquet")).unwrap();
+    assert_eq!(df.height(), 4);
+    let (policy, seed, hv) = (
+        df.column("policy").unwrap().str().unwrap().clone(),
+        df.column("seed").unwrap().u64().unwrap().clone(),
+        df.column("hv_regret").unwrap().f64().unwrap().clone(),
+    );
+    for i in 0..df.height() {
+        let key = format!(
+            "runs/{}/banditbench-sklearn-grid-mo/phoneme/0/hist-gradient-boosting/{}",
+            policy.get(i).unwrap().trim_start_matches("carps:"),
+            seed.get(i).unwrap()
+        );
+        let (got, e) = (
+            hv.get(i).unwrap(),
+            want[&key]["hv_regret"].as_f64().unwrap(),
+        );
+        assert!((got - e).abs() <= 1e-12, "{key}: {got} vs {e}");
     }
 }

@@ -111,7 +111,8 @@ impl super::Importer for Request {
             seed_key: self.seed_key.clone(),
             prefix: common.prefix_or(Self::TOOL),
         };
-        let (runs, files) = read(paths, &opts)?;
+        let (mut runs, files) = read(paths, &opts)?;
+        let objectives = several_costs(&mut runs)?;
         let how = format!(
             "policy from '{}', task from {}, seed from '{}' (.hydra/config.yaml), clock {}",
             self.policy_key,
@@ -127,11 +128,46 @@ impl super::Importer for Request {
             budget_unit: self.clock.unit().into(),
             files,
             how,
-            objectives: Vec::new(),
+            objectives,
             intermediate: false,
         };
         Ok((imp, Vec::new()))
     }
+}
+
+/// Runs whose successful trials report lists of costs: every such list of the same length (at
+/// least two), each cost minimised; CARP-S's log does not name them (`--objectives` does). A
+/// failed trial's values are that many NaN. Empty for runs of one cost.
+fn several_costs(runs: &mut [ImportedRun]) -> Result<Vec<super::objectives::Objective>> {
+    let d = runs
+        .iter()
+        .flat_map(|r| &r.evals)
+        .map(|e| e.values.len())
+        .max()
+        .unwrap_or(0);
+    if d < 2 {
+        return Ok(Vec::new());
+    }
+    for r in runs.iter_mut() {
+        for e in &mut r.evals {
+            if e.action != "result" {
+                e.values = vec![f64::NAN; d];
+            } else if e.values.len() != d {
+                bail!(
+                    "{}: trial {} reports {} cost(s) where the runs report {d}; import runs of the same objectives together",
+                    r.source,
+                    e.trial,
+                    e.values.len().max(1)
+                );
+            }
+        }
+    }
+    Ok((0..d)
+        .map(|_| super::objectives::Objective {
+            name: None,
+            maximize: false,
+        })
+        .collect())
 }
 
 /// How to read CARP-S runs (`import carps` options).
@@ -417,17 +453,25 @@ impl TrialLog {
                 l.at("trial_value.status")
             ),
         };
-        let value = if action == "result" {
+        // A list of costs: a run of several objectives, each minimised (CARP-S's costs).
+        let (value, values) = if action == "result" {
             match l.get("trial_value.cost")? {
-                Value::Number(n) => n.as_f64().unwrap_or(f64::NAN),
-                Value::Array(_) => bail!(
-                    "{}: a list of costs (a multi-objective run); banditbench ranks one objective",
-                    l.at("trial_value.cost")
-                ),
+                Value::Number(n) => (n.as_f64().unwrap_or(f64::NAN), Vec::new()),
+                Value::Array(a) if !a.is_empty() => {
+                    let v = a
+                        .iter()
+                        .map(|x| {
+                            x.as_f64().with_context(|| {
+                                format!("{}: {x} is not a number", l.at("trial_value.cost"))
+                            })
+                        })
+                        .collect::<Result<Vec<f64>>>()?;
+                    (v[0], if v.len() > 1 { v } else { Vec::new() })
+                }
                 other => bail!("{}: {other} is not a number", l.at("trial_value.cost")),
             }
         } else {
-            f64::NAN
+            (f64::NAN, Vec::new())
         };
         let time = self.time(l, clock)?;
         // A budget that is a whole number of units is the fidelity (epochs, units); a fraction
@@ -445,7 +489,7 @@ impl TrialLog {
             trial,
             fidelity,
             action,
-            values: Vec::new(),
+            values,
         }))
     }
 
