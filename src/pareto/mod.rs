@@ -47,7 +47,9 @@ pub use archive::{Archive, Front2, hypervolume_history};
 pub use distance::{epsilon_additive, igd_plus};
 pub use eaf::{DiffRect, attainment_surface, difference_at, eaf_difference, level_of_percentile};
 pub use hypervolume::hypervolume;
-pub use sort::{crowding_distance, epsilon_net, nondominated_fronts, nondominated_order};
+pub use sort::{
+    crowded_order, crowding_distance, epsilon_net, nondominated_fronts, nondominated_order,
+};
 
 /// `values` in the recorded orientation turned minimised (each maximised objective negated), or
 /// None when one is not a finite number or their count is not `maximize`'s (an infeasible or

@@ -122,9 +122,34 @@ pub fn nondominated_order(points: &[f64], d: usize, seed_dim: usize) -> Vec<usiz
         .collect()
 }
 
+/// Every point without a NaN, best first as NSGA-II selects (Deb et al. 2002): front by front,
+/// each front by descending crowding distance (the extremes first), ties in the points' order.
+pub fn crowded_order(points: &[f64], d: usize) -> Vec<usize> {
+    nondominated_fronts(points, d)
+        .iter()
+        .flat_map(|f| {
+            let c = crowding_distance(points, d, f);
+            let mut by: Vec<usize> = (0..f.len()).collect();
+            // Stable: equal distances keep the front's (index) order.
+            by.sort_by(|&a, &b| c[b].total_cmp(&c[a]));
+            by.into_iter().map(|k| f[k]).collect::<Vec<_>>()
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_crowded_order_is_fronts_then_crowding_distance() {
+        // Front 1: (0,3) (1,2) (2,1.5) (4,0), crowding inf, 1.0, 1.4167, inf; front 2: (2,2.5)
+        // and (3,2), both extremes of their front; (5,5) third.
+        let p = [
+            2.0, 2.5, 0.0, 3.0, 1.0, 2.0, 5.0, 5.0, 2.0, 1.5, 4.0, 0.0, 3.0, 2.0,
+        ];
+        assert_eq!(crowded_order(&p, 2), vec![1, 5, 4, 2, 0, 6, 3]);
+    }
 
     #[test]
     fn fronts_peel_and_equal_points_share_one() {

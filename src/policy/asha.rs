@@ -92,7 +92,34 @@ pub(super) fn mo_params() -> Vec<ParamDef> {
             "raw",
             "the units the epsilon-net measures distances in: raw, the recorded units (Syne Tune's; an objective of large numbers then decides the spread), or range, each objective divided by its range over the rung's results (the fronts are the same either way)",
         ),
+        ParamDef::choice(
+            "ranking",
+            &["epsilon-net", "crowding"],
+            "epsilon-net",
+            "the order within each non-dominated front: epsilon-net (Salinas et al. 2021, Syne Tune's NonDominatedPriority) or crowding, NSGA-II's descending crowding distance (Deb et al. 2002; the extremes first), the two rules Schmucker et al. 2021 compare",
+        ),
     ]
+}
+
+/// A rung's results (minimised, rows of `d`) best first: non-dominated fronts, each ordered by
+/// `ranking` (`crowding`, or an ε-net seeded by objective `seed`, in distances scaled by range
+/// when `by_range`).
+pub(super) fn mo_order(
+    points: &[f64],
+    d: usize,
+    seed: usize,
+    by_range: bool,
+    crowding: bool,
+) -> Vec<usize> {
+    if crowding {
+        // Crowding distances are divided by each objective's range already.
+        return crate::pareto::crowded_order(points, d);
+    }
+    if by_range {
+        crate::pareto::nondominated_order(&scaled_by_range(points, d), d, seed)
+    } else {
+        crate::pareto::nondominated_order(points, d, seed)
+    }
 }
 
 /// The directions of a cell's several objectives, or the error naming `family` when the
@@ -139,6 +166,7 @@ pub fn family_mo_asha() -> Family {
                 ),
                 seed_objective: p.int("seed_objective") as usize,
                 by_range: p.text("scale") == "range",
+                crowding: p.text("ranking") == "crowding",
             })
         },
     }
@@ -149,6 +177,7 @@ struct MoAsha {
     asha: Asha,
     seed_objective: usize,
     by_range: bool,
+    crowding: bool,
 }
 
 impl crate::protocol::Policy for MoAsha {
@@ -158,6 +187,7 @@ impl crate::protocol::Policy for MoAsha {
             maximize,
             seed_objective: self.seed_objective,
             by_range: self.by_range,
+            crowding: self.crowding,
         });
         Ok(())
     }
@@ -176,6 +206,8 @@ struct MoSetup {
     seed_objective: usize,
     /// Distances with each objective divided by its range over the rung (else recorded units).
     by_range: bool,
+    /// Each front by crowding distance (NSGA-II) instead of an ε-net.
+    crowding: bool,
 }
 
 /// A rung's results on several objectives: the finished ones' objectives (minimised, one row
@@ -195,16 +227,9 @@ impl MoRung {
         self.arms.len() + self.failed.len()
     }
 
-    fn order(&mut self, d: usize, seed: usize, by_range: bool) -> &[usize] {
+    fn order(&mut self, d: usize, seed: usize, by_range: bool, crowding: bool) -> &[usize] {
         if self.dirty {
-            let scaled;
-            let points = if by_range {
-                scaled = scaled_by_range(&self.points, d);
-                &scaled
-            } else {
-                &self.points
-            };
-            self.order = crate::pareto::nondominated_order(points, d, seed)
+            self.order = mo_order(&self.points, d, seed, by_range, crowding)
                 .into_iter()
                 .map(|i| self.arms[i])
                 .chain(self.failed.iter().copied())
@@ -313,7 +338,7 @@ impl Bracket {
             let rung = &mut self.mo[k];
             let top = rung.len() / eta;
             let n_ok = rung.arms.len();
-            let order = rung.order(d, setup.seed_objective, setup.by_range);
+            let order = rung.order(d, setup.seed_objective, setup.by_range, setup.crowding);
             if let Some(&a) = order[..top.min(n_ok)].iter().find(|&&a| !promoted(a, k)) {
                 return Some((a, k + 1));
             }
@@ -734,6 +759,7 @@ mod tests {
             maximize: vec![true, false],
             seed_objective: 0,
             by_range: false,
+            crowding: false,
         };
         let mut b = Bracket::new(vec![1, 3, 9]);
         // (accuracy, seconds) minimised as (-accuracy, seconds). Front 1: arms 0 (0.9, 5),
@@ -749,7 +775,7 @@ mod tests {
         }
         // n = 6: the top two. Front 1 as an ε-net from arm 0: arm 2 is farthest from it.
         assert_eq!(
-            b.mo[0].order(2, 0, false).to_vec(),
+            b.mo[0].order(2, 0, false, false).to_vec(),
             vec![0, 2, 4, 1, 3, 5],
             "fronts {{0, 2, 4}} and {{1, 3}} (each from its best accuracy), then the failed"
         );
@@ -778,8 +804,15 @@ mod tests {
             r.arms.push(arm);
         }
         r.dirty = true;
-        assert_eq!(r.order(2, 0, false).to_vec(), vec![0, 1, 2, 3]);
+        assert_eq!(r.order(2, 0, false, false).to_vec(), vec![0, 1, 2, 3]);
         r.dirty = true;
-        assert_eq!(r.order(2, 0, true).to_vec(), vec![0, 1, 3, 2]);
+        assert_eq!(r.order(2, 0, true, false).to_vec(), vec![0, 1, 3, 2]);
+        // ranking = crowding (NSGA-II): the extremes A and B, then D (x: (10 - 1)/10, y:
+        // (60 - 0)/100: 1.5) before C ((6 - 0)/10 + (100 - 30)/100 = 1.3), whatever the seed
+        // objective or scale.
+        for (seed, by_range) in [(0, false), (1, false), (0, true)] {
+            r.dirty = true;
+            assert_eq!(r.order(2, seed, by_range, true).to_vec(), vec![0, 1, 3, 2]);
+        }
     }
 }

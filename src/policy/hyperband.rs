@@ -161,6 +161,7 @@ pub fn family_mo_hyperband() -> Family {
                 ),
                 seed_objective: p.int("seed_objective") as usize,
                 by_range: p.text("scale") == "range",
+                crowding: p.text("ranking") == "crowding",
             })
         },
     }
@@ -172,6 +173,7 @@ struct MoHyperband {
     hb: Halving,
     seed_objective: usize,
     by_range: bool,
+    crowding: bool,
 }
 
 impl Policy for MoHyperband {
@@ -181,6 +183,7 @@ impl Policy for MoHyperband {
             maximize,
             seed_objective: self.seed_objective,
             by_range: self.by_range,
+            crowding: self.crowding,
             last: Vec::new(),
         });
         Ok(())
@@ -263,11 +266,14 @@ struct MoRank {
     maximize: Vec<bool>,
     seed_objective: usize,
     by_range: bool,
+    /// Each front by crowding distance (NSGA-II) instead of an ε-net.
+    crowding: bool,
     last: Vec<Option<Vec<f64>>>,
 }
 
 impl MoRank {
-    /// `members` best first: non-dominated fronts, each an ε-net; failed arms last, in order.
+    /// `members` best first: non-dominated fronts, each an ε-net or by crowding distance;
+    /// failed arms last, in order.
     fn order(&self, members: &[usize]) -> Vec<usize> {
         let d = self.maximize.len();
         let (scored, failed): (Vec<usize>, Vec<usize>) = members
@@ -277,16 +283,17 @@ impl MoRank {
             .iter()
             .flat_map(|&a| self.last[a].clone().unwrap_or_default())
             .collect();
-        let points = if self.by_range {
-            super::asha::scaled_by_range(&points, d)
-        } else {
-            points
-        };
-        crate::pareto::nondominated_order(&points, d, self.seed_objective)
-            .into_iter()
-            .map(|i| scored[i])
-            .chain(failed)
-            .collect()
+        super::asha::mo_order(
+            &points,
+            d,
+            self.seed_objective,
+            self.by_range,
+            self.crowding,
+        )
+        .into_iter()
+        .map(|i| scored[i])
+        .chain(failed)
+        .collect()
     }
 }
 
@@ -605,6 +612,7 @@ mod tests {
             maximize: vec![true, false],
             seed_objective,
             by_range: false,
+            crowding: false,
             last: last.clone(),
         };
         let rung = [0, 1, 2, 3, 4, 5];

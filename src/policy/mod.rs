@@ -76,6 +76,8 @@ const LATER_PARAMS: &[(&str, &str, &str)] = &[
     ("random-search", "work", "unit"),
     ("bohb", "model", "kde"),
     ("ftgp", "new_configs", "0"),
+    ("mo-asha", "ranking", "epsilon-net"),
+    ("mo-hyperband", "ranking", "epsilon-net"),
 ];
 
 /// Parameters renamed after results existed: (family, name now, name before). A cell's seed
