@@ -108,6 +108,28 @@ fn moocores_own_test_values() {
 }
 
 #[test]
+fn the_same_thousand_sets_against_botorch_as_a_second_reference() {
+    // tests/golden/botorch.json: botorch 0.18.1's exact Hypervolume of the same 1 000 random sets
+    // (scripts/reference/botorch_golden.py), an implementation independent of moocore's.
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/golden/botorch.json");
+    let g: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let want = g["hypervolume"].as_array().unwrap();
+    assert_eq!(want.len(), 1000);
+    let mut worst = 0.0f64;
+    for (i, w) in want.iter().enumerate() {
+        let (points, reference, _, d) = random_case(i as u64);
+        let (hv, w) = (hypervolume(&points, &reference), w.as_f64().unwrap());
+        assert!(w > 0.0, "case {i}");
+        worst = worst.max((hv - w).abs() / w);
+        assert!(
+            close(hv, w, 1e-12),
+            "case {i} (d = {d}): {hv} vs botorch {w}"
+        );
+    }
+    assert!(worst < 1e-12, "{worst}");
+}
+
+#[test]
 fn a_thousand_random_sets_of_two_to_six_objectives() {
     let g = golden();
     let random = g["random"].as_array().unwrap();
