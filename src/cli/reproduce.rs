@@ -31,6 +31,14 @@ pub struct Args {
     /// quicker cell is replayed faster than its entry is read back) [default: 1]
     #[arg(long, value_name = "MS", requires = "cache")]
     cache_min_ms: Option<f64>,
+    /// The Python interpreter library policies run in (a venv's `bin/python` with the wheel and
+    /// the adapters' libraries; `reproduce parallel-samplers`) [default: python3]
+    #[arg(long, value_name = "PY")]
+    python: Option<String>,
+    /// The interpreter DEHB's adapter runs in (DEHB pins numpy < 2, so a venv of its own)
+    /// [default: --python's]
+    #[arg(long, value_name = "PY")]
+    python_dehb: Option<String>,
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
@@ -40,7 +48,14 @@ pub fn run(args: Args) -> Result<ExitCode> {
         quiet,
         cache,
         cache_min_ms,
+        python,
+        python_dehb,
     } = args;
+    let python = python.unwrap_or_else(|| "python3".into());
+    let interpreters = crate::reproduce::parallel_samplers::Interpreters {
+        dehb: python_dehb.unwrap_or_else(|| python.clone()),
+        python,
+    };
     let cache = match cache {
         Some(None) => Some(crate::experiment::cache::default_cache_dir()?),
         Some(Some(d)) => Some(d),
@@ -51,6 +66,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         threads,
         cache,
         cache_min_s: cache_min_ms.map(|ms| ms / 1000.0),
+        interpreters,
         progress: std::sync::Arc::new(super::progress::Terminal::new(quiet)),
         ..Default::default()
     };

@@ -8,6 +8,7 @@ pub mod freeze_thaw;
 pub mod hamlet;
 pub mod mo_tpe;
 pub mod mutant_ucb;
+pub mod parallel_samplers;
 pub mod shang;
 
 use std::path::{Path, PathBuf};
@@ -70,6 +71,11 @@ pub const PAPERS: &[Paper] = &[
         name: "mo-tpe",
         about: "Ozaki et al. 2020 (MO-TPE): MO-TPE against NSGA-II, ParEGO and random search by final hypervolume regret on NAS-Bench-201 and FCNet, 200 evaluations",
         run: mo_tpe::reproduce,
+    },
+    Paper {
+        name: "parallel-samplers",
+        about: "Issue #45's study: Optuna, SMAC3, DEHB and Syne Tune through the adapters against banditbench's ASHA, BOHB and TPE on 1, 4 and 16 simulated workers (needs --python with the adapters' libraries)",
+        run: parallel_samplers::reproduce,
     },
 ];
 
@@ -175,6 +181,8 @@ pub struct ReproduceOptions {
     /// --cache-min-ms`; default [`crate::experiment::cache::MIN_CELL_S`]). Which cells pass a
     /// threshold of time depends on the machine's load; 0 stores every cell.
     pub cache_min_s: Option<f64>,
+    /// The Python interpreters library policies run in (`--python`, `--python-dehb`).
+    pub interpreters: parallel_samplers::Interpreters,
 }
 
 impl ReproduceOptions {
@@ -201,6 +209,7 @@ impl Default for ReproduceOptions {
             timing_seconds: 2.0,
             cache: None,
             cache_min_s: None,
+            interpreters: parallel_samplers::Interpreters::default(),
         }
     }
 }
