@@ -472,22 +472,8 @@ mod tests {
 
     /// A family test at `min_p` with one entry per (p_holm, ASHA better) pair.
     fn family(min_p: f64, against: &[(f64, bool)]) -> FamilyTest {
-        FamilyTest {
-            n_units: 6,
-            n_datasets: 6,
-            focus_rank: (1.5, 1.0, 2.0),
-            against: against
-                .iter()
-                .map(|&(p_holm, focus_better)| crate::analysis::family::Against {
-                    policy: "b".into(),
-                    mean_rank: 2.0,
-                    p_holm,
-                    focus_better,
-                    diff: (0.01, 0.0, 0.02),
-                })
-                .collect(),
-            min_p_holm: min_p,
-        }
+        let named: Vec<(&str, f64, bool)> = against.iter().map(|&(p, b)| ("b", p, b)).collect();
+        super::super::claims::family_for_tests(6, min_p, &named)
     }
 
     #[test]

@@ -209,3 +209,31 @@ pub fn family_markdown(t: &FamilyTest, metric: &str, name: &str) -> String {
     }
     s
 }
+
+/// A family test for the verdict rules' tests: `n_units` units, the smallest reachable Holm p
+/// `min_p`, and one entry per (policy, Holm p, focus better).
+#[cfg(test)]
+pub(crate) fn family_for_tests(
+    n_units: usize,
+    min_p: f64,
+    against: &[(&str, f64, bool)],
+) -> FamilyTest {
+    FamilyTest {
+        n_units,
+        n_datasets: n_units,
+        focus_rank: (1.5, 1.0, 2.0),
+        against: against
+            .iter()
+            .map(
+                |&(policy, p_holm, focus_better)| crate::analysis::family::Against {
+                    policy: policy.into(),
+                    mean_rank: 2.0,
+                    p_holm,
+                    focus_better,
+                    diff: (0.01, 0.0, 0.02),
+                },
+            )
+            .collect(),
+        min_p_holm: min_p,
+    }
+}

@@ -159,22 +159,11 @@ fn anytime_table(
             e.0 += r.best_score;
             e.1 += 1.0;
         }
-        let mut sums: BTreeMap<&str, (f64, f64, f64)> = BTreeMap::new();
-        for per in cell.values() {
-            let means: Vec<(&str, f64)> = per.iter().map(|(p, (s, n))| (*p, s / n)).collect();
-            for &(p, m) in &means {
-                let below = means.iter().filter(|x| x.1 < m).count() as f64;
-                let equal = means.iter().filter(|x| x.1 == m).count() as f64;
-                let e = sums.entry(p).or_default();
-                e.0 += m;
-                e.1 += below + (equal + 1.0) / 2.0;
-                e.2 += 1.0;
-            }
-        }
-        for (p, (m, rank, n)) in sums {
-            out.entry(p.to_string())
+        for (p, (means, rank)) in super::unit_means_and_ranks(&cell) {
+            let n = means.len() as f64;
+            out.entry(p)
                 .or_default()
-                .push((m / n, rank / n));
+                .push((means.iter().sum::<f64>() / n, rank / n));
         }
     }
     out

@@ -11,6 +11,7 @@ pub mod mutant_ucb;
 pub mod parallel_samplers;
 pub mod shang;
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
@@ -126,6 +127,27 @@ pub(crate) fn run_and_report(
     Ok((dir, results))
 }
 
+/// Per policy, from per unit and policy the (sum, count) of a score where lower is better: the
+/// policy's mean in each unit (in unit order) and the sum over units of its rank by them (1 =
+/// lowest; ties share the mean rank). The anytime tables and leaderboards of `freeze-thaw` and
+/// `parallel-samplers` divide both by the units.
+pub(crate) fn unit_means_and_ranks(
+    per_unit: &BTreeMap<&str, BTreeMap<&str, (f64, f64)>>,
+) -> BTreeMap<String, (Vec<f64>, f64)> {
+    let mut by: BTreeMap<String, (Vec<f64>, f64)> = BTreeMap::new();
+    for unit in per_unit.values() {
+        let means: Vec<(&str, f64)> = unit.iter().map(|(p, (s, n))| (*p, s / n)).collect();
+        for &(p, m) in &means {
+            let below = means.iter().filter(|x| x.1 < m).count() as f64;
+            let equal = means.iter().filter(|x| x.1 == m).count() as f64;
+            let e = by.entry(p.to_string()).or_default();
+            e.0.push(m);
+            e.1 += below + (equal + 1.0) / 2.0;
+        }
+    }
+    by
+}
+
 /// A pool experiment run for a reproduction: its name, data and results.
 pub(crate) struct PoolRun {
     pub name: String,
@@ -217,6 +239,23 @@ impl Default for ReproduceOptions {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn unit_means_and_ranks_rank_within_each_unit_with_shared_ties() {
+        let per_unit: BTreeMap<&str, BTreeMap<&str, (f64, f64)>> = [
+            ("a", [("x", (0.4, 2.0)), ("y", (0.5, 1.0))].into()),
+            (
+                "b",
+                [("x", (0.4, 1.0)), ("y", (0.4, 1.0)), ("z", (0.1, 1.0))].into(),
+            ),
+        ]
+        .into();
+        let r = unit_means_and_ranks(&per_unit);
+        // a: x 0.2 (1), y 0.5 (2); b: z 0.1 (1), x and y 0.4 (tied: 2.5 each).
+        assert_eq!(r["x"], (vec![0.2, 0.4], 3.5));
+        assert_eq!(r["y"], (vec![0.5, 0.4], 4.5));
+        assert_eq!(r["z"], (vec![0.1], 1.0));
+    }
 
     #[test]
     fn the_registry_names_each_reproduction_once_and_an_unknown_name_lists_them() {

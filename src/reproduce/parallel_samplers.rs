@@ -246,22 +246,11 @@ fn anytime_table(rans: &[&Ran]) -> BTreeMap<String, Vec<(f64, f64)>> {
                 e.1 += 1.0;
             }
         }
-        let mut sums: BTreeMap<&str, (f64, f64, f64)> = BTreeMap::new();
-        for per in cell.values() {
-            let means: Vec<(&str, f64)> = per.iter().map(|(p, (s, n))| (*p, s / n)).collect();
-            for &(p, m) in &means {
-                let below = means.iter().filter(|x| x.1 < m).count() as f64;
-                let equal = means.iter().filter(|x| x.1 == m).count() as f64;
-                let e = sums.entry(p).or_default();
-                e.0 += m;
-                e.1 += below + (equal + 1.0) / 2.0;
-                e.2 += 1.0;
-            }
-        }
-        for (p, (m, rank, n)) in sums {
-            out.entry(p.to_string())
+        for (p, (means, rank)) in super::unit_means_and_ranks(&cell) {
+            let n = means.len() as f64;
+            out.entry(p)
                 .or_default()
-                .push((m / n, rank / n));
+                .push((means.iter().sum::<f64>() / n, rank / n));
         }
     }
     out
@@ -280,18 +269,7 @@ fn leaderboard(runs: &[Run]) -> Vec<(String, f64, f64, f64, f64, usize)> {
         e.0 += r.best_score;
         e.1 += 1.0;
     }
-    let mut by: BTreeMap<&str, (Vec<f64>, f64)> = BTreeMap::new();
-    for unit in per.values() {
-        let means: Vec<(&str, f64)> = unit.iter().map(|(p, (s, n))| (*p, s / n)).collect();
-        for &(p, m) in &means {
-            let below = means.iter().filter(|x| x.1 < m).count() as f64;
-            let equal = means.iter().filter(|x| x.1 == m).count() as f64;
-            let e = by.entry(p).or_default();
-            e.0.push(m);
-            e.1 += below + (equal + 1.0) / 2.0;
-        }
-    }
-    let mut rows: Vec<_> = by
+    let mut rows: Vec<_> = super::unit_means_and_ranks(&per)
         .into_iter()
         .map(|(p, (v, rank))| {
             let n = v.len() as f64;
@@ -638,24 +616,7 @@ mod tests {
     }
 
     fn family(min_p: f64, against: &[(&str, f64, bool)]) -> FamilyTest {
-        FamilyTest {
-            n_units: 10,
-            n_datasets: 10,
-            focus_rank: (1.5, 1.0, 2.0),
-            against: against
-                .iter()
-                .map(
-                    |&(p, p_holm, focus_better)| crate::analysis::family::Against {
-                        policy: p.into(),
-                        mean_rank: 2.0,
-                        p_holm,
-                        focus_better,
-                        diff: (0.01, 0.0, 0.02),
-                    },
-                )
-                .collect(),
-            min_p_holm: min_p,
-        }
+        super::super::claims::family_for_tests(10, min_p, against)
     }
 
     #[test]
