@@ -148,22 +148,12 @@ fn anytime_table(
     let mut out: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
     for j in 1..=STEPS {
         let at = regrets_at(runs, curves, bounds, j);
-        // dataset -> policy -> (sum, n)
-        let mut cell: BTreeMap<&str, BTreeMap<&str, (f64, f64)>> = BTreeMap::new();
-        for r in &at {
-            let e = cell
-                .entry(r.dataset.as_str())
-                .or_default()
-                .entry(r.family.as_str())
-                .or_default();
-            e.0 += r.best_score;
-            e.1 += 1.0;
-        }
-        for (p, (means, rank)) in super::unit_means_and_ranks(&cell) {
-            let n = means.len() as f64;
-            out.entry(p)
-                .or_default()
-                .push((means.iter().sum::<f64>() / n, rank / n));
+        let cell = super::per_unit_sums(
+            at.iter()
+                .map(|r| (r.dataset.as_str(), r.family.as_str(), r.best_score)),
+        );
+        for (p, point) in super::mean_and_mean_rank(&cell) {
+            out.entry(p).or_default().push(point);
         }
     }
     out

@@ -127,6 +127,33 @@ pub(crate) fn run_and_report(
     Ok((dir, results))
 }
 
+/// Per unit and policy, the (sum, count) of the values of `items` = (unit, policy, value).
+pub(crate) fn per_unit_sums<'a>(
+    items: impl IntoIterator<Item = (&'a str, &'a str, f64)>,
+) -> BTreeMap<&'a str, BTreeMap<&'a str, (f64, f64)>> {
+    let mut per: BTreeMap<&str, BTreeMap<&str, (f64, f64)>> = BTreeMap::new();
+    for (unit, policy, v) in items {
+        let e = per.entry(unit).or_default().entry(policy).or_default();
+        e.0 += v;
+        e.1 += 1.0;
+    }
+    per
+}
+
+/// Per policy, the mean over units of its unit means and its mean rank (from
+/// [`unit_means_and_ranks`]): one point of an anytime table.
+pub(crate) fn mean_and_mean_rank(
+    per_unit: &BTreeMap<&str, BTreeMap<&str, (f64, f64)>>,
+) -> BTreeMap<String, (f64, f64)> {
+    unit_means_and_ranks(per_unit)
+        .into_iter()
+        .map(|(p, (means, rank))| {
+            let n = means.len() as f64;
+            (p, (means.iter().sum::<f64>() / n, rank / n))
+        })
+        .collect()
+}
+
 /// Per policy, from per unit and policy the (sum, count) of a score where lower is better: the
 /// policy's mean in each unit (in unit order) and the sum over units of its rank by them (1 =
 /// lowest; ties share the mean rank). The anytime tables and leaderboards of `freeze-thaw` and

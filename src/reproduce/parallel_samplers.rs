@@ -233,24 +233,14 @@ fn run_at(
 fn anytime_table(rans: &[&Ran]) -> BTreeMap<String, Vec<(f64, f64)>> {
     let mut out: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
     for j in 1..=STEPS {
-        let mut cell: BTreeMap<&str, BTreeMap<&str, (f64, f64)>> = BTreeMap::new();
-        for ran in rans {
-            for r in &ran.runs {
+        let cell = super::per_unit_sums(rans.iter().flat_map(|ran| {
+            ran.runs.iter().map(move |r| {
                 let v = ran.curves.get(&r.cell).map_or(1.0, |c| c[j]);
-                let e = cell
-                    .entry(r.dataset.as_str())
-                    .or_default()
-                    .entry(r.policy.as_str())
-                    .or_default();
-                e.0 += v;
-                e.1 += 1.0;
-            }
-        }
-        for (p, (means, rank)) in super::unit_means_and_ranks(&cell) {
-            let n = means.len() as f64;
-            out.entry(p)
-                .or_default()
-                .push((means.iter().sum::<f64>() / n, rank / n));
+                (r.dataset.as_str(), r.policy.as_str(), v)
+            })
+        }));
+        for (p, point) in super::mean_and_mean_rank(&cell) {
+            out.entry(p).or_default().push(point);
         }
     }
     out
@@ -259,16 +249,10 @@ fn anytime_table(rans: &[&Ran]) -> BTreeMap<String, Vec<(f64, f64)>> {
 /// Per policy: the mean over units of its final regret with the 95 % t interval, and its mean
 /// rank, from the runs of one K.
 fn leaderboard(runs: &[Run]) -> Vec<(String, f64, f64, f64, f64, usize)> {
-    let mut per: BTreeMap<&str, BTreeMap<&str, (f64, f64)>> = BTreeMap::new();
-    for r in runs {
-        let e = per
-            .entry(r.dataset.as_str())
-            .or_default()
-            .entry(r.policy.as_str())
-            .or_default();
-        e.0 += r.best_score;
-        e.1 += 1.0;
-    }
+    let per = super::per_unit_sums(
+        runs.iter()
+            .map(|r| (r.dataset.as_str(), r.policy.as_str(), r.best_score)),
+    );
     let mut rows: Vec<_> = super::unit_means_and_ranks(&per)
         .into_iter()
         .map(|(p, (v, rank))| {
