@@ -157,6 +157,11 @@ struct CellState {
     clock: Py<PyList>,
     best: Py<PyList>,
     pool: Option<PoolLists>,
+    /// With several workers, each arm's entries as last written to the lists (`pulls`, the bits
+    /// of `arm_clock`, `arm_best`, the pool's `last`, `done`, `config`): only the arms whose
+    /// entries changed are written again, so that a decision costs the arms that changed, not
+    /// all arms (a cell of 10 000 random-search trials on 4 workers spent 4.8 s rewriting lists).
+    written: Vec<[u64; 6]>,
 }
 
 /// The pool world's dict and its lists `last`, `done`, `config`.
@@ -229,7 +234,9 @@ impl PyPolicy {
 
     /// Bring the view's lists up to date with `v`.
     fn refresh(&mut self, py: Python<'_>, v: &View<'_>) -> PyResult<()> {
-        let st = self.state.as_ref().expect("a cell");
+        let st = self.state.as_mut().expect("a cell");
+        let mut written = std::mem::take(&mut st.written);
+        let st = &*st;
         let view = st.view.bind(py);
         let (pulls, clock, best) = (st.pulls.bind(py), st.clock.bind(py), st.best.bind(py));
         let set = |a: usize| -> PyResult<()> {
@@ -254,9 +261,27 @@ impl PyPolicy {
             Ok(())
         };
         if v.workers > 1 {
-            // Several arms change between decisions: rewrite every entry.
+            // Several arms change between decisions: write every entry that differs from what
+            // was written last (a Python policy that edits the lists keeps its edits until the
+            // engine's entry changes, as with one worker).
             for a in 0..v.n_arms {
+                let entry = [
+                    v.pulls[a],
+                    v.arm_clock[a].to_bits(),
+                    v.arm_best[a].to_bits(),
+                    v.pool.as_ref().map_or(0, |p| p.last[a].to_bits()),
+                    v.pool.as_ref().map_or(0, |p| u64::from(p.done[a])),
+                    v.pool.as_ref().map_or(0, |p| u64::from(p.config[a])),
+                ];
+                if a < written.len() && a < pulls.len() && written[a] == entry {
+                    continue;
+                }
                 set(a)?;
+                if a < written.len() {
+                    written[a] = entry;
+                } else {
+                    written.push(entry);
+                }
             }
             view.setattr(pyo3::intern!(py, "worker"), v.worker)?;
             view.setattr(pyo3::intern!(py, "now"), v.now)?;
@@ -276,6 +301,9 @@ impl PyPolicy {
         if let (Some((pool, ..)), Some(p)) = (&st.pool, &v.pool) {
             pool.bind(py)
                 .set_item(pyo3::intern!(py, "undrawn"), p.undrawn)?;
+        }
+        if let Some(st) = self.state.as_mut() {
+            st.written = written;
         }
         Ok(())
     }
@@ -430,6 +458,7 @@ impl Policy for PyPolicy {
                 pulls: t.get_item(2)?.cast_into::<PyList>()?.unbind(),
                 clock: t.get_item(3)?.cast_into::<PyList>()?.unbind(),
                 best: t.get_item(4)?.cast_into::<PyList>()?.unbind(),
+                written: Vec::new(),
                 pool: if pool.is_none() {
                     None
                 } else {

@@ -404,6 +404,75 @@ pub fn measure_adapters(
     Ok(())
 }
 
+/// Random-search trials replayed through the Optuna adapter and through OptunaHub's
+/// `AsyncOptBenchmarkSimulator` (`scripts/reference/optunahub_async_check.py --speed`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct OptunahubSpeed {
+    pub trials: u64,
+    pub adapter_trials: u64,
+    pub simulator_trials: u64,
+    /// CPU seconds of `bb.run` (the engine, the adapter, Optuna, the pool's load).
+    pub adapter_cpu_s: f64,
+    /// CPU seconds of the simulator's `optimize` (Optuna, the simulator, the table's lookups).
+    pub simulator_cpu_s: f64,
+    /// Of each, the CPU seconds inside Optuna's `Study.ask`, `Study.tell` and `Trial._suggest`.
+    pub adapter_optuna_cpu_s: f64,
+    pub simulator_optuna_cpu_s: f64,
+}
+
+impl OptunahubSpeed {
+    /// The script's `speed key=value ...` line.
+    pub fn parse(line: &str) -> Option<OptunahubSpeed> {
+        let rest = line.strip_prefix("speed ")?;
+        let field = |key: &str| -> Option<f64> {
+            rest.split_whitespace()
+                .find_map(|w| w.strip_prefix(key)?.strip_prefix('='))
+                .and_then(|v| v.parse().ok())
+        };
+        Some(OptunahubSpeed {
+            trials: field("trials")? as u64,
+            adapter_trials: field("adapter_trials")? as u64,
+            simulator_trials: field("simulator_trials")? as u64,
+            adapter_cpu_s: field("adapter_cpu_s")?,
+            simulator_cpu_s: field("simulator_cpu_s")?,
+            adapter_optuna_cpu_s: field("adapter_optuna_cpu_s")?,
+            simulator_optuna_cpu_s: field("simulator_optuna_cpu_s")?,
+        })
+    }
+}
+
+/// `scripts/reference/optunahub_async_check.py --speed trials` under `python` (the wheel and
+/// Optuna installed) with OptunaHub's simulator module `simulator`.
+pub fn measure_optunahub_speed(
+    python: &str,
+    simulator: &Path,
+    trials: usize,
+) -> Result<OptunahubSpeed> {
+    use anyhow::Context as _;
+    let script =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/reference/optunahub_async_check.py");
+    let out = std::process::Command::new(python)
+        .arg(&script)
+        .arg("--simulator")
+        .arg(simulator)
+        .arg("--speed")
+        .arg(trials.to_string())
+        .output()
+        .with_context(|| format!("--adapters-python {python}: cannot start it"))?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    if !out.status.success() {
+        anyhow::bail!(
+            "{} --simulator {}: failed under {python}: {}",
+            script.display(),
+            simulator.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    text.lines()
+        .find_map(OptunahubSpeed::parse)
+        .with_context(|| format!("{}: no speed line in its output: {text}", script.display()))
+}
+
 /// One experiment run four ways (`scripts/reference/dask_makespan.py`).
 pub struct DaskMakespan {
     pub cells: u64,
@@ -926,4 +995,31 @@ pub fn synetune_read_cpu_seconds(python: &str, dir: &Path) -> Result<f64> {
         "--synetune-python",
         "Syne Tune 0.16.0 (pip install -r scripts/reference/requirements-synetune.txt)",
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::OptunahubSpeed;
+
+    #[test]
+    fn optunahub_speed_line_is_read_and_anything_else_refused() {
+        let line = "speed trials=10000 adapter_trials=10000 simulator_trials=10003 \
+                    adapter_cpu_s=12.5 simulator_cpu_s=20.25 adapter_optuna_cpu_s=10.0 \
+                    simulator_optuna_cpu_s=11.5";
+        let s = OptunahubSpeed::parse(line).unwrap();
+        assert_eq!(
+            (s.trials, s.adapter_trials, s.simulator_trials),
+            (10000, 10000, 10003)
+        );
+        assert_eq!(s.simulator_cpu_s, 20.25);
+        assert_eq!(s.simulator_optuna_cpu_s, 11.5);
+        // A field missing, or a line that is not the speed line.
+        assert!(OptunahubSpeed::parse(&line.replace("adapter_cpu_s=12.5", "")).is_none());
+        assert!(OptunahubSpeed::parse("method=optuna-tpe decisions=3").is_none());
+        // `trials=` is not read from `adapter_trials=`.
+        assert_eq!(
+            OptunahubSpeed::parse(&line.replace("speed trials=10000 ", "speed ")).map(|s| s.trials),
+            None
+        );
+    }
 }

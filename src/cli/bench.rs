@@ -84,6 +84,15 @@ pub struct Args {
     /// With adapters: full trainings of one --pool task in each adapter's cell
     #[arg(long, default_value_t = 60)]
     adapter_trainings: usize,
+    /// With adapters: OptunaHub's async_opt_simulator.py (optunahub-registry is not on PyPI:
+    /// `git show` it from a checkout, scripts/reference/optunahub_async_check.py says how), to
+    /// replay --optunahub-trials random-search trials through it and through the Optuna
+    /// adapter, side by side
+    #[arg(long)]
+    optunahub_simulator: Option<PathBuf>,
+    /// With --optunahub-simulator: the random-search trials each side replays
+    #[arg(long, default_value_t = 10_000)]
+    optunahub_trials: usize,
     /// Two-objective evaluations of the run whose anytime hypervolume the hypervolume
     /// measurement computes
     #[arg(long, default_value_t = 1_000_000)]
@@ -390,6 +399,24 @@ fn bench_adapters(a: &Args, _scratch: &std::path::Path) -> Result<()> {
             100.0 * (adapter_us + engine_us) / library_us.max(1e-9)
         ),
     })?;
+    if let Some(simulator) = &a.optunahub_simulator {
+        let s = bench::measure_optunahub_speed(py, simulator, a.optunahub_trials)?;
+        println!(
+            "adapters: {} random-search trials on 4 workers (hpobench-mlp vehicle), CPU time: the Optuna adapter {:.2} s ({} trials), OptunaHub's AsyncOptBenchmarkSimulator {:.2} s ({} trials): {:.2}x; inside Optuna's ask, suggest and tell {:.2} s and {:.2} s, so the rest is {:.2} s against {:.2} s ({:.1}x)",
+            s.trials,
+            s.adapter_cpu_s,
+            s.adapter_trials,
+            s.simulator_cpu_s,
+            s.simulator_trials,
+            s.simulator_cpu_s / s.adapter_cpu_s.max(1e-9),
+            s.adapter_optuna_cpu_s,
+            s.simulator_optuna_cpu_s,
+            s.adapter_cpu_s - s.adapter_optuna_cpu_s,
+            s.simulator_cpu_s - s.simulator_optuna_cpu_s,
+            (s.simulator_cpu_s - s.simulator_optuna_cpu_s)
+                / (s.adapter_cpu_s - s.adapter_optuna_cpu_s).max(1e-9)
+        );
+    }
     Ok(())
 }
 
