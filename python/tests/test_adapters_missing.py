@@ -18,6 +18,7 @@ ADAPTERS = {
     "nevergrad": ("nevergrad", "NevergradOptimizer", 'pip install "banditbench-engine[nevergrad]"'),
     "smac": ("smac", "SMACFacade", 'pip install "banditbench-engine[smac]"'),
     "dehb": ("dehb", "DEHBOptimizer", "pip install -r python/requirements-dehb.txt"),
+    "hebo": ("hebo", "HEBOOptimizer", "pip install -r python/requirements-hebo.txt"),
 }
 
 

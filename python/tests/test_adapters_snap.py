@@ -199,6 +199,8 @@ LIBRARIES = {
     "syne-tune": ("banditbench.adapters.syne_tune", "SyneTuneScheduler", "syne_tune",
                   {"scheduler": "random"}),
     "smac": ("banditbench.adapters.smac", "SMACFacade", "smac", {"facade": "hpo"}),
+    # In the venv of python/requirements-hebo.txt only (not made by .ci/run).
+    "hebo": ("banditbench.adapters.hebo", "HEBOOptimizer", "hebo", {}),
 }
 
 

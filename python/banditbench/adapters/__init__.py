@@ -10,6 +10,8 @@ README, "Library optimizers").
 - :class:`banditbench.adapters.smac.SMACFacade`: SMAC3's facades (extra ``smac``).
 - :class:`banditbench.adapters.dehb.DEHBOptimizer`: DEHB, in a venv of its own
   (python/requirements-dehb.txt: DEHB pins numpy < 2).
+- :class:`banditbench.adapters.hebo.HEBOOptimizer`: HEBO, in a venv of its own
+  (python/requirements-hebo.txt: HEBO pins numpy < 1.25 and brings torch).
 
 :func:`space` gives the search space a library expects for a pool (a grid, or a trace set's
 recorded sample, whose ranges a suggestion is snapped from); :func:`catalog` lists every
@@ -23,7 +25,7 @@ from typing import Any, List, Optional
 
 from ._grid import GridSpace
 
-LIBRARIES = ("optuna", "syne-tune", "nevergrad", "smac")
+LIBRARIES = ("optuna", "syne-tune", "nevergrad", "smac", "hebo")
 
 
 def space(pool: str, learner: Optional[str] = None, library: str = "optuna",
@@ -32,7 +34,7 @@ def space(pool: str, learner: Optional[str] = None, library: str = "optuna",
     ``"sklearn-grid"``; or a trace set with recorded ranges, such as ``"sklearn-random"``, whose
     numeric dimensions are ranges, log where recorded so) as ``library`` expects it: for Optuna
     a dict of distributions, of one ``learner``'s dimensions, or of every learner's under a categorical ``"learner"``; for Syne
-    Tune its config-space dict (domains), for Nevergrad an ``ng.p.Dict`` (ordered levels as
+    Tune its config-space dict (domains), for HEBO its ``DesignSpace``, for Nevergrad an ``ng.p.Dict`` (ordered levels as
     ``TransitionChoice`` for ``ordinal="index"``), the same names; for SMAC3 (and DEHB) a ConfigSpace
     of level indices (several learners under a categorical ``"learner"``, their dimensions
     ``LEARNER.DIM`` active under it). On a grid every point of it maps to exactly one
@@ -55,6 +57,10 @@ def space(pool: str, learner: Optional[str] = None, library: str = "optuna",
         from .smac import configspace
 
         return configspace(grid, learners)
+    if library == "hebo":
+        from .hebo import design_space
+
+        return design_space(grid, learners, ordinal)
     raise ValueError(f"library = {library!r}; the adapters so far: {', '.join(LIBRARIES)}")
 
 
