@@ -23,6 +23,10 @@ REF = ROOT / "scripts" / "reference"
 
 
 def check_module():
+    import sys
+
+    if str(REF) not in sys.path:  # the script imports its neighbour recorded_task.py
+        sys.path.insert(0, str(REF))
     spec = importlib.util.spec_from_file_location(
         "optunahub_async_check", REF / "optunahub_async_check.py")
     m = importlib.util.module_from_spec(spec)

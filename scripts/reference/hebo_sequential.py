@@ -18,16 +18,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 
 import numpy as np
-import pandas as pd
 import torch
 from hebo.design_space.design_space import DesignSpace
 from hebo.optimizers.hebo import HEBO
 
 from banditbench.adapters._grid import GridSpace
 from banditbench.adapters.hebo import space_list
+from recorded_task import task_table
 
 
 def main() -> None:
@@ -45,15 +44,8 @@ def main() -> None:
     grid = GridSpace.of_pool(a.pool)
     to = a.to or grid.units
     learner = grid.learner_index(a.learner)
-    configs = pd.read_parquet(os.path.join(a.pool, "configs.parquet"))
-    configs = configs[configs["learner"] == a.learner]
-    config_of = {tuple(int(x) for x in lv.split(",")): int(c)
-                 for c, lv in zip(configs["config_id"], configs["levels"])}
-    path = os.path.join(a.pool, "curves", f"{a.dataset}__{a.learner}__{a.run}.parquet")
-    if not os.path.isfile(path):
-        path = os.path.join(a.pool, "curves", f"{a.dataset}.parquet")
-    curves = pd.read_parquet(path)
-    curves = curves[(curves["run"] == a.run) & (curves["unit"] == to) & (curves["status"] == "ok")]
+    config_of, curves = task_table(a.pool, a.dataset, a.learner, a.run)
+    curves = curves[(curves["unit"] == to) & (curves["status"] == "ok")]
     score = dict(zip(curves["config_id"].astype(int), curves["score"].astype(float)))
     names = [d.name for d in grid.dims[learner]]
 

