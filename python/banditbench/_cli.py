@@ -34,6 +34,7 @@ def print_adapters(name: Optional[str] = None, world: Optional[str] = None) -> N
         return
     from .adapters import ADAPTERS, catalog
     from .adapters.dehb import VERSION as DEHB_VERSION
+    from .adapters.hebo import VERSION as HEBO_VERSION
 
     c = catalog()
     lines = []
@@ -56,6 +57,9 @@ def print_adapters(name: Optional[str] = None, world: Optional[str] = None) -> N
     if name is None or name in "dehb":
         lines.append(f"dehb: banditbench.adapters.dehb.DEHBOptimizer, DEHB {DEHB_VERSION} pinned, "
                      "in a venv of its own (pip install -r python/requirements-dehb.txt)")
+    if name is None or name in "hebo":
+        lines.append(f"hebo: banditbench.adapters.hebo.HEBOOptimizer, HEBO {HEBO_VERSION} pinned, "
+                     "in a venv of its own (pip install -r python/requirements-hebo.txt)")
     if not lines:
         return
     print("library adapters (pool world, any number of workers; README 'Library optimizers'; "

@@ -82,6 +82,7 @@ def test_the_policies_command_lists_the_adapters():
         assert f"{cls.__module__}.{cls.__name__}" in listing
     assert "facade: hpo, blackbox, random, algorithm-configuration, multi-fidelity, hyperband" in listing
     assert "(542 in all)" in listing and "banditbench.adapters.dehb.DEHBOptimizer" in listing
+    assert "banditbench.adapters.hebo.HEBOOptimizer, HEBO 0.3.6 pinned" in listing
     # A filter keeps the methods it names; another world has no adapters.
     out = subprocess.run([cmd, "policies", "bohb"], capture_output=True, text=True,
                          check=True).stdout
