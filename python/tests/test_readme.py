@@ -66,24 +66,43 @@ def test_import_runs_reruns_keep_the_same_folder_and_fresh_replaces_it(tmp_path)
     assert (other / "notes.txt").read_text() == "mine"
 
 
-def library_snippet(tmp_path, monkeypatch, module, index, name):
-    """Run the README's ```python block ``index`` under "Library optimizers" (the one that uses
-    ``name``) in a clone's root of this test's own; skipped without the library ``module``
+# The experiment each ```python block under "Library optimizers" names, and so the block a test
+# below runs (a block is found by its experiment's name, not by its place in the section).
+LIBRARY_SNIPPETS = ("mlp-16-workers", "syne-tune-4-workers", "nevergrad-8-workers", "smac-demo",
+                    "mlp-hebo", "snap-demo")
+
+
+def library_blocks():
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text.split("\n## Library optimizers\n", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"```python\n(.*?)```", section, flags=re.S)
+
+
+def test_every_library_snippet_is_run_by_a_test():
+    named = [re.findall(r'"name": "([^"]+)"', b) for b in library_blocks()]
+    assert all(len(n) >= 1 for n in named), "a ```python block under Library optimizers names " \
+        "no experiment: give it one, and a test here that runs it"
+    assert sorted(n[0] for n in named) == sorted(LIBRARY_SNIPPETS)
+
+
+def library_snippet(tmp_path, monkeypatch, module, experiment):
+    """Run the README's ```python block under "Library optimizers" whose experiment is named
+    ``experiment`` in a clone's root of this test's own; skipped without the library ``module``
     unless BANDITBENCH_REQUIRE_<MODULE>=1 (.ci/run installs it). Returns the snippet's names."""
+    assert experiment in LIBRARY_SNIPPETS
     if os.environ.get(f"BANDITBENCH_REQUIRE_{module.upper()}") != "1":
         pytest.importorskip(module)
     for folder in ("traces", "experiments", "Cargo.toml"):
         os.symlink(ROOT / folder, tmp_path / folder)
     monkeypatch.chdir(tmp_path)
-    code = snippet("Library optimizers", index=index)
-    assert name in code
+    (code,) = [b for b in library_blocks() if f'"name": "{experiment}"' in b]
     scope = {"__name__": f"readme_{module}"}
-    exec(compile(code, f"README.md (Library optimizers, block {index})", "exec"), scope)
+    exec(compile(code, f"README.md (Library optimizers, {experiment})", "exec"), scope)
     return scope
 
 
 def test_the_library_optimizers_snippet_runs_as_written(tmp_path, monkeypatch):
-    scope = library_snippet(tmp_path, monkeypatch, "optuna", 0, "OptunaSampler")
+    scope = library_snippet(tmp_path, monkeypatch, "optuna", "mlp-16-workers")
     runs = scope["results"].runs
     assert set(runs["policy"]) == {"optuna-tpe", "optuna-tpe-no-liar(constant_liar=false)",
                                     "optuna-random(sampler=random)", "mine"}
@@ -95,7 +114,7 @@ def test_the_library_optimizers_snippet_runs_as_written(tmp_path, monkeypatch):
 
 
 def test_the_syne_tune_snippet_runs_as_written(tmp_path, monkeypatch):
-    scope = library_snippet(tmp_path, monkeypatch, "syne_tune", 1, "SyneTuneScheduler")
+    scope = library_snippet(tmp_path, monkeypatch, "syne_tune", "syne-tune-4-workers")
     runs = scope["results"].runs
     policies = set(runs["policy"])
     assert {"st-asha", "st-hyperband(brackets=4)", "st-random(scheduler=random)"} < policies
@@ -115,7 +134,7 @@ def test_the_syne_tune_snippet_runs_as_written(tmp_path, monkeypatch):
 
 
 def test_the_nevergrad_snippet_runs_as_written(tmp_path, monkeypatch):
-    scope = library_snippet(tmp_path, monkeypatch, "nevergrad", 2, "NevergradOptimizer")
+    scope = library_snippet(tmp_path, monkeypatch, "nevergrad", "nevergrad-8-workers")
     runs = scope["results"].runs
     assert set(runs["policy"]) == {"ng-ngopt", "ng-de(optimizer=TwoPointsDE)",
                                     "ng-portfolio(optimizer=PortfolioDiscreteOnePlusOne)"}
@@ -127,7 +146,7 @@ def test_the_nevergrad_snippet_runs_as_written(tmp_path, monkeypatch):
 
 
 def test_the_smac_snippet_runs_as_written(tmp_path, monkeypatch):
-    scope = library_snippet(tmp_path, monkeypatch, "smac", 3, "SMACFacade")
+    scope = library_snippet(tmp_path, monkeypatch, "smac", "smac-demo")
     r = scope["r"]
     runs = r.runs
     assert sorted(p.split("(")[0] for p in runs["policy"]) == ["smac-hpo"] * 2 + ["smac-mf"] * 2
@@ -142,7 +161,7 @@ def test_the_smac_snippet_runs_as_written(tmp_path, monkeypatch):
 
 
 def test_the_snap_snippet_runs_as_written(tmp_path, monkeypatch, capsys):
-    scope = library_snippet(tmp_path, monkeypatch, "optuna", 4, "snap")
+    scope = library_snippet(tmp_path, monkeypatch, "optuna", "snap-demo")
     runs = scope["r"].runs
     stats = {p: list(g["policy_stats"]) for p, g in runs.groupby("policy")}
     nearest = stats["tpe-nearest(learner=kernel-svm)"]
@@ -209,3 +228,11 @@ def test_the_optuna_studies_of_several_objectives_snippet_runs_as_written(tmp_pa
     mean = theirs.groupby("policy")["hv_regret"].mean()
     for p, m in mean.items():
         assert abs(summary.loc[p, "mean_score"] - m) < 1e-12
+
+
+def test_the_hebo_snippet_runs_as_written(tmp_path, monkeypatch):
+    # In the venv of python/requirements-hebo.txt (not made by .ci/run): about 2.6 minutes.
+    scope = library_snippet(tmp_path, monkeypatch, "hebo", "mlp-hebo")
+    runs = scope["results"].runs
+    assert list(runs["policy"]) == ["hebo(repeat=charge)"] * 2
+    assert (runs["workers"] == 4).all() and (runs["budget_used"] == 27 * 12).all()
