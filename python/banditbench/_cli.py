@@ -35,6 +35,7 @@ def print_adapters(name: Optional[str] = None, world: Optional[str] = None) -> N
     from .adapters import ADAPTERS, catalog
     from .adapters.dehb import VERSION as DEHB_VERSION
     from .adapters.hebo import VERSION as HEBO_VERSION
+    from .adapters.neps import VERSION as NEPS_VERSION
 
     c = catalog()
     lines = []
@@ -60,6 +61,10 @@ def print_adapters(name: Optional[str] = None, world: Optional[str] = None) -> N
     if name is None or name in "hebo":
         lines.append(f"hebo: banditbench.adapters.hebo.HEBOOptimizer, HEBO {HEBO_VERSION} pinned, "
                      "in a venv of its own (pip install -r python/requirements-hebo.txt)")
+    if name is None or name in "neps":
+        lines.append(f"neps: banditbench.adapters.neps.NePSOptimizer, neural-pipeline-search "
+                     f"{NEPS_VERSION} pinned, in a venv of its own (pip install -r "
+                     "python/requirements-neps.txt): any name in neps.algorithms")
     if not lines:
         return
     print("library adapters (pool world, any number of workers; README 'Library optimizers'; "

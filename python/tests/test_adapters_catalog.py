@@ -83,6 +83,7 @@ def test_the_policies_command_lists_the_adapters():
     assert "facade: hpo, blackbox, random, algorithm-configuration, multi-fidelity, hyperband" in listing
     assert "(542 in all)" in listing and "banditbench.adapters.dehb.DEHBOptimizer" in listing
     assert "banditbench.adapters.hebo.HEBOOptimizer, HEBO 0.3.6 pinned" in listing
+    assert "banditbench.adapters.neps.NePSOptimizer, neural-pipeline-search 0.17.0" in listing
     # A filter keeps the methods it names; another world has no adapters.
     out = subprocess.run([cmd, "policies", "bohb"], capture_output=True, text=True,
                          check=True).stdout

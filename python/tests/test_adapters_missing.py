@@ -19,6 +19,7 @@ ADAPTERS = {
     "smac": ("smac", "SMACFacade", 'pip install "banditbench-engine[smac]"'),
     "dehb": ("dehb", "DEHBOptimizer", "pip install -r python/requirements-dehb.txt"),
     "hebo": ("hebo", "HEBOOptimizer", "pip install -r python/requirements-hebo.txt"),
+    "neps": ("neps", "NePSOptimizer", "pip install -r python/requirements-neps.txt"),
 }
 
 

@@ -69,7 +69,7 @@ def test_import_runs_reruns_keep_the_same_folder_and_fresh_replaces_it(tmp_path)
 # The experiment each ```python block under "Library optimizers" names, and so the block a test
 # below runs (a block is found by its experiment's name, not by its place in the section).
 LIBRARY_SNIPPETS = ("mlp-16-workers", "syne-tune-4-workers", "nevergrad-8-workers", "smac-demo",
-                    "mlp-hebo", "snap-demo")
+                    "mlp-hebo", "neps-demo", "snap-demo")
 
 
 def library_blocks():
@@ -236,3 +236,16 @@ def test_the_hebo_snippet_runs_as_written(tmp_path, monkeypatch):
     runs = scope["results"].runs
     assert list(runs["policy"]) == ["hebo(repeat=charge)"] * 2
     assert (runs["workers"] == 4).all() and (runs["budget_used"] == 27 * 12).all()
+
+
+def test_the_neps_snippet_runs_as_written(tmp_path, monkeypatch):
+    # In the venv of python/requirements-neps.txt (not made by .ci/run).
+    scope = library_snippet(tmp_path, monkeypatch, "neps", "neps-demo")
+    runs = scope["results"].runs
+    assert set(runs["policy"]) == {"neps-asha(optimizer=asha)",
+                                   "neps-hyperband(optimizer=hyperband)",
+                                   "neps-random(optimizer=random_search)"}
+    assert len(runs) == 6 and (runs["workers"] == 4).all()
+    tr = scope["results"].trajectories
+    asha = tr[tr["policy"].str.startswith("neps-asha")] if "policy" in tr else tr
+    assert {1, 3, 9, 27} <= set(asha["fidelity"])

@@ -12,6 +12,8 @@ README, "Library optimizers").
   (python/requirements-dehb.txt: DEHB pins numpy < 2).
 - :class:`banditbench.adapters.hebo.HEBOOptimizer`: HEBO, in a venv of its own
   (python/requirements-hebo.txt: HEBO pins numpy < 1.25 and brings torch).
+- :class:`banditbench.adapters.neps.NePSOptimizer`: NePS's optimizers, in a venv of its own
+  (python/requirements-neps.txt: NePS pins pandas < 3 and brings torch).
 
 :func:`space` gives the search space a library expects for a pool (a grid, or a trace set's
 recorded sample, whose ranges a suggestion is snapped from); :func:`catalog` lists every
