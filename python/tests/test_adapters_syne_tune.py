@@ -177,5 +177,5 @@ def test_space_and_bad_input_are_named(tmp_path):
         bb.run(experiment("st-bad-repeat", repetitions=1),
                policies={"st": (SyneTuneScheduler, {"repeat": "pay"})},
                out=tmp_path / "b", progress=False)
-    with pytest.raises(ValueError, match="library = 'hebo'"):
-        space(str(POOL), library="hebo")
+    with pytest.raises(ValueError, match="library = 'hyperopt'"):
+        space(str(POOL), library="hyperopt")

@@ -27,7 +27,7 @@ from typing import Any, List, Optional
 
 from ._grid import GridSpace
 
-LIBRARIES = ("optuna", "syne-tune", "nevergrad", "smac", "hebo")
+LIBRARIES = ("optuna", "syne-tune", "nevergrad", "smac", "hebo", "neps")
 
 
 def space(pool: str, learner: Optional[str] = None, library: str = "optuna",
@@ -36,7 +36,7 @@ def space(pool: str, learner: Optional[str] = None, library: str = "optuna",
     ``"sklearn-grid"``; or a trace set with recorded ranges, such as ``"sklearn-random"``, whose
     numeric dimensions are ranges, log where recorded so) as ``library`` expects it: for Optuna
     a dict of distributions, of one ``learner``'s dimensions, or of every learner's under a categorical ``"learner"``; for Syne
-    Tune its config-space dict (domains), for HEBO its ``DesignSpace``, for Nevergrad an ``ng.p.Dict`` (ordered levels as
+    Tune its config-space dict (domains), for HEBO its ``DesignSpace``, for NePS a ``PipelineSpace`` (one learner), for Nevergrad an ``ng.p.Dict`` (ordered levels as
     ``TransitionChoice`` for ``ordinal="index"``), the same names; for SMAC3 (and DEHB) a ConfigSpace
     of level indices (several learners under a categorical ``"learner"``, their dimensions
     ``LEARNER.DIM`` active under it). On a grid every point of it maps to exactly one
@@ -63,6 +63,12 @@ def space(pool: str, learner: Optional[str] = None, library: str = "optuna",
         from .hebo import design_space
 
         return design_space(grid, learners, ordinal)
+    if library == "neps":
+        from .neps import pipeline_space
+
+        if len(learners) != 1:
+            raise ValueError("NePS's space is one learner's: give learner = NAME")
+        return pipeline_space(grid, learners[0], ordinal)
     raise ValueError(f"library = {library!r}; the adapters so far: {', '.join(LIBRARIES)}")
 
 

@@ -29,16 +29,16 @@ The open choices, each a parameter:
 - Every other parameter goes to ``HEBO(...)``: ``model_name`` (``"gp"``), ``rand_sample``,
   ``es`` (``"nsga2"``), ``model_config``. ``scramble_seed`` (its Sobol design) is the cell's seed
   modulo 2^32, and so are NumPy's and torch's global generators, which HEBO draws from: each cell
-  keeps its own and swaps them in around its calls (under a lock, as the Syne Tune adapter does),
-  so that cells on several threads stay exact. With one worker the suggestions are those of
+  keeps its own and swaps them in around its calls (``_generators.Generators``), so that cells on
+  several threads stay exact. With one worker the suggestions are those of
   HEBO's own loop on the same table (scripts/reference/hebo_sequential.py).
 """
 
 from __future__ import annotations
 
-import threading
 from typing import Any, Dict, List, Optional, Tuple
 
+from ._generators import Generators
 from ._grid import GridSpace, Key, key_of
 from ._trials import WholeTrials, prepare
 
@@ -46,10 +46,6 @@ VERSION = "0.3.6"
 
 ORDINAL = ("index", "categorical")
 PENDING = ("ignore",)
-
-# The adapter whose cell's state NumPy's and torch's global generators hold (`HEBOOptimizer._call`).
-_LOADED: List[Any] = [None]
-_LOCK = threading.Lock()
 
 
 def _hebo():
@@ -110,9 +106,6 @@ class HEBOOptimizer(WholeTrials):
                  learner: Optional[str] = None, snap: str = "nearest", **options: Any):
         super().__init__(cell)
         _, HEBO = _hebo()  # first: a missing HEBO (or torch) is named as such
-        import numpy as np
-        import torch
-
         if pending not in PENDING:
             raise ValueError(f"pending = {pending!r}; the rule so far is 'ignore' (HEBO has no "
                              "running suggestions)")
@@ -120,32 +113,18 @@ class HEBOOptimizer(WholeTrials):
                 learner=learner, ordinal=ordinal, ordinals=ORDINAL, snap=snap)
         if "scramble_seed" in options:
             raise ValueError("scramble_seed is the cell's seed; leave it out")
-        self._np, self._torch = np, torch
+        import numpy as np
+
+        self._np = np
         self.space = design_space(self.grid, self.learners, ordinal)
         seed = cell.seed % 2**32
-        with _LOCK:
-            outer = (np.random.get_state(), torch.get_rng_state())
-            np.random.seed(seed)
-            torch.manual_seed(seed)
-            try:
-                self.hebo = HEBO(self.space, scramble_seed=seed, **options)
-            finally:
-                self._state = (np.random.get_state(), torch.get_rng_state())
-                np.random.set_state(outer[0])
-                torch.set_rng_state(outer[1])
+        self._generators = Generators(seed, numpy=True, torch=True)
+        self.hebo = self._generators.build(
+            lambda: HEBO(self.space, scramble_seed=seed, **options))
 
     def _call(self, method: str, *args: Any, **kwargs: Any) -> Any:
-        """A HEBO call with this cell's global generators (swapped in only when another cell's
-        are loaded, and left loaded after the call)."""
-        with _LOCK:
-            if _LOADED[0] is not self:
-                np, torch = self._np, self._torch
-                if _LOADED[0] is not None:
-                    _LOADED[0]._state = (np.random.get_state(), torch.get_rng_state())
-                np.random.set_state(self._state[0])
-                torch.set_rng_state(self._state[1])
-                _LOADED[0] = self
-            return getattr(self.hebo, method)(*args, **kwargs)
+        """A HEBO call with this cell's global generators."""
+        return self._generators.call(getattr(self.hebo, method), *args, **kwargs)
 
     def _ask(self) -> Optional[Tuple[Any, Key]]:
         rec = self._call("suggest", n_suggestions=1)

@@ -36,9 +36,9 @@ The open choices, each a parameter:
 
 from __future__ import annotations
 
-import threading
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, Optional, Tuple
 
+from ._generators import Generators
 from ._grid import GridSpace, Key, key_of
 from ._trials import BudgetJobs, prepare
 
@@ -47,9 +47,6 @@ VERSION = "0.17.0"
 ORDINAL = ("index", "categorical")
 FIDELITY = ("auto", "none")
 UNITS = "units"
-
-_LOADED: List[Any] = [None]
-_LOCK = threading.Lock()
 
 
 def _neps():
@@ -97,11 +94,6 @@ class NePSOptimizer(BudgetJobs):
                  snap: str = "nearest", **options: Any):
         super().__init__(cell)
         neps = _neps()
-        import random
-
-        import numpy as np
-        import torch
-
         if fidelity not in FIDELITY:
             raise ValueError(f"fidelity = {fidelity!r}; give one of {', '.join(FIDELITY)}")
         prepare(self, cell, "NePS", to=to, repeat=repeat, max_repeats=max_repeats,
@@ -116,51 +108,27 @@ class NePSOptimizer(BudgetJobs):
                              "priorband, random_search, bayesian_optimization, ...")
         if not 1 <= int(min_unit) <= self.to:
             raise ValueError(f"min_unit = {min_unit}: give 1 <= min_unit <= to = {self.to}")
-        self._random, self._np, self._torch = random, np, torch
         learner_index = self.learners[0]
-        seed = cell.seed % 2**32
-        with _LOCK:
-            outer = self._get()
-            random.seed(seed)
-            np.random.seed(seed)
-            torch.manual_seed(seed)
+        self.fidelity = fidelity == "auto"
+
+        def build() -> Any:
             try:
-                self.fidelity = fidelity == "auto"
-                try:
-                    built = make(pipeline_space(
-                        self.grid, learner_index, ordinal,
-                        (int(min_unit), self.to) if self.fidelity else None), **options)
-                except ValueError as e:
-                    if not (self.fidelity and "Fidelities are not supported" in str(e)):
-                        raise
-                    # A method without fidelities: every trial trains to `to`.
-                    self.fidelity = False
-                    built = make(pipeline_space(self.grid, learner_index, ordinal, None),
-                                 **options)
-                self.opt = neps.AskAndTell(optimizer=built)
-            finally:
-                self._state = self._get()
-                self._set(outer)
+                return make(pipeline_space(
+                    self.grid, learner_index, ordinal,
+                    (int(min_unit), self.to) if self.fidelity else None), **options)
+            except ValueError as e:
+                if not (self.fidelity and "Fidelities are not supported" in str(e)):
+                    raise
+            # A method without fidelities: every trial trains to `to`.
+            self.fidelity = False
+            return make(pipeline_space(self.grid, learner_index, ordinal, None), **options)
 
-    def _get(self) -> Any:
-        return (self._random.getstate(), self._np.random.get_state(),
-                self._torch.get_rng_state())
-
-    def _set(self, state: Any) -> None:
-        self._random.setstate(state[0])
-        self._np.random.set_state(state[1])
-        self._torch.set_rng_state(state[2])
+        self._generators = Generators(cell.seed % 2**32, python=True, numpy=True, torch=True)
+        self.opt = self._generators.build(lambda: neps.AskAndTell(optimizer=build()))
 
     def _call(self, method: str, *args: Any) -> Any:
-        """A NePS call with this cell's global generators (swapped in only when another cell's
-        are loaded)."""
-        with _LOCK:
-            if _LOADED[0] is not self:
-                if _LOADED[0] is not None:
-                    _LOADED[0]._state = self._get()
-                self._set(self._state)
-                _LOADED[0] = self
-            return getattr(self.opt, method)(*args)
+        """A NePS call with this cell's global generators."""
+        return self._generators.call(getattr(self.opt, method), *args)
 
     def _ask_job(self) -> Optional[Tuple[Any, Key, int]]:
         trial = self._call("ask")

@@ -52,9 +52,9 @@ Syne Tune's own ``Tuner`` on the same table through its simulator backend
 from __future__ import annotations
 
 import datetime
-import threading
 from typing import Any, Dict, List, Optional, Tuple
 
+from ._generators import Generators
 from ._grid import GridSpace, Key, key_of
 from ._trials import UnitByUnit, prepare
 
@@ -83,9 +83,6 @@ ORDINAL = ("index", "categorical")
 # xgboost out): named when it is missing.
 NEEDS = {"bore": "xgboost", "asha-bore": "xgboost", "cqr": "xgboost", "asha-cqr": "xgboost"}
 
-# The adapter whose cell's state NumPy's global generator holds (`SyneTuneScheduler._call`).
-_LOADED: List[Any] = [None]
-_LOCK = threading.Lock()
 
 # Trials carry a creation time; a fixed one keeps runs identical (schedulers do not read it).
 CREATED = datetime.datetime(2000, 1, 1)
@@ -150,8 +147,6 @@ class SyneTuneScheduler(UnitByUnit):
                  to: Optional[int] = None, repeat: str = "reuse", max_repeats: int = 1000,
                  learner: Optional[str] = None, snap: str = "nearest", **options: Any):
         super().__init__(cell)
-        import numpy as np
-
         _syne_tune()
         from syne_tune.backend.trial_status import Trial
         from syne_tune.optimizer.scheduler import SchedulerDecision
@@ -163,18 +158,14 @@ class SyneTuneScheduler(UnitByUnit):
         self.scheduler_name = scheduler
         self.options = dict(options)
         self.space = config_space(self.grid, self.learners, ordinal)
-        self._np = np
         self._Trial = Trial
         self._stop, self._pause = SchedulerDecision.STOP, SchedulerDecision.PAUSE
         seed = cell.seed % 2**32
-        with _LOCK:
-            outer = np.random.get_state()
-            np.random.seed(seed)
-            try:
-                self.scheduler = self.make_scheduler(seed)
-            finally:
-                self._state = np.random.get_state()
-                np.random.set_state(outer)
+        # NumPy's global generator, which Syne Tune's searchers draw from, seeded per cell and
+        # swapped in around the cell's calls (each swap copies the 624-word Mersenne Twister
+        # state both ways, about 0.1 ms: it happens only when another cell's state is loaded).
+        self._generators = Generators(seed, numpy=True)
+        self.scheduler = self._generators.build(lambda: self.make_scheduler(seed))
         self.trials = 0
 
     def make_scheduler(self, seed: int) -> Any:
@@ -208,19 +199,9 @@ class SyneTuneScheduler(UnitByUnit):
             ) from e
 
     def _call(self, method: str, *args: Any) -> Any:
-        """A scheduler call with this cell's NumPy global state. The state is swapped in only
-        when another cell's is loaded (each swap costs about 0.1 ms: NumPy copies the 624-word
-        Mersenne Twister state both ways), and left loaded after the call."""
-        with _LOCK:
-            # Cells on several threads (bb.run(threads=N)) interleave their calls, and Python may
-            # switch threads within one: the lock keeps each swap and call whole.
-            if _LOADED[0] is not self:
-                np = self._np
-                if _LOADED[0] is not None:
-                    _LOADED[0]._state = np.random.get_state()
-                np.random.set_state(self._state)
-                _LOADED[0] = self
-            return getattr(self.scheduler, method)(*args)
+        """A scheduler call with this cell's NumPy global state (``_generators.Generators``:
+        cells on several threads, ``bb.run(threads=N)``, interleave their calls)."""
+        return self._generators.call(getattr(self.scheduler, method), *args)
 
     def _ask(self) -> Optional[Tuple[Any, Key]]:
         suggestion = self._call("suggest")
