@@ -6,8 +6,9 @@
 //! (`python/banditbench/protocol.py`), built per cell as `cls(cell, **params)`. Its view is one
 //! `banditbench.View` per cell whose lists (`pulls`, `arm_clock`, `arm_best`, the pool's `last`,
 //! `done`, `config`) are updated in place: with one worker only the arm of the last observation
-//! changes, as the protocol's `update` does; with several the lists are rewritten. Observations
-//! are `banditbench._engine.Observation` objects, with the protocol's attributes.
+//! changes, as the protocol's `update` does; with several every entry that differs from what was
+//! last written is written again (`CellState::written`). Observations are
+//! `banditbench._engine.Observation` objects, with the protocol's attributes.
 
 use std::collections::HashMap;
 use std::path::PathBuf;

@@ -55,11 +55,13 @@ import json
 import os
 import tempfile
 import time
+import tomllib
 import types
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from recorded_task import task_table
 
 ROOT = Path(__file__).resolve().parents[2]
 # optuna/optunahub-registry at ee680199100edbd95e0000eb20696c3ec5505973 (2026-08-21); the file
@@ -98,12 +100,8 @@ class Table:
         self.to = to or grid.units
         self.search_space = space(pool, learner=learner)
         self.directions = ["maximize"]
-        from recorded_task import task_table
-
         self.config_of, curves = task_table(pool, dataset, learner, run)
         sign = 1.0
-        import tomllib
-
         with open(os.path.join(pool, "pool.toml"), "rb") as f:
             if tomllib.load(f).get("direction") == "minimize":
                 sign = -1.0

@@ -129,7 +129,8 @@ class HEBOOptimizer(WholeTrials):
     def _ask(self) -> Optional[Tuple[Any, Key]]:
         rec = self._call("suggest", n_suggestions=1)
         values = rec.iloc[0].to_dict()
-        return rec, key_of(values, self.grid, self.learners, _level)
+        # (An int, or a category's level index as a string: key_of reads both with int.)
+        return rec, key_of(values, self.grid, self.learners)
 
     def _complete(self, trial: Any, value: float) -> None:
         self._call("observe", trial, self._np.array([[-value]]))
@@ -141,12 +142,6 @@ class HEBOOptimizer(WholeTrials):
         out = super().stats() or {}
         out["observed"] = int(self.hebo.X.shape[0])
         return out
-
-
-def _level(d: Any, v: Any) -> int:
-    """A dimension's value as HEBO returns it (an int, or a category's index as a string) as a
-    level index."""
-    return int(v)
 
 
 if __name__ == "__main__":

@@ -68,6 +68,9 @@ def pipeline_space(grid: GridSpace, learner: int, ordinal: str = "index",
     if ordinal not in ORDINAL:
         raise ValueError(f"ordinal = {ordinal!r}; give one of {', '.join(ORDINAL)}")
     neps = _neps()
+    if fidelity is not None and any(d.name == UNITS for d in grid.dims[learner]):
+        raise ValueError(f"learner {grid.learners[learner]!r} has a dimension named {UNITS!r}, "
+                         "the name of NePS's fidelity here: give fidelity = 'none'")
     attrs: Dict[str, Any] = {}
     for d in grid.dims[learner]:
         if d.kind == "numeric":
