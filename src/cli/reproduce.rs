@@ -32,7 +32,8 @@ pub struct Args {
     #[arg(long, value_name = "MS", requires = "cache")]
     cache_min_ms: Option<f64>,
     /// The Python interpreter library policies run in (a venv's `bin/python` with the wheel and
-    /// the adapters' libraries; `reproduce parallel-samplers`) [default: python3]
+    /// the adapters' libraries): `reproduce parallel-samplers` needs it; `reproduce mo-tpe`
+    /// runs Optuna's MO-TPE and NSGA-II beside its own only when it is given [default: python3]
     #[arg(long, value_name = "PY")]
     python: Option<String>,
     /// The interpreter DEHB's adapter runs in (DEHB pins numpy < 2, so a venv of its own)
@@ -51,10 +52,12 @@ pub fn run(args: Args) -> Result<ExitCode> {
         python,
         python_dehb,
     } = args;
+    let given = python.is_some();
     let python = python.unwrap_or_else(|| "python3".into());
     let interpreters = crate::reproduce::parallel_samplers::Interpreters {
         dehb: python_dehb.unwrap_or_else(|| python.clone()),
         python,
+        given,
     };
     let cache = match cache {
         Some(None) => Some(crate::experiment::cache::default_cache_dir()?),

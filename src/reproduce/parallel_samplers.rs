@@ -66,6 +66,9 @@ pub struct Interpreters {
     pub python: String,
     /// DEHB's (`--python-dehb`; default: `python`). DEHB pins numpy < 2.
     pub dehb: String,
+    /// `--python` was given: a reproduction whose library policies are an addition (`mo-tpe`)
+    /// runs them only then.
+    pub given: bool,
 }
 
 impl Default for Interpreters {
@@ -73,6 +76,7 @@ impl Default for Interpreters {
         Interpreters {
             python: "python3".into(),
             dehb: "python3".into(),
+            given: false,
         }
     }
 }
@@ -84,6 +88,19 @@ pub(crate) fn at_workers(
     text: &str,
     file: &str,
     k: usize,
+    traces: &Path,
+    py: &Interpreters,
+) -> Result<(String, String)> {
+    runnable(text, file, Some(k), traces, py)
+}
+
+/// The experiment file `text` (read from `file`) made runnable from anywhere: its `traces` an
+/// absolute path under `traces` and each library policy's `python3` replaced by its interpreter;
+/// with `workers`, named `<name>-k<k>` and its `workers` set (the file must not set them).
+pub(crate) fn runnable(
+    text: &str,
+    file: &str,
+    workers: Option<usize>,
     traces: &Path,
     py: &Interpreters,
 ) -> Result<(String, String)> {
@@ -104,7 +121,7 @@ pub(crate) fn at_workers(
         .trim_end_matches('"');
     let abs = std::path::absolute(traces.join(pool))
         .with_context(|| format!("{}: no absolute path", traces.join(pool).display()))?;
-    let name = format!("{base}-k{k}");
+    let name = workers.map_or_else(|| base.clone(), |k| format!("{base}-k{k}"));
     let quoted = |s: &str| toml::Value::String(s.to_string()).to_string();
     let mut out = String::with_capacity(text.len() + 256);
     let mut in_world = false;
@@ -113,7 +130,7 @@ pub(crate) fn at_workers(
             let _ = writeln!(out, "name = {}", quoted(&name));
         } else if line == traces_line {
             let _ = writeln!(out, "traces = {}", quoted(&abs.display().to_string()));
-        } else if line.starts_with("workers =") && in_world {
+        } else if line.starts_with("workers =") && in_world && workers.is_some() {
             bail!("{file}: [world] sets workers; the reproduction sets it (1, 4, 16)");
         } else if let Some(rest) = line.strip_prefix("command = [\"python3\", ") {
             let interp = if rest.contains(DEHB_MODULE) {
@@ -127,7 +144,7 @@ pub(crate) fn at_workers(
         }
         if line.starts_with('[') {
             in_world = line == "[world]";
-            if in_world {
+            if let (true, Some(k)) = (in_world, workers) {
                 let _ = writeln!(out, "workers = {k}");
             }
         }
@@ -529,6 +546,7 @@ mod tests {
         let py = Interpreters {
             python: "/venv/bin/python".into(),
             dehb: "/dehb venv/bin/python".into(),
+            given: true,
         };
         let (base, out) = at_workers(&text, file, 16, &root.join("traces"), &py).unwrap();
         assert_eq!(base, "parallel-samplers-sklearn-grid");
