@@ -111,10 +111,11 @@ pub struct Observation<'a> {
     pub arm_clock: f64,
     /// True when the arm's trace had nothing left to reveal.
     pub exhausted: bool,
-    /// Several objectives (`[world] objectives`, pool world): the arm's value of each objective
-    /// at its last trained unit, in the experiment's order and the pool's recorded orientation
-    /// (`PoolStart::objectives` gives the directions), NaN where that unit failed or records
-    /// none; empty with one objective.
+    /// Several objectives (`[world] objectives`), in the experiment's order and the recorded
+    /// orientation (`CellStart::all_objectives` gives the directions), NaN where infeasible or
+    /// failed; empty with one objective. The pool world: the arm's value of each at its last
+    /// trained unit. A learner-level world (time-sliced, pull-count): `d` values per evaluation
+    /// in `revealed`, in its order.
     pub objectives: &'a [f64],
 }
 
@@ -348,10 +349,23 @@ pub struct CellStart<'a> {
     /// Learner-level worlds: the arms' names, in arm order. The pool world: empty (arms appear
     /// as the policy draws them).
     pub arms: Vec<&'a str>,
+    /// Several objectives in a learner-level world (`[world] objectives`): each objective's name
+    /// and whether it is maximised, in the order of `Observation::objectives`; empty otherwise
+    /// (the pool world names them in `PoolStart::objectives`).
+    pub objectives: Vec<(&'a str, bool)>,
     pub pool: Option<PoolStart<'a>>,
 }
 
 impl CellStart<'_> {
+    /// Several objectives in any world: each one's name and whether it is maximised (the
+    /// learner-level world's, or the pool's); empty with one objective.
+    pub fn all_objectives(&self) -> &[(&str, bool)] {
+        match &self.pool {
+            Some(p) if self.objectives.is_empty() => &p.objectives,
+            _ => &self.objectives,
+        }
+    }
+
     /// The cell in words, for error messages: `cell 3 (task d/0, budget 0.1 task, repetition 1)`.
     pub fn describe(&self) -> String {
         format!(

@@ -419,6 +419,10 @@ impl Policy for PyPolicy {
             kw.set_item("workers", c.workers)?;
             kw.set_item("arms", PyList::new(py, &c.arms)?)?;
             kw.set_item("policy", &self.spec.name)?;
+            // Several objectives, in any world (the pool keeps its own copy).
+            if !c.all_objectives().is_empty() {
+                kw.set_item("objectives", objective_list(py, c.all_objectives())?)?;
+            }
             if let Some(p) = &c.pool {
                 let d = PyDict::new(py);
                 d.set_item("units", p.units)?;
@@ -426,14 +430,7 @@ impl Policy for PyPolicy {
                 d.set_item("learners", PyList::new(py, &p.learners)?)?;
                 d.set_item("defaults", PyList::new(py, &p.defaults)?)?;
                 if !p.objectives.is_empty() {
-                    let objectives = PyList::empty(py);
-                    for &(name, maximize) in &p.objectives {
-                        let o = PyDict::new(py);
-                        o.set_item("name", name)?;
-                        o.set_item("direction", if maximize { "maximize" } else { "minimize" })?;
-                        objectives.append(o)?;
-                    }
-                    d.set_item("objectives", objectives)?;
+                    d.set_item("objectives", objective_list(py, &p.objectives)?)?;
                 }
                 kw.set_item("pool", d)?;
             }
@@ -1202,4 +1199,19 @@ fn run_chunk<'py>(
         });
         Ok(pyo3::types::PyBytes::new(py, &bytes.map_err(to_py)?))
     })
+}
+
+/// Several objectives as Python sees them: a list of `{"name", "direction"}` dicts.
+fn objective_list<'py>(
+    py: Python<'py>,
+    objectives: &[(&str, bool)],
+) -> PyResult<Bound<'py, PyList>> {
+    let list = PyList::empty(py);
+    for &(name, maximize) in objectives {
+        let o = PyDict::new(py);
+        o.set_item("name", name)?;
+        o.set_item("direction", if maximize { "maximize" } else { "minimize" })?;
+        list.append(o)?;
+    }
+    Ok(list)
 }

@@ -524,7 +524,30 @@ fn bad_objectives_are_refused_by_key_with_what_to_do() {
         1,
     );
     assert!(
-        err.contains("key 'world.objectives' applies only to the pool world"),
+        err.contains(
+            "the trace set tiny declares no objectives (its traceset.toml has no [[objectives]])"
+        ),
+        "{err}"
+    );
+    let synthetic = dir.join("synthetic.toml");
+    std::fs::write(
+        &synthetic,
+        "name = \"s\"\nseed = 1\n[world]\nkind = \"synthetic\"\nbudgets = [5]\nobjectives = [\"a\", \"b\"]\narms = [{ name = \"a\", distribution = \"gaussian\", mean = 0.5, sd = 0.1 }]\n[[policies]]\nfamily = \"ucb1\"\n",
+    )
+    .unwrap();
+    let err = run_fails(
+        &[
+            "run",
+            synthetic.to_str().unwrap(),
+            "--out",
+            dir.join("s").to_str().unwrap(),
+        ],
+        1,
+    );
+    assert!(
+        err.contains(
+            "key 'world.objectives' applies only to the pool, time-sliced and pull-count worlds"
+        ),
         "{err}"
     );
 }
@@ -1026,5 +1049,448 @@ fn reproduce_mo_tpe_tests_the_claim_over_seven_datasets() {
             (f[3].parse::<f64>().unwrap() - mean).abs() < 1e-12,
             "{row} vs {mine:?}"
         );
+    }
+}
+
+/// The evaluations of sklearn-random's `glass/0` for `learners`, each `(learner index, seq,
+/// elapsed_s, accuracy, cost_s, ok)`, in the learners' order then `seq`.
+fn glass_evaluations(learners: &[&str]) -> Vec<(usize, i64, f64, f64, f64, bool)> {
+    let df = read(&root().join("traces/sklearn-random/evaluations.parquet"));
+    let (ds, lr, st) = (
+        strs(&df, "dataset"),
+        strs(&df, "learner"),
+        strs(&df, "status"),
+    );
+    let run = df.column("run").unwrap().cast(&DataType::Int64).unwrap();
+    let seq = df.column("seq").unwrap().cast(&DataType::Int64).unwrap();
+    let (run, seq) = (run.i64().unwrap(), seq.i64().unwrap());
+    let (el, sc, co) = (
+        f64s(&df, "elapsed_s"),
+        f64s(&df, "score"),
+        f64s(&df, "cost_s"),
+    );
+    let mut out = Vec::new();
+    for i in 0..df.height() {
+        if ds[i] != "glass" || run.get(i) != Some(0) {
+            continue;
+        }
+        if let Some(l) = learners.iter().position(|&l| l == lr[i]) {
+            out.push((l, seq.get(i).unwrap(), el[i], sc[i], co[i], st[i] == "ok"));
+        }
+    }
+    out.sort_by_key(|e| (e.0, e.1));
+    out
+}
+
+/// Learner-level worlds of several objectives, on sklearn-random's trace set (format 1.1:
+/// accuracy x train_time): round-robin with the recorded order and failures that cost their pull
+/// (pull-count), or a fixed slice (time-sliced), reveals evaluations this test knows from the
+/// evaluations file alone. It recomputes the task's true front and nadir reference point from
+/// every evaluation of the kept learners, and every step's hypervolume regret from the
+/// evaluations revealed so far (each hypervolume from scratch), and requires the results' own.
+#[test]
+fn learner_level_worlds_archive_the_evaluations_their_pulls_reveal() {
+    let dir = scratch("objectives-traces");
+    // qda fails on glass (all 200 evaluations): its evaluations are revealed, never archived.
+    let learners = ["decision-tree", "knn", "qda", "sgd"];
+    let evals = glass_evaluations(&learners);
+    assert!(evals.iter().any(|e| !e.5), "qda records failures on glass");
+    // Minimised points: (-accuracy, cost_s).
+    let ok: Vec<[f64; 2]> = evals.iter().filter(|e| e.5).map(|e| [-e.3, e.4]).collect();
+    let flat: Vec<f64> = ok.iter().flatten().copied().collect();
+    let front: Vec<usize> = nondominated(&flat, 2);
+    let fold =
+        |f: fn(f64, f64) -> f64, init: f64, k: usize| front.iter().map(|&i| ok[i][k]).fold(init, f);
+    let ideal = [
+        fold(f64::min, f64::INFINITY, 0),
+        fold(f64::min, f64::INFINITY, 1),
+    ];
+    let nadir = [
+        fold(f64::max, f64::NEG_INFINITY, 0),
+        fold(f64::max, f64::NEG_INFINITY, 1),
+    ];
+    let reference = [0, 1].map(|k| nadir[k] + 0.1 * (nadir[k] - ideal[k]));
+    let norm = |p: &[f64; 2]| -> [f64; 2] {
+        [0, 1].map(|k| (p[k] - ideal[k]) / (reference[k] - ideal[k]))
+    };
+    let front_n: Vec<f64> = front.iter().flat_map(|&i| norm(&ok[i])).collect();
+    let true_hv = hypervolume(&front_n, &[1.0, 1.0]);
+    let regret_of = |revealed: &[usize]| -> f64 {
+        let pts: Vec<f64> = revealed
+            .iter()
+            .filter(|&&i| evals[i].5)
+            .flat_map(|&i| norm(&[-evals[i].3, evals[i].4]))
+            .collect();
+        if pts.is_empty() {
+            return 1.0;
+        }
+        let kept = nondominated(&pts, 2);
+        let f: Vec<f64> = kept
+            .iter()
+            .flat_map(|&i| pts[2 * i..2 * i + 2].to_vec())
+            .collect();
+        1.0 - hypervolume(&f, &[1.0, 1.0]) / true_hv
+    };
+    let head = format!(
+        "traces = \"{}\"\nseed = 5\nrepetitions = 1\ntrajectories = \"every-decision\"\n[tasks]\ndatasets = [\"glass\"]\nlearners = {learners:?}\n",
+        root().join("traces/sklearn-random").display()
+    );
+    let worlds = [
+        (
+            "pull-count",
+            "kind = \"pull-count\"\nbudget_unit = \"pulls\"\nbudgets = [400]\norder = \"recorded\"\nfailures_consume_budget = true",
+        ),
+        (
+            "time-sliced",
+            "kind = \"time-sliced\"\nbudget_unit = \"seconds\"\nbudgets = [6.0]\nslice = 0.25",
+        ),
+    ];
+    for (world, keys) in worlds {
+        let exp = dir.join(format!("{world}.toml"));
+        std::fs::write(
+            &exp,
+            format!(
+                "name = \"mo-{world}\"\n{head}[world]\n{keys}\nobjectives = [\"accuracy\", \"train_time\"]\n[[policies]]\nfamily = \"round-robin\"\n"
+            ),
+        )
+        .unwrap();
+        let out = dir.join(world);
+        run_ok(&[
+            "run",
+            exp.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--quiet",
+        ]);
+        // The lock file's reference and ideal points, in the recorded orientation.
+        let (names, directions, tasks) = lock_objectives(&out);
+        assert_eq!(names, ["accuracy", "train_time"]);
+        assert_eq!(directions, ["maximize", "minimize"]);
+        let (lock_ref, lock_ideal, n_front, lock_hv) = &tasks["glass/0"];
+        let close = |a: f64, b: f64| (a - b).abs() <= 1e-12 * a.abs().max(1e-300);
+        assert!(
+            close(lock_ref[0], -reference[0]) && close(lock_ref[1], reference[1]),
+            "{lock_ref:?} vs {reference:?}"
+        );
+        assert!(
+            close(lock_ideal[0], -ideal[0]) && close(lock_ideal[1], ideal[1]),
+            "{lock_ideal:?}"
+        );
+        assert_eq!(*n_front, front.len());
+        assert!(close(*lock_hv, true_hv), "{lock_hv} vs {true_hv}");
+        // Every step: round-robin pulls arm k % 4 at step k.
+        let traj = read(&out.join("trajectories.parquet"));
+        let hv = f64s(&traj, "hv_regret");
+        assert!(hv.len() >= 16, "{} steps", hv.len());
+        let mut pulls = [0usize; 4];
+        let mut revealed: Vec<usize> = Vec::new();
+        for (step, &got) in hv.iter().enumerate() {
+            let arm = step % 4;
+            pulls[arm] += 1;
+            let of_arm = (0..evals.len()).filter(|&i| evals[i].0 == arm);
+            let new: Vec<usize> = match world {
+                // The pull's evaluation: seq pulls - 1 of the arm.
+                "pull-count" => of_arm.skip(pulls[arm] - 1).take(1).collect(),
+                // Every evaluation finished by the arm's clock that the last pull did not reveal.
+                _ => {
+                    let (lo, hi) = ((pulls[arm] - 1) as f64 * 0.25, pulls[arm] as f64 * 0.25);
+                    of_arm
+                        .filter(|&i| {
+                            evals[i].2 > lo * (1.0 + 1e-9) && evals[i].2 <= hi * (1.0 + 1e-9)
+                        })
+                        .collect()
+                }
+            };
+            revealed.extend(new);
+            let want = regret_of(&revealed);
+            assert!(
+                (got - want).abs() <= 1e-12,
+                "{world}, step {step}: hv_regret {got}, from scratch {want} ({} revealed)",
+                revealed.len()
+            );
+        }
+        // The archive grew step by step (the check compares more than a constant).
+        let mut levels = hv.clone();
+        levels.dedup();
+        assert!(levels.len() >= 4, "{world}: hv_regret took {levels:?}");
+        // Something was archived, and the final indicators are the last step's.
+        let runs = read(&out.join("runs.parquet"));
+        let final_regret = f64s(&runs, "hv_regret")[0];
+        assert!(final_regret < 1.0, "{world}: nothing archived");
+        assert_eq!(final_regret, *hv.last().unwrap());
+        assert!(u64s(&runs, "front_size")[0] >= 1);
+    }
+    // The trace set's joint pool (the pool world on a trace set) carries the objectives read
+    // from score and cost_s. Its points are its distinct configurations (a configuration that
+    // random search drew twice is one, with its first evaluation) in float32, so its front
+    // need not be the learner-level world's; it is measured by the same rules.
+    let exp = dir.join("joint.toml");
+    std::fs::write(
+        &exp,
+        format!(
+            "name = \"mo-joint\"\n{head}[world]\nkind = \"pool\"\nbudget_unit = \"evaluations\"\nbudgets = [20]\nobjectives = [\"accuracy\", \"train_time\"]\n[[policies]]\nfamily = \"random-search\"\n"
+        ),
+    )
+    .unwrap();
+    let out = dir.join("joint");
+    run_ok(&[
+        "run",
+        exp.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+    ]);
+    let (names, _, tasks) = lock_objectives(&out);
+    assert_eq!(names, ["accuracy", "train_time"]);
+    assert!(tasks["glass/0/all"].2 >= 1);
+    let r = f64s(&read(&out.join("runs.parquet")), "hv_regret")[0];
+    assert!((0.0..1.0).contains(&r), "{r}");
+}
+
+/// A trace set's `[[objectives]]` (format 1.1) is checked like a pool's, and its values row by
+/// row: each bad manifest or file is refused by `traces validate` naming the key, entry, column
+/// or row and what to do; an empty value is infeasible, not an error; and an experiment run on a
+/// trace set with a NaN objective never archives that evaluation.
+#[test]
+fn a_trace_sets_objectives_are_checked_by_key_and_row() {
+    let objectives = "\n[[objectives]]\nname = \"accuracy\"\ndirection = \"maximize\"\n[[objectives]]\nname = \"size\"\ndirection = \"minimize\"\n";
+    let v11 = |m: &str| {
+        m.replace("banditbench-traces/1\"", "banditbench-traces/1.1\"")
+            .replace("\n[provenance]", &format!("{objectives}\n[provenance]"))
+    };
+    // The column `size`, one value per row: row 2 (line 3) as `x`.
+    let with_size = |csv: &str, x: &str| -> String {
+        csv.lines()
+            .enumerate()
+            .map(|(i, l)| match i {
+                0 => format!("{l},size"),
+                2 => format!("{l},{x}"),
+                _ => format!("{l},{}", i),
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+            + "\n"
+    };
+    let validate = |dir: &Path| -> String {
+        let out = bin()
+            .args(["traces", "validate", dir.to_str().unwrap()])
+            .output()
+            .unwrap();
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    };
+    type Edit<'a> = Box<dyn Fn(&str) -> String + 'a>;
+    let cases: [(&str, Edit, Edit, &str); 6] = [
+        (
+            "format 1",
+            Box::new(|c: &str| with_size(c, "1")),
+            Box::new(|m: &str| m.replace("\n[provenance]", &format!("{objectives}\n[provenance]"))),
+            "[[objectives]] needs format = \"banditbench-traces/1.1\"",
+        ),
+        (
+            "no column",
+            Box::new(|c: &str| c.to_string()),
+            Box::new(v11),
+            "missing column 'size', which traceset.toml's [[objectives]] reads",
+        ),
+        (
+            "infinite",
+            Box::new(|c: &str| with_size(c, "inf")),
+            Box::new(v11),
+            "row 2 (line 3), column 'size': inf is infinite",
+        ),
+        (
+            "text",
+            Box::new(|c: &str| with_size(c, "big")),
+            Box::new(v11),
+            "column 'size': 'big' is not a number",
+        ),
+        (
+            "cumulative",
+            Box::new(|c: &str| with_size(c, "1")),
+            Box::new(|m: &str| {
+                v11(m).replace(
+                    "name = \"size\"\ndirection = \"minimize\"",
+                    "name = \"size\"\ndirection = \"minimize\"\ncumulative = true",
+                )
+            }),
+            "unknown key 'cumulative'; an objective has name, direction, column",
+        ),
+        (
+            "a reserved name",
+            Box::new(|c: &str| with_size(c, "1")),
+            Box::new(|m: &str| v11(m).replace("name = \"size\"", "name = \"elapsed_s\"")),
+            "'elapsed_s' is a column the evaluations already have",
+        ),
+    ];
+    for (what, csv, manifest, wanted) in cases {
+        let dir = common::tiny_variant("objectives-trace-bad", &*csv, &*manifest);
+        let text = validate(&dir);
+        assert!(text.contains(wanted), "{what}: {text}");
+    }
+    // An empty value is infeasible: the set validates, and a run never archives that row. Row 2
+    // (d1, a, accuracy 0.60) is dominated by row 3 (0.62, size 3) once its size is 1e9, so a
+    // run where it is empty must measure the same archives as one where it is 1e9; had the
+    // empty value entered the archive as anything finite below 3, the fronts would differ.
+    let measure = |x: &str| -> Vec<Vec<f64>> {
+        let dir = common::tiny_variant("objectives-trace-nan", |c| with_size(c, x), v11);
+        let text = validate(&dir);
+        assert!(!text.to_lowercase().contains("error"), "{text}");
+        let exp = dir.join("mo.toml");
+        std::fs::write(
+            &exp,
+            format!(
+                "name = \"mo-tiny\"\ntraces = \"{}\"\nseed = 1\nrepetitions = 3\n[world]\nkind = \"pull-count\"\nbudgets = [4, 30]\nobjectives = [\"accuracy\", \"size\"]\n[[policies]]\nfamily = \"round-robin\"\n[[policies]]\nfamily = \"ucb1\"\n",
+                dir.display()
+            ),
+        )
+        .unwrap();
+        let out = dir.join("out");
+        run_ok(&[
+            "run",
+            exp.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--quiet",
+        ]);
+        let runs = read(&out.join("runs.parquet"));
+        ["hv_regret", "igd_plus", "epsilon_additive", "front_size"]
+            .iter()
+            .map(|c| f64s(&runs, c))
+            .collect()
+    };
+    let (empty, dominated, better) = (measure(""), measure("1e9"), measure("0"));
+    assert_eq!(empty, dominated);
+    // And the check can fail: a size of 0 there puts row 2 on d1's front.
+    assert_ne!(empty, better);
+}
+
+/// `[world] score` makes one of the objectives what single-objective policies optimise and the
+/// incumbent follows, in the learner-level and pool worlds, while the archives measure every
+/// objective as before: with decisions that ignore rewards (round-robin, random search) the
+/// archives are identical with and without it, and the incumbent is the best revealed value of
+/// the named objective, in its direction. A score that is not one of the objectives, or given
+/// without them, is refused by key.
+#[test]
+fn world_score_names_the_objective_single_objective_policies_optimise() {
+    let dir = scratch("objectives-score");
+    let run = |name: &str, body: &str| -> DataFrame {
+        let exp = dir.join(format!("{name}.toml"));
+        std::fs::write(
+            &exp,
+            format!("name = \"{name}\"\nseed = 9\nrepetitions = 2\n{body}"),
+        )
+        .unwrap();
+        let out = dir.join(name);
+        run_ok(&[
+            "run",
+            exp.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--quiet",
+        ]);
+        read(&out.join("runs.parquet"))
+    };
+    // Learner level: 40 round-robin pulls of 4 learners in recorded order = 10 evaluations each.
+    let learners = ["decision-tree", "knn", "qda", "sgd"];
+    let traces = format!(
+        "traces = \"{}\"\n[tasks]\ndatasets = [\"glass\"]\nlearners = {learners:?}\n[world]\nkind = \"pull-count\"\nbudgets = [40]\norder = \"recorded\"\nfailures_consume_budget = true\nobjectives = [\"accuracy\", \"train_time\"]\n",
+        root().join("traces/sklearn-random").display()
+    );
+    let policy = "[[policies]]\nfamily = \"round-robin\"\n";
+    let plain = run("score-plain", &format!("{traces}{policy}"));
+    let timed = run(
+        "score-time",
+        &format!("{traces}score = \"train_time\"\n{policy}"),
+    );
+    for c in ["hv_regret", "igd_plus", "front_size"] {
+        assert_eq!(f64s(&plain, c), f64s(&timed, c), "{c}");
+    }
+    let revealed: Vec<_> = glass_evaluations(&learners)
+        .into_iter()
+        .filter(|e| e.1 < 10 && e.5)
+        .collect();
+    let best_acc = revealed
+        .iter()
+        .map(|e| e.3)
+        .fold(f64::NEG_INFINITY, f64::max);
+    let least_time = revealed.iter().map(|e| e.4).fold(f64::INFINITY, f64::min);
+    assert!(f64s(&plain, "best_score").iter().all(|&b| b == best_acc));
+    assert!(
+        f64s(&timed, "best_score").iter().all(|&b| b == least_time),
+        "{least_time}"
+    );
+    assert!(strs(&timed, "direction").iter().all(|d| d == "minimize"));
+    // Pool world: random search's draws ignore the scores.
+    let pool_dir = root().join("traces/nasbench201");
+    let pool_exp = format!(
+        "traces = \"{}\"\n[tasks]\ndatasets = [\"cifar10\"]\nruns = [0]\n[world]\nkind = \"pool\"\nbudget_unit = \"evaluations\"\nbudgets = [30]\nobjectives = [\"val_acc\", \"latency\"]\n",
+        pool_dir.display()
+    );
+    let policy = "[[policies]]\nfamily = \"random-search\"\n";
+    let plain = run("score-pool-plain", &format!("{pool_exp}{policy}"));
+    let fast = run(
+        "score-pool-latency",
+        &format!("{pool_exp}score = \"latency\"\n{policy}"),
+    );
+    for c in ["hv_regret", "igd_plus", "front_size"] {
+        assert_eq!(f64s(&plain, c), f64s(&fast, c), "{c}");
+    }
+    let pool = load_pool(&pool_dir, true).unwrap();
+    let t = task_index(&pool, "cifar10", 0);
+    let lat = pool
+        .manifest
+        .objectives
+        .iter()
+        .position(|o| o.name == "latency")
+        .unwrap();
+    let n_extra = pool.manifest.extra_columns().len();
+    let traj = read(&dir.join("score-pool-latency/trajectories.parquet"));
+    let (cells, configs) = (u64s(&traj, "cell"), u64s(&traj, "config"));
+    for (cell, best) in u64s(&fast, "cell").iter().zip(f64s(&fast, "best_score")) {
+        let least = (0..cells.len())
+            .filter(|&i| cells[i] == *cell)
+            .map(|i| {
+                pool.tasks[t].curves[configs[i] as usize].objective(
+                    &pool.manifest.objectives[lat],
+                    n_extra,
+                    0,
+                )
+            })
+            .fold(f64::INFINITY, f64::min);
+        assert_eq!(best as f32, least as f32, "cell {cell}");
+    }
+    // Refused by key.
+    for (body, wanted) in [
+        (
+            format!("{traces}score = \"latency\"\n{policy}"),
+            "key 'world.score' names 'latency', which is not one of world.objectives (accuracy, train_time)",
+        ),
+        (
+            format!(
+                "{}{policy}",
+                traces.replace(
+                    "objectives = [\"accuracy\", \"train_time\"]\n",
+                    "score = \"accuracy\"\n"
+                )
+            ),
+            "'world.score' is given without 'world.objectives'",
+        ),
+    ] {
+        let exp = dir.join("bad.toml");
+        std::fs::write(&exp, format!("name = \"bad\"\nseed = 1\n{body}")).unwrap();
+        let err = run_fails(
+            &[
+                "run",
+                exp.to_str().unwrap(),
+                "--out",
+                dir.join("b").to_str().unwrap(),
+            ],
+            1,
+        );
+        assert!(err.contains(wanted), "{err}");
     }
 }

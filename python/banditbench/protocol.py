@@ -44,7 +44,8 @@ class Cell(SimpleNamespace):
     learner the index of its recorded default configuration, or ``None``; with several
     objectives also ``objectives``, a list of ``{"name", "direction"}`` dicts; with
     ``pool_space = true`` also ``space``, ``open``, ``open_learner`` and ``open_values``, see
-    docs/protocol.md).
+    docs/protocol.md). With several objectives (``[world] objectives``, any world but the
+    synthetic one) ``objectives`` is a list of ``{"name", "direction"}`` dicts; else ``None``.
     """
 
     cell: int
@@ -63,6 +64,8 @@ class Cell(SimpleNamespace):
     params: Dict[str, Any]
     #: The pool world's part; ``None`` in learner-level worlds.
     pool: Optional[Dict[str, Any]] = None
+    #: Several objectives: their names and directions; ``None`` with one.
+    objectives: Optional[List[Dict[str, str]]] = None
 
     @property
     def n_arms(self) -> int:
@@ -109,9 +112,11 @@ class Observation(SimpleNamespace):
     Attributes: ``arm``, ``reward`` (``None`` when the pull has none, e.g. a failed
     evaluation), ``arm_clock``, ``exhausted`` (the arm's trace had nothing left), ``revealed``
     (every evaluation the pull revealed, as ``[time, reward or None]`` pairs) and
-    ``objectives``: with several objectives (``[world] objectives``) the arm's value of each at
-    its last trained unit, recorded orientation, in the order of the cell's
-    ``pool["objectives"]`` (``None`` where that unit records none); ``None`` with one objective.
+    ``objectives``: with several objectives (``[world] objectives``), recorded orientation, in
+    the order of the cell's ``objectives`` (``None`` where infeasible or failed); ``None`` with
+    one objective. The pool world: the arm's value of each at its last trained unit; the
+    time-sliced and pull-count worlds: the values of every evaluation in ``revealed``, one after
+    the other (``len(revealed) * len(cell.objectives)`` numbers).
     """
 
     arm: int

@@ -134,7 +134,7 @@ pub fn measure_ucb1(
                 repetition: 0,
                 seed: round * 1_000_003 + task as u64,
             };
-            let r = run_cell(&cell, &exp, Source::Traces(ts), trajectories)?;
+            let r = run_cell(&cell, &exp, Source::Traces(ts, None), trajectories)?;
             pulls += r.decisions;
             cells += 1;
         }

@@ -100,13 +100,13 @@ pub fn measure_protocol(
             repetition: 0,
             seed: round * 1_000_003 + task as u64,
         };
-        run_cell(&cell(0, 0), &exp, Source::Traces(ts), false)?;
+        run_cell(&cell(0, 0), &exp, Source::Traces(ts, None), false)?;
         let t0 = Instant::now();
         let (mut cells, mut decisions, mut round) = (0usize, 0u64, 1u64);
         while t0.elapsed().as_secs_f64() < min_seconds {
             for task in 0..ts.tasks.len() {
                 decisions +=
-                    run_cell(&cell(task, round), &exp, Source::Traces(ts), false)?.decisions;
+                    run_cell(&cell(task, round), &exp, Source::Traces(ts, None), false)?.decisions;
                 cells += 1;
                 if t0.elapsed().as_secs_f64() >= min_seconds {
                     break;

@@ -203,8 +203,9 @@ pub fn absolute(setup: &WorldSetup, budget: f64, task: &Task) -> (f64, f64) {
 /// What one cell's world is built from, borrowed from the experiment's data.
 #[derive(Clone, Copy)]
 pub enum Source<'d> {
-    /// A trace set's task, replayed in a learner-level world.
-    Traces(&'d TraceSet),
+    /// A trace set's task, replayed in a learner-level world, and its objectives when the
+    /// experiment measures several.
+    Traces(&'d TraceSet, Option<&'d super::objectives::MoData>),
     /// A pool's task, replayed in the pool world.
     Pool(&'d PoolData),
 }
@@ -219,6 +220,16 @@ pub(crate) enum AnyWorld<'d> {
 }
 
 impl AnyWorld<'_> {
+    /// A learner-level world that shows its policy these objectives (indices into the trace
+    /// set's `m`) of every evaluation a pull reveals; the synthetic world records none.
+    pub(crate) fn with_objectives(self, which: &[usize], m: usize) -> Self {
+        match self {
+            AnyWorld::TimeSliced(w) => AnyWorld::TimeSliced(w.with_objectives(which, m)),
+            AnyWorld::PullCount(w) => AnyWorld::PullCount(w.with_objectives(which, m)),
+            other => other,
+        }
+    }
+
     /// The world, for what is asked once a cell (its start, ledger and outcome).
     pub(crate) fn get(&self) -> &dyn World {
         match self {
@@ -244,6 +255,8 @@ pub(crate) struct CellWorld<'d> {
     dataset: &'d str,
     /// Learner-level worlds: the arms' names.
     arms: Vec<&'d str>,
+    /// A learner-level world's objectives, when the experiment measures several.
+    objectives: Option<&'d super::objectives::MoData>,
     pool: Option<(&'d PoolData, &'d PoolTaskRef)>,
 }
 
@@ -263,6 +276,7 @@ impl CellWorld<'_> {
             budget_abs: self.budget_abs,
             slice_abs: self.start_slice,
             arms: self.arms.clone(),
+            objectives: self.objectives.as_ref().map_or(Vec::new(), |mo| mo.named()),
             pool: self.pool.map(|(data, t)| {
                 let pool = &data.pool;
                 let pt = &pool.tasks[t.task];
@@ -287,18 +301,7 @@ impl CellWorld<'_> {
                         .collect(),
                     space: &pool.space,
                     open: self.world.get().view().pool.map_or(&[][..], |p| p.open),
-                    objectives: data.objectives.as_ref().map_or(Vec::new(), |mo| {
-                        mo.spec
-                            .names
-                            .iter()
-                            .map(String::as_str)
-                            .zip(
-                                mo.directions
-                                    .iter()
-                                    .map(|d| *d == crate::trace::Direction::Maximize),
-                            )
-                            .collect()
-                    }),
+                    objectives: data.objectives.as_ref().map_or(Vec::new(), |mo| mo.named()),
                 }
             }),
         }
@@ -315,7 +318,7 @@ pub(crate) fn build_world<'d>(
     let budget = exp.world.budgets[cell.budget];
     let world_seed = derive_seed(cell.seed, "world");
     match source {
-        Source::Traces(ts) => {
+        Source::Traces(ts, mo) => {
             let task = &ts.tasks[cell.task];
             let (budget_abs, slice_abs) = absolute(&exp.world, budget, task);
             if !(budget_abs > 0.0 && slice_abs > 0.0) {
@@ -332,10 +335,13 @@ pub(crate) fn build_world<'d>(
                 );
             }
             let sign = ts.manifest.direction.sign();
-            let world =
+            let mut world =
                 exp.world
                     .options
                     .learner_world(task, (budget_abs, slice_abs), sign, world_seed)?;
+            if let Some(mo) = mo {
+                world = world.with_objectives(&mo.which, ts.manifest.objectives.len());
+            }
             let recorded_slice = if world.get().kind() == WorldKind::TimeSliced {
                 slice_abs
             } else {
@@ -349,6 +355,7 @@ pub(crate) fn build_world<'d>(
                 task: task.name(),
                 dataset: &task.dataset,
                 arms: task.arms.iter().map(|a| a.learner.as_str()).collect(),
+                objectives: mo,
                 pool: None,
             })
         }
@@ -363,6 +370,7 @@ pub(crate) fn build_world<'d>(
                 task: data.task_name(t),
                 dataset: &data.pool.tasks[t.task].dataset,
                 arms: Vec::new(),
+                objectives: None,
                 pool: Some((data, t)),
             })
         }
@@ -393,7 +401,9 @@ pub fn run_cell(
             .objectives
             .as_ref()
             .map(|mo| super::objectives::ArchiveObserver::new(mo, cell.task, record_steps)),
-        Source::Traces(_) => None,
+        Source::Traces(_, mo) => {
+            mo.map(|mo| super::objectives::ArchiveObserver::new(mo, cell.task, record_steps))
+        }
     };
     let mut observers: Vec<&mut dyn Observer> = Vec::new();
     if record_steps {

@@ -19,8 +19,10 @@ use crate::trace::{TraceSet, load_trace_set};
 
 /// What an experiment replays.
 pub enum Data {
-    /// A trace set, replayed in a learner-level world (time-sliced, pull-count, synthetic).
-    Traces(TraceSet),
+    /// A trace set, replayed in a learner-level world (time-sliced, pull-count, synthetic), and
+    /// the objectives measured, with every task's true front and reference point (`[world]
+    /// objectives`), or none.
+    Traces(TraceSet, Option<Box<super::objectives::MoData>>),
     /// A configuration pool (or a trace set's joint pool), replayed in the pool world.
     Pool(PoolData),
 }
@@ -32,7 +34,25 @@ pub fn prepare(path: &Path) -> Result<(Experiment, Data)> {
     let data = if exp.world.options.replays_pool() {
         Data::Pool(pool::prepare_pool(&exp)?)
     } else {
-        Data::Traces(load_traces(&exp)?)
+        let mut ts = load_traces(&exp)?;
+        let at = exp.file.display().to_string();
+        let mo = match &exp.world.objectives {
+            Some(spec) => Some(Box::new(super::objectives::MoData::build_traces(
+                spec, &ts, &at,
+            )?)),
+            None => None,
+        };
+        // `[world] score`: the arms keep every objective as recorded.
+        if let Some(score) = exp
+            .world
+            .objectives
+            .as_ref()
+            .and_then(|o| o.score.as_deref())
+        {
+            ts.rescore(score)
+                .map_err(|e| anyhow::anyhow!("{at}: key 'world.score' {e}"))?;
+        }
+        Data::Traces(ts, mo)
     };
     Ok((exp, data))
 }
@@ -53,7 +73,7 @@ impl Data {
     /// The trace set, when the experiment replays one in a learner-level world.
     pub fn traces(&self) -> Option<&TraceSet> {
         match self {
-            Data::Traces(ts) => Some(ts),
+            Data::Traces(ts, ..) => Some(ts),
             Data::Pool(_) => None,
         }
     }
@@ -61,7 +81,7 @@ impl Data {
     /// The trace set, or an error naming what the experiment replays instead.
     pub fn trace_set(&self) -> Result<&TraceSet> {
         match self {
-            Data::Traces(ts) => Ok(ts),
+            Data::Traces(ts, ..) => Ok(ts),
             Data::Pool(p) => bail!(
                 "the experiment replays the pool {} in the pool world, not a trace set",
                 p.pool.manifest.name
@@ -72,14 +92,14 @@ impl Data {
     /// The pool, when the experiment replays in the pool world.
     pub fn pool(&self) -> Option<&PoolData> {
         match self {
-            Data::Traces(_) => None,
+            Data::Traces(..) => None,
             Data::Pool(p) => Some(p),
         }
     }
 
     pub fn n_tasks(&self) -> usize {
         match self {
-            Data::Traces(ts) => ts.tasks.len(),
+            Data::Traces(ts, ..) => ts.tasks.len(),
             Data::Pool(p) => p.tasks.len(),
         }
     }
@@ -87,7 +107,7 @@ impl Data {
     /// The name of task `i`: `dataset/run`, or `dataset/run/scope` in the pool world.
     pub fn task_name(&self, i: usize) -> String {
         match self {
-            Data::Traces(ts) => ts.tasks[i].name(),
+            Data::Traces(ts, ..) => ts.tasks[i].name(),
             Data::Pool(p) => p.task_name(&p.tasks[i]),
         }
     }
@@ -95,7 +115,8 @@ impl Data {
     /// What the ranking ranks, in words.
     pub fn what(&self) -> String {
         match self {
-            Data::Traces(ts) => format!("best {} found", ts.manifest.metric),
+            Data::Traces(_, Some(_)) => "hypervolume regret of the cell's archive (1 - HV / HV of the true front; lower is better)".to_string(),
+            Data::Traces(ts, ..) => format!("best {} found", ts.manifest.metric),
             Data::Pool(p) if p.objectives.is_some() => "hypervolume regret of the cell's archive (1 - HV / HV of the true front; lower is better)".to_string(),
             Data::Pool(p) => format!(
                 "{} of the recommended configuration (validation)",
@@ -107,7 +128,7 @@ impl Data {
     /// The trace set's or pool's name.
     pub fn name(&self) -> &str {
         match self {
-            Data::Traces(ts) => &ts.manifest.name,
+            Data::Traces(ts, ..) => &ts.manifest.name,
             Data::Pool(p) => &p.pool.manifest.name,
         }
     }
@@ -116,7 +137,7 @@ impl Data {
     /// or synthetic when generated from a function).
     pub fn source(&self) -> &'static str {
         match self {
-            Data::Traces(ts) => ts.manifest.source.as_str(),
+            Data::Traces(ts, ..) => ts.manifest.source.as_str(),
             Data::Pool(p) => pool_source(p),
         }
     }
@@ -124,7 +145,13 @@ impl Data {
     /// For the lock file and the fingerprint.
     pub fn info(&self) -> DataInfo {
         match self {
-            Data::Traces(ts) => DataInfo::of_traces(ts),
+            Data::Traces(ts, mo) => {
+                let mut info = DataInfo::of_traces(ts);
+                info.objectives = mo
+                    .as_ref()
+                    .map(|mo| mo.lock(ts.tasks.iter().map(|t| t.name())));
+                info
+            }
             Data::Pool(p) => DataInfo::of_pool(p),
         }
     }
@@ -134,7 +161,7 @@ impl Data {
     pub fn notices(&self, exp: &Experiment) -> Vec<(bool, String)> {
         let mut out = Vec::new();
         match self {
-            Data::Traces(ts) => {
+            Data::Traces(ts, ..) => {
                 out.extend(ts.notes.iter().map(|n| (false, n.clone())));
                 out.extend(budget_warnings(exp, ts).into_iter().map(|w| (true, w)));
                 out.extend(ts.dropped.iter().map(|d| {
@@ -188,7 +215,7 @@ impl Data {
             );
         }
         match self {
-            Data::Traces(ts) => {
+            Data::Traces(ts, ..) => {
                 check_trace_work(exp, ts)?;
                 check_work_times(exp, ts)?;
                 check_budgets(exp, ts)
@@ -200,7 +227,7 @@ impl Data {
     /// The experiment's cells, in order (task, budget, policy, repetition).
     pub fn expand_cells(&self, exp: &Experiment) -> Vec<Cell> {
         match self {
-            Data::Traces(ts) => expand_cells(exp, ts),
+            Data::Traces(ts, ..) => expand_cells(exp, ts),
             Data::Pool(p) => pool::expand_pool_cells(exp, p),
         }
     }
@@ -208,7 +235,7 @@ impl Data {
     /// The experiment's cells, made on demand (the same cells as `expand_cells`).
     pub fn cell_grid(&self, exp: &Experiment) -> CellGrid {
         match self {
-            Data::Traces(ts) => CellGrid::new(exp, ts.tasks.len(), |ti| {
+            Data::Traces(ts, ..) => CellGrid::new(exp, ts.tasks.len(), |ti| {
                 let t = &ts.tasks[ti];
                 vec![t.dataset.clone(), t.run.to_string()]
             }),
@@ -229,7 +256,7 @@ impl Data {
     /// What a cell's world is built from.
     pub fn cell_source(&self) -> Source<'_> {
         match self {
-            Data::Traces(ts) => Source::Traces(ts),
+            Data::Traces(ts, mo) => Source::Traces(ts, mo.as_deref()),
             Data::Pool(p) => Source::Pool(p),
         }
     }
@@ -257,7 +284,7 @@ impl Data {
     /// Every learner, by name: the trace set's, or the pool manifest's.
     pub fn learners(&self) -> &[String] {
         match self {
-            Data::Traces(ts) => &ts.learners,
+            Data::Traces(ts, ..) => &ts.learners,
             Data::Pool(p) => &p.all_learners,
         }
     }
@@ -265,7 +292,7 @@ impl Data {
     /// Task `i`'s dataset and run.
     pub fn task_key(&self, i: usize) -> (&str, i64) {
         match self {
-            Data::Traces(ts) => (&ts.tasks[i].dataset, ts.tasks[i].run),
+            Data::Traces(ts, ..) => (&ts.tasks[i].dataset, ts.tasks[i].run),
             Data::Pool(p) => {
                 let t = &p.pool.tasks[p.tasks[i].task];
                 (&t.dataset, t.run)
@@ -276,7 +303,7 @@ impl Data {
     /// Per learner, whether task `i` keeps it; empty when it keeps all.
     pub fn kept_learners(&self, i: usize) -> &[bool] {
         match self {
-            Data::Traces(_) => &[],
+            Data::Traces(..) => &[],
             Data::Pool(p) => &p.tasks[i].keep,
         }
     }
@@ -284,7 +311,7 @@ impl Data {
     /// The pool world's scope of task `i` ("all" or a learner), `None` elsewhere.
     pub fn scope(&self, i: usize) -> Option<&str> {
         match self {
-            Data::Traces(_) => None,
+            Data::Traces(..) => None,
             Data::Pool(p) => Some(&p.tasks[i].scope),
         }
     }
@@ -292,7 +319,7 @@ impl Data {
     /// Whether higher or lower scores are better.
     pub fn direction(&self) -> crate::trace::Direction {
         match self {
-            Data::Traces(ts) => ts.manifest.direction,
+            Data::Traces(ts, ..) => ts.manifest.direction,
             Data::Pool(p) => p.pool.manifest.direction,
         }
     }
@@ -333,6 +360,7 @@ pub fn synthetic_trace_set(exp: &Experiment) -> TraceSet {
             direction: Direction::Maximize,
             source: Source::Synthetic,
             provenance: toml::Table::new(),
+            objectives: Vec::new(),
         },
         datasets: vec!["synthetic".into()],
         tasks: vec![Task {

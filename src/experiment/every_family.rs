@@ -23,21 +23,43 @@ fn shapes(world: WorldKind) -> Vec<(&'static str, String)> {
     let grid = root().join("traces/sklearn-grid");
     let sample = root().join("traces/taskset");
     let nasbench = root().join("traces/nasbench201");
+    // A trace set of several objectives (format 1.1), three learners of one task.
+    let two = format!(
+        "traces = {:?}\n[tasks]\ndatasets = [\"car\"]\nlearners = [\"decision-tree\", \"knn\", \"sgd\"]\n",
+        root().join("traces/sklearn-random").display().to_string()
+    );
+    let objectives = "objectives = [\"accuracy\", \"train_time\"]\n";
     match world {
-        WorldKind::TimeSliced => vec![(
-            "time-sliced",
-            format!(
-                "traces = {:?}\n[world]\nkind = \"time-sliced\"\nbudgets = [40.0]\nslice = 2.0\n",
-                tiny.display().to_string()
+        WorldKind::TimeSliced => vec![
+            (
+                "time-sliced",
+                format!(
+                    "traces = {:?}\n[world]\nkind = \"time-sliced\"\nbudgets = [40.0]\nslice = 2.0\n",
+                    tiny.display().to_string()
+                ),
             ),
-        )],
-        WorldKind::PullCount => vec![(
-            "pull-count",
-            format!(
-                "traces = {:?}\n[world]\nkind = \"pull-count\"\nbudgets = [12]\n",
-                tiny.display().to_string()
+            (
+                "time-sliced of several objectives (sklearn-random)",
+                format!(
+                    "{two}[world]\nkind = \"time-sliced\"\nbudget_unit = \"seconds\"\nbudgets = [12.0]\nslice = 0.5\n{objectives}"
+                ),
             ),
-        )],
+        ],
+        WorldKind::PullCount => vec![
+            (
+                "pull-count",
+                format!(
+                    "traces = {:?}\n[world]\nkind = \"pull-count\"\nbudgets = [12]\n",
+                    tiny.display().to_string()
+                ),
+            ),
+            (
+                "pull-count of several objectives (sklearn-random)",
+                format!(
+                    "{two}[world]\nkind = \"pull-count\"\nbudgets = [15]\n{objectives}"
+                ),
+            ),
+        ],
         WorldKind::Synthetic => vec![(
             "synthetic",
             "[world]\nkind = \"synthetic\"\nbudgets = [60]\nwork_s = 1.0\nwork = \"exponential\"\narms = [\n  { name = \"a\", distribution = \"gaussian\", mean = 0.5, sd = 0.1 },\n  { name = \"b\", distribution = \"gaussian\", mean = 0.6, sd = 0.1 },\n  { name = \"c\", distribution = \"gaussian\", mean = 0.4, sd = 0.2 },\n]\n"
@@ -184,6 +206,35 @@ fn bookkeeping(r: &super::CellResult, best_seen: bool) -> Result<(), String> {
             return Err(format!(
                 "best_found_at {} but the incumbent first reaches the best {} at time {first:?}",
                 r.outcome.best_found_at, r.outcome.best_score
+            ));
+        }
+    }
+    // Several objectives: the archive only grows, so its hypervolume regret never rises, and
+    // the last step's is the cell's.
+    if let Some(mo) = &r.objectives {
+        if !(0.0..=1.0).contains(&mo.hv_regret) {
+            return Err(format!("hv_regret {} is outside [0, 1]", mo.hv_regret));
+        }
+        let h = &r.hv_regret_steps;
+        if h.len() != steps.len() {
+            return Err(format!(
+                "{} hv_regret values for {} steps",
+                h.len(),
+                steps.len()
+            ));
+        }
+        if let Some(i) = (1..h.len()).find(|&i| h[i] > h[i - 1]) {
+            return Err(format!(
+                "hv_regret rises from {} to {} at step {i}",
+                h[i - 1],
+                h[i]
+            ));
+        }
+        if h.last().is_some_and(|&l| l != mo.hv_regret) {
+            return Err(format!(
+                "the last step's hv_regret {:?} is not the cell's {}",
+                h.last(),
+                mo.hv_regret
             ));
         }
     }

@@ -511,7 +511,7 @@ pub(crate) fn trajectories_frame(results: &[CellResult], data: &Data) -> Result<
         }
         match data {
             // A learner-level arm is its learner.
-            Data::Traces(_) => learner.extend(s.iter().map(|s| s.config)),
+            Data::Traces(..) => learner.extend(s.iter().map(|s| s.config)),
             Data::Pool(p) => {
                 let configs = &p.pool.configs;
                 learner.extend(s.iter().map(|s| configs[s.config as usize].learner as u32));
@@ -520,7 +520,7 @@ pub(crate) fn trajectories_frame(results: &[CellResult], data: &Data) -> Result<
         }
     }
     let config = match data {
-        Data::Traces(_) => UInt32Chunked::full_null("config".into(), n).into_column(),
+        Data::Traces(..) => UInt32Chunked::full_null("config".into(), n).into_column(),
         Data::Pool(_) => UInt32Chunked::from_vec("config".into(), ids).into_column(),
     };
     // Columns over the vectors built here, not copies of them.

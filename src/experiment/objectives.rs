@@ -57,6 +57,10 @@ pub struct ObjectivesSpec {
     /// The share of the range added beyond the nadir or the worst value (not for a file).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub margin: Option<f64>,
+    /// The objective single-objective policies optimise (`[world] score`, one of `names`);
+    /// None: the data's own metric.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub score: Option<String>,
 }
 
 /// The names of the keys that give an [`ObjectivesSpec`], for its errors: an experiment
@@ -82,20 +86,30 @@ impl ObjectivesSpec {
         objectives: Option<&[String]>,
         reference: Option<&str>,
         margin: Option<f64>,
+        score: Option<&str>,
     ) -> Result<Option<ObjectivesSpec>> {
         let at = file.display();
         let Some(names) = objectives else {
-            if reference.is_some() || margin.is_some() {
+            if reference.is_some() || margin.is_some() || score.is_some() {
                 bail!(
-                    "{at}: key 'world.reference' or 'world.reference_margin' is given without 'world.objectives'; name the objectives (e.g. objectives = [\"val_acc\", \"latency\"]) or remove it"
+                    "{at}: key 'world.reference', 'world.reference_margin' or 'world.score' is given without 'world.objectives'; name the objectives (e.g. objectives = [\"val_acc\", \"latency\"]) or remove it"
                 );
             }
             return Ok(None);
         };
         let base = file.parent().unwrap_or(Path::new("."));
-        Self::of(names, reference, margin, base, &WORLD_KEYS)
-            .map(Some)
-            .map_err(|e| anyhow::anyhow!("{at}: {e}"))
+        let mut spec = Self::of(names, reference, margin, base, &WORLD_KEYS)
+            .map_err(|e| anyhow::anyhow!("{at}: {e}"))?;
+        if let Some(s) = score {
+            if !names.iter().any(|n| n == s) {
+                bail!(
+                    "{at}: key 'world.score' names '{s}', which is not one of world.objectives ({}); name one of them, or remove the key to optimise the data's own metric",
+                    names.join(", ")
+                );
+            }
+            spec.score = Some(s.to_string());
+        }
+        Ok(Some(spec))
     }
 
     /// The spec of `names` (at least two, each once), the reference rule (`nadir`, `worst` or a
@@ -148,16 +162,38 @@ impl ObjectivesSpec {
             names: names.to_vec(),
             reference,
             margin,
+            score: None,
         })
+    }
+
+    /// Where each named objective is in `objectives` (a pool's or trace set's, named `name`).
+    fn indices_in(
+        &self,
+        objectives: &[crate::trace::pool::Objective],
+        what: &str,
+        name: &str,
+        at: &str,
+    ) -> Result<Vec<usize>> {
+        self.names
+            .iter()
+            .map(|n| {
+                crate::trace::objectives::position(objectives, n, what, name)
+                    .map_err(|e| anyhow::anyhow!("{at}: key 'world.objectives' {e}"))
+            })
+            .collect()
     }
 
     /// In words, for the run's header.
     pub fn describe(&self) -> String {
-        format!(
+        let mut s = format!(
             "objectives {}, reference {}",
             self.names.join(" x "),
             self.reference_rule()
-        )
+        );
+        if let Some(score) = &self.score {
+            s.push_str(&format!(", score {score}"));
+        }
+        s
     }
 
     /// The reference rule in words, for the lock file.
@@ -244,9 +280,21 @@ pub struct MoTask {
     /// The reference and ideal points in the recorded orientation (for the lock file).
     pub reference: Vec<f64>,
     pub ideal: Vec<f64>,
+    /// The ideal and reference points with every objective minimised (maximised ones negated).
+    minimised: (Vec<f64>, Vec<f64>),
 }
 
 impl MoTask {
+    /// A point with every objective minimised (maximised ones negated), normalised.
+    fn normalise_minimised(&self, p: &[f64]) -> Vec<f64> {
+        let (ideal, reference) = &self.minimised;
+        p.iter()
+            .zip(ideal)
+            .zip(reference)
+            .map(|((&x, &lo), &r)| (x - lo) / (r - lo))
+            .collect()
+    }
+
     /// A point in the recorded orientation (a tool's reported values), normalised as the task's
     /// points are; None when a value is not a finite number (infeasible, never archived). The
     /// reference and ideal points are in the recorded orientation too, and
@@ -275,13 +323,24 @@ pub struct MoData {
     pub directions: Vec<Direction>,
     /// Per task of the experiment (`PoolData::tasks` order).
     pub tasks: Vec<MoTask>,
-    /// The pool's units: a configuration is archived when it has trained them all.
-    pub units: u32,
+    /// The pool's units: a configuration is archived when it has trained them all; None for a
+    /// trace set, whose cells archive the evaluations their world reveals.
+    pub units: Option<u32>,
 }
 
 impl MoData {
     pub fn d(&self) -> usize {
         self.which.len()
+    }
+
+    /// Each objective's name and whether it is maximised, as a policy is told them.
+    pub fn named(&self) -> Vec<(&str, bool)> {
+        self.spec
+            .names
+            .iter()
+            .map(String::as_str)
+            .zip(self.directions.iter().map(|d| *d == Direction::Maximize))
+            .collect()
     }
 
     /// The lock file's `[resolved.objectives]`: the names, directions, reference rule and per
@@ -325,21 +384,7 @@ impl MoData {
                 m.name
             );
         }
-        let mut which = Vec::new();
-        for n in &spec.names {
-            match m.objectives.iter().position(|o| &o.name == n) {
-                Some(i) => which.push(i),
-                None => bail!(
-                    "{at}: key 'world.objectives' names '{n}', which the pool {} does not have; it has: {}",
-                    m.name,
-                    m.objectives
-                        .iter()
-                        .map(|o| o.name.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-            }
-        }
+        let which = spec.indices_in(&m.objectives, "pool", &m.name, at)?;
         let directions: Vec<Direction> = which.iter().map(|&i| m.objectives[i].direction).collect();
         let mut out = Vec::with_capacity(tasks.len());
         for t in tasks {
@@ -354,7 +399,42 @@ impl MoData {
             which,
             directions,
             tasks: out,
-            units: m.units,
+            units: Some(m.units),
+        })
+    }
+
+    /// Resolve the objectives of `spec` in the trace set `ts` (format 1.1) and every task's true
+    /// front and reference: its points are the evaluations of the arms the experiment keeps.
+    pub(crate) fn build_traces(
+        spec: &ObjectivesSpec,
+        ts: &crate::trace::TraceSet,
+        at: &str,
+    ) -> Result<MoData> {
+        let m = &ts.manifest;
+        if m.objectives.is_empty() {
+            bail!(
+                "{at}: key 'world.objectives' names {}, but the trace set {} declares no objectives (its traceset.toml has no [[objectives]]); replay it on its score alone (remove the key), or choose a trace set of several objectives such as traces/sklearn-random",
+                spec.names.join(", "),
+                m.name
+            );
+        }
+        let which = spec.indices_in(&m.objectives, "trace set", &m.name, at)?;
+        let directions: Vec<Direction> = which.iter().map(|&i| m.objectives[i].direction).collect();
+        let names: Vec<&str> = spec.names.iter().map(String::as_str).collect();
+        let tasks = ts
+            .tasks
+            .iter()
+            .map(|t| {
+                trace_task(spec, t, m.objectives.len(), &which, &directions, &names)
+                    .with_context(|| format!("{at}: task {}", t.name()))
+            })
+            .collect::<Result<_>>()?;
+        Ok(MoData {
+            spec: spec.clone(),
+            which,
+            directions,
+            tasks,
+            units: None,
         })
     }
 }
@@ -391,7 +471,63 @@ fn mo_task(
                 .join(", ")
         );
     }
-    let front_idx = nondominated(&pts, d);
+    let pt = &pool.tasks[t.task];
+    let mut task = task_front(spec, &pts, directions, &pt.dataset, pt.run)?;
+    let mut points = vec![f64::NAN; pool.configs.len() * d];
+    for (p, &c) in pts.chunks_exact(d).zip(&cfgs) {
+        points[c * d..(c + 1) * d].copy_from_slice(&task.normalise_minimised(p));
+    }
+    task.points = points;
+    Ok(task)
+}
+
+/// A trace set's task: every evaluation of its arms whose every objective is a number is a
+/// point; the true front, ideal and reference come from them (`points` stays empty: a cell's
+/// archive takes the values its world reveals).
+fn trace_task(
+    spec: &ObjectivesSpec,
+    task: &crate::trace::Task,
+    m: usize,
+    which: &[usize],
+    directions: &[Direction],
+    names: &[&str],
+) -> Result<MoTask> {
+    let d = which.len();
+    let mut pts = Vec::new();
+    for arm in &task.arms {
+        for v in arm.objectives.chunks_exact(m) {
+            let p: Vec<f64> = which
+                .iter()
+                .zip(directions)
+                .map(|(&i, &dir)| recorded(v[i], dir))
+                .collect();
+            if p.iter().all(|x| x.is_finite()) {
+                pts.extend_from_slice(&p);
+            }
+        }
+    }
+    if pts.is_empty() {
+        bail!(
+            "no ok evaluation has every objective ({}) recorded as a number: nothing can enter an archive",
+            names.join(", ")
+        );
+    }
+    debug_assert_eq!(pts.len() % d, 0);
+    task_front(spec, &pts, directions, &task.dataset, task.run)
+}
+
+/// A task's true front (the non-dominated points of `pts`, minimised orientation, `d` values
+/// each), its ideal point and its reference point by `spec`'s rule; `points` empty.
+fn task_front(
+    spec: &ObjectivesSpec,
+    pts: &[f64],
+    directions: &[Direction],
+    dataset: &str,
+    run: i64,
+) -> Result<MoTask> {
+    let d = directions.len();
+    let n = pts.len() / d;
+    let front_idx = nondominated(pts, d);
     let column_fold = |idx: &mut dyn Iterator<Item = usize>, f: fn(f64, f64) -> f64, init: f64| {
         let mut acc = vec![init; d];
         for i in idx {
@@ -404,13 +540,10 @@ fn mo_task(
     let ideal = column_fold(&mut front_idx.iter().copied(), f64::min, f64::INFINITY);
     let reference: Vec<f64> = match &spec.reference {
         Reference::File { path, values } => {
-            let pt = &pool.tasks[t.task];
-            let key = task_key(&pt.dataset, pt.run);
+            let key = task_key(dataset, run);
             let Some(v) = values.get(&key) else {
                 bail!(
-                    "the reference file {path} has no row for dataset {}, run {}; give one per task",
-                    pt.dataset,
-                    pt.run
+                    "the reference file {path} has no row for dataset {dataset}, run {run}; give one per task"
                 );
             };
             v.iter()
@@ -423,7 +556,7 @@ fn mo_task(
                 Reference::Nadir => {
                     column_fold(&mut front_idx.iter().copied(), f64::max, f64::NEG_INFINITY)
                 }
-                _ => column_fold(&mut (0..cfgs.len()), f64::max, f64::NEG_INFINITY),
+                _ => column_fold(&mut (0..n), f64::max, f64::NEG_INFINITY),
             };
             let margin = spec.margin.unwrap_or(0.0);
             base.iter()
@@ -448,23 +581,10 @@ fn mo_task(
             fmt_point(&ideal, directions)
         );
     }
-    let norm = |p: &[f64]| -> Vec<f64> {
-        p.iter()
-            .zip(&ideal)
-            .zip(&reference)
-            .map(|((&x, &lo), &r)| (x - lo) / (r - lo))
-            .collect()
-    };
-    let mut points = vec![f64::NAN; pool.configs.len() * d];
-    for (p, &c) in pts.chunks_exact(d).zip(&cfgs) {
-        points[c * d..(c + 1) * d].copy_from_slice(&norm(p));
-    }
-    let front: Vec<f64> = front_raw.chunks_exact(d).flat_map(norm).collect();
-    let true_hypervolume = hypervolume(&front, &vec![1.0; d]);
-    Ok(MoTask {
-        points,
-        front,
-        true_hypervolume,
+    let mut task = MoTask {
+        points: Vec::new(),
+        front: Vec::new(),
+        true_hypervolume: f64::NAN,
         reference: reference
             .iter()
             .zip(directions)
@@ -475,7 +595,14 @@ fn mo_task(
             .zip(directions)
             .map(|(&x, &dir)| recorded(x, dir))
             .collect(),
-    })
+        minimised: (ideal, reference),
+    };
+    task.front = front_raw
+        .chunks_exact(d)
+        .flat_map(|p| task.normalise_minimised(p))
+        .collect();
+    task.true_hypervolume = hypervolume(&task.front, &vec![1.0; d]);
+    Ok(task)
 }
 
 fn fmt_point(p: &[f64], directions: &[Direction]) -> String {
@@ -502,12 +629,16 @@ pub struct MoOutcome {
     pub front_size: u64,
 }
 
-/// A cell's archive, kept from its steps: each step that finishes a configuration adds its
-/// point. Keeps the hypervolume regret after every step when asked (for the trajectory).
+/// A cell's archive, kept from its steps: in the pool world each step that finishes a
+/// configuration adds its point; in a learner-level world each step adds the points of the
+/// evaluations it revealed. Keeps the hypervolume regret after every step when asked (for the
+/// trajectory).
 pub(crate) struct ArchiveObserver<'d> {
     task: &'d MoTask,
     d: usize,
-    units: u32,
+    /// The pool's units (a configuration is archived once trained to them), or None: the
+    /// points the world reveals are archived.
+    units: Option<u32>,
     archive: Archive,
     /// Every archived point (for IGD+ and ε, which count points outside the reference box too).
     found: Vec<f64>,
@@ -522,8 +653,12 @@ impl<'d> ArchiveObserver<'d> {
     }
 
     /// The archive of a cell on `task`, whose configurations are archived once trained to
-    /// `units`.
-    pub fn of_task(task: &'d MoTask, units: u32, keep_history: bool) -> ArchiveObserver<'d> {
+    /// `units` (None: the points its world reveals).
+    pub fn of_task(
+        task: &'d MoTask,
+        units: Option<u32>,
+        keep_history: bool,
+    ) -> ArchiveObserver<'d> {
         let d = task.reference.len();
         ArchiveObserver {
             task,
@@ -563,11 +698,21 @@ impl<'d> ArchiveObserver<'d> {
             front_size: kept.len() as u64,
         }
     }
+
+    fn record(&mut self) {
+        let r = self.regret();
+        if let Some(h) = &mut self.history {
+            h.push(r);
+        }
+    }
 }
 
 impl Observer for ArchiveObserver<'_> {
     fn step(&mut self, step: &Step) {
-        if step.fidelity >= self.units && !self.archived.contains(&step.config) {
+        if let Some(units) = self.units
+            && step.fidelity >= units
+            && !self.archived.contains(&step.config)
+        {
             let d = self.d;
             let c = step.config as usize;
             let task = self.task;
@@ -577,10 +722,21 @@ impl Observer for ArchiveObserver<'_> {
                 self.add(p);
             }
         }
-        let r = self.regret();
-        if let Some(h) = &mut self.history {
-            h.push(r);
+        self.record();
+    }
+
+    /// A learner-level world's step: the values (recorded orientation, `d` per evaluation) of
+    /// the evaluations it revealed; one with a value that is not a number is infeasible.
+    fn step_points(&mut self, step: &Step, points: &[f64]) {
+        if self.units.is_some() {
+            return self.step(step);
         }
+        for p in points.chunks_exact(self.d) {
+            if let Some(q) = self.task.normalise(p) {
+                self.add(&q);
+            }
+        }
+        self.record();
     }
 }
 

@@ -252,7 +252,7 @@ pub fn prepare_pool(exp: &Experiment) -> Result<PoolData> {
         .as_ref()
         .with_context(|| format!("{at}: missing key 'traces' (the pool folder)"))?;
     let f = &exp.load.filter;
-    let pool = load_selected(exp, dir)?;
+    let mut pool = load_selected(exp, dir)?;
     let pool_name = pool.manifest.name.as_str();
     let names: Vec<&str> = pool
         .manifest
@@ -296,6 +296,16 @@ pub fn prepare_pool(exp: &Experiment) -> Result<PoolData> {
         )?)),
         None => None,
     };
+    // `[world] score`: after the objectives' points are taken, which keep every objective.
+    if let Some(score) = exp
+        .world
+        .objectives
+        .as_ref()
+        .and_then(|o| o.score.as_deref())
+    {
+        pool.rescore(score)
+            .with_context(|| format!("{at}: key 'world.score'"))?;
+    }
     Ok(PoolData {
         pool,
         all_learners,

@@ -42,6 +42,7 @@ pub(super) struct WorldSpec {
     objectives: Option<Vec<String>>,
     reference: Option<String>,
     reference_margin: Option<f64>,
+    score: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -104,7 +105,8 @@ pub struct WorldSetup {
     /// was before workers existed).
     #[serde(skip_serializing_if = "is_one")]
     pub workers: usize,
-    /// The objectives measured and the reference rule (`[world] objectives`, pool world), or
+    /// The objectives measured and the reference rule (`[world] objectives`; pool, time-sliced
+    /// and pull-count worlds), or
     /// none: the pool's score alone (and the fingerprint of an experiment without them is as
     /// it was before they existed).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -389,6 +391,7 @@ pub(super) fn resolve_world(file: &Path, w: &WorldSpec) -> Result<WorldSetup> {
         w.objectives.as_deref(),
         w.reference.as_deref(),
         w.reference_margin,
+        w.score.as_deref(),
     )?;
     setup.workers = match w.workers {
         None => 1,
@@ -466,7 +469,7 @@ fn check_budgets(file: &Path, w: &WorldSpec) -> Result<()> {
 /// ignored.
 fn check_owners(file: &Path, w: &WorldSpec, kind: WorldKind) -> Result<()> {
     let at = file.display();
-    let owners: [(&str, bool, &[WorldKind]); 19] = [
+    let owners: [(&str, bool, &[WorldKind]); 20] = [
         ("work_s", w.work_s.is_some(), &[WorldKind::Synthetic]),
         ("work", w.work.is_some(), &[WorldKind::Synthetic]),
         (
@@ -503,20 +506,38 @@ fn check_owners(file: &Path, w: &WorldSpec, kind: WorldKind) -> Result<()> {
         ("per_learner", w.per_learner.is_some(), &[WorldKind::Pool]),
         ("last_unit", w.last_unit.is_some(), &[WorldKind::Pool]),
         ("ties", w.ties.is_some(), &[WorldKind::Pool]),
-        ("objectives", w.objectives.is_some(), &[WorldKind::Pool]),
-        ("reference", w.reference.is_some(), &[WorldKind::Pool]),
+        (
+            "objectives",
+            w.objectives.is_some(),
+            &[WorldKind::Pool, WorldKind::TimeSliced, WorldKind::PullCount],
+        ),
+        (
+            "reference",
+            w.reference.is_some(),
+            &[WorldKind::Pool, WorldKind::TimeSliced, WorldKind::PullCount],
+        ),
         (
             "reference_margin",
             w.reference_margin.is_some(),
-            &[WorldKind::Pool],
+            &[WorldKind::Pool, WorldKind::TimeSliced, WorldKind::PullCount],
+        ),
+        (
+            "score",
+            w.score.is_some(),
+            &[WorldKind::Pool, WorldKind::TimeSliced, WorldKind::PullCount],
         ),
     ];
     for (key, present, owners) in owners {
         if present && !owners.contains(&kind) {
             let names: Vec<&str> = owners.iter().map(|o| o.as_str()).collect();
+            let listed = match names.split_last() {
+                Some((last, rest)) if !rest.is_empty() => {
+                    format!("{} and {last}", rest.join(", "))
+                }
+                _ => names.join(""),
+            };
             bail!(
-                "{at}: key 'world.{key}' applies only to the {} world{}",
-                names.join(" and "),
+                "{at}: key 'world.{key}' applies only to the {listed} world{}",
                 if names.len() > 1 { "s" } else { "" }
             );
         }

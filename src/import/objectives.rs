@@ -48,7 +48,7 @@ impl Measure {
     /// The archive of a run on `task`.
     pub fn archive(&self, task: &Task) -> ArchiveObserver<'_> {
         // Every imported value is a finished evaluation: archived at unit 0.
-        ArchiveObserver::of_task(&self.data.tasks[self.task_index[task]], 0, false)
+        ArchiveObserver::of_task(&self.data.tasks[self.task_index[task]], Some(0), false)
     }
 
     /// A result's point on `task`, normalised as the pool's are, if it enters the archive: a
@@ -59,7 +59,9 @@ impl Measure {
         if matches!(e.action, "failed" | "pruned") || e.values.is_empty() {
             return None;
         }
-        if e.fidelity.is_some_and(|f| f < self.data.units) {
+        if e.fidelity
+            .is_some_and(|f| self.data.units.is_some_and(|u| f < u))
+        {
             return None;
         }
         let values: Vec<f64> = e

@@ -74,6 +74,13 @@ pub struct Step {
 /// iteration the same way). With several workers, steps arrive in the order their work finishes.
 pub trait Observer {
     fn step(&mut self, step: &Step);
+
+    /// The step with the objective values its world shows for the arm
+    /// (`World::arm_objectives`; several objectives only, empty otherwise): in a learner-level
+    /// world `d` values per evaluation the step revealed. By default the values are ignored.
+    fn step_points(&mut self, step: &Step, _points: &[f64]) {
+        self.step(step);
+    }
 }
 
 /// The trajectory recorder: keeps every step.
@@ -714,8 +721,9 @@ fn emit<W: World + ?Sized>(
         start,
         finish,
     };
+    let points = world.arm_objectives(arm);
     for o in observers.iter_mut() {
-        o.step(&step);
+        o.step_points(&step, points);
     }
 }
 

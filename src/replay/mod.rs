@@ -317,6 +317,48 @@ impl Outcome {
 }
 
 /// The arm a learner-level world pulls for `action`: it offers `Pull` only.
+/// Several objectives in a learner-level world: per arm, the values of the evaluations its last
+/// pull revealed (`d` per evaluation, recorded orientation, NaN where infeasible or failed).
+#[derive(Default)]
+pub(crate) struct ArmPoints {
+    /// Indices into the trace set's objectives; empty with one objective.
+    which: Vec<usize>,
+    /// The trace set's objectives (`Arm::objectives` holds this many per evaluation).
+    m: usize,
+    points: Vec<Vec<f64>>,
+}
+
+impl ArmPoints {
+    fn new(which: &[usize], m: usize, arms: usize) -> ArmPoints {
+        ArmPoints {
+            which: which.to_vec(),
+            m,
+            points: vec![Vec::new(); arms],
+        }
+    }
+
+    /// A pull of `arm` begins: forget what its last one revealed.
+    #[inline]
+    fn clear(&mut self, arm: usize) {
+        if !self.which.is_empty() {
+            self.points[arm].clear();
+        }
+    }
+
+    /// The pull of `arm` (recorded as `a`) revealed evaluation `i`.
+    #[inline]
+    fn push(&mut self, arm: usize, a: &crate::trace::Arm, i: usize) {
+        if !self.which.is_empty() {
+            let v = &a.objectives[i * self.m..(i + 1) * self.m];
+            self.points[arm].extend(self.which.iter().map(|&k| v[k]));
+        }
+    }
+
+    fn of(&self, arm: usize) -> &[f64] {
+        self.points.get(arm).map_or(&[], Vec::as_slice)
+    }
+}
+
 fn learner_arm(kind: WorldKind, n_arms: usize, action: Action) -> Result<usize, String> {
     match action {
         Action::Pull(arm) if arm < n_arms => Ok(arm),

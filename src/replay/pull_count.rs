@@ -50,6 +50,7 @@ pub struct PullCount<'t> {
     has_ok: Vec<bool>,
     rng: Rng,
     ledger: Ledger,
+    objectives: super::ArmPoints,
 }
 
 impl<'t> PullCount<'t> {
@@ -80,7 +81,15 @@ impl<'t> PullCount<'t> {
                 .collect(),
             rng,
             ledger: Ledger::new(task.arms.len(), Clock::counting(cfg.budget_pulls as f64)),
+            objectives: super::ArmPoints::default(),
         }
+    }
+
+    /// Show the policy these objectives (indices into the trace set's `m` objectives) of every
+    /// evaluation a pull reveals (`Observation::objectives`).
+    pub fn with_objectives(mut self, which: &[usize], m: usize) -> Self {
+        self.objectives = super::ArmPoints::new(which, m, self.task.arms.len());
+        self
     }
 }
 
@@ -113,6 +122,10 @@ impl World for PullCount<'_> {
         let arm = learner_arm(self.kind(), self.n_arms(), action)?;
         Ok(self.pull(arm))
     }
+
+    fn arm_objectives(&self, arm: usize) -> &[f64] {
+        self.objectives.of(arm)
+    }
 }
 
 impl PullCount<'_> {
@@ -124,6 +137,7 @@ impl PullCount<'_> {
         let world_time = l.clock.used;
         let mut exhausted = false;
         let mut reward = None;
+        self.objectives.clear(arm);
         loop {
             let idx = if self.next[arm] < a.len() {
                 let i = self.order[arm][self.next[arm]] as usize;
@@ -150,6 +164,7 @@ impl PullCount<'_> {
             l.arm_time_s[arm] += a.cost_s[idx];
             let r = self.sign * a.score[idx];
             l.reveal(arm, idx, world_time, a.status[idx], r);
+            self.objectives.push(arm, a, idx);
             if a.status[idx] == Status::Ok {
                 reward = Some(r);
                 break;
@@ -164,7 +179,7 @@ impl PullCount<'_> {
             revealed: &l.revealed,
             arm_clock: l.arm_clock[arm],
             exhausted,
-            objectives: &[],
+            objectives: self.objectives.of(arm),
         }
     }
 }

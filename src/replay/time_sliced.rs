@@ -31,6 +31,7 @@ pub struct TimeSliced<'t> {
     sign: f64,
     next: Vec<usize>,
     ledger: Ledger,
+    objectives: super::ArmPoints,
 }
 
 const REL_TOL: f64 = 1e-9;
@@ -44,7 +45,15 @@ impl<'t> TimeSliced<'t> {
             sign,
             next: vec![0; task.arms.len()],
             ledger: Ledger::new(task.arms.len(), Clock::timed(cfg.budget_s, REL_TOL)),
+            objectives: super::ArmPoints::default(),
         }
+    }
+
+    /// Show the policy these objectives (indices into the trace set's `m` objectives) of every
+    /// evaluation a pull reveals (`Observation::objectives`).
+    pub fn with_objectives(mut self, which: &[usize], m: usize) -> Self {
+        self.objectives = super::ArmPoints::new(which, m, self.task.arms.len());
+        self
     }
 }
 
@@ -78,6 +87,10 @@ impl World for TimeSliced<'_> {
         let arm = learner_arm(self.kind(), self.task.arms.len(), action)?;
         Ok(self.pull(arm))
     }
+
+    fn arm_objectives(&self, arm: usize) -> &[f64] {
+        self.objectives.of(arm)
+    }
 }
 
 impl TimeSliced<'_> {
@@ -103,10 +116,12 @@ impl TimeSliced<'_> {
         }
         l.exhausted_pulls += u64::from(exhausted);
         let limit = clock * (1.0 + REL_TOL);
+        self.objectives.clear(arm);
         while self.next[arm] < a.len() && a.elapsed_s[self.next[arm]] <= limit {
             let i = self.next[arm];
             let e = a.elapsed_s[i];
             l.reveal(arm, i, e, a.status[i], self.sign * a.score[i]);
+            self.objectives.push(arm, a, i);
             self.next[arm] += 1;
         }
         let best = l.arm_best[arm];
@@ -116,7 +131,7 @@ impl TimeSliced<'_> {
             revealed: &l.revealed,
             arm_clock: clock,
             exhausted,
-            objectives: &[],
+            objectives: self.objectives.of(arm),
         }
     }
 }

@@ -51,6 +51,18 @@ pub(crate) fn figures(
         return Ok(Vec::new());
     };
     let tdir = Path::new(&lock.resolved.trace_dir);
+    if tdir.join("traceset.toml").is_file() {
+        // A learner-level world archives evaluations, which trajectories.parquet does not name:
+        // its fronts are not drawn (its anytime hypervolume regret is).
+        if eaf_pair.is_some() {
+            bail!(
+                "--eaf-diff draws the archives of a pool experiment; {} replays the trace set {} in a learner-level world, whose archives the results do not hold",
+                dir.display(),
+                tdir.display()
+            );
+        }
+        return Ok(Vec::new());
+    }
     let pool = crate::trace::pool::load_pool(tdir, true).with_context(|| {
         format!(
             "{}: the attainment figure reads the pool the results were run on, {} (move it back, or report without trajectories)",

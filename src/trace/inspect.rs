@@ -11,6 +11,23 @@ fn quantile(sorted: &[f64], q: f64) -> f64 {
 
 /// The `traces inspect` table of a trace set: what it holds, and per learner its evaluations,
 /// time span, score range, failures and timeouts. Columns widen to the longest learner name.
+/// The metric with its direction, or each objective with its direction (a pool or trace set of
+/// several objectives).
+fn objectives_text(
+    metric: &str,
+    direction: super::Direction,
+    objectives: &[super::objectives::Objective],
+) -> String {
+    if objectives.is_empty() {
+        return format!("{metric} ({})", direction.as_str());
+    }
+    objectives
+        .iter()
+        .map(|o| format!("{} ({})", o.name, o.direction.as_str()))
+        .collect::<Vec<_>>()
+        .join(" x ")
+}
+
 pub fn summary(ts: &TraceSet) -> String {
     use std::fmt::Write as _;
     let mut s = String::new();
@@ -33,6 +50,17 @@ pub fn summary(ts: &TraceSet) -> String {
         ts.n_evaluations(),
         ts.content_hash
     );
+    if !ts.manifest.objectives.is_empty() {
+        let _ = writeln!(
+            s,
+            "   objectives: {}",
+            objectives_text(
+                &ts.manifest.metric,
+                ts.manifest.direction,
+                &ts.manifest.objectives
+            )
+        );
+    }
     if !ts.extra_columns.is_empty() {
         let _ = writeln!(s, "   extra columns: {}", ts.extra_columns.join(", "));
     }
@@ -189,16 +217,7 @@ pub(crate) fn list_rows(dir: &std::path::Path) -> anyhow::Result<Vec<[String; 5]
                         ""
                     }
                 ),
-                if m.objectives.is_empty() {
-                    format!("{} ({})", m.metric, m.direction.as_str())
-                } else {
-                    // A pool of several objectives names each with its direction.
-                    m.objectives
-                        .iter()
-                        .map(|o| format!("{} ({})", o.name, o.direction.as_str()))
-                        .collect::<Vec<_>>()
-                        .join(" x ")
-                },
+                objectives_text(&m.metric, m.direction, &m.objectives),
                 mb,
                 m.description,
             ]);
@@ -207,7 +226,7 @@ pub(crate) fn list_rows(dir: &std::path::Path) -> anyhow::Result<Vec<[String; 5]
             rows.push([
                 folder,
                 format!("trace set ({})", m.source.as_str()),
-                format!("{} ({})", m.metric, m.direction.as_str()),
+                objectives_text(&m.metric, m.direction, &m.objectives),
                 mb,
                 m.description,
             ]);

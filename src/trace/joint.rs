@@ -327,6 +327,20 @@ fn read_defaults(
     Ok(defaults)
 }
 
+/// A trace set's objectives that its joint pool carries: those read from `score` and `cost_s`
+/// (its curves hold no other column), if at least two.
+fn joint_objectives(
+    objectives: &[super::objectives::Objective],
+) -> Vec<super::objectives::Objective> {
+    use super::objectives::ObjectiveColumn;
+    let kept: Vec<_> = objectives
+        .iter()
+        .filter(|o| matches!(o.column, ObjectiveColumn::Score | ObjectiveColumn::Cost))
+        .cloned()
+        .collect();
+    if kept.len() >= 2 { kept } else { Vec::new() }
+}
+
 /// The joint pool's manifest: the trace set's, one unit a configuration, no grid.
 fn joint_manifest(ts: &super::TraceSet) -> PoolManifest {
     PoolManifest {
@@ -336,7 +350,7 @@ fn joint_manifest(ts: &super::TraceSet) -> PoolManifest {
             ts.manifest.description
         ),
         metric: ts.manifest.metric.clone(),
-        objectives: Vec::new(),
+        objectives: joint_objectives(&ts.manifest.objectives),
         generator: None,
         direction: ts.manifest.direction,
         units: 1,

@@ -5,6 +5,28 @@ use std::path::Path;
 use anyhow::{Context, Result, bail};
 
 pub const FORMAT_V1: &str = "banditbench-traces/1";
+/// Format 1 and `[[objectives]]`: a trace set of several objectives (issue #46).
+pub const FORMAT_V1_1: &str = "banditbench-traces/1.1";
+
+/// What a trace set's objectives read: its evaluations.
+const TRACE_ROWS: super::objectives::Rows = super::objectives::Rows {
+    what: "evaluations",
+    reserved: &[
+        "dataset",
+        "learner",
+        "run",
+        "seq",
+        "elapsed_s",
+        "cost_s",
+        "score",
+        "test_score",
+        "status",
+        "config",
+        "config_id",
+        "fidelity",
+    ],
+    cumulative: false,
+};
 
 /// Whether higher scores are better.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -70,6 +92,21 @@ pub struct Manifest {
     pub source: Source,
     /// The whole `[provenance]` table as written.
     pub provenance: toml::Table,
+    /// Format 1.1: the objectives a multi-objective analysis measures, each with its direction;
+    /// empty for a trace set of one objective (its `metric`).
+    pub objectives: Vec<super::objectives::Objective>,
+}
+
+impl Manifest {
+    /// The objectives read from columns of their own, by column name, in `Arm::objectives`'s
+    /// order of such columns.
+    pub fn extra_columns(&self) -> Vec<&str> {
+        self.objectives
+            .iter()
+            .filter(|o| matches!(o.column, super::objectives::ObjectiveColumn::Extra(_)))
+            .map(|o| o.name.as_str())
+            .collect()
+    }
 }
 
 fn required_str(table: &toml::Table, key: &str, path: &Path, within: &str) -> Result<String> {
@@ -97,13 +134,14 @@ pub fn read_manifest(path: &Path) -> Result<Manifest> {
     let table: toml::Table = text
         .parse()
         .with_context(|| format!("{}: not valid TOML", path.display()))?;
-    const TOP_KEYS: [&str; 6] = [
+    const TOP_KEYS: [&str; 7] = [
         "format",
         "name",
         "description",
         "metric",
         "direction",
         "provenance",
+        "objectives",
     ];
     for key in table.keys() {
         if !TOP_KEYS.contains(&key.as_str()) {
@@ -115,9 +153,9 @@ pub fn read_manifest(path: &Path) -> Result<Manifest> {
         }
     }
     let format = required_str(&table, "format", path, "")?;
-    if format != FORMAT_V1 {
+    if format != FORMAT_V1 && format != FORMAT_V1_1 {
         bail!(
-            "{}: unknown format '{format}'; this program reads '{FORMAT_V1}'",
+            "{}: unknown format '{format}'; this program reads '{FORMAT_V1}' and '{FORMAT_V1_1}'",
             path.display()
         );
     }
@@ -153,6 +191,20 @@ pub fn read_manifest(path: &Path) -> Result<Manifest> {
             path.display()
         ),
     };
+    let objectives = match table.get("objectives") {
+        None => Vec::new(),
+        Some(_) if format == FORMAT_V1 => bail!(
+            "{}: [[objectives]] needs format = \"{FORMAT_V1_1}\" (format 1 has one objective, its metric)",
+            path.display()
+        ),
+        Some(v) => super::objectives::read_objectives(
+            v,
+            &metric,
+            direction,
+            &path.display().to_string(),
+            &TRACE_ROWS,
+        )?,
+    };
     Ok(Manifest {
         name,
         description,
@@ -160,5 +212,6 @@ pub fn read_manifest(path: &Path) -> Result<Manifest> {
         direction,
         source,
         provenance,
+        objectives,
     })
 }

@@ -9,6 +9,7 @@ pub(crate) mod inspect;
 pub(crate) mod joint;
 mod load;
 mod manifest;
+pub(crate) mod objectives;
 pub mod pool;
 pub(crate) use crate::space;
 
@@ -58,6 +59,9 @@ pub struct Arm {
     pub test_score: Vec<f64>,
     /// Each evaluation's outcome.
     pub status: Vec<Status>,
+    /// Format 1.1: each evaluation's value of every objective of the manifest, evaluation after
+    /// evaluation (NaN: infeasible, or the evaluation failed); empty with one objective.
+    pub objectives: Vec<f64>,
 }
 
 impl Arm {
@@ -145,6 +149,42 @@ pub struct TraceSet {
 }
 
 impl TraceSet {
+    /// Make the objective `name` (format 1.1) the score, what single-objective policies
+    /// optimise and the incumbent follows (`[world] score`): every ok evaluation's score becomes
+    /// its value of that objective, in its direction. Named rules: an ok evaluation whose value
+    /// is not a number (infeasible) becomes failed; test scores are not recorded for another
+    /// objective (NaN). `Arm::objectives` keep every objective as recorded. The metric itself is
+    /// a no-op.
+    pub fn rescore(&mut self, name: &str) -> anyhow::Result<()> {
+        let m = &self.manifest;
+        let k = objectives::position(&m.objectives, name, "trace set", &m.name)?;
+        if m.objectives[k].column == objectives::ObjectiveColumn::Score {
+            return Ok(());
+        }
+        let n = m.objectives.len();
+        for task in &mut self.tasks {
+            for a in &mut task.arms {
+                for i in 0..a.len() {
+                    if a.status[i] != Status::Ok {
+                        continue;
+                    }
+                    let v = a.objectives[i * n + k];
+                    if v.is_finite() {
+                        a.score[i] = v;
+                    } else {
+                        a.status[i] = Status::Failed;
+                        a.score[i] = f64::NAN;
+                    }
+                }
+                a.test_score.iter_mut().for_each(|t| *t = f64::NAN);
+            }
+        }
+        let o = self.manifest.objectives[k].clone();
+        self.manifest.metric = o.name;
+        self.manifest.direction = o.direction;
+        Ok(())
+    }
+
     /// Evaluations over all tasks and arms.
     pub fn n_evaluations(&self) -> usize {
         self.tasks.iter().map(Task::n_evaluations).sum()

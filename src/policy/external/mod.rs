@@ -278,7 +278,10 @@ impl Policy for ExternalPolicy {
             }
             push_str(o, a);
         }
-        o.extend_from_slice(b"],\"policy\":");
+        o.push(b']');
+        // Several objectives, in any world: their names and directions (absent with one).
+        push_objectives(o, c.all_objectives());
+        o.extend_from_slice(b",\"policy\":");
         push_str(o, &self.spec.name);
         o.extend_from_slice(b",\"params\":");
         o.extend_from_slice(self.params_json.as_bytes());
@@ -305,21 +308,8 @@ impl Policy for ExternalPolicy {
                 }
             }
             o.push(b']');
-            // Several objectives: their names and directions (absent with one objective).
-            if !p.objectives.is_empty() {
-                o.extend_from_slice(b",\"objectives\":[");
-                for (i, &(name, maximize)) in p.objectives.iter().enumerate() {
-                    if i > 0 {
-                        o.push(b',');
-                    }
-                    o.extend_from_slice(b"{\"name\":");
-                    push_str(o, name);
-                    o.extend_from_slice(b",\"direction\":");
-                    push_str(o, if maximize { "maximize" } else { "minimize" });
-                    o.push(b'}');
-                }
-                o.push(b']');
-            }
+            // Several objectives: the pool's copy of the top-level list (absent with one).
+            push_objectives(o, &p.objectives);
             if self.spec.pool_space {
                 push_space(o, p);
             }

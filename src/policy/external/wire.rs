@@ -80,6 +80,25 @@ pub(crate) fn push_dims(o: &mut Vec<u8>, learners: &[Vec<crate::space::SpaceDim>
     o.push(b']');
 }
 
+/// `,"objectives":[{"name":…,"direction":…},…]`, or nothing with one objective.
+pub(crate) fn push_objectives(o: &mut Vec<u8>, objectives: &[(&str, bool)]) {
+    if objectives.is_empty() {
+        return;
+    }
+    o.extend_from_slice(b",\"objectives\":[");
+    for (i, &(name, maximize)) in objectives.iter().enumerate() {
+        if i > 0 {
+            o.push(b',');
+        }
+        o.extend_from_slice(b"{\"name\":");
+        push_str(o, name);
+        o.extend_from_slice(b",\"direction\":");
+        push_str(o, if maximize { "maximize" } else { "minimize" });
+        o.push(b'}');
+    }
+    o.push(b']');
+}
+
 /// `"space"`: per learner its dimensions (name, kind, levels of a categorical or ordinal one);
 /// `"open"`: the configurations open at the cell's start; `"open_learner"` and `"open_values"`:
 /// each one's learner and encoded values (numeric in [0, 1], ordinal k/(n − 1), categorical

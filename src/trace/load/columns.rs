@@ -156,9 +156,19 @@ pub(super) struct Rows {
     pub(super) cost: Option<Vec<Option<f64>>>,
     pub(super) test: Option<Vec<Option<f64>>>,
     pub(super) status: Option<Vec<Option<String>>>,
+    /// Format 1.1: the objectives' columns of their own, in `Manifest::extra_columns` order
+    /// (None: empty or NaN, infeasible).
+    pub(super) objectives: Vec<Vec<Option<f64>>>,
 }
 
-pub(super) fn extract(df: &DataFrame, rows: RowNamer, p: &mut Problems) -> Result<Option<Rows>> {
+/// The typed columns of `df`; `objectives` names the columns of the manifest's objectives of
+/// their own, each required.
+pub(super) fn extract(
+    df: &DataFrame,
+    rows: RowNamer,
+    p: &mut Problems,
+    objectives: &[&str],
+) -> Result<Option<Rows>> {
     let present: BTreeSet<String> = df
         .get_column_names()
         .iter()
@@ -170,6 +180,13 @@ pub(super) fn extract(df: &DataFrame, rows: RowNamer, p: &mut Problems) -> Resul
                 "missing required column '{name}' (required: {}; found: {})",
                 REQUIRED.join(", "),
                 present.iter().cloned().collect::<Vec<_>>().join(", ")
+            ));
+        }
+    }
+    for name in objectives {
+        if !present.contains(*name) {
+            p.push(format!(
+                "missing column '{name}', which traceset.toml's [[objectives]] reads; add it, or give the objective column = \"score\" or \"cost_s\""
             ));
         }
     }
@@ -190,6 +207,12 @@ pub(super) fn extract(df: &DataFrame, rows: RowNamer, p: &mut Problems) -> Resul
         let _ = text_col(df, name, p)?;
     }
     let _ = float_col(df, "fidelity", rows, p)?;
+    let mut objective_columns = Vec::with_capacity(objectives.len());
+    for name in objectives {
+        if let Some(c) = float_col(df, name, rows, p)? {
+            objective_columns.push(c);
+        }
+    }
     if !p.list.is_empty() {
         return Ok(None);
     }
@@ -203,11 +226,17 @@ pub(super) fn extract(df: &DataFrame, rows: RowNamer, p: &mut Problems) -> Resul
         cost,
         test,
         status,
+        objectives: objective_columns,
     }))
 }
 
 /// Check each row on its own: nulls, signs, finiteness, status values.
-pub(super) fn check_rows(r: &Rows, rows: RowNamer, p: &mut Problems) -> Vec<Status> {
+pub(super) fn check_rows(
+    r: &Rows,
+    rows: RowNamer,
+    p: &mut Problems,
+    objectives: &[&str],
+) -> Vec<Status> {
     let n = r.dataset.len();
     let mut statuses = Vec::with_capacity(n);
     for i in 0..n {
@@ -260,6 +289,13 @@ pub(super) fn check_rows(r: &Rows, rows: RowNamer, p: &mut Problems) -> Vec<Stat
                 p.push(format!("{at}, column 'cost_s': {c} is not a finite number"));
             } else if c < 0.0 {
                 p.push(format!("{at}, column 'cost_s': {c} is negative"));
+            }
+        }
+        for (name, c) in objectives.iter().zip(&r.objectives) {
+            if let Some(x) = c[i].filter(|x| x.is_infinite()) {
+                p.push(format!(
+                    "{at}, column '{name}': {x} is infinite; an objective's value is a finite number, or empty or NaN (infeasible: never in a multi-objective archive)"
+                ));
             }
         }
         let status = match r.status.as_ref().and_then(|s| s[i].as_deref()) {

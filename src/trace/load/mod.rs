@@ -199,7 +199,13 @@ pub fn load_trace_set(dir: &Path, opts: &LoadOptions) -> Result<TraceSet> {
     let rows = RowNamer {
         csv: ev_path.extension().is_some_and(|e| e == "csv"),
     };
-    let known: BTreeSet<&str> = REQUIRED.iter().chain(OPTIONAL.iter()).copied().collect();
+    let objective_columns = manifest.extra_columns();
+    let known: BTreeSet<&str> = REQUIRED
+        .iter()
+        .chain(OPTIONAL.iter())
+        .copied()
+        .chain(objective_columns.iter().copied())
+        .collect();
     let extra_columns: Vec<String> = df
         .get_column_names()
         .iter()
@@ -208,15 +214,15 @@ pub fn load_trace_set(dir: &Path, opts: &LoadOptions) -> Result<TraceSet> {
         .collect();
 
     let mut p = Problems::new(&ev_path);
-    let Some(r) = extract(&df, rows, &mut p)? else {
+    let Some(r) = extract(&df, rows, &mut p, &objective_columns)? else {
         p.into_result()?;
         unreachable!("extract returns None only with problems");
     };
-    let statuses = check_rows(&r, rows, &mut p);
+    let statuses = check_rows(&r, rows, &mut p, &objective_columns);
     p.into_result()?;
     let mut p = Problems::new(&ev_path);
 
-    let arms = group_arms(&r, &statuses, rows, &mut p);
+    let arms = group_arms(&r, &statuses, rows, &mut p, &manifest.objectives);
     p.into_result()?;
 
     let f = &opts.filter;
@@ -317,7 +323,9 @@ fn group_arms(
     statuses: &[Status],
     rows: RowNamer,
     p: &mut Problems,
+    objectives: &[crate::trace::objectives::Objective],
 ) -> BTreeMap<(String, i64), BTreeMap<String, Arm>> {
+    use crate::trace::objectives::ObjectiveColumn;
     let n = r.dataset.len();
     let ds: Vec<&str> = r
         .dataset
@@ -394,6 +402,17 @@ fn group_arms(
             arm.test_score
                 .push(r.test.as_ref().and_then(|t| t[i]).unwrap_or(f64::NAN));
             arm.status.push(st);
+            // Format 1.1: each objective's value, NaN where infeasible or failed.
+            for o in objectives {
+                let v = match o.column {
+                    _ if st != Status::Ok => None,
+                    ObjectiveColumn::Score => r.score[i],
+                    ObjectiveColumn::Cost => Some(cost),
+                    ObjectiveColumn::Extra(j) => r.objectives[j][i],
+                    ObjectiveColumn::CumulativeCost => unreachable!("refused by the manifest"),
+                };
+                arm.objectives.push(v.unwrap_or(f64::NAN));
+            }
             prev = Some(i);
         }
         arms.entry((ds[first].to_string(), run[first]))

@@ -1,6 +1,6 @@
 //! `pool.toml`: reading and checking a pool's manifest.
 
-use super::super::manifest::Direction;
+use super::super::objectives::{Rows, parse_direction, read_objectives};
 use super::*;
 use anyhow::{Context, Result, bail};
 use std::path::Path;
@@ -54,123 +54,21 @@ fn numeric_range(d: &toml::Table, here: &str) -> Result<Range> {
     Ok(r)
 }
 
-fn parse_direction(s: &str, key: &str, at: &str) -> Result<Direction> {
-    match s {
-        "maximize" => Ok(Direction::Maximize),
-        "minimize" => Ok(Direction::Minimize),
-        o => bail!("{at}: key '{key}' is '{o}'; allowed: maximize, minimize"),
-    }
-}
-
-/// `[[objectives]]`: at least two, each with a name, a direction and optionally a column:
-/// `score` (the pool's metric; the default for the objective named as the metric, whose
-/// direction must then be the manifest's), `cost_s`, or by default a column of the curves named
-/// as the objective.
-fn read_objectives(
-    v: &toml::Value,
-    metric: &str,
-    direction: Direction,
-    at: &str,
-) -> Result<Vec<Objective>> {
-    let Some(list) = v.as_array() else {
-        bail!("{at}: 'objectives' must be a list of tables ([[objectives]])");
-    };
-    if list.len() < 2 {
-        bail!(
-            "{at}: [[objectives]] lists {} objective(s); a pool of several objectives lists at least two (a pool of one has none: its metric is the objective)",
-            list.len()
-        );
-    }
-    let mut out: Vec<Objective> = Vec::new();
-    let mut extra = 0;
-    for (i, o) in list.iter().enumerate() {
-        let here = format!("{at}: [[objectives]] entry {}", i + 1);
-        let Some(o) = o.as_table() else {
-            bail!("{here}: not a table");
-        };
-        for k in o.keys() {
-            if !["name", "direction", "column", "cumulative"].contains(&k.as_str()) {
-                bail!(
-                    "{here}: unknown key '{k}'; an objective has name, direction, column and cumulative"
-                );
-            }
-        }
-        let name = str_key(o, "name", &here)?;
-        let dir = parse_direction(&str_key(o, "direction", &here)?, "direction", &here)?;
-        let column = match o.get("column") {
-            None if name == metric => ObjectiveColumn::Score,
-            None => {
-                extra += 1;
-                ObjectiveColumn::Extra(extra - 1)
-            }
-            Some(toml::Value::String(c)) if c == "score" => ObjectiveColumn::Score,
-            Some(toml::Value::String(c)) if c == "cost_s" => ObjectiveColumn::Cost,
-            Some(c) => bail!(
-                "{here}: key 'column' is {c}; give \"score\" or \"cost_s\", or leave it out to read the curves' column '{name}'"
-            ),
-        };
-        let column = match o.get("cumulative") {
-            None | Some(toml::Value::Boolean(false)) => column,
-            Some(toml::Value::Boolean(true)) if column == ObjectiveColumn::Cost => {
-                ObjectiveColumn::CumulativeCost
-            }
-            Some(toml::Value::Boolean(true)) => bail!(
-                "{here}: key 'cumulative' sums the recorded seconds of the units trained; it applies to column = \"cost_s\" only"
-            ),
-            Some(c) => bail!("{here}: key 'cumulative' is {c}; give true or false"),
-        };
-        if column == ObjectiveColumn::Score && dir != direction {
-            bail!(
-                "{here}: '{name}' is read from the curves' score, whose direction is the manifest's ({}); give the same direction",
-                if direction == Direction::Maximize {
-                    "maximize"
-                } else {
-                    "minimize"
-                }
-            );
-        }
-        if matches!(column, ObjectiveColumn::Extra(_))
-            && [
-                "dataset",
-                "run",
-                "config_id",
-                "unit",
-                "score",
-                "test_score",
-                "cost_s",
-                "status",
-            ]
-            .contains(&name.as_str())
-        {
-            bail!(
-                "{here}: '{name}' is a column the curves already have; give column = \"score\" or \"cost_s\""
-            );
-        }
-        if out.iter().any(|p| p.name == name) {
-            bail!("{here}: objective '{name}' is listed twice");
-        }
-        if column != ObjectiveColumn::Score
-            && !matches!(column, ObjectiveColumn::Extra(_))
-            && out.iter().any(|p| p.column == column)
-        {
-            bail!("{here}: two objectives read the same column");
-        }
-        out.push(Objective {
-            name,
-            direction: dir,
-            column,
-        });
-    }
-    if out
-        .iter()
-        .filter(|o| o.column == ObjectiveColumn::Score)
-        .count()
-        > 1
-    {
-        bail!("{at}: [[objectives]]: two objectives read the curves' score");
-    }
-    Ok(out)
-}
+/// What a pool's objectives read: its curves.
+const POOL_ROWS: Rows = Rows {
+    what: "curves",
+    reserved: &[
+        "dataset",
+        "run",
+        "config_id",
+        "unit",
+        "score",
+        "test_score",
+        "cost_s",
+        "status",
+    ],
+    cumulative: true,
+};
 
 /// `[[learners]]`, each with its `[[learners.dims]]` (ordinal, categorical or numeric; a numeric
 /// dimension has no levels, so it cannot have grid neighbours), names unique.
@@ -296,7 +194,7 @@ pub fn read_pool_manifest(path: &Path) -> Result<PoolManifest> {
         Some(_) if format == POOL_FORMAT_V1 => bail!(
             "{at}: [[objectives]] needs format = \"{POOL_FORMAT_V1_1}\" (format 1 has one objective, its metric)"
         ),
-        Some(v) => read_objectives(v, &metric, direction, &at)?,
+        Some(v) => read_objectives(v, &metric, direction, &at, &POOL_ROWS)?,
     };
     let units = match t.get("units") {
         Some(&toml::Value::Integer(u)) if (1..=100_000).contains(&u) => u as u32,

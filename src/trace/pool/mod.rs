@@ -142,30 +142,7 @@ pub struct PoolManifest {
     pub generator: Option<Box<synthetic::Generator>>,
 }
 
-/// One objective of a pool of several (`[[objectives]]` in `pool.toml`).
-#[derive(Clone, Debug, PartialEq)]
-pub struct Objective {
-    /// Its name, as reports show it.
-    pub name: String,
-    /// Whether higher values are better.
-    pub direction: Direction,
-    /// Where each unit's value is.
-    pub column: ObjectiveColumn,
-}
-
-/// Where an objective's value of a unit is recorded.
-#[derive(Clone, Debug, PartialEq)]
-pub enum ObjectiveColumn {
-    /// The curves' `score` (the pool's metric).
-    Score,
-    /// The curves' `cost_s`.
-    Cost,
-    /// The curves' `cost_s` summed over units 1..=u: the seconds of training a configuration to
-    /// unit u (`column = "cost_s"`, `cumulative = true`).
-    CumulativeCost,
-    /// A column of the curves of its own, the n-th such objective (`Curve::extra`).
-    Extra(usize),
-}
+pub use super::objectives::{Objective, ObjectiveColumn};
 
 impl PoolManifest {
     /// The objectives read from columns of their own, by column name, in `Curve::extra` order.
@@ -280,6 +257,76 @@ pub struct Pool {
 }
 
 impl Pool {
+    /// Make the objective `name` the pool's score, what single-objective policies optimise and
+    /// the incumbent follows (`[world] score`): every curve's score becomes that objective's
+    /// value at each unit, in its direction. Named rules: an ok unit whose value is not a number
+    /// (infeasible) becomes failed and ends its curve; test scores are not recorded for another
+    /// objective (NaN). The objective that read the old score moves to a column of its own, so
+    /// every objective reads what it read before. The metric itself is a no-op.
+    pub fn rescore(&mut self, name: &str) -> anyhow::Result<()> {
+        let m = &self.manifest;
+        let i = super::objectives::position(&m.objectives, name, "pool", &m.name)?;
+        if m.objectives[i].column == ObjectiveColumn::Score {
+            return Ok(());
+        }
+        let target = m.objectives[i].clone();
+        let n_extra = m.extra_columns().len();
+        let metric = m
+            .objectives
+            .iter()
+            .position(|o| o.column == ObjectiveColumn::Score);
+        for task in &mut self.tasks {
+            for c in &mut task.curves {
+                let values: Vec<f64> = (0..c.len())
+                    .map(|u| c.objective(&target, n_extra, u))
+                    .collect();
+                if metric.is_some() {
+                    // The old score becomes the last column of its own at every unit.
+                    let mut extra = Vec::with_capacity(c.len() * (n_extra + 1));
+                    for u in 0..c.len() {
+                        extra
+                            .extend((0..n_extra).map(|j| {
+                                c.extra.get(u * n_extra + j).copied().unwrap_or(f32::NAN)
+                            }));
+                        extra.push(c.score[u]);
+                    }
+                    c.extra = extra;
+                }
+                let mut end = c.len();
+                for (u, v) in values.iter().enumerate() {
+                    if c.status[u] != Status::Ok {
+                        continue;
+                    }
+                    if v.is_finite() {
+                        c.score[u] = *v as f32;
+                    } else {
+                        c.status[u] = Status::Failed;
+                        c.score[u] = f32::NAN;
+                        end = u + 1;
+                        break;
+                    }
+                }
+                let w = if metric.is_some() {
+                    n_extra + 1
+                } else {
+                    n_extra
+                };
+                c.score.truncate(end);
+                c.cost_s.truncate(end);
+                c.status.truncate(end);
+                c.test_score = vec![f32::NAN; end];
+                c.extra.truncate(end * w);
+            }
+        }
+        let m = &mut self.manifest;
+        if let Some(j) = metric {
+            m.objectives[j].column = ObjectiveColumn::Extra(n_extra);
+        }
+        m.metric = target.name;
+        m.direction = target.direction;
+        Ok(())
+    }
+
     /// Learners with a recorded default configuration.
     pub fn n_defaults(&self) -> usize {
         self.defaults.iter().flatten().count()
