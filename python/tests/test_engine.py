@@ -371,7 +371,8 @@ def test_the_type_stub_lists_exactly_the_engines_functions():
 
 def test_the_protocols_types_declare_every_attribute_the_engine_gives(tmp_path):
     # Cell, View and Observation are typed (py.typed): their annotations are exactly the
-    # attributes the engine fills, over a learner-level world and the pool world.
+    # attributes the engine fills, over a learner-level world, the pool world and a world of
+    # several objectives.
     from banditbench.protocol import Cell, Observation, View
 
     seen = {"cell": set(), "view": set(), "obs": set()}
@@ -401,7 +402,13 @@ def test_the_protocols_types_declare_every_attribute_the_engine_gives(tmp_path):
             "tasks": {"datasets": ["car"], "runs": [0], "learners": ["mlp"]},
             "world": {"kind": "pool", "per_learner": True, "budget_unit": "units",
                       "budgets": [20]}}
-    for exp in (lcdb, pool):
+    # Several objectives add the cell's `objectives` (a trace set of format 1.1).
+    several = {**base, "name": "types-objectives",
+               "traces": str(ROOT / "traces/sklearn-random"),
+               "tasks": {"datasets": ["car"], "learners": ["knn", "sgd"]},
+               "world": {"kind": "pull-count", "budgets": [6],
+                         "objectives": ["accuracy", "train_time"]}}
+    for exp in (lcdb, pool, several):
         banditbench.run(exp, policies={"record": Record}, out=tmp_path / exp["name"],
                         progress=False)
     for name, cls in (("cell", Cell), ("view", View), ("obs", Observation)):
