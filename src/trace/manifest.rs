@@ -11,20 +11,7 @@ pub const FORMAT_V1_1: &str = "banditbench-traces/1.1";
 /// What a trace set's objectives read: its evaluations.
 const TRACE_ROWS: super::objectives::Rows = super::objectives::Rows {
     what: "evaluations",
-    reserved: &[
-        "dataset",
-        "learner",
-        "run",
-        "seq",
-        "elapsed_s",
-        "cost_s",
-        "score",
-        "test_score",
-        "status",
-        "config",
-        "config_id",
-        "fidelity",
-    ],
+    reserved: &super::load::COLUMNS,
     cumulative: false,
 };
 

@@ -174,7 +174,7 @@ pub(super) fn extract(
         .iter()
         .map(|s| s.to_string())
         .collect();
-    for name in REQUIRED {
+    for &name in REQUIRED {
         if !present.contains(name) {
             p.push(format!(
                 "missing required column '{name}' (required: {}; found: {})",

@@ -21,8 +21,14 @@ mod columns;
 use columns::*;
 
 const MAX_PROBLEMS: usize = 20;
-const REQUIRED: [&str; 6] = ["dataset", "learner", "run", "seq", "elapsed_s", "score"];
-const OPTIONAL: [&str; 6] = [
+/// Every column of the format (traces/README.md), the required ones first.
+pub(crate) const COLUMNS: [&str; 12] = [
+    "dataset",
+    "learner",
+    "run",
+    "seq",
+    "elapsed_s",
+    "score",
     "cost_s",
     "test_score",
     "status",
@@ -30,6 +36,7 @@ const OPTIONAL: [&str; 6] = [
     "config_id",
     "fidelity",
 ];
+const REQUIRED: &[&str] = COLUMNS.split_at(6).0;
 
 /// Which tasks and arms to keep (all when a list is `None`).
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -200,9 +207,8 @@ pub fn load_trace_set(dir: &Path, opts: &LoadOptions) -> Result<TraceSet> {
         csv: ev_path.extension().is_some_and(|e| e == "csv"),
     };
     let objective_columns = manifest.extra_columns();
-    let known: BTreeSet<&str> = REQUIRED
+    let known: BTreeSet<&str> = COLUMNS
         .iter()
-        .chain(OPTIONAL.iter())
         .copied()
         .chain(objective_columns.iter().copied())
         .collect();
