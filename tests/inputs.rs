@@ -623,3 +623,30 @@ fn every_readme_experiment_loads_and_expands() {
     }
     assert!(n >= 4, "found {n} experiments in the README");
 }
+
+/// Every bundled experiment file (`experiments/*.toml`) loads and expands into cells: a file
+/// that names a key, a policy parameter, a task or a trace set that does not exist fails here,
+/// whether or not a reproduction or a README section runs it.
+#[test]
+fn every_bundled_experiment_file_loads_and_expands() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files: Vec<_> = std::fs::read_dir(root.join("experiments"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 30, "{} experiment files", files.len());
+    let mut failed = Vec::new();
+    for f in &files {
+        match banditbench::experiment::prepare(f) {
+            Ok((exp, data)) => {
+                if data.expand_cells(&exp).is_empty() {
+                    failed.push(format!("{}: no cell", f.display()));
+                }
+            }
+            Err(e) => failed.push(format!("{}: {e:#}", f.display())),
+        }
+    }
+    assert!(failed.is_empty(), "{}", failed.join("\n"));
+}
