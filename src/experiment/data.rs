@@ -7,6 +7,8 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
+
+use super::objectives::{MoData, ObjectivesSpec};
 use polars::prelude::DataFrame;
 
 use super::cell::{Cell, CellGrid, CellResult, Source, absolute, expand_cells, run_cell};
@@ -37,18 +39,11 @@ pub fn prepare(path: &Path) -> Result<(Experiment, Data)> {
         let mut ts = load_traces(&exp)?;
         let at = exp.file.display().to_string();
         let mo = match &exp.world.objectives {
-            Some(spec) => Some(Box::new(super::objectives::MoData::build_traces(
-                spec, &ts, &at,
-            )?)),
+            Some(spec) => Some(Box::new(MoData::build_traces(spec, &ts, &at)?)),
             None => None,
         };
         // `[world] score`: the arms keep every objective as recorded.
-        if let Some(score) = exp
-            .world
-            .objectives
-            .as_ref()
-            .and_then(|o| o.score.as_deref())
-        {
+        if let Some(score) = ObjectivesSpec::score_of(exp.world.objectives.as_ref()) {
             ts.rescore(score)
                 .map_err(|e| anyhow::anyhow!("{at}: key 'world.score' {e}"))?;
         }

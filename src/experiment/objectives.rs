@@ -166,21 +166,36 @@ impl ObjectivesSpec {
         })
     }
 
-    /// Where each named objective is in `objectives` (a pool's or trace set's, named `name`).
-    fn indices_in(
+    /// Where each named objective is in `objectives` and its direction. `data` is what
+    /// declares them: its kind, name, manifest file and a bundled example of several
+    /// objectives, for the errors (none declared; a name it does not have).
+    fn resolve_in(
         &self,
         objectives: &[crate::trace::pool::Objective],
-        what: &str,
-        name: &str,
+        (what, name, manifest, example): (&str, &str, &str, &str),
         at: &str,
-    ) -> Result<Vec<usize>> {
-        self.names
+    ) -> Result<(Vec<usize>, Vec<Direction>)> {
+        if objectives.is_empty() {
+            bail!(
+                "{at}: key 'world.objectives' names {}, but the {what} {name} declares no objectives (its {manifest} has no [[objectives]]); replay it on its score alone (remove the key), or choose a {what} of several objectives such as {example}",
+                self.names.join(", ")
+            );
+        }
+        let which: Vec<usize> = self
+            .names
             .iter()
             .map(|n| {
                 crate::trace::objectives::position(objectives, n, what, name)
                     .map_err(|e| anyhow::anyhow!("{at}: key 'world.objectives' {e}"))
             })
-            .collect()
+            .collect::<Result<_>>()?;
+        let directions = which.iter().map(|&i| objectives[i].direction).collect();
+        Ok((which, directions))
+    }
+
+    /// `[world] score`, when the experiment names one.
+    pub(crate) fn score_of(spec: Option<&ObjectivesSpec>) -> Option<&str> {
+        spec.and_then(|o| o.score.as_deref())
     }
 
     /// In words, for the run's header.
@@ -377,15 +392,16 @@ impl MoData {
         task_name: &dyn Fn(&PoolTaskRef) -> String,
     ) -> Result<MoData> {
         let m = &pool.manifest;
-        if m.objectives.is_empty() {
-            bail!(
-                "{at}: key 'world.objectives' names {}, but the pool {} declares no objectives (its pool.toml has no [[objectives]]); replay it on its score alone (remove the key), or choose a pool of several objectives such as traces/nasbench201 or traces/fcnet",
-                spec.names.join(", "),
-                m.name
-            );
-        }
-        let which = spec.indices_in(&m.objectives, "pool", &m.name, at)?;
-        let directions: Vec<Direction> = which.iter().map(|&i| m.objectives[i].direction).collect();
+        let (which, directions) = spec.resolve_in(
+            &m.objectives,
+            (
+                "pool",
+                &m.name,
+                "pool.toml",
+                "traces/nasbench201 or traces/fcnet",
+            ),
+            at,
+        )?;
         let mut out = Vec::with_capacity(tasks.len());
         for t in tasks {
             let name = task_name(t);
@@ -411,15 +427,16 @@ impl MoData {
         at: &str,
     ) -> Result<MoData> {
         let m = &ts.manifest;
-        if m.objectives.is_empty() {
-            bail!(
-                "{at}: key 'world.objectives' names {}, but the trace set {} declares no objectives (its traceset.toml has no [[objectives]]); replay it on its score alone (remove the key), or choose a trace set of several objectives such as traces/sklearn-random",
-                spec.names.join(", "),
-                m.name
-            );
-        }
-        let which = spec.indices_in(&m.objectives, "trace set", &m.name, at)?;
-        let directions: Vec<Direction> = which.iter().map(|&i| m.objectives[i].direction).collect();
+        let (which, directions) = spec.resolve_in(
+            &m.objectives,
+            (
+                "trace set",
+                &m.name,
+                "traceset.toml",
+                "traces/sklearn-random",
+            ),
+            at,
+        )?;
         let names: Vec<&str> = spec.names.iter().map(String::as_str).collect();
         let tasks = ts
             .tasks

@@ -297,14 +297,10 @@ pub fn prepare_pool(exp: &Experiment) -> Result<PoolData> {
         None => None,
     };
     // `[world] score`: after the objectives' points are taken, which keep every objective.
-    if let Some(score) = exp
-        .world
-        .objectives
-        .as_ref()
-        .and_then(|o| o.score.as_deref())
+    if let Some(score) = super::objectives::ObjectivesSpec::score_of(exp.world.objectives.as_ref())
     {
         pool.rescore(score)
-            .with_context(|| format!("{at}: key 'world.score'"))?;
+            .map_err(|e| anyhow::anyhow!("{at}: key 'world.score' {e}"))?;
     }
     Ok(PoolData {
         pool,
