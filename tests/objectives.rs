@@ -1494,3 +1494,49 @@ fn world_score_names_the_objective_single_objective_policies_optimise() {
         assert!(err.contains(wanted), "{err}");
     }
 }
+
+/// `traces inspect` on a trace set of several objectives names each objective and, per task, the
+/// feasible evaluations and the true front's size, the same front a run's lock file records.
+#[test]
+fn traces_inspect_names_each_tasks_true_front_as_the_run_measures_it() {
+    let dir = scratch("objectives-inspect");
+    let traces = root().join("traces/sklearn-random");
+    let out = bin()
+        .args(["traces", "inspect", traces.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        text.contains("objectives: accuracy (maximize) x train_time (minimize)"),
+        "{text}"
+    );
+    let exp = dir.join("fronts.toml");
+    std::fs::write(
+        &exp,
+        format!(
+            "name = \"fronts\"\ntraces = \"{}\"\nseed = 1\n[world]\nkind = \"pull-count\"\nbudgets = [13]\nobjectives = [\"accuracy\", \"train_time\"]\n[[policies]]\nfamily = \"round-robin\"\n",
+            traces.display()
+        ),
+    )
+    .unwrap();
+    let res = dir.join("out");
+    run_ok(&[
+        "run",
+        exp.to_str().unwrap(),
+        "--out",
+        res.to_str().unwrap(),
+        "--quiet",
+    ]);
+    let (_, _, tasks) = lock_objectives(&res);
+    assert_eq!(tasks.len(), 12);
+    for (task, (_, _, front, _)) in &tasks {
+        let line = text
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("{task}:")))
+            .unwrap_or_else(|| panic!("inspect names no {task}:\n{text}"));
+        assert!(
+            line.ends_with(&format!(", {front} on the front")),
+            "{line} vs {front}"
+        );
+    }
+}
