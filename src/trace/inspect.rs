@@ -32,68 +32,33 @@ fn objectives_text(
 /// task the true Pareto front in every objective over the evaluations whose every value is a
 /// number (what a replay measures runs against, before `[tasks]` keeps some learners).
 fn describe_objectives(ts: &TraceSet, s: &mut String) {
-    use super::objectives::ObjectiveColumn;
-    use std::fmt::Write as _;
     let objectives = &ts.manifest.objectives;
     let d = objectives.len();
-    let _ = writeln!(
-        s,
-        "\n   {:<16}  {:<9}  {:<10}  {:>38}",
-        "objective", "direction", "column", "ok evaluations (min/med/max)"
-    );
-    // Per task, every feasible evaluation's values, minimised (maximised ones negated).
     let sign: Vec<f64> = objectives.iter().map(|o| -o.direction.sign()).collect();
-    let per_task: Vec<Vec<f64>> = ts
+    // Per task, every feasible evaluation's values, minimised (maximised ones negated).
+    let tasks: Vec<(String, Vec<f64>)> = ts
         .tasks
         .iter()
         .map(|t| {
-            t.arms
+            let points = t
+                .arms
                 .iter()
                 .flat_map(|a| a.objectives.chunks_exact(d))
                 .filter(|v| v.iter().all(|x| x.is_finite()))
                 .flat_map(|v| v.iter().zip(&sign).map(|(x, s)| x * s).collect::<Vec<_>>())
-                .collect()
+                .collect();
+            (t.name(), points)
         })
         .collect();
-    for (k, o) in objectives.iter().enumerate() {
-        let mut v: Vec<f64> = per_task
-            .iter()
-            .flat_map(|p| p.chunks_exact(d).map(|x| sign[k] * x[k]))
-            .collect();
-        v.sort_by(f64::total_cmp);
-        let spread = match v.len() {
-            0 => "–".to_string(),
-            n => format!("{:.4} / {:.4} / {:.4}", v[0], v[n / 2], v[n - 1]),
-        };
-        let column = match o.column {
-            ObjectiveColumn::Score => "score".to_string(),
-            ObjectiveColumn::Cost | ObjectiveColumn::CumulativeCost => "cost_s".to_string(),
-            ObjectiveColumn::Extra(_) => o.name.clone(),
-        };
-        let _ = writeln!(
-            s,
-            "   {:<16}  {:<9}  {:<10}  {:>38}",
-            o.name,
-            o.direction.as_str(),
-            column,
-            spread
-        );
-    }
-    let _ = writeln!(
+    super::objectives::describe(
+        objectives,
+        &tasks,
+        (
+            "ok evaluations (min/med/max)",
+            "ok evaluations whose every objective is a number",
+        ),
         s,
-        "\n   true Pareto front of each task in all {d} objectives (feasible: ok evaluations whose every objective is a number)"
     );
-    for (t, points) in ts.tasks.iter().zip(&per_task) {
-        let front = crate::pareto::nondominated(points, d);
-        let _ = writeln!(
-            s,
-            "   {}/{}: {} feasible, {} on the front",
-            t.dataset,
-            t.run,
-            points.len() / d,
-            front.len()
-        );
-    }
 }
 
 pub fn summary(ts: &TraceSet) -> String {

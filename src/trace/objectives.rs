@@ -189,3 +189,62 @@ pub(crate) fn read_objectives(
     }
     Ok(out)
 }
+
+/// The objectives of a pool or trace set, for `traces inspect`: each one's direction, column and
+/// spread over `tasks`' points (`values`: what the points are), then per task how many points
+/// are feasible and how many lie on its true Pareto front (`feasible`: which points count).
+/// `tasks`: each task's name and its points, `objectives.len()` values each, every objective
+/// minimised (maximised ones negated).
+pub(crate) fn describe(
+    objectives: &[Objective],
+    tasks: &[(String, Vec<f64>)],
+    (values, feasible): (&str, &str),
+    s: &mut String,
+) {
+    use std::fmt::Write as _;
+    let d = objectives.len();
+    let _ = writeln!(
+        s,
+        "\n   {:<16}  {:<9}  {:<10}  {:>38}",
+        "objective", "direction", "column", values
+    );
+    for (k, o) in objectives.iter().enumerate() {
+        let sign = -o.direction.sign();
+        let mut v: Vec<f64> = tasks
+            .iter()
+            .flat_map(|(_, p)| p.chunks_exact(d).map(|x| sign * x[k]))
+            .collect();
+        v.sort_by(f64::total_cmp);
+        let spread = match v.len() {
+            0 => "–".to_string(),
+            n => format!("{:.4} / {:.4} / {:.4}", v[0], v[n / 2], v[n - 1]),
+        };
+        let column = match o.column {
+            ObjectiveColumn::Score => "score".to_string(),
+            ObjectiveColumn::Cost => "cost_s".to_string(),
+            ObjectiveColumn::CumulativeCost => "cost_s, summed".to_string(),
+            ObjectiveColumn::Extra(_) => o.name.clone(),
+        };
+        let _ = writeln!(
+            s,
+            "   {:<16}  {:<9}  {:<10}  {:>38}",
+            o.name,
+            o.direction.as_str(),
+            column,
+            spread
+        );
+    }
+    let _ = writeln!(
+        s,
+        "\n   true Pareto front of each task in all {d} objectives (feasible: {feasible})"
+    );
+    for (name, points) in tasks {
+        let front = crate::pareto::nondominated(points, d);
+        let _ = writeln!(
+            s,
+            "   {name}: {} feasible, {} on the front",
+            points.len() / d,
+            front.len()
+        );
+    }
+}

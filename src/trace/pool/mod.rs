@@ -556,69 +556,27 @@ pub fn describe(pool: &Pool) -> String {
 /// A pool of several objectives: each objective's spread over the configurations' last units,
 /// and per task the true Pareto front in every objective (what a replay measures runs against).
 fn describe_objectives(pool: &Pool, s: &mut String) {
-    use std::fmt::Write as _;
-    let m = &pool.manifest;
-    let all: Vec<usize> = (0..m.objectives.len()).collect();
-    let _ = writeln!(
-        s,
-        "\n   {:<16}  {:<9}  {:<10}  {:>38}",
-        "objective", "direction", "column", "last unit of each curve (min/med/max)"
-    );
-    let per_task: Vec<(Vec<f64>, Vec<usize>)> = (0..pool.tasks.len())
-        .map(|t| pool.objective_points(t, &all))
-        .collect();
-    let d = all.len();
-    for (k, o) in m.objectives.iter().enumerate() {
-        let sign = if o.direction == Direction::Maximize {
-            -1.0
-        } else {
-            1.0
-        };
-        let mut v: Vec<f64> = per_task
-            .iter()
-            .flat_map(|(p, _)| p.chunks_exact(d).map(move |x| sign * x[k]))
-            .collect();
-        v.sort_by(f64::total_cmp);
-        let spread = if v.is_empty() {
-            "–".to_string()
-        } else {
-            format!(
-                "{:.4} / {:.4} / {:.4}",
-                v[0],
-                v[v.len() / 2],
-                v[v.len() - 1]
+    let all: Vec<usize> = (0..pool.manifest.objectives.len()).collect();
+    let tasks: Vec<(String, Vec<f64>)> = pool
+        .tasks
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            (
+                format!("{}/{}", t.dataset, t.run),
+                pool.objective_points(i, &all).0,
             )
-        };
-        let column = match o.column {
-            ObjectiveColumn::Score => "score".to_string(),
-            ObjectiveColumn::Cost => "cost_s".to_string(),
-            ObjectiveColumn::CumulativeCost => "cost_s, summed".to_string(),
-            ObjectiveColumn::Extra(_) => o.name.clone(),
-        };
-        let _ = writeln!(
-            s,
-            "   {:<16}  {:<9}  {:<10}  {:>38}",
-            o.name,
-            o.direction.as_str(),
-            column,
-            spread
-        );
-    }
-    let _ = writeln!(
+        })
+        .collect();
+    super::objectives::describe(
+        &pool.manifest.objectives,
+        &tasks,
+        (
+            "last unit of each curve (min/med/max)",
+            "last units whose every objective is a number",
+        ),
         s,
-        "\n   true Pareto front of each task in all {d} objectives (feasible: last units whose every objective is a number)"
     );
-    for (t, (points, _)) in pool.tasks.iter().zip(&per_task) {
-        let front = crate::pareto::nondominated(points, d);
-        let _ = writeln!(
-            s,
-            "   {}/{}: {} feasible, {} on the front",
-            t.dataset,
-            t.run,
-            points.len() / d,
-            front.len()
-        );
-    }
 }
 
 #[cfg(test)]
