@@ -396,15 +396,12 @@ pub fn run_cell(
     };
     let mut rng = Rng::new(cell.seed);
     let mut steps = Vec::new();
-    let mut archive = match source {
-        Source::Pool(data) => data
-            .objectives
-            .as_ref()
-            .map(|mo| super::objectives::ArchiveObserver::new(mo, cell.task, record_steps)),
-        Source::Traces(_, mo) => {
-            mo.map(|mo| super::objectives::ArchiveObserver::new(mo, cell.task, record_steps))
-        }
+    let objectives = match source {
+        Source::Pool(data) => data.objectives.as_deref(),
+        Source::Traces(_, mo) => mo,
     };
+    let mut archive =
+        objectives.map(|mo| super::objectives::ArchiveObserver::new(mo, cell.task, record_steps));
     let mut observers: Vec<&mut dyn Observer> = Vec::new();
     if record_steps {
         observers.push(&mut steps);

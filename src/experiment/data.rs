@@ -7,11 +7,10 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
-
-use super::objectives::{MoData, ObjectivesSpec};
 use polars::prelude::DataFrame;
 
 use super::cell::{Cell, CellGrid, CellResult, Source, absolute, expand_cells, run_cell};
+use super::objectives::{MoData, ObjectivesSpec};
 use super::pool::{self, PoolData};
 use super::spec::{Experiment, load_experiment};
 use super::store::Names;
@@ -107,12 +106,21 @@ impl Data {
         }
     }
 
+    /// The objectives measured, when the experiment names several.
+    pub(crate) fn objectives(&self) -> Option<&MoData> {
+        match self {
+            Data::Traces(_, mo) => mo.as_deref(),
+            Data::Pool(p) => p.objectives.as_deref(),
+        }
+    }
+
     /// What the ranking ranks, in words.
     pub fn what(&self) -> String {
+        if self.objectives().is_some() {
+            return "hypervolume regret of the cell's archive (1 - HV / HV of the true front; lower is better)".to_string();
+        }
         match self {
-            Data::Traces(_, Some(_)) => "hypervolume regret of the cell's archive (1 - HV / HV of the true front; lower is better)".to_string(),
             Data::Traces(ts, ..) => format!("best {} found", ts.manifest.metric),
-            Data::Pool(p) if p.objectives.is_some() => "hypervolume regret of the cell's archive (1 - HV / HV of the true front; lower is better)".to_string(),
             Data::Pool(p) => format!(
                 "{} of the recommended configuration (validation)",
                 p.pool.manifest.metric

@@ -316,7 +316,6 @@ impl Outcome {
     }
 }
 
-/// The arm a learner-level world pulls for `action`: it offers `Pull` only.
 /// Several objectives in a learner-level world: per arm, the values of the evaluations its last
 /// pull revealed (`d` per evaluation, recorded orientation, NaN where infeasible or failed).
 #[derive(Default)]
@@ -359,6 +358,7 @@ impl ArmPoints {
     }
 }
 
+/// The arm a learner-level world pulls for `action`: it offers `Pull` only.
 fn learner_arm(kind: WorldKind, n_arms: usize, action: Action) -> Result<usize, String> {
     match action {
         Action::Pull(arm) if arm < n_arms => Ok(arm),
