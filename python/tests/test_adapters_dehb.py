@@ -33,16 +33,19 @@ class Recorded(DEHBOptimizer):
     """The adapter, logging every tell (the job's configuration, unit and fitness) per seed."""
 
     logs = {}
+    costs = {}
 
     def __init__(self, cell, **params):
         super().__init__(cell, **params)
         log = Recorded.logs.setdefault(cell.seed, [])
+        costs = Recorded.costs.setdefault(cell.seed, [])
         tell = self.dehb.tell
 
         def logged(job, result, *args, **kwargs):
             learner, config = self._key(job)
             log.append(dict(learner=self.grid.learners[learner], config=list(config),
                             unit=self._unit(job), fitness=float(result["fitness"])))
+            costs.append(result["cost"])
             return tell(job, result, *args, **kwargs)
 
         self.dehb.tell = logged
@@ -70,6 +73,56 @@ def test_one_worker_tells_dehb_what_its_own_loop_evaluates(tmp_path, repeat):
 
 
 
+def own_loop(seed, evaluations, learners=("mlp",)):
+    """The jobs DEHB's own run loop evaluates on the same table (scripts/reference)."""
+    out = subprocess.run(
+        [sys.executable, str(SCRIPT), "--pool", str(POOL), "--dataset", DATASET, "--run", "0",
+         *[a for name in learners for a in ("--learner", name)], "--seed", str(seed),
+         "--evaluations", str(evaluations)],
+        capture_output=True, text=True, check=True).stdout
+    return [json.loads(line) for line in out.splitlines()]
+
+
+def test_restart_promotion_pays_every_unit_again(tmp_path):
+    # The same jobs as DEHB's own loop (the rule changes what a job costs, not what DEHB asks);
+    # a promoted job trains its configuration again from the first unit: its cost is its unit,
+    # where under "continue" it is only the new units, and the units trained before are
+    # retrained (their recorded scores revealed again).
+    told = {}
+    for promotion in ("continue", "restart"):
+        Recorded.logs.clear()
+        Recorded.costs.clear()
+        r = bb.run(experiment(f"dehb-{promotion}", repetitions=1),
+                   policies={"dehb": (Recorded, {"promotion": promotion})},
+                   out=tmp_path / promotion, progress=False)
+        (seed,) = r.runs["seed"]
+        got, costs = Recorded.logs[int(seed)], Recorded.costs[int(seed)]
+        assert got == own_loop(int(seed), len(got))
+        seen, promoted = {}, []
+        for e, cost in zip(got, costs):
+            key = (e["learner"], tuple(e["config"]))
+            before = seen.get(key, 0)
+            if before < e["unit"]:
+                want = e["unit"] if promotion == "restart" else e["unit"] - before
+                assert cost == want, (e, before, cost)
+                if before:
+                    promoted.append(e["unit"] - before)
+                seen[key] = e["unit"]
+            else:
+                assert cost == 0, (e, before, cost)
+        assert promoted, "some job is a promotion"
+        told[promotion] = len(got)
+        tr = r.trajectories
+        retrained = (tr["action"] == "retrain").sum()
+        # (The budget may cut the last promotion short: never told, but its units retrained.)
+        if promotion == "restart":
+            assert len(promoted) <= retrained <= len(promoted) + 1, (retrained, promoted)
+        else:
+            assert retrained == 0
+    # The same budget buys fewer jobs when promotions pay every unit again.
+    assert told["restart"] < told["continue"]
+
+
 def test_on_workers_every_job_is_told_its_recorded_score(tmp_path):
     Recorded.logs.clear()
     scores = recorded_scores(DATASET)
@@ -87,8 +140,8 @@ def test_on_workers_every_job_is_told_its_recorded_score(tmp_path):
 
 def test_bad_input_is_named(tmp_path):
     exp = experiment("dehb-bad", repetitions=1)
-    with pytest.raises(bb.BanditbenchError, match="promotion = 'restart'"):
-        bb.run(exp, policies={"dehb": (DEHBOptimizer, {"promotion": "restart"})},
+    with pytest.raises(bb.BanditbenchError, match="promotion = 'resume'; give one of continue, restart"):
+        bb.run(exp, policies={"dehb": (DEHBOptimizer, {"promotion": "resume"})},
                out=tmp_path / "a", progress=False)
     with pytest.raises(bb.BanditbenchError, match="min_unit = 27"):
         bb.run(exp, policies={"dehb": (DEHBOptimizer, {"min_unit": 27})},

@@ -83,6 +83,37 @@ def test_one_worker_tells_smac_what_its_own_loop_evaluates(tmp_path, facade):
         assert {1, 3, 9, 27} <= set(r.trajectories["fidelity"])
 
 
+def test_restart_promotion_retrains_and_smac_asks_the_same_trials(tmp_path):
+    # promotion = "restart" changes what a promoted trial costs (its configuration is trained
+    # again from the first unit), not what SMAC is told: with one worker SMAC's own loop
+    # evaluates the same trials; each promotion retrains the units trained before.
+    Recorded.logs.clear()
+    r = bb.run(experiment("smac-restart", trainings=8),
+               policies={"smac3": (Recorded, {"facade": "multi-fidelity", "n_trials": 100,
+                                              "promotion": "restart"})},
+               out=tmp_path / "r", progress=False)
+    (seed,) = r.runs["seed"]
+    got = Recorded.logs[int(seed)]
+    out = subprocess.run(
+        [sys.executable, str(SCRIPT), "--pool", str(POOL), "--dataset", DATASET, "--run", "0",
+         "--learner", "mlp", "--seed", str(int(seed)), "--facade", "multi-fidelity",
+         "--n-trials", "100", "--evaluations", str(len(got))],
+        capture_output=True, text=True, check=True, env=dict(os.environ, PYTHONHASHSEED="7"),
+    ).stdout
+    assert got == [json.loads(line) for line in out.splitlines()]
+    seen, promoted = {}, 0
+    for e in got:
+        key = tuple(e["config"])
+        if 0 < seen.get(key, 0) < e["unit"]:
+            promoted += 1
+        seen[key] = max(seen.get(key, 0), e["unit"])
+    tr = r.trajectories
+    retrained = int((tr["action"] == "retrain").sum())
+    assert promoted > 0
+    # (The budget may cut the last promotion short: never told, but its units retrained.)
+    assert promoted <= retrained <= promoted + 1, (promoted, retrained)
+
+
 def test_several_learners_are_smacs_cash_space(tmp_path):
     # Every learner of the task under a categorical "learner" (per_learner = false): SMAC's own
     # loop on the same CASH space evaluates the same trials.
@@ -150,7 +181,10 @@ def test_bad_input_is_named(tmp_path):
              ({"eta": 2}, "eta is for the multi-fidelity facades"),
              ({"facade": "hyperband", "min_unit": 27}, "min_unit = 27"),
              ({"acquisition_xi": 0.1}, "unknown option 'acquisition_xi'"),
-             ({"start_points": "random"}, "start_points = 'random'")]
+             ({"start_points": "random"}, "start_points = 'random'"),
+             ({"promotion": "restart"}, "promotion is for the multi-fidelity facades"),
+             ({"facade": "multi-fidelity", "promotion": "resume"},
+              "promotion = 'resume'; give one of continue, restart")]
     for i, (params, message) in enumerate(cases):
         with pytest.raises(bb.BanditbenchError, match=message):
             bb.run(exp, policies={"smac3": (SMACFacade, params)}, out=tmp_path / str(i),

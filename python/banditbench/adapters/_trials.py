@@ -24,7 +24,9 @@ configuration running on another worker follows when that work ends, and the wor
 multi-fidelity facades), the budget mapped to a unit by the adapter. A job trains its
 configuration to its unit in one piece of work and is told the score there and the units its work
 trained. A job on a configuration trained before to a lower unit resumes from its last unit, only
-the new units charged (``promotion = "continue"``); one on a configuration trained to the job's
+the new units charged (``promotion = "continue"``), or trains it again from its first unit, every
+unit charged (``promotion = "restart"``: the units trained before are trained again, ``Retrain``,
+then the new ones, ``Train``, and the job is told the units of both); one on a configuration trained to the job's
 unit or beyond follows ``repeat`` (``"reuse"``: told at once, charging nothing; ``"charge"``: those
 units trained again, ``Retrain``). A job on a configuration running on another worker follows when
 that work ends. A job the budget cut short is not told.
@@ -39,6 +41,14 @@ from ..protocol import Choose, Policy, Retrain, Stop, Train, Wait
 from ._grid import GridSpace, Key, Snap
 
 REPEAT = ("reuse", "charge")
+PROMOTION = ("continue", "restart")
+
+
+def promotion_rule(promotion: str) -> str:
+    """``promotion`` checked against the named rules (:class:`BudgetJobs`)."""
+    if promotion not in PROMOTION:
+        raise ValueError(f"promotion = {promotion!r}; give one of {', '.join(PROMOTION)}")
+    return promotion
 
 
 def prepare(policy: Any, cell: Any, library: str, *, to: Optional[int], repeat: str,
@@ -373,13 +383,15 @@ class UnitByUnit(LibraryTrials):
 
 class BudgetJobs(Counted):
     """The shared part; a subclass sets ``open``, ``units``, ``to``, ``repeat`` and
-    ``max_repeats`` (``prepare``) and implements ``_ask_job`` and ``_tell_job``."""
+    ``max_repeats`` (``prepare``) and ``promotion`` (:func:`promotion_rule`), and implements
+    ``_ask_job`` and ``_tell_job``."""
 
     open: Dict[Key, int]
     units: int
     to: int
     max_repeats: int
     repeat: str = "reuse"
+    promotion: str = "continue"
 
     def __init__(self, cell: Any):
         super().__init__(cell)
@@ -394,6 +406,10 @@ class BudgetJobs(Counted):
         self.ready: List[Tuple[Any, Key, int]] = []
         # Jobs in a row told without work, over all workers' decisions.
         self.repeats = 0
+        # promotion = "restart": per arm whose units are being trained again, those units; per
+        # arm whose new units follow, the units its job already paid for again.
+        self.restarting: Dict[int, int] = {}
+        self.restarted: Dict[int, int] = {}
 
     def _ask_job(self) -> Optional[Tuple[Any, Key, int]]:
         """A new job, its configuration and its unit (from 1 to ``to``); None when the library
@@ -445,6 +461,10 @@ class BudgetJobs(Counted):
             if u > trained and not done:
                 self.job_of[arm] = (job, u)
                 self.repeats = 0
+                if self.promotion == "restart" and trained and arm not in self.restarted:
+                    # Training starts over: the units trained before first, paid again.
+                    self.restarting[arm] = trained
+                    return Retrain(arm, to=trained)
                 return Train(arm, to=u)
             if self.repeat == "charge" and trained:
                 self.job_of[arm] = (job, u)
@@ -457,6 +477,15 @@ class BudgetJobs(Counted):
     def observe(self, obs: Any) -> None:
         key = self.arm_key[obs.arm]
         job, u = self.job_of.pop(obs.arm)
+        again = self.restarting.pop(obs.arm, None)
+        if again is not None:
+            # The first part of a restarted job: its new units are the next decision's, unless
+            # the budget cut this part short (then, as any cut work, the job is never told).
+            if len(obs.revealed) == again:
+                self.restarted[obs.arm] = again
+                self.ready.insert(0, (job, key, u))
+            return
+        paid = self.restarted.pop(obs.arm, 0)
         curve = self.curve[key]
         new = int(obs.arm_clock) - len(curve)
         for _, r in obs.revealed[len(obs.revealed) - new:] if new > 0 else []:
@@ -464,6 +493,6 @@ class BudgetJobs(Counted):
         cut = u > len(curve) and (not curve or curve[-1] is not None) and len(curve) < self.units
         if not cut:
             # (Work the budget cut short never finished: its job is not told.)
-            self._told(job, key, u, len(obs.revealed))
+            self._told(job, key, u, paid + len(obs.revealed))
         # Jobs that waited: the next decisions tell them, or train further for them.
         self.ready.extend(self.waiting.pop(key, []))

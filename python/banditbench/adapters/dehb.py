@@ -14,7 +14,10 @@ The open choices, each a parameter:
 - ``eta``, ``min_unit``, ``to``: DEHB's η and its fidelity range in units.
 - ``promotion``: a job on a configuration trained before to a lower unit. ``"continue"``
   (default): training resumes from its last unit and only the new units are charged, as a
-  checkpointed objective would; ``"restart"`` is not built yet.
+  checkpointed objective would; ``"restart"``: training starts over from the first unit and every
+  unit up to the job's is charged (the units trained before are trained again, their recorded
+  scores revealed again), as an objective without checkpoints would; the job's ``cost`` counts
+  them all.
 - ``repeat``: a job on a configuration already trained to the job's unit or beyond: ``"reuse"``
   (default) tells the recorded score at once, charging nothing; ``"charge"`` trains those units
   again (``Retrain``) and tells the score when that work finishes.
@@ -39,7 +42,7 @@ from typing import Any, Optional, Sequence, Tuple, Union
 
 from ._grid import GridSpace, Key, key_of
 from ._grid import configspace as _configspace
-from ._trials import BudgetJobs, prepare, unit_of
+from ._trials import BudgetJobs, prepare, promotion_rule, unit_of
 
 VERSION = "0.1.2"
 
@@ -73,8 +76,7 @@ class DEHBOptimizer(BudgetJobs):
                  learner: Optional[str] = None, snap: str = "nearest", **options: Any):
         super().__init__(cell)
         DEHB = _dehb()
-        if promotion != "continue":
-            raise ValueError(f"promotion = {promotion!r}; the rule so far is 'continue'")
+        self.promotion = promotion_rule(promotion)
         prepare(self, cell, "DEHB", to=to, repeat=repeat, max_repeats=max_repeats,
                 learner=learner, snap=snap)
         if not 1 <= int(min_unit) < self.to:

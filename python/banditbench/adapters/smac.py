@@ -33,6 +33,9 @@ The open choices, each a parameter:
   score per configuration, so one seed per configuration).
 - ``eta``, ``min_unit``, ``to``: Hyperband's η and the budget range in units (multi-fidelity
   facades; ``to`` is the unit the other facades train to).
+- ``promotion`` (multi-fidelity facades): a trial on a configuration trained before to a lower
+  unit resumes from its last unit, only the new units charged (``"continue"``, default), or
+  trains again from the first unit, every unit charged (``"restart"``; :class:`BudgetJobs`).
 - ``repeat``, ``max_repeats``: a trial of a configuration evaluated before (``"reuse"`` tells the
   recorded score at once; ``"charge"`` trains those units again), and how many trials in a row
   told without work end the asking.
@@ -74,7 +77,7 @@ from ..protocol import Policy
 from ._grid import GridSpace, Key
 from ._grid import configspace as _configspace
 from ._grid import key_of
-from ._trials import BudgetJobs, WholeTrials, prepare, unit_of
+from ._trials import BudgetJobs, WholeTrials, prepare, promotion_rule, unit_of
 
 VERSION = "2.4.1"
 
@@ -268,8 +271,9 @@ class _Budgets(BudgetJobs, _SMACTrials):
     def __init__(self, cell: Any, facade: str, n_trials: int, deterministic: bool, eta: int,
                  min_unit: int, to: Optional[int], repeat: str, max_repeats: int,
                  learner: Optional[str], scenario: Optional[Dict[str, Any]], logging_level: Any,
-                 parts: Dict[str, Any], snap: str):
+                 parts: Dict[str, Any], snap: str, promotion: str):
         super().__init__(cell)
+        self.promotion = promotion
         prepare(self, cell, "SMAC3", to=to, repeat=repeat, max_repeats=max_repeats,
                 learner=learner, snap=snap)
         self._build(cell, facade, n_trials, deterministic, eta, min_unit, scenario,
@@ -305,15 +309,14 @@ class SMACFacade(Policy):
             raise ValueError(f"facade = {facade!r}; give one of {', '.join(FACADES)}")
         self.facade = facade
         if FACADES[facade][1]:
-            if promotion != "continue":
-                raise ValueError(f"promotion = {promotion!r}; the rule so far is 'continue'")
             self.impl: Any = _Budgets(cell, facade, n_trials, deterministic,
                                       3 if eta is None else eta,
                                       1 if min_unit is None else min_unit, to, repeat,
                                       max_repeats, learner, scenario, logging_level, parts,
-                                      snap)
+                                      snap, promotion_rule(promotion))
         else:
-            for p, v in (("eta", eta), ("min_unit", min_unit)):
+            for p, v in (("eta", eta), ("min_unit", min_unit),
+                         ("promotion", None if promotion == "continue" else promotion)):
                 if v is not None:
                     raise ValueError(f"{p} is for the multi-fidelity facades (multi-fidelity, "
                                      f"hyperband), not facade = {facade!r}")
