@@ -350,22 +350,42 @@ fn curve_ensemble_trains_each_configuration_once_until_it_is_stopped() {
 #[test]
 fn reproduce_freeze_thaw_writes_the_claim_the_anytime_table_and_the_figure() {
     let out = scratch("ft-reproduce");
-    let mut opts = common::trimmed_reproduction(&out, &[("freeze-thaw-taskset.toml", "[60]")], 1);
-    // DPL with small networks: this test is about the reproduction's tables, claim, figure and
-    // cache, not the model (its defaults run in the tests above and in the reproduction itself),
-    // and `cargo test` builds without optimisation.
-    let exp = opts.experiments.join("freeze-thaw-taskset.toml");
-    let text = std::fs::read_to_string(&exp).unwrap();
-    assert!(text.contains("family = \"dpl\"\n"));
-    std::fs::write(
-        &exp,
-        text.replacen(
-            "family = \"dpl\"\n",
-            "family = \"dpl\"\nunits = 16\nepochs = 20\nrefine_epochs = 5\n",
-            1,
+    let mut opts = common::trimmed_reproduction(
+        &out,
+        &[
+            ("freeze-thaw-taskset.toml", "[60]"),
+            ("freeze-thaw-taskset-gp.toml", "[60]"),
+        ],
+        1,
+    );
+    // The models made small: this test is about the reproduction's tables, claim, figure and
+    // cache, not the models (their defaults run in the tests above and in the reproduction
+    // itself), and `cargo test` builds without optimisation.
+    for (file, family, small) in [
+        (
+            "freeze-thaw-taskset.toml",
+            "dpl",
+            "units = 16\nepochs = 20\nrefine_epochs = 5\n",
         ),
-    )
-    .unwrap();
+        (
+            "freeze-thaw-taskset.toml",
+            "curve-ensemble",
+            "walkers = 30\nsamples = 200\nburn_in = 50\n",
+        ),
+        (
+            "freeze-thaw-taskset-gp.toml",
+            "dyhpo",
+            "units1 = 8\nunits2 = 8\nepochs = 30\nrefine_epochs = 5\n",
+        ),
+        ("freeze-thaw-taskset-gp.toml", "ftgp", "iters = 5\n"),
+    ] {
+        let exp = opts.experiments.join(file);
+        // (The trimmed copy may end without a newline.)
+        let text = std::fs::read_to_string(&exp).unwrap() + "\n";
+        let line = format!("family = \"{family}\"\n");
+        assert!(text.contains(&line), "{file} runs {family}");
+        std::fs::write(&exp, text.replacen(&line, &format!("{line}{small}"), 1)).unwrap();
+    }
     // Through a cell cache that stores every cell (a threshold of time would make which cells
     // are stored depend on the machine's load): a second reproduction from emptied results
     // folders stores no new cell (every cell is served) and writes the same table.
@@ -393,8 +413,12 @@ fn reproduce_freeze_thaw_writes_the_claim_the_anytime_table_and_the_figure() {
         std::fs::read(dir.join("regret.csv")).unwrap(),
         entries(&out.join("cache")),
     );
-    assert!(stored >= 12, "the DPL cells are stored: {stored}");
+    assert!(
+        stored >= 12 * 4,
+        "the model-fitting cells are stored: {stored}"
+    );
     std::fs::remove_dir_all(out.join("freeze-thaw-taskset")).unwrap();
+    std::fs::remove_dir_all(out.join("freeze-thaw-taskset-gp")).unwrap();
     std::fs::remove_dir_all(&dir).unwrap();
     banditbench::reproduce::freeze_thaw::reproduce(&opts).unwrap();
     assert_eq!(std::fs::read(dir.join("regret.csv")).unwrap(), first);
@@ -418,7 +442,7 @@ fn reproduce_freeze_thaw_writes_the_claim_the_anytime_table_and_the_figure() {
             "{claim}"
         );
     }
-    for part in ["random search", "Hyperband", "ASHA"] {
+    for part in ["random search", "Hyperband", "ASHA", "DyHPO"] {
         assert_eq!(
             claim
                 .matches(&format!("DPL's regret is lower than {part}"))
@@ -427,26 +451,34 @@ fn reproduce_freeze_thaw_writes_the_claim_the_anytime_table_and_the_figure() {
             "{claim}"
         );
     }
-    // regret.csv: 5 policies x 20 points (5 % of the budget apart); regret >= 0, ranks in
-    // [1, 5] summing to 15 at every point (ties share their mean rank).
+    // regret.csv: 8 policies (6 + the 2 of the GP experiment) x 20 points (5 % of the budget
+    // apart); regret >= 0, ranks in [1, 8] summing to 36 at every point (ties share their mean
+    // rank).
     let csv = std::fs::read_to_string(dir.join("regret.csv")).unwrap();
     let rows: Vec<Vec<&str>> = csv
         .lines()
         .skip(1)
         .map(|l| l.split(',').collect())
         .collect();
-    assert_eq!(rows.len(), 5 * 20, "{csv}");
+    assert_eq!(rows.len(), 8 * 20, "{csv}");
+    for family in ["dyhpo", "ftgp", "curve-ensemble", "dpl"] {
+        assert_eq!(
+            rows.iter().filter(|r| r[0] == family).count(),
+            20,
+            "{family}: {csv}"
+        );
+    }
     let mut rank_sum: std::collections::BTreeMap<&str, f64> = Default::default();
     for r in &rows {
         let (units, regret, rank) = (r[r.len() - 3], r[r.len() - 2], r[r.len() - 1]);
         let (regret, rank): (f64, f64) = (regret.parse().unwrap(), rank.parse().unwrap());
         assert!(regret >= 0.0 && regret.is_finite(), "{r:?}");
-        assert!((1.0..=5.0).contains(&rank), "{r:?}");
+        assert!((1.0..=8.0).contains(&rank), "{r:?}");
         *rank_sum.entry(units).or_default() += rank;
     }
     assert_eq!(rank_sum.len(), 20);
     for (units, s) in &rank_sum {
-        assert!((s - 15.0).abs() < 1e-9, "ranks at {units} sum to {s}");
+        assert!((s - 36.0).abs() < 1e-9, "ranks at {units} sum to {s}");
     }
 }
 

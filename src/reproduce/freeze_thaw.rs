@@ -1,25 +1,31 @@
 //! Freeze-thaw methods on the TaskSet tables (issue #47), by the protocol of DPL (Kadra, Janowski,
 //! Wistuba & Grabocka 2023, "Scaling Laws for Hyperparameter Optimization", NeurIPS;
 //! releaunifreiburg/DPL `framework.py`, `plots/normalized_regret.py`): on each of the 12 TaskSet
-//! tasks, 1 000 one-unit evaluations from 10 seeds; the normalised regret of the incumbent
-//! (validation loss) over the budget, and the policies' mean rank over the budget.
+//! tasks, 1 000 one-unit evaluations; the normalised regret of the incumbent (validation loss)
+//! over the budget, and the policies' mean rank over the budget. Two experiments: DPL, Domhan et
+//! al.'s curve ensemble, random search, Hyperband, ASHA and HAMLET's rules on 10 seeds
+//! (`freeze-thaw-taskset.toml`), and the two GP methods, DyHPO and the freeze-thaw GP, on the
+//! first 2 of the same seeds (`freeze-thaw-taskset-gp.toml`; their fits are cubic in the units
+//! seen). A task's unit in every table and test is each policy's mean over its own seeds.
 //!
 //! The claim, from DPL's README and abstract: "Our method achieves the best results across all
 //! benchmarks by obtaining the best any-time results compared to all competitors". Checked on
 //! TaskSet against the competitors DPL compared with and run here (random search, Hyperband,
-//! ASHA; HAMLET's rules run too, in the family of tests but not in the claim), at 25 %, 50 % and
-//! 100 % of the budget: at each, one family of focus-versus-rest tests (exact Wilcoxon signed-rank
-//! over the 12 tasks, Holm within the family); "better" needs a significant difference in DPL's
-//! favour. The 12 tasks share IMDB and the configurations (they differ in the network trained),
-//! so they are not fully independent units: the README says so.
+//! ASHA, DyHPO; HAMLET's rules, the curve ensemble and the freeze-thaw GP run too, in the family
+//! of tests but not in the claim), at 25 %, 50 % and 100 % of the budget: at each, one family of
+//! focus-versus-rest tests (exact Wilcoxon signed-rank over the 12 tasks, Holm within the
+//! family); "better" needs a significant difference in DPL's favour. The 12 tasks share IMDB and
+//! the configurations (they differ in the network trained), so they are not fully independent
+//! units: the README says so.
 //!
 //! Normalised regret of a task: (incumbent − best) / (worst − best), best the table's lowest
 //! validation loss and worst the highest among the configurations DPL's TaskSet loader keeps (a
 //! whole finite curve below the lowest over steps of the per-step 95 % quantile:
 //! `benchmarks/taskset.py`'s `filter_curves` and `get_worst_performance`).
 //!
-//! Writes `results/freeze-thaw/README.md` (protocol, tables, claim and verdicts), `regret.csv` (mean normalised regret and mean rank per policy at every 5 % of the budget),
-//! `claim.md`, the figure `anytime` (PNG, SVG, PDF) and the experiment's report.
+//! Writes `results/freeze-thaw/README.md` (protocol, tables, claim and verdicts), `regret.csv`
+//! (mean normalised regret and mean rank per policy at every 5 % of the budget), `claim.md`, the
+//! figure `anytime` (PNG, SVG, PDF) and each experiment's report.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -34,12 +40,14 @@ use crate::report::figures::{Lines, Panel, Series};
 use crate::results::{Run, anytime_curves};
 
 const FILE: &str = "freeze-thaw-taskset.toml";
+/// DyHPO and the freeze-thaw GP, on fewer seeds (module docs).
+const GP_FILE: &str = "freeze-thaw-taskset-gp.toml";
 /// Points of the anytime curves over the budget.
 const STEPS: usize = 20;
 /// The points the claim is tested at: (step of STEPS, words).
 const AT: [(usize, &str); 3] = [(5, "25 %"), (10, "50 %"), (20, "100 %")];
 const FOCUS: &str = "dpl";
-const CLAIM: &str = "\"Our method achieves the best results across all benchmarks by obtaining the best any-time results compared to all competitors\" (DPL's README and abstract; Kadra et al. 2023). Checked here on TaskSet against random search, Hyperband and ASHA, at 25 %, 50 % and 100 % of the budget of one-unit evaluations (DPL's protocol: 1 000).";
+const CLAIM: &str = "\"Our method achieves the best results across all benchmarks by obtaining the best any-time results compared to all competitors\" (DPL's README and abstract; Kadra et al. 2023). Checked here on TaskSet against random search, Hyperband, ASHA and DyHPO, at 25 %, 50 % and 100 % of the budget of one-unit evaluations (DPL's protocol: 1 000).";
 
 fn parts() -> Vec<ClaimPart<'static>> {
     vec![
@@ -56,6 +64,11 @@ fn parts() -> Vec<ClaimPart<'static>> {
         ClaimPart {
             baseline: "asha",
             words: "DPL's regret is lower than ASHA's",
+            expect: Expect::Better,
+        },
+        ClaimPart {
+            baseline: "dyhpo",
+            words: "DPL's regret is lower than DyHPO's",
             expect: Expect::Better,
         },
     ]
@@ -165,12 +178,34 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<Vec<PathBuf>> {
     std::fs::create_dir_all(&out)
         .with_context(|| format!("{}: cannot create the folder", out.display()))?;
     let mut files = Vec::new();
-    let run = super::run_pool_and_report(opts, FILE, &out, &mut files)?;
-    let runs = &run.results.runs;
-    let bounds = regret_bounds(&run.data.pool);
-    let curves = anytime_curves(&run.dir, runs, STEPS)?;
+    // Both experiments' runs and anytime curves, the second's cell numbers moved past the
+    // first's (each experiment numbers its cells from 0).
+    let mut runs: Vec<Run> = Vec::new();
+    let mut curves: BTreeMap<u64, Vec<f64>> = BTreeMap::new();
+    let mut seeds: Vec<(String, u32)> = Vec::new();
+    let mut pool = None;
+    for file in [FILE, GP_FILE] {
+        let run = super::run_pool_and_report(opts, file, &out, &mut files)?;
+        let shift = runs.iter().map(|r| r.cell + 1).max().unwrap_or(0);
+        for (cell, c) in anytime_curves(&run.dir, &run.results.runs, STEPS)? {
+            curves.insert(cell + shift, c);
+        }
+        runs.extend(run.results.runs.iter().map(|r| Run {
+            cell: r.cell + shift,
+            ..r.clone()
+        }));
+        let reps = run.results.runs.iter().map(|r| r.repetition).max();
+        seeds.push((run.name.clone(), reps.map_or(0, |m| m + 1)));
+        pool.get_or_insert(run.data.pool);
+    }
+    let runs = &runs;
+    let bounds = regret_bounds(pool.as_ref().context("no experiment ran")?);
     let budget = runs.iter().map(|r| r.budget_abs).fold(0.0, f64::max);
-    let reps = runs.iter().map(|r| r.repetition).max().map_or(0, |m| m + 1);
+    let seeds_words = seeds
+        .iter()
+        .map(|(n, k)| format!("{n}: {k}"))
+        .collect::<Vec<_>>()
+        .join(", ");
     let focus = runs
         .iter()
         .find(|r| r.family == FOCUS)
@@ -246,7 +281,7 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<Vec<PathBuf>> {
     };
     let fig = Lines {
         title: format!(
-            "TaskSet, 12 tasks × {reps} seed(s): normalised regret of the incumbent and mean rank over the budget"
+            "TaskSet, 12 tasks (seeds per task: {seeds_words}): normalised regret of the incumbent and mean rank over the budget"
         ),
         panels: vec![
             panel(
@@ -269,7 +304,7 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<Vec<PathBuf>> {
     let mut md = String::from("# Freeze-thaw on TaskSet: DPL's protocol\n\n");
     let _ = writeln!(
         md,
-        "`banditbench reproduce freeze-thaw` ran `experiments/{FILE}`: the 12 TaskSet tasks (DyHPO's and DPL's tables, `traces/taskset`), {budget:.0} one-unit evaluations per cell, {reps} repetition(s), with DPL (`dpl`, every parameter at its code's value), random search (one unit a decision), Hyperband and ASHA (η = 3, r_min = 1 unit, R = 51 units), and HAMLET's rules (`hamlet-pool`: Variant 3 on 10 drawn configurations at a time), which are not part of DPL's claim but are in its family of tests. Normalised regret = (incumbent − best) / (worst − best) per task, best the table's lowest validation loss and worst the highest among the configurations DPL's loader keeps. The units of the tests are the 12 tasks (each the mean over repetitions); they share IMDB and the configurations, so they are not fully independent.\n\n![anytime](anytime.png)\n\n{claim}\n\n{tables}"
+        "`banditbench reproduce freeze-thaw` ran `experiments/{FILE}` and `experiments/{GP_FILE}`: the 12 TaskSet tasks (DyHPO's and DPL's tables, `traces/taskset`), {budget:.0} one-unit evaluations per cell, seeds per task {seeds_words}. DPL (`dpl`, every parameter at its code's value) against random search (one unit a decision), Hyperband and ASHA (η = 3, r_min = 1 unit, R = 51 units) and DyHPO (`dyhpo`, at its code's values), the competitors of DPL's claim; HAMLET's rules (`hamlet-pool`: Variant 3 on 10 drawn configurations at a time), Domhan et al.'s curve ensemble (`curve-ensemble`, scores = loss) and the freeze-thaw GP (`ftgp`, ifBO's `mf_ei_bo`) run beside them and are in the family of tests. Normalised regret = (incumbent − best) / (worst − best) per task, best the table's lowest validation loss and worst the highest among the configurations DPL's loader keeps. The units of the tests are the 12 tasks (each policy's mean over its seeds); they share IMDB and the configurations, so they are not fully independent.\n\n![anytime](anytime.png)\n\n{claim}\n\n{tables}"
     );
     super::write_listed(&mut files, out.join("README.md"), &md)?;
     Ok(files)
