@@ -51,28 +51,6 @@ class Recorded(DEHBOptimizer):
         self.dehb.tell = logged
 
 
-@pytest.mark.parametrize("repeat", ["reuse", "charge"])
-def test_one_worker_tells_dehb_what_its_own_loop_evaluates(tmp_path, repeat):
-    Recorded.logs.clear()
-    r = bb.run(experiment(f"dehb-{repeat}"), policies={"dehb": (Recorded, {"repeat": repeat})},
-               out=tmp_path / "r", progress=False)
-    for seed in r.runs["seed"]:
-        got = Recorded.logs[int(seed)]
-        assert len(got) > 40
-        out = subprocess.run(
-            [sys.executable, str(SCRIPT), "--pool", str(POOL), "--dataset", DATASET, "--run", "0",
-             "--learner", "mlp", "--seed", str(int(seed)), "--evaluations", str(len(got))],
-            capture_output=True, text=True, check=True).stdout
-        want = [json.loads(line) for line in out.splitlines()]
-        assert got == want
-    tr = r.trajectories
-    # DEHB's rungs on 27 units with eta 3: jobs at units 1, 3, 9 and 27.
-    assert {1, 3, 9, 27} <= set(tr["fidelity"])
-    assert set(tr["action"]) <= {"choose", "pull", "retrain"}
-
-
-
-
 def own_loop(seed, evaluations, learners=("mlp",)):
     """The jobs DEHB's own run loop evaluates on the same table (scripts/reference)."""
     out = subprocess.run(
@@ -81,6 +59,23 @@ def own_loop(seed, evaluations, learners=("mlp",)):
          "--evaluations", str(evaluations)],
         capture_output=True, text=True, check=True).stdout
     return [json.loads(line) for line in out.splitlines()]
+
+
+@pytest.mark.parametrize("repeat", ["reuse", "charge"])
+def test_one_worker_tells_dehb_what_its_own_loop_evaluates(tmp_path, repeat):
+    Recorded.logs.clear()
+    r = bb.run(experiment(f"dehb-{repeat}"), policies={"dehb": (Recorded, {"repeat": repeat})},
+               out=tmp_path / "r", progress=False)
+    for seed in r.runs["seed"]:
+        got = Recorded.logs[int(seed)]
+        assert len(got) > 40
+        assert got == own_loop(int(seed), len(got))
+    tr = r.trajectories
+    # DEHB's rungs on 27 units with eta 3: jobs at units 1, 3, 9 and 27.
+    assert {1, 3, 9, 27} <= set(tr["fidelity"])
+    assert set(tr["action"]) <= {"choose", "pull", "retrain"}
+
+
 
 
 def test_restart_promotion_pays_every_unit_again(tmp_path):
@@ -160,12 +155,7 @@ def test_several_learners_are_dehbs_cash_space(tmp_path):
     (seed,) = r.runs["seed"]
     got = Recorded.logs[int(seed)]
     assert len({e["learner"] for e in got}) == 4
-    out = subprocess.run(
-        [sys.executable, str(SCRIPT), "--pool", str(POOL), "--dataset", DATASET, "--run", "0",
-         *[a for name in learners for a in ("--learner", name)], "--seed", str(int(seed)),
-         "--evaluations", str(len(got))],
-        capture_output=True, text=True, check=True).stdout
-    assert got == [json.loads(line) for line in out.splitlines()]
+    assert got == own_loop(int(seed), len(got), learners)
 
 
 def test_the_protocol_route_gives_the_in_process_results(tmp_path):

@@ -50,6 +50,19 @@ class Recorded(SMACFacade):
         self.smac.tell = logged
 
 
+def own_loop(seed, facade, n_trials, evaluations, learners=("mlp",)):
+    """The trials SMAC's own optimize loop evaluates on the same table (scripts/reference), in
+    another interpreter with a string-hash seed of its own: the adapter's start-point order
+    (start_points = "sorted") makes both independent of it."""
+    out = subprocess.run(
+        [sys.executable, str(SCRIPT), "--pool", str(POOL), "--dataset", DATASET, "--run", "0",
+         *[a for name in learners for a in ("--learner", name)], "--seed", str(seed),
+         "--facade", facade, "--n-trials", str(n_trials), "--evaluations", str(evaluations)],
+        capture_output=True, text=True, check=True, env=dict(os.environ, PYTHONHASHSEED="7"),
+    ).stdout
+    return [json.loads(line) for line in out.splitlines()]
+
+
 # facade -> (trainings of 27 units in the budget, SMAC's n_trials): past each model's start-up
 # (the initial design is a quarter of n_trials) and within n_trials, where SMAC's own loop stops.
 ONE_WORKER = {"hpo": (20, 40), "blackbox": (16, 40), "random": (30, 100),
@@ -68,16 +81,7 @@ def test_one_worker_tells_smac_what_its_own_loop_evaluates(tmp_path, facade):
     got = Recorded.logs[int(seed)]
     assert len(got) >= trainings
     assert len(got) <= n_trials
-    # Another interpreter, with a string-hash seed of its own: the adapter's start-point order
-    # (start_points = "sorted") makes both independent of it.
-    out = subprocess.run(
-        [sys.executable, str(SCRIPT), "--pool", str(POOL), "--dataset", DATASET, "--run", "0",
-         "--learner", "mlp", "--seed", str(int(seed)), "--facade", facade,
-         "--n-trials", str(n_trials), "--evaluations", str(len(got))],
-        capture_output=True, text=True, check=True, env=dict(os.environ, PYTHONHASHSEED="7"),
-    ).stdout
-    want = [json.loads(line) for line in out.splitlines()]
-    assert got == want
+    assert got == own_loop(int(seed), facade, n_trials, len(got))
     if FACADES[facade][1]:
         # Hyperband's rungs on 27 units with eta 3.
         assert {1, 3, 9, 27} <= set(r.trajectories["fidelity"])
@@ -94,13 +98,7 @@ def test_restart_promotion_retrains_and_smac_asks_the_same_trials(tmp_path):
                out=tmp_path / "r", progress=False)
     (seed,) = r.runs["seed"]
     got = Recorded.logs[int(seed)]
-    out = subprocess.run(
-        [sys.executable, str(SCRIPT), "--pool", str(POOL), "--dataset", DATASET, "--run", "0",
-         "--learner", "mlp", "--seed", str(int(seed)), "--facade", "multi-fidelity",
-         "--n-trials", "100", "--evaluations", str(len(got))],
-        capture_output=True, text=True, check=True, env=dict(os.environ, PYTHONHASHSEED="7"),
-    ).stdout
-    assert got == [json.loads(line) for line in out.splitlines()]
+    assert got == own_loop(int(seed), "multi-fidelity", 100, len(got))
     seen, promoted = {}, 0
     for e in got:
         key = tuple(e["config"])
@@ -125,14 +123,7 @@ def test_several_learners_are_smacs_cash_space(tmp_path):
     (seed,) = r.runs["seed"]
     got = Recorded.logs[int(seed)]
     assert len({e["learner"] for e in got}) == 4
-    args = [a for name in learners for a in ("--learner", name)]
-    out = subprocess.run(
-        [sys.executable, str(SCRIPT), "--pool", str(POOL), "--dataset", DATASET, "--run", "0",
-         *args, "--seed", str(int(seed)), "--facade", "hpo", "--n-trials", "40",
-         "--evaluations", str(len(got))],
-        capture_output=True, text=True, check=True, env=dict(os.environ, PYTHONHASHSEED="7"),
-    ).stdout
-    assert got == [json.loads(line) for line in out.splitlines()]
+    assert got == own_loop(int(seed), "hpo", 40, len(got), learners)
 
 
 
