@@ -24,6 +24,17 @@ fn read(path: &Path) -> DataFrame {
         .unwrap()
 }
 
+/// `banditbench run EXP --out OUT --quiet`, which must succeed.
+fn run_quiet(exp: &Path, out: &Path) {
+    run_ok(&[
+        "run",
+        exp.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+    ]);
+}
+
 fn f64s(df: &DataFrame, name: &str) -> Vec<f64> {
     let c = df.column(name).unwrap().cast(&DataType::Float64).unwrap();
     c.f64()
@@ -324,13 +335,7 @@ fn on_learning_curves_only_full_trainings_are_archived_and_train_time_sums_the_u
         )
         .unwrap();
         let out = dir.join(&name);
-        run_ok(&[
-            "run",
-            path.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-            "--quiet",
-        ]);
+        run_quiet(&path, &out);
         let added = check_against_scratch(&out, &pool, &["accuracy", "train_time"]);
         let runs = read(&out.join("runs.parquet"));
         let (policy, decisions) = (strs(&runs, "policy"), u64s(&runs, "decisions"));
@@ -358,13 +363,7 @@ fn a_reference_file_gives_the_same_results_as_the_rule_it_writes_down() {
         POLICIES,
     );
     let out_rule = dir.join("out-rule");
-    run_ok(&[
-        "run",
-        by_rule.to_str().unwrap(),
-        "--out",
-        out_rule.to_str().unwrap(),
-        "--quiet",
-    ]);
+    run_quiet(&by_rule, &out_rule);
     let (_, _, tasks) = lock_objectives(&out_rule);
     let mut csv = String::from("dataset,run,val_acc,latency\n");
     for (task, (reference, ..)) in &tasks {
@@ -385,13 +384,7 @@ fn a_reference_file_gives_the_same_results_as_the_rule_it_writes_down() {
         POLICIES,
     );
     let out_file = dir.join("out-file");
-    run_ok(&[
-        "run",
-        by_file.to_str().unwrap(),
-        "--out",
-        out_file.to_str().unwrap(),
-        "--quiet",
-    ]);
+    run_quiet(&by_file, &out_file);
     let (a, b) = (
         read(&out_rule.join("runs.parquet")),
         read(&out_file.join("runs.parquet")),
@@ -917,20 +910,8 @@ fn incumbent_changes_keep_every_change_of_the_hypervolume_regret() {
     )
     .unwrap();
     let (a, b) = (dir.join("a"), dir.join("b"));
-    run_ok(&[
-        "run",
-        full.to_str().unwrap(),
-        "--out",
-        a.to_str().unwrap(),
-        "--quiet",
-    ]);
-    run_ok(&[
-        "run",
-        kept.to_str().unwrap(),
-        "--out",
-        b.to_str().unwrap(),
-        "--quiet",
-    ]);
+    run_quiet(&full, &a);
+    run_quiet(&kept, &b);
     let (ta, tb) = (
         read(&a.join("trajectories.parquet")),
         read(&b.join("trajectories.parquet")),
@@ -1155,13 +1136,7 @@ fn learner_level_worlds_archive_the_evaluations_their_pulls_reveal() {
         )
         .unwrap();
         let out = dir.join(world);
-        run_ok(&[
-            "run",
-            exp.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-            "--quiet",
-        ]);
+        run_quiet(&exp, &out);
         // The lock file's reference and ideal points, in the recorded orientation.
         let (names, directions, tasks) = lock_objectives(&out);
         assert_eq!(names, ["accuracy", "train_time"]);
@@ -1233,13 +1208,7 @@ fn learner_level_worlds_archive_the_evaluations_their_pulls_reveal() {
     )
     .unwrap();
     let out = dir.join("joint");
-    run_ok(&[
-        "run",
-        exp.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--quiet",
-    ]);
+    run_quiet(&exp, &out);
     let (names, _, tasks) = lock_objectives(&out);
     assert_eq!(names, ["accuracy", "train_time"]);
     assert!(tasks["glass/0/all"].2 >= 1);
@@ -1349,13 +1318,7 @@ fn a_trace_sets_objectives_are_checked_by_key_and_row() {
         )
         .unwrap();
         let out = dir.join("out");
-        run_ok(&[
-            "run",
-            exp.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-            "--quiet",
-        ]);
+        run_quiet(&exp, &out);
         let runs = read(&out.join("runs.parquet"));
         ["hv_regret", "igd_plus", "epsilon_additive", "front_size"]
             .iter()
@@ -1385,13 +1348,7 @@ fn world_score_names_the_objective_single_objective_policies_optimise() {
         )
         .unwrap();
         let out = dir.join(name);
-        run_ok(&[
-            "run",
-            exp.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-            "--quiet",
-        ]);
+        run_quiet(&exp, &out);
         read(&out.join("runs.parquet"))
     };
     // Learner level: 40 round-robin pulls of 4 learners in recorded order = 10 evaluations each.
@@ -1520,13 +1477,7 @@ fn traces_inspect_names_each_tasks_true_front_as_the_run_measures_it() {
     )
     .unwrap();
     let res = dir.join("out");
-    run_ok(&[
-        "run",
-        exp.to_str().unwrap(),
-        "--out",
-        res.to_str().unwrap(),
-        "--quiet",
-    ]);
+    run_quiet(&exp, &res);
     let (_, _, tasks) = lock_objectives(&res);
     assert_eq!(tasks.len(), 12);
     for (task, (_, _, front, _)) in &tasks {
