@@ -10,7 +10,7 @@ mod common;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use common::{bin, experiment, python_ok, run_ok, scratch};
+use common::{bin, experiment, python_ok, run_ok, run_quiet, scratch};
 use polars::prelude::*;
 
 fn root() -> PathBuf {
@@ -492,13 +492,7 @@ fn a_python_ex_def_chooses_and_stops_like_the_builtin() {
         std::fs::write(&rs, format!("{head}[[policies]]\nfamily = \"ex-def\"\n")).unwrap();
         let (a, b) = (dir.join(format!("a{k}")), dir.join(format!("b{k}")));
         for (e, o) in [(&py, &a), (&rs, &b)] {
-            run_ok(&[
-                "run",
-                e.to_str().unwrap(),
-                "--out",
-                o.to_str().unwrap(),
-                "--quiet",
-            ]);
+            run_quiet(e, o);
         }
         let (ta, tb) = (
             read(&a, "trajectories.parquet"),
@@ -566,13 +560,7 @@ fn a_python_policy_reads_the_pools_encoded_space() {
     )
     .unwrap();
     let out = dir.join("out");
-    run_ok(&[
-        "run",
-        e.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--quiet",
-    ]);
+    run_quiet(&e, &out);
     let runs = read(&out, "runs.parquet");
     let ds = runs.column("dataset").unwrap().str().unwrap().clone();
     let best = runs.column("best_score").unwrap().f64().unwrap().clone();

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{bin, experiment, run_ok, scratch, set_line, tiny_variant};
+use common::{bin, experiment, run_ok, run_quiet, scratch, set_line, tiny_variant};
 use std::path::{Path, PathBuf};
 
 const ONE_POLICY: &str = "[[policies]]\nfamily = \"round-robin\"\n";
@@ -231,13 +231,7 @@ fn unknown_manifest_keys_and_two_evaluation_files_are_refused() {
     let body = format!("{}{ONE_POLICY}", world("[3]", "0.5"));
     let exp = common::experiment(&exp_dir, "conv", &body);
     let runs_dir = exp_dir.join("out");
-    run_ok(&[
-        "run",
-        exp.to_str().unwrap(),
-        "--out",
-        runs_dir.to_str().unwrap(),
-        "--quiet",
-    ]);
+    run_quiet(&exp, &runs_dir);
     std::fs::copy(
         runs_dir.join("runs.parquet"),
         both.join("evaluations.parquet"),
@@ -271,13 +265,7 @@ family = "round-robin"
 "#;
     let exp = experiment(&dir, "perds", body);
     let out = dir.join("out");
-    run_ok(&[
-        "run",
-        exp.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--quiet",
-    ]);
+    run_quiet(&exp, &out);
     let res = banditbench::results::read_results(&out).unwrap();
     let eg: Vec<_> = res
         .runs

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use banditbench::pareto::{epsilon_additive, hypervolume, igd_plus, nondominated};
 use banditbench::trace::pool::{Pool, load_pool};
-use common::{bin, run_fails, run_ok, scratch};
+use common::{bin, run_fails, run_ok, run_quiet, scratch};
 use polars::prelude::*;
 
 fn root() -> PathBuf {
@@ -22,17 +22,6 @@ fn read(path: &Path) -> DataFrame {
     ParquetReader::new(std::fs::File::open(path).unwrap())
         .finish()
         .unwrap()
-}
-
-/// `banditbench run EXP --out OUT --quiet`, which must succeed.
-fn run_quiet(exp: &Path, out: &Path) {
-    run_ok(&[
-        "run",
-        exp.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--quiet",
-    ]);
 }
 
 fn f64s(df: &DataFrame, name: &str) -> Vec<f64> {

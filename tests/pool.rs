@@ -717,13 +717,7 @@ fn cash_optimisers_run_on_a_joint_pool_with_answers_by_hand() {
     )
     .unwrap();
     let out = dir.join("out");
-    common::run_ok(&[
-        "run",
-        exp.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--quiet",
-    ]);
+    common::run_quiet(&exp, &out);
     let runs = read(&out.join("runs.parquet"));
     let fam = runs.column("policy_family").unwrap().str().unwrap().clone();
     let ds = runs.column("dataset").unwrap().str().unwrap().clone();

@@ -6,7 +6,7 @@ mod common;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use common::{bin, experiment, run_fails, run_ok, scratch};
+use common::{bin, experiment, run_fails, run_ok, run_quiet, scratch};
 use serde_json::Value;
 
 fn golden_csv(name: &str) -> String {
@@ -456,13 +456,7 @@ epsilon = [0.1, 0.5]
 "#,
     );
     let results = dir.join("results");
-    run_ok(&[
-        "run",
-        exp.to_str().unwrap(),
-        "--out",
-        results.to_str().unwrap(),
-        "--quiet",
-    ]);
+    run_quiet(&exp, &results);
     // The default unit is the dataset: 2 datasets (d1, d2), each the mean over its run, the 2
     // budgets and 3 repetitions, independent of each other.
     let o = run_ok(&["report", results.to_str().unwrap(), "--per-budget"]);
@@ -622,13 +616,7 @@ family = "random"
 "#,
     );
     let results = dir.join("results");
-    run_ok(&[
-        "run",
-        exp.to_str().unwrap(),
-        "--out",
-        results.to_str().unwrap(),
-        "--quiet",
-    ]);
+    run_quiet(&exp, &results);
     let res = banditbench::results::read_results(&results).unwrap();
     let nothing = |p: &str| {
         res.runs
@@ -947,13 +935,7 @@ fn reports_say_the_direction_and_names_never_leave_the_output_folder() {
         "names",
         "seed = 2\n[world]\nkind = \"pull-count\"\nbudgets = [8]\nexhausted = \"resample\"\n[[policies]]\nfamily = \"epsilon-greedy\"\nepsilon = [0.1, 0.3]\n[[policies]]\nfamily = \"round-robin\"\n",
     );
-    common::run_ok(&[
-        "run",
-        exp.to_str().unwrap(),
-        "--out",
-        res.to_str().unwrap(),
-        "--quiet",
-    ]);
+    common::run_quiet(&exp, &res);
     let runs_path = res.join("runs.parquet");
     use polars::prelude::SerReader as _;
     let mut df = polars::prelude::ParquetReader::new(std::fs::File::open(&runs_path).unwrap())

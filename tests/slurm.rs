@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{bin, experiment, run_ok, scratch};
+use common::{bin, experiment, run_ok, run_quiet, scratch};
 
 fn cluster_up() -> bool {
     Command::new("scontrol")
@@ -56,13 +56,7 @@ fn a_slurm_array_and_its_merge_job_reproduce_the_unsharded_run() {
         "seed = 21\nrepetitions = 9\n[world]\nkind = \"pull-count\"\nbudgets = [30, 400]\nexhausted = \"resample\"\n[[policies]]\nfamily = \"round-robin\"\n[[policies]]\nfamily = \"ucb1\"\n[[policies]]\nfamily = \"epsilon-greedy\"\nepsilon = [0.1, 0.3]\n",
     );
     let whole = dir.join("whole");
-    run_ok(&[
-        "run",
-        exp.to_str().unwrap(),
-        "--out",
-        whole.to_str().unwrap(),
-        "--quiet",
-    ]);
+    run_quiet(&exp, &whole);
 
     let merged = dir.join("merged");
     let shards = dir.join("shards");

@@ -87,6 +87,17 @@ pub fn run_ok(args: &[&str]) -> Output {
     out
 }
 
+/// `banditbench run EXP --out OUT --quiet`, which must succeed.
+pub fn run_quiet(exp: &Path, out: &Path) {
+    run_ok(&[
+        "run",
+        exp.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+    ]);
+}
+
 /// Write an experiment file into `dir` that replays the tiny fixture.
 pub fn experiment(dir: &Path, name: &str, body: &str) -> PathBuf {
     let path = dir.join(format!("{name}.toml"));
