@@ -38,9 +38,12 @@
 //! worker draws at random.
 
 use super::net::{Adam, Net, Scratch, Shape};
-use super::{Acquisition, Candidate, candidates, failed_param, idle, lr_param};
-use crate::policy::{Action, CellStart, Family, Kind, ParamDef, Params, Value};
-use crate::protocol::{Observation, Policy, View, WorldKind};
+use super::{
+    Acquisition, Candidate, Driven, FreezeThaw, candidates, draw_or_idle, failed_param, idle,
+    lr_param,
+};
+use crate::policy::{Action, Family, Kind, ParamDef, Params, Value};
+use crate::protocol::{Observation, PoolView, View, WorldKind};
 use crate::rng::{Rng, derive_seed};
 use anyhow::Result;
 
@@ -122,7 +125,7 @@ pub fn family() -> Family {
                 "a configuration whose unit failed: its earlier units stay training data, or are forgotten (DPL's tables drop failing curves beforehand)",
             ),
         ],
-        build: |p: &Params, _| Box::new(Dpl::new(Config::from(p))),
+        build: |p: &Params, _| Box::new(Driven(Dpl::new(Config::from(p)))),
     }
 }
 
@@ -181,6 +184,8 @@ pub struct Dpl {
     cfg: Config,
     /// Curve length of the pool.
     units: u32,
+    /// The cell's seed, from which the members' seeds derive.
+    seed: u64,
     /// Features per configuration, built at the first decision.
     feats: Vec<f32>,
     width: usize,
@@ -214,6 +219,7 @@ impl Dpl {
         Dpl {
             cfg,
             units: 0,
+            seed: 0,
             feats: Vec::new(),
             width: 0,
             arm_config: Vec::new(),
@@ -347,22 +353,22 @@ impl Dpl {
     }
 }
 
-impl Policy for Dpl {
-    fn begin(&mut self, cell: &CellStart<'_>) -> Result<()> {
-        if let Some(p) = &cell.pool {
-            self.units = p.units;
-        }
-        self.members = members(self.cfg.ensemble, cell.seed);
-        Ok(())
+impl FreezeThaw for Dpl {
+    const FAMILY: &'static str = "dpl";
+
+    fn units(&mut self) -> &mut u32 {
+        &mut self.units
     }
 
-    fn try_decide(&mut self, view: &View<'_>, _rng: &mut Rng) -> Result<Action> {
-        let Some(pool) = &view.pool else {
-            anyhow::bail!("dpl runs in the pool world only");
-        };
-        if self.units == 0 {
-            self.units = pool.units;
-        }
+    fn seed(&mut self) -> &mut u64 {
+        &mut self.seed
+    }
+
+    fn start(&mut self) {
+        self.members = members(self.cfg.ensemble, self.seed);
+    }
+
+    fn decide(&mut self, pool: &PoolView<'_>, view: &View<'_>, _rng: &mut Rng) -> Result<Action> {
         if self.feats.is_empty() {
             self.build_features(pool.space);
         }
@@ -375,11 +381,7 @@ impl Policy for Dpl {
             self.fit();
         }
         if !self.trained {
-            return Ok(if pool.undrawn > 0 {
-                Action::Draw
-            } else {
-                idle(view)
-            });
+            return Ok(draw_or_idle(pool, view));
         }
         self.cand.clear();
         self.xs.clear();
@@ -486,19 +488,16 @@ impl Policy for Dpl {
         self.fit_due = true;
     }
 
-    fn take_fits(&mut self) -> u64 {
-        std::mem::take(&mut self.fits_untaken)
+    fn untaken(&mut self) -> &mut u64 {
+        &mut self.fits_untaken
     }
 
-    fn finish(&mut self) -> Result<Option<String>> {
-        Ok(Some(
-            serde_json::json!({
-                "fits": self.fits,
-                "scratch_fits": self.scratch_fits,
-                "diverged": self.diverged,
-            })
-            .to_string(),
-        ))
+    fn stats(&self) -> serde_json::Value {
+        serde_json::json!({
+            "fits": self.fits,
+            "scratch_fits": self.scratch_fits,
+            "diverged": self.diverged,
+        })
     }
 }
 

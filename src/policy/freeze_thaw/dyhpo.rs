@@ -38,9 +38,12 @@
 
 use super::dkgp::{Batch, Dims, Model, Scratch};
 use super::net::Adam;
-use super::{Acquisition, Candidate, Curves, candidates, failed_param, idle, lr_param};
-use crate::policy::{Action, CellStart, Family, Kind, ParamDef, Params, Value};
-use crate::protocol::{Observation, Policy, View, WorldKind};
+use super::{
+    Acquisition, Candidate, Curves, Driven, FreezeThaw, candidates, draw_or_idle, failed_param,
+    idle, lr_param,
+};
+use crate::policy::{Action, Family, Kind, ParamDef, Params, Value};
+use crate::protocol::{Observation, PoolView, View, WorldKind};
 use crate::rng::{Rng, derive_seed};
 use anyhow::Result;
 
@@ -129,7 +132,7 @@ pub fn family() -> Family {
                 "a configuration whose unit failed: its earlier units stay training data, or are forgotten",
             ),
         ],
-        build: |p: &Params, _| Box::new(Dyhpo::new(Config::from(p))),
+        build: |p: &Params, _| Box::new(Driven(Dyhpo::new(Config::from(p)))),
     }
 }
 
@@ -393,22 +396,18 @@ impl Dyhpo {
     }
 }
 
-impl Policy for Dyhpo {
-    fn begin(&mut self, cell: &CellStart<'_>) -> Result<()> {
-        if let Some(p) = &cell.pool {
-            self.units = p.units;
-        }
-        self.seed = cell.seed;
-        Ok(())
+impl FreezeThaw for Dyhpo {
+    const FAMILY: &'static str = "dyhpo";
+
+    fn units(&mut self) -> &mut u32 {
+        &mut self.units
     }
 
-    fn try_decide(&mut self, view: &View<'_>, _rng: &mut Rng) -> Result<Action> {
-        let Some(pool) = &view.pool else {
-            anyhow::bail!("dyhpo runs in the pool world only");
-        };
-        if self.units == 0 {
-            self.units = pool.units;
-        }
+    fn seed(&mut self) -> &mut u64 {
+        &mut self.seed
+    }
+
+    fn decide(&mut self, pool: &PoolView<'_>, view: &View<'_>, _rng: &mut Rng) -> Result<Action> {
         if self.feats.is_empty() {
             self.build_features(pool.space);
         }
@@ -419,23 +418,13 @@ impl Policy for Dyhpo {
             self.fit();
         }
         if self.model.is_none() {
-            return Ok(if pool.undrawn > 0 {
-                Action::Draw
-            } else {
-                idle(view)
-            });
+            return Ok(draw_or_idle(pool, view));
         }
         self.cand.clear();
         let mut rows = Vec::new();
         for (c, cand) in candidates(pool, view) {
             self.cand.push(cand);
-            rows.push((
-                c,
-                match cand {
-                    Candidate::Arm(arm) => Some(arm),
-                    Candidate::Config(_) => None,
-                },
-            ));
+            rows.push((c, cand.arm()));
         }
         if self.cand.is_empty() {
             return Ok(idle(view));
@@ -462,19 +451,16 @@ impl Policy for Dyhpo {
         }
     }
 
-    fn take_fits(&mut self) -> u64 {
-        std::mem::take(&mut self.fits_untaken)
+    fn untaken(&mut self) -> &mut u64 {
+        &mut self.fits_untaken
     }
 
-    fn finish(&mut self) -> Result<Option<String>> {
-        Ok(Some(
-            serde_json::json!({
-                "fits": self.fits,
-                "scratch_fits": self.scratch_fits,
-                "failed_fits": self.failed_fits,
-            })
-            .to_string(),
-        ))
+    fn stats(&self) -> serde_json::Value {
+        serde_json::json!({
+            "fits": self.fits,
+            "scratch_fits": self.scratch_fits,
+            "failed_fits": self.failed_fits,
+        })
     }
 }
 

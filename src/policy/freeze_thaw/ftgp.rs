@@ -34,9 +34,12 @@
 //! its path when the model update failed), or draws when none is paused.
 
 use super::gp::{Fitted, Inputs};
-use super::{Acquisition, Candidate, Curves, candidates, failed_param, idle};
-use crate::policy::{Action, CellStart, Family, ParamDef, Params};
-use crate::protocol::{Observation, Policy, View, WorldKind};
+use super::{
+    Acquisition, Candidate, Curves, Driven, FreezeThaw, candidates, draw_or_idle, failed_param,
+    idle,
+};
+use crate::policy::{Action, Family, ParamDef, Params};
+use crate::protocol::{Observation, PoolView, View, WorldKind};
 use crate::rng::Rng;
 use anyhow::Result;
 
@@ -104,7 +107,7 @@ pub fn family() -> Family {
                 "a configuration whose unit failed: its earlier units stay training data, or are forgotten",
             ),
         ],
-        build: |p: &Params, _| Box::new(Ftgp::new(Config::from(p))),
+        build: |p: &Params, _| Box::new(Driven(Ftgp::new(Config::from(p)))),
     }
 }
 
@@ -371,33 +374,25 @@ fn subsample_new(cands: &mut Vec<(usize, Candidate)>, keep: usize, rng: &mut Rng
     });
 }
 
-impl Policy for Ftgp {
-    fn begin(&mut self, cell: &CellStart<'_>) -> Result<()> {
-        if let Some(p) = &cell.pool {
-            self.units = p.units;
-        }
-        self.seed = cell.seed;
-        Ok(())
+impl FreezeThaw for Ftgp {
+    const FAMILY: &'static str = "ftgp";
+
+    fn units(&mut self) -> &mut u32 {
+        &mut self.units
     }
 
-    fn try_decide(&mut self, view: &View<'_>, rng: &mut Rng) -> Result<Action> {
-        let Some(pool) = &view.pool else {
-            anyhow::bail!("ftgp runs in the pool world only");
-        };
-        if self.units == 0 {
-            self.units = pool.units;
-        }
+    fn seed(&mut self) -> &mut u64 {
+        &mut self.seed
+    }
+
+    fn decide(&mut self, pool: &PoolView<'_>, view: &View<'_>, rng: &mut Rng) -> Result<Action> {
         if self.feats.dc == 0 {
             self.feats = Features::of(pool.space);
         }
         self.arm_config.clear();
         self.arm_config.extend_from_slice(pool.config);
         if self.observed < self.cfg.initial {
-            return Ok(if pool.undrawn > 0 {
-                Action::Draw
-            } else {
-                idle(view)
-            });
+            return Ok(draw_or_idle(pool, view));
         }
         if self.fit_due {
             self.fit_due = false;
@@ -408,24 +403,13 @@ impl Policy for Ftgp {
         if cands.is_empty() {
             return Ok(idle(view));
         }
-        let rows: Vec<(usize, Option<usize>)> = cands
-            .iter()
-            .map(|&(c, cand)| match cand {
-                Candidate::Arm(arm) => (c, Some(arm)),
-                Candidate::Config(_) => (c, None),
-            })
-            .collect();
+        let rows: Vec<(usize, Option<usize>)> =
+            cands.iter().map(|&(c, cand)| (c, cand.arm())).collect();
         if let Some(top) = self.pick(&rows, rng) {
             return Ok(cands[top].1.action());
         }
         // NePS's `_randomly_promote`: a paused arm at random, else a draw.
-        let arms: Vec<usize> = cands
-            .iter()
-            .filter_map(|&(_, cand)| match cand {
-                Candidate::Arm(arm) => Some(arm),
-                Candidate::Config(_) => None,
-            })
-            .collect();
+        let arms: Vec<usize> = cands.iter().filter_map(|&(_, cand)| cand.arm()).collect();
         Ok(if arms.is_empty() {
             cands[rng.below(cands.len())].1.action()
         } else {
@@ -441,18 +425,15 @@ impl Policy for Ftgp {
         }
     }
 
-    fn take_fits(&mut self) -> u64 {
-        std::mem::take(&mut self.fits_untaken)
+    fn untaken(&mut self) -> &mut u64 {
+        &mut self.fits_untaken
     }
 
-    fn finish(&mut self) -> Result<Option<String>> {
-        Ok(Some(
-            serde_json::json!({
-                "fits": self.fits,
-                "failed_fits": self.failed_fits,
-            })
-            .to_string(),
-        ))
+    fn stats(&self) -> serde_json::Value {
+        serde_json::json!({
+            "fits": self.fits,
+            "failed_fits": self.failed_fits,
+        })
     }
 }
 

@@ -23,9 +23,10 @@
 //! complete nor stopped, else draws. The sampler's random streams derive from the cell's seed,
 //! the arm and its length, so results are identical at any `--threads` and worker count.
 
+use super::{Driven, FreezeThaw};
 use crate::curve::domhan::{Combination, Sampling, cut_beginning};
-use crate::policy::{Action, CellStart, Family, Kind, ParamDef, Params, Value};
-use crate::protocol::{Observation, Policy, View, WorldKind};
+use crate::policy::{Action, Family, Kind, ParamDef, Params, Value};
+use crate::protocol::{Observation, PoolView, View, WorldKind};
 use crate::rng::{Rng, derive_seed};
 use anyhow::Result;
 
@@ -102,7 +103,7 @@ pub fn family() -> Family {
                 doc: "a curve no family fits: continue training it (the code's) or stop it",
             },
         ],
-        build: |p: &Params, _| Box::new(CurveEnsemble::new(Config::from(p))),
+        build: |p: &Params, _| Box::new(Driven(CurveEnsemble::new(Config::from(p)))),
     }
 }
 
@@ -207,22 +208,18 @@ impl CurveEnsemble {
     }
 }
 
-impl Policy for CurveEnsemble {
-    fn begin(&mut self, cell: &CellStart<'_>) -> Result<()> {
-        if let Some(p) = &cell.pool {
-            self.units = p.units;
-        }
-        self.seed = cell.seed;
-        Ok(())
+impl FreezeThaw for CurveEnsemble {
+    const FAMILY: &'static str = "curve-ensemble";
+
+    fn units(&mut self) -> &mut u32 {
+        &mut self.units
     }
 
-    fn try_decide(&mut self, view: &View<'_>, _rng: &mut Rng) -> Result<Action> {
-        let Some(pool) = &view.pool else {
-            anyhow::bail!("curve-ensemble runs in the pool world only");
-        };
-        if self.units == 0 {
-            self.units = pool.units;
-        }
+    fn seed(&mut self) -> &mut u64 {
+        &mut self.seed
+    }
+
+    fn decide(&mut self, pool: &PoolView<'_>, view: &View<'_>, _rng: &mut Rng) -> Result<Action> {
         let arms = pool.config.len();
         if self.curves.len() < arms {
             self.curves.resize(arms, Vec::new());
@@ -240,11 +237,7 @@ impl Policy for CurveEnsemble {
             }
             return Ok(Action::Pull(arm));
         }
-        Ok(if pool.undrawn > 0 {
-            Action::Draw
-        } else {
-            super::idle(view)
-        })
+        Ok(super::draw_or_idle(pool, view))
     }
 
     fn observe(&mut self, obs: &Observation<'_>) {
@@ -275,18 +268,15 @@ impl Policy for CurveEnsemble {
         }
     }
 
-    fn take_fits(&mut self) -> u64 {
-        std::mem::take(&mut self.checks_untaken)
+    fn untaken(&mut self) -> &mut u64 {
+        &mut self.checks_untaken
     }
 
-    fn finish(&mut self) -> Result<Option<String>> {
-        Ok(Some(
-            serde_json::json!({
-                "checks": self.checks,
-                "stopped": self.stops,
-                "unfit": self.unfit,
-            })
-            .to_string(),
-        ))
+    fn stats(&self) -> serde_json::Value {
+        serde_json::json!({
+            "checks": self.checks,
+            "stopped": self.stops,
+            "unfit": self.unfit,
+        })
     }
 }

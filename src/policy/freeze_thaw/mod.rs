@@ -22,9 +22,10 @@ pub use dyhpo::{Probe as DyhpoProbe, family as family_dyhpo};
 pub use ftgp::{Probe as FtgpProbe, family as family_ftgp};
 pub use lce::family as family_curve_ensemble;
 
-use crate::policy::{Action, Kind, ParamDef, Params, Value};
-use crate::protocol::{Observation, PoolView, View};
+use crate::policy::{Action, CellStart, Kind, ParamDef, Params, Value};
+use crate::protocol::{Observation, Policy, PoolView, View};
 use crate::rng::{Rng, derive_seed};
+use anyhow::Result;
 
 /// How a freeze-thaw model's prediction ranks candidates: expected improvement (DPL's and
 /// DyHPO's), an upper confidence bound (mean + 0.25 std, both codes' alternative) or the mean.
@@ -253,6 +254,73 @@ fn idle(view: &View<'_>) -> Action {
     }
 }
 
+/// Before a model can rank anything: draw a configuration at random while the pool has one left,
+/// else `idle`.
+fn draw_or_idle(pool: &PoolView<'_>, view: &View<'_>) -> Action {
+    if pool.undrawn > 0 {
+        Action::Draw
+    } else {
+        idle(view)
+    }
+}
+
+/// What sets one freeze-thaw policy apart; `Driven` gives it the rest of `Policy`: the pool world
+/// only, the curve's units (the cell's, else the pool view's at the first decision) and the cell's
+/// seed, the fits (or checks) counted as they come, and the counters as the cell's `policy_stats`.
+trait FreezeThaw: Send {
+    /// The family's name, for the error outside the pool world.
+    const FAMILY: &'static str;
+    /// The units of a curve (0 until known).
+    fn units(&mut self) -> &mut u32;
+    /// The cell's seed, which the policy's own random streams derive from.
+    fn seed(&mut self) -> &mut u64;
+    /// Called at the cell's start, once `units` and `seed` are set.
+    fn start(&mut self) {}
+    /// A decision on the pool, once `units` is known.
+    fn decide(&mut self, pool: &PoolView<'_>, view: &View<'_>, rng: &mut Rng) -> Result<Action>;
+    fn observe(&mut self, obs: &Observation<'_>);
+    /// Fits (or checks) made since the overhead model last charged them.
+    fn untaken(&mut self) -> &mut u64;
+    /// The counters reported as `policy_stats`.
+    fn stats(&self) -> serde_json::Value;
+}
+
+/// A `FreezeThaw` policy as the engine runs it.
+struct Driven<T>(T);
+
+impl<T: FreezeThaw> Policy for Driven<T> {
+    fn begin(&mut self, cell: &CellStart<'_>) -> Result<()> {
+        if let Some(p) = &cell.pool {
+            *self.0.units() = p.units;
+        }
+        *self.0.seed() = cell.seed;
+        self.0.start();
+        Ok(())
+    }
+
+    fn try_decide(&mut self, view: &View<'_>, rng: &mut Rng) -> Result<Action> {
+        let Some(pool) = &view.pool else {
+            anyhow::bail!("{} runs in the pool world only", T::FAMILY);
+        };
+        if *self.0.units() == 0 {
+            *self.0.units() = pool.units;
+        }
+        self.0.decide(pool, view, rng)
+    }
+
+    fn observe(&mut self, obs: &Observation<'_>) {
+        self.0.observe(obs);
+    }
+
+    fn take_fits(&mut self) -> u64 {
+        std::mem::take(self.0.untaken())
+    }
+
+    fn finish(&mut self) -> Result<Option<String>> {
+        Ok(Some(self.0.stats().to_string()))
+    }
+}
+
 /// What a freeze-thaw decision can train: an arm one unit further, or a configuration its first.
 #[derive(Clone, Copy, Debug)]
 enum Candidate {
@@ -261,6 +329,14 @@ enum Candidate {
 }
 
 impl Candidate {
+    /// The arm a candidate continues; None for a configuration never trained.
+    fn arm(self) -> Option<usize> {
+        match self {
+            Candidate::Arm(arm) => Some(arm),
+            Candidate::Config(_) => None,
+        }
+    }
+
     fn action(self) -> Action {
         match self {
             Candidate::Arm(arm) => Action::Pull(arm),
