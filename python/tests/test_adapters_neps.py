@@ -20,19 +20,28 @@ POOL = ROOT / "traces" / "sklearn-grid"
 
 
 class Kept(NePSOptimizer):
-    """The adapter, keeping each cell's trials in ask order (keyed by the cell's seed)."""
+    """The adapter, keeping each cell's trials in ask order and each tell's (trial, unit, cost),
+    keyed by the cell's seed."""
 
     asked = {}
+    told = {}
 
     def __init__(self, cell, **params):
         super().__init__(cell, **params)
         self.seed = cell.seed
         Kept.asked[cell.seed] = []
+        Kept.told[cell.seed] = []
 
     def _ask_job(self):
         job = super()._ask_job()
         Kept.asked[self.seed].append((job[0].metadata.id, dict(job[0].config)))
         return job
+
+    def _tell_job(self, job, value, cost):
+        config = dict(job.config)
+        unit = int(config.pop("units"))
+        Kept.told[self.seed].append((tuple(sorted(config.items())), unit, cost))
+        return super()._tell_job(job, value, cost)
 
 
 def own_loop(seed, optimizer, n):
@@ -90,6 +99,43 @@ def test_one_worker_asks_what_nepss_own_loop_asks(tmp_path, optimizer):
     assert tr["fidelity"].max() == 27
 
 
+def test_restart_promotion_pays_every_unit_again(tmp_path):
+    # ASHA asks the same trials under either rule (the rule changes what a trial costs, not what
+    # NePS asks); a promoted trial trains its configuration again from the first unit: its cost
+    # is its unit, where under "continue" it is only the new units, and the units trained before
+    # are retrained (their recorded scores revealed again).
+    told = {}
+    for promotion in ("continue", "restart"):
+        Kept.asked.clear()
+        Kept.told.clear()
+        exp = pool_experiment(f"neps-{promotion}", "car", 27 * 8, workers=1, repetitions=1)
+        r = bb.run(exp, policies={"neps": (Kept, {"optimizer": "asha", "promotion": promotion})},
+                   out=tmp_path / promotion, progress=False)
+        (seed,) = r.runs["seed"]
+        ours = Kept.asked[int(seed)]
+        assert own_loop(int(seed), "asha", len(ours)) == ours
+        seen, promoted = {}, []
+        for key, unit, cost in Kept.told[int(seed)]:
+            before = seen.get(key, 0)
+            if before < unit:
+                assert cost == (unit if promotion == "restart" else unit - before), (key, unit)
+                if before:
+                    promoted.append(unit - before)
+                seen[key] = unit
+            else:
+                assert cost == 0, (key, unit, cost)
+        assert promoted, "some trial is a promotion"
+        told[promotion] = len(Kept.told[int(seed)])
+        retrained = (r.trajectories["action"] == "retrain").sum()
+        # (The budget may cut the last promotion short: never told, but its units retrained.)
+        if promotion == "restart":
+            assert len(promoted) <= retrained <= len(promoted) + 1, (retrained, promoted)
+        else:
+            assert retrained == 0
+    # The same budget buys fewer trials when promotions pay every unit again.
+    assert told["restart"] < told["continue"]
+
+
 def test_two_workers_by_both_routes_and_reruns_identical(tmp_path):
     exp = pool_experiment("neps-two", "car", 27 * 6, workers=2, repetitions=2)
     a, _ = both_routes(exp, "neps", NePSOptimizer, {"optimizer": "asha"}, "neps", tmp_path)
@@ -112,6 +158,7 @@ def test_a_method_without_fidelities_trains_every_trial_to_the_last_unit(tmp_pat
     ({"optimizer": "nope"}, "optimizer = 'nope' is not in neps.algorithms"),
     ({"fidelity": "some"}, "fidelity = 'some'"),
     ({"min_unit": 40}, "min_unit = 40"),
+    ({"promotion": "resume"}, "promotion = 'resume'; give one of continue, restart"),
 ])
 def test_bad_options_are_named(tmp_path, params, message):
     exp = pool_experiment("neps-bad", "car", 27, workers=1)

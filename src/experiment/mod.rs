@@ -36,7 +36,6 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
-use rayon::prelude::*;
 
 pub(crate) use crate::results::{LockFile, Resolved, read_lock_file};
 use lock::read_lock;
@@ -184,8 +183,16 @@ const CHUNK_S: f64 = 0.025;
 /// With `--batch-size`, parts are published at most this often (seconds), after the first.
 const MIN_PART_S: f64 = 0.1;
 
-/// The local route: run the session's cells in chunks on a rayon pool and hand each chunk to
-/// the session, which publishes a part about once a second; merge at the end.
+/// The local route: run the session's cells in tasks on a rayon pool and hand their results to
+/// the session in cell order, which publishes a part about once a second; merge at the end.
+///
+/// A task is a run of consecutive cells that one thread replays one after another, sized so that
+/// it takes about `CHUNK_S` (with `--batch-size`, that many cells). Tasks go out as threads come
+/// free, with no barrier between them: a thread never waits for another's long cell (chunks
+/// replayed in lockstep left one of two threads idle while the other finished a chunk's slowest
+/// cell, half the time in the freeze-thaw GP cells). A task that finishes before an earlier one
+/// is held until that one is in; at most `2 × threads` tasks are out or held at once, which
+/// bounds the results in memory.
 fn run_locally(
     exp: &Experiment,
     data: &Data,
@@ -202,75 +209,110 @@ fn run_locally(
         .num_threads(threads)
         .build()
         .context("cannot start the worker threads")?;
-    // Cells are made from their indices chunk by chunk: memory holds the chunk being run, not
-    // the experiment's cells. Each chunk's results are encoded into the session's segment at
-    // once (nothing but a row group is held in memory), and the segment is published as a part
-    // about once a second, so that a kill loses about a second of work whatever the cells cost.
-    // With --batch-size, a chunk of that many cells is published as a part, the first at once
-    // and later ones at most every MIN_PART_S seconds (a floor: a part per cell of a fast
-    // experiment would cost more than the cells).
-    let mut chunk = opts.batch_size.unwrap_or(threads).max(1);
+    // Cells are made from their indices in their task, on its thread: memory holds the cells
+    // being run, not the experiment's cells. Each task's results are encoded into the session's
+    // segment as soon as the tasks before it are in (nothing but a row group is held), and the
+    // segment is published as a part about once a second, so that a kill loses about a second of
+    // work whatever the cells cost. With --batch-size, a task of that many cells is published as
+    // a part, the first at once and later ones at most every MIN_PART_S seconds (a floor: a part
+    // per cell of a fast experiment would cost more than the cells).
+    let mut size = opts.batch_size.unwrap_or(1).max(1);
     let floor = if opts.batch_size.is_some() {
         session.publish_now();
         MIN_PART_S
     } else {
         1.0
     };
-    let mut next = 0u64;
-    loop {
-        let runner = session.runner();
-        let now: Vec<Cell> = session
-            .todo_from(next)
-            .take(chunk)
-            .map(|i| runner.cell(i))
-            .collect();
-        let Some(last) = now.last() else { break };
-        next = last.index + 1;
-        let tb = std::time::Instant::now();
-        let outcomes: Vec<Result<session::Finished>> = pool.install(|| {
-            now.par_iter()
-                .map(|c| {
-                    let r = runner.run(exp, data, c, progress);
-                    progress.advance(1);
-                    r
-                })
-                .collect()
-        });
-        // The replay's time alone sizes the next chunk: encoding and publishing have a fixed
-        // part that, counted in, would shrink chunks towards a cell or two on a slow build.
-        let replay_s = tb.elapsed().as_secs_f64().max(1e-4);
-        let mut stop = None;
-        let mut finished = Vec::with_capacity(outcomes.len());
-        for (c, r) in now.iter().zip(outcomes) {
-            match r {
-                Ok(f) => finished.push(f),
-                // An external policy with on_failure = "restart": report, go on, list at the end.
-                Err(e) if session::keeps_going(&e) => {
-                    progress.note(Level::Error, &format!("{e:#}"));
-                    session.failed(c.index);
+    let window = 2 * threads.max(1);
+    let runner = std::sync::Arc::clone(session.runner());
+    type Outcome = (Vec<(u64, Result<session::Finished>)>, f64);
+    let (tx, rx) = std::sync::mpsc::channel::<(u64, Outcome)>();
+    let stopped = pool.in_place_scope(|scope| -> Result<Option<(anyhow::Error, bool)>> {
+        // Tasks out, by number; their results once in, until every earlier task's are.
+        let mut out: std::collections::VecDeque<u64> = std::collections::VecDeque::new();
+        let mut held: std::collections::HashMap<u64, Outcome> = std::collections::HashMap::new();
+        let (mut next, mut number) = (0u64, 0u64);
+        let mut stop: Option<(anyhow::Error, bool)> = None;
+        loop {
+            while stop.is_none() && out.len() < window {
+                let cells: Vec<u64> = session.todo_from(next).take(size).collect();
+                let Some(&last) = cells.last() else { break };
+                next = last + 1;
+                let (runner, tx) = (std::sync::Arc::clone(&runner), tx.clone());
+                scope.spawn(move |_| {
+                    let tb = std::time::Instant::now();
+                    let mut done = Vec::with_capacity(cells.len());
+                    for i in cells {
+                        // A panic (a bug) becomes this cell's error here too, so that the
+                        // task always reports and the loop below never waits for it in vain.
+                        let r = caught(&format!("cell {i}"), || {
+                            runner.run(exp, data, &runner.cell(i), progress)
+                        });
+                        progress.advance(1);
+                        let fatal = r.as_ref().is_err_and(|e| !session::keeps_going(e));
+                        done.push((i, r));
+                        if fatal {
+                            break;
+                        }
+                    }
+                    // The receiver is gone only when the run stopped on an error already.
+                    let _ = tx.send((number, (done, tb.elapsed().as_secs_f64())));
+                });
+                out.push_back(number);
+                number += 1;
+            }
+            let Some(&head) = out.front() else { break };
+            if !held.contains_key(&head) {
+                let (n, outcome) = rx
+                    .recv()
+                    .map_err(|_| anyhow::anyhow!("a worker thread ended without its results"))?;
+                held.insert(n, outcome);
+                continue;
+            }
+            // Every task in order from the head, as one piece.
+            let mut finished = Vec::new();
+            while let Some(&n) = out.front() {
+                let Some((cells, replay_s)) = held.remove(&n) else {
+                    break;
+                };
+                out.pop_front();
+                // The replay's time alone sizes later tasks: encoding and publishing have a
+                // fixed part that, counted in, would shrink tasks towards a cell on a slow build.
+                if opts.batch_size.is_none() && !cells.is_empty() {
+                    let per_cell = replay_s.max(1e-6) / cells.len() as f64;
+                    let aim = (CHUNK_S / per_cell) as usize;
+                    size = aim.clamp(1, (size * 4).max(1)).min(100_000);
                 }
-                Err(e) => {
-                    stop.get_or_insert(e);
+                for (i, r) in cells {
+                    match r {
+                        Ok(f) => finished.push(f),
+                        // An external policy with on_failure = "restart": report, go on, list
+                        // at the end.
+                        Err(e) if session::keeps_going(&e) => {
+                            progress.note(Level::Error, &format!("{e:#}"));
+                            session.failed(i);
+                        }
+                        Err(e) => {
+                            stop.get_or_insert((e, false));
+                        }
+                    }
                 }
             }
+            let more =
+                stop.is_none() && (!out.is_empty() || session.todo_from(next).next().is_some());
+            session.accept_in_order(exp, data, finished, floor, more)?;
+            if stop.is_none() && more && progress.interrupted() {
+                stop = Some((anyhow::anyhow!("interrupted"), true));
+            }
         }
-        let more = session.todo_from(next).next().is_some();
-        session.accept_in_order(exp, data, finished, floor, more && stop.is_none())?;
-        let mut interrupted = false;
-        if stop.is_none() && more && progress.interrupted() {
-            stop = Some(anyhow::anyhow!("interrupted"));
-            interrupted = true;
-        }
-        if let Some(e) = stop {
-            // Every cell that finished is kept: published now, resumed past on the next run.
-            return Err(session.stop(e, interrupted));
-        }
-        if opts.batch_size.is_none() {
-            let aim = (chunk as f64 * CHUNK_S / replay_s) as usize;
-            chunk = aim.clamp(threads, (chunk * 4).max(threads)).min(100_000);
-        }
+        Ok(stop)
+    })?;
+    drop(tx);
+    match stopped {
+        // Every cell that finished is kept: published now, resumed past on the next run.
+        Some((e, interrupted)) => Err(session.stop(e, interrupted)),
+        None => session.finish(),
     }
-    session.finish()
 }
 
 /// What `merge` did.

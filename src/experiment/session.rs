@@ -244,7 +244,7 @@ pub(super) fn keeps_going(e: &anyhow::Error) -> bool {
 
 /// An open run on a results folder.
 pub struct Session {
-    runner: CellRunner,
+    runner: std::sync::Arc<CellRunner>,
     store: Store,
     out: PathBuf,
     shard: Option<super::Shard>,
@@ -312,7 +312,7 @@ impl Session {
         let coded = data.coded();
         let segment = Some(store.segment_coded(coded.clone(), store.rows_on_disk()?));
         Ok(Session {
-            runner,
+            runner: std::sync::Arc::new(runner),
             store,
             out,
             shard: opts.shard,
@@ -329,8 +329,8 @@ impl Session {
         })
     }
 
-    /// The cell runner (for the local route's threads).
-    pub fn runner(&self) -> &CellRunner {
+    /// The cell runner, shared with the local route's threads.
+    pub fn runner(&self) -> &std::sync::Arc<CellRunner> {
         &self.runner
     }
 

@@ -20,10 +20,13 @@ The open choices, each a parameter:
   ``to``), given to the multi-fidelity methods; a method that takes none (NePS refuses a fidelity
   for random search and Bayesian optimisation) trains every trial to ``to``. ``"auto"``
   (default): a fidelity when the method takes one; ``"none"``: never.
-- A trial at a fidelity is a job (as DEHB's, ``BudgetJobs``): a promotion of a configuration
-  trained to a lower unit resumes from its last unit (only the new units charged); ``repeat``
-  decides a job at or below what is trained (``"reuse"``: told at once, free; ``"charge"``:
-  trained again).
+- A trial at a fidelity is a job (as DEHB's, ``BudgetJobs``). ``promotion`` decides a trial on a
+  configuration trained before to a lower unit: ``"continue"`` (default) resumes from its last
+  unit, only the new units charged, as a checkpointed objective would (NePS's ``previous_config``
+  is how its own workers find the checkpoint); ``"restart"`` trains it again from its first unit,
+  every unit charged (the units trained before are trained again, ``Retrain``), as an objective
+  without checkpoints would. ``repeat`` decides a job at or below what is trained (``"reuse"``:
+  told at once, free; ``"charge"``: trained again).
 - ``ordinal``: a dimension with ordered levels as ``"index"`` (``neps.Integer`` over 0 .. n-1) or
   ``"categorical"`` (``neps.Categorical`` of its level indices).
 - ``to``, ``min_unit``, ``max_repeats``, ``learner``: as for DEHB's adapter; one learner at a time
@@ -40,7 +43,7 @@ from typing import Any, Dict, Optional, Tuple
 
 from ._generators import Generators
 from ._grid import GridSpace, Key, key_of
-from ._trials import BudgetJobs, prepare
+from ._trials import BudgetJobs, prepare, promotion_rule
 
 VERSION = "0.17.0"
 
@@ -93,10 +96,11 @@ class NePSOptimizer(BudgetJobs):
 
     def __init__(self, cell: Any, optimizer: str = "asha", fidelity: str = "auto",
                  ordinal: str = "index", min_unit: int = 1, to: Optional[int] = None,
-                 repeat: str = "reuse", max_repeats: int = 1000, learner: Optional[str] = None,
-                 snap: str = "nearest", **options: Any):
+                 promotion: str = "continue", repeat: str = "reuse", max_repeats: int = 1000,
+                 learner: Optional[str] = None, snap: str = "nearest", **options: Any):
         super().__init__(cell)
         neps = _neps()
+        self.promotion = promotion_rule(promotion)
         if fidelity not in FIDELITY:
             raise ValueError(f"fidelity = {fidelity!r}; give one of {', '.join(FIDELITY)}")
         prepare(self, cell, "NePS", to=to, repeat=repeat, max_repeats=max_repeats,
