@@ -356,12 +356,8 @@ impl Dpl {
 impl FreezeThaw for Dpl {
     const FAMILY: &'static str = "dpl";
 
-    fn units(&mut self) -> &mut u32 {
-        &mut self.units
-    }
-
-    fn seed(&mut self) -> &mut u64 {
-        &mut self.seed
+    fn cell(&mut self) -> (&mut u32, &mut u64) {
+        (&mut self.units, &mut self.seed)
     }
 
     fn start(&mut self) {

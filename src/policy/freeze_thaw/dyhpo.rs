@@ -399,12 +399,8 @@ impl Dyhpo {
 impl FreezeThaw for Dyhpo {
     const FAMILY: &'static str = "dyhpo";
 
-    fn units(&mut self) -> &mut u32 {
-        &mut self.units
-    }
-
-    fn seed(&mut self) -> &mut u64 {
-        &mut self.seed
+    fn cell(&mut self) -> (&mut u32, &mut u64) {
+        (&mut self.units, &mut self.seed)
     }
 
     fn decide(&mut self, pool: &PoolView<'_>, view: &View<'_>, _rng: &mut Rng) -> Result<Action> {

@@ -377,12 +377,8 @@ fn subsample_new(cands: &mut Vec<(usize, Candidate)>, keep: usize, rng: &mut Rng
 impl FreezeThaw for Ftgp {
     const FAMILY: &'static str = "ftgp";
 
-    fn units(&mut self) -> &mut u32 {
-        &mut self.units
-    }
-
-    fn seed(&mut self) -> &mut u64 {
-        &mut self.seed
+    fn cell(&mut self) -> (&mut u32, &mut u64) {
+        (&mut self.units, &mut self.seed)
     }
 
     fn decide(&mut self, pool: &PoolView<'_>, view: &View<'_>, rng: &mut Rng) -> Result<Action> {

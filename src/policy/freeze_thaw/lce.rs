@@ -211,12 +211,8 @@ impl CurveEnsemble {
 impl FreezeThaw for CurveEnsemble {
     const FAMILY: &'static str = "curve-ensemble";
 
-    fn units(&mut self) -> &mut u32 {
-        &mut self.units
-    }
-
-    fn seed(&mut self) -> &mut u64 {
-        &mut self.seed
+    fn cell(&mut self) -> (&mut u32, &mut u64) {
+        (&mut self.units, &mut self.seed)
     }
 
     fn decide(&mut self, pool: &PoolView<'_>, view: &View<'_>, _rng: &mut Rng) -> Result<Action> {

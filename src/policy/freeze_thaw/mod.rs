@@ -270,11 +270,10 @@ fn draw_or_idle(pool: &PoolView<'_>, view: &View<'_>) -> Action {
 trait FreezeThaw: Send {
     /// The family's name, for the error outside the pool world.
     const FAMILY: &'static str;
-    /// The units of a curve (0 until known).
-    fn units(&mut self) -> &mut u32;
-    /// The cell's seed, which the policy's own random streams derive from.
-    fn seed(&mut self) -> &mut u64;
-    /// Called at the cell's start, once `units` and `seed` are set.
+    /// The units of a curve (0 until known) and the cell's seed, which the policy's own random
+    /// streams derive from.
+    fn cell(&mut self) -> (&mut u32, &mut u64);
+    /// Called at the cell's start, once the units and the seed are set.
     fn start(&mut self) {}
     /// A decision on the pool, once `units` is known.
     fn decide(&mut self, pool: &PoolView<'_>, view: &View<'_>, rng: &mut Rng) -> Result<Action>;
@@ -290,10 +289,11 @@ struct Driven<T>(T);
 
 impl<T: FreezeThaw> Policy for Driven<T> {
     fn begin(&mut self, cell: &CellStart<'_>) -> Result<()> {
+        let (units, seed) = self.0.cell();
         if let Some(p) = &cell.pool {
-            *self.0.units() = p.units;
+            *units = p.units;
         }
-        *self.0.seed() = cell.seed;
+        *seed = cell.seed;
         self.0.start();
         Ok(())
     }
@@ -302,8 +302,9 @@ impl<T: FreezeThaw> Policy for Driven<T> {
         let Some(pool) = &view.pool else {
             anyhow::bail!("{} runs in the pool world only", T::FAMILY);
         };
-        if *self.0.units() == 0 {
-            *self.0.units() = pool.units;
+        let (units, _) = self.0.cell();
+        if *units == 0 {
+            *units = pool.units;
         }
         self.0.decide(pool, view, rng)
     }
