@@ -187,7 +187,7 @@ const MIN_PART_S: f64 = 0.1;
 /// the session in cell order, which publishes a part about once a second; merge at the end.
 ///
 /// A task is a run of consecutive cells that one thread replays one after another, sized so that
-/// it takes about `CHUNK_S` (with `--batch-size`, that many cells). Tasks go out as threads come
+/// it takes about `CHUNK_S × threads / window` (with `--batch-size`, that many cells). Tasks go out as threads come
 /// free, with no barrier between them: a thread never waits for another's long cell (chunks
 /// replayed in lockstep left one of two threads idle while the other finished a chunk's slowest
 /// cell, half the time in the freeze-thaw GP cells). A task that finishes before an earlier one
@@ -224,6 +224,9 @@ fn run_locally(
         1.0
     };
     let window = 2 * threads.max(1);
+    // A task's replay time: the window's tasks together hold what a chunk of CHUNK_S on every
+    // thread held when threads replayed chunks in lockstep, so the memory a run holds stays.
+    let task_s = CHUNK_S * threads.max(1) as f64 / window as f64;
     let runner = std::sync::Arc::clone(session.runner());
     type Outcome = (Vec<(u64, Result<session::Finished>)>, f64);
     let (tx, rx) = std::sync::mpsc::channel::<(u64, Outcome)>();
@@ -280,7 +283,7 @@ fn run_locally(
                 // fixed part that, counted in, would shrink tasks towards a cell on a slow build.
                 if opts.batch_size.is_none() && !cells.is_empty() {
                     let per_cell = replay_s.max(1e-6) / cells.len() as f64;
-                    let aim = (CHUNK_S / per_cell) as usize;
+                    let aim = (task_s / per_cell) as usize;
                     size = aim.clamp(1, (size * 4).max(1)).min(100_000);
                 }
                 for (i, r) in cells {
