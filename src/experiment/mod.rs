@@ -272,7 +272,8 @@ fn run_locally(
                 held.insert(n, outcome);
                 continue;
             }
-            // Every task in order from the head, as one piece.
+            // Every task in order from the head, as one piece; with --batch-size, one task (a
+            // part of N cells).
             let mut finished = Vec::new();
             while let Some(&n) = out.front() {
                 let Some((cells, replay_s)) = held.remove(&n) else {
@@ -299,6 +300,9 @@ fn run_locally(
                             stop.get_or_insert((e, false));
                         }
                     }
+                }
+                if opts.batch_size.is_some() {
+                    break;
                 }
             }
             let more =
