@@ -72,6 +72,43 @@ class TooFar(Policy):
         return 7
 
 
+class WaitsForALaterCell(Policy):
+    """Cell 0's first decision waits until cell 3 has begun (60 s at most, then it fails); every
+    cell plays arm 0."""
+
+    begun = set()
+
+    def __init__(self, cell, **params):
+        super().__init__(cell, **params)
+        self.index = cell.cell
+        WaitsForALaterCell.begun.add(cell.cell)
+
+    def decide(self, view):
+        if self.index == 0 and view.step == 0:
+            import time
+
+            deadline = time.monotonic() + 60
+            while 3 not in WaitsForALaterCell.begun:
+                if time.monotonic() > deadline:
+                    raise RuntimeError("cell 3 never began while cell 0 ran")
+                time.sleep(0.01)
+        return 0
+
+
+def test_a_long_cell_does_not_hold_the_other_threads_back(tmp_path):
+    # On 2 threads, cell 0 cannot end before cell 3 begins: the other thread must go on past
+    # cells 1 and 2 while cell 0 runs. Threads that replayed cells in lockstep chunks (cells 0
+    # and 1, then 2 and 3) waited for cell 0, which then failed.
+    WaitsForALaterCell.begun.clear()
+    r = banditbench.run(
+        {"name": "long-cell", "traces": str(ROOT / "tests/fixtures/tiny"), "seed": 3,
+         "repetitions": 6, "world": {"kind": "pull-count", "budgets": [15],
+                                     "exhausted": "resample"}},
+        policies={"waits": WaitsForALaterCell}, out=tmp_path / "r", threads=2, progress=False)
+    assert len(r.runs) >= 6 and r.runs["cell"].is_unique
+    assert {0, 1, 2, 3} <= WaitsForALaterCell.begun
+
+
 def test_a_failing_python_policy_raises_with_the_cell_and_traceback(tmp_path):
     exp = write_experiment(tmp_path / "f.toml", BODY)
     with pytest.raises(banditbench.BanditbenchError) as e:
