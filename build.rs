@@ -1,5 +1,6 @@
 //! Records the commit the binary is built from, so results name the build that made them
-//! (`BANDITBENCH_COMMIT`, "unknown" outside a git checkout).
+//! (`BANDITBENCH_COMMIT`, "unknown" outside a git checkout), and whether the Rust sources differed
+//! from that commit (`BANDITBENCH_DIRTY`, "1" or "0"): a development build says so in `program`.
 
 use std::path::Path;
 use std::process::Command;
@@ -9,6 +10,14 @@ fn main() {
     let git = Path::new(&root).join(".git");
     // Rebuild when HEAD moves: HEAD itself, the branch it names, and packed refs.
     println!("cargo:rerun-if-changed=build.rs");
+    // ... and when the sources change, so a build from edited sources knows it (these changes
+    // recompile the crate anyway).
+    for path in ["src", "Cargo.toml", "Cargo.lock"] {
+        println!(
+            "cargo:rerun-if-changed={}",
+            Path::new(&root).join(path).display()
+        );
+    }
     if git.is_dir() {
         println!("cargo:rerun-if-changed={}", git.join("HEAD").display());
         println!(
@@ -31,4 +40,24 @@ fn main() {
         .filter(|c| !c.is_empty())
         .unwrap_or_else(|| "unknown".into());
     println!("cargo:rustc-env=BANDITBENCH_COMMIT={commit}");
+    let dirty = Command::new("git")
+        .args([
+            "status",
+            "--porcelain",
+            "--untracked-files=no",
+            "--",
+            "src",
+            "build.rs",
+            "Cargo.toml",
+            "Cargo.lock",
+        ])
+        .current_dir(&root)
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .is_some_and(|o| !o.stdout.is_empty());
+    println!(
+        "cargo:rustc-env=BANDITBENCH_DIRTY={}",
+        if dirty { "1" } else { "0" }
+    );
 }

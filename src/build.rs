@@ -2,13 +2,25 @@
 //! `build.rs`). Results, lock files and the policy protocol's hello name it.
 
 /// The build that writes results: version and the commit it was built from (recorded at build
-/// time, so it does not depend on the folder a run starts in).
+/// time, so it does not depend on the folder a run starts in). A build from Rust sources that
+/// differed from that commit says so: its results were not made by the commit alone.
 pub fn program() -> String {
+    let edited = if build_is_dirty() {
+        ", with uncommitted changes"
+    } else {
+        ""
+    };
     format!(
-        "banditbench {} (commit {})",
+        "banditbench {} (commit {}{edited})",
         env!("CARGO_PKG_VERSION"),
         env!("BANDITBENCH_COMMIT")
     )
+}
+
+/// Whether the Rust sources (`src/`, `build.rs`, `Cargo.toml`, `Cargo.lock`) differed from the
+/// commit when this binary was built.
+pub fn build_is_dirty() -> bool {
+    env!("BANDITBENCH_DIRTY") == "1"
 }
 
 /// The commit this binary was built from, or "unknown".

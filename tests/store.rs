@@ -358,8 +358,13 @@ fn results_record_the_build_and_a_resume_never_rewrites_the_lock_file() {
     let lock = std::fs::read(out.join("experiment.lock.toml")).unwrap();
     let text = String::from_utf8_lossy(&lock).to_string();
     let commit = env!("BANDITBENCH_COMMIT");
+    let edited = if env!("BANDITBENCH_DIRTY") == "1" {
+        ", with uncommitted changes"
+    } else {
+        ""
+    };
     let program = format!(
-        "banditbench {} (commit {commit})",
+        "banditbench {} (commit {commit}{edited})",
         env!("CARGO_PKG_VERSION")
     );
     assert!(text.contains("results_format = 6"), "{text}");
@@ -373,6 +378,18 @@ fn results_record_the_build_and_a_resume_never_rewrites_the_lock_file() {
             commit.len(),
             40,
             "a build in a git checkout knows its commit"
+        );
+        // A build from edited sources says so; a clean checkout (CI's) does not.
+        let status = std::process::Command::new("git")
+            .args(["status", "--porcelain", "--untracked-files=no", "--"])
+            .args(["src", "build.rs", "Cargo.toml", "Cargo.lock"])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .unwrap();
+        assert_eq!(
+            program.ends_with(", with uncommitted changes)"),
+            !status.stdout.is_empty(),
+            "{program}"
         );
     }
     run(&e, &out, &[]);
