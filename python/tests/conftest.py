@@ -2,6 +2,8 @@
 `cargo build`; BANDITBENCH_BIN overrides)."""
 import os
 import pathlib
+import shutil
+import sysconfig
 
 import pytest
 
@@ -26,6 +28,14 @@ def banditbench_bin():
     if os.environ.get("BANDITBENCH_REQUIRE_BIN") == "1":
         pytest.fail(f"no banditbench binary at {', '.join(map(str, candidates))}")
     pytest.skip("no banditbench binary: run `cargo build` first")
+
+
+def installed_command():
+    """The wheel's `banditbench` command: in the running interpreter's scripts folder, where pip
+    puts it (so a venv's Python finds its own command without the venv being activated), else on
+    PATH; None when neither has it."""
+    path = os.pathsep.join([sysconfig.get_path("scripts"), os.environ.get("PATH", "")])
+    return shutil.which("banditbench", path=path)
 
 
 def write_experiment(path, body):

@@ -3,7 +3,6 @@ the model-based methods' start-up trials; 4 for Optuna's pruners) on the recorde
 package the tests do not install (torch, xgboost), a required option, or one worker. Skipped without the four libraries unless
 BANDITBENCH_REQUIRE_OPTUNA, _SYNE_TUNE, _NEVERGRAD and _SMAC are set (.ci/run sets them)."""
 import os
-import shutil
 import subprocess
 
 import pytest
@@ -20,7 +19,7 @@ from banditbench.adapters.optuna import OptunaSampler  # noqa: E402
 from banditbench.adapters.smac import SMACFacade  # noqa: E402
 from banditbench.adapters.syne_tune import SyneTuneScheduler  # noqa: E402
 
-from conftest import ROOT  # noqa: E402
+from conftest import ROOT, installed_command  # noqa: E402
 
 CLASSES = {"optuna": OptunaSampler, "syne-tune": SyneTuneScheduler,
            "nevergrad": NevergradOptimizer, "smac": SMACFacade}
@@ -73,9 +72,9 @@ def test_every_listed_method_starts_a_cell_or_names_what_it_needs(tmp_path, row)
 
 
 def test_the_policies_command_lists_the_adapters():
-    cmd = shutil.which("banditbench")
+    cmd = installed_command()
     if cmd is None:
-        pytest.skip("the wheel's banditbench command is not on PATH")
+        pytest.skip("the wheel's banditbench command is neither beside this Python nor on PATH")
     out = subprocess.run([cmd, "policies"], capture_output=True, text=True, check=True).stdout
     listing = out.split("library adapters (", 1)[1]
     for cls in (OptunaSampler, SyneTuneScheduler, NevergradOptimizer, SMACFacade):

@@ -2,19 +2,18 @@
 adapter method, with the library's time per decision and banditbench's share, or a note that the
 method's library is not installed here."""
 import importlib.util
-import shutil
 import subprocess
 import sys
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, installed_command
 
 
 def test_bench_adapters_measures_each_installed_library():
-    cmd = shutil.which("banditbench")
+    cmd = installed_command()
     if cmd is None:
-        pytest.skip("the wheel's banditbench command is not on PATH")
+        pytest.skip("the wheel's banditbench command is neither beside this Python nor on PATH")
     p = subprocess.run(
         [cmd, "bench", "--only", "adapters", "--adapters-python", sys.executable,
          "--adapter-trainings", "2", "--pool", str(ROOT / "traces" / "sklearn-grid")],
@@ -39,7 +38,7 @@ def test_bench_adapters_beside_optunahubs_simulator():
     import os
 
     simulator = os.environ.get("BANDITBENCH_OPTUNAHUB_SIMULATOR")
-    cmd = shutil.which("banditbench")
+    cmd = installed_command()
     if simulator is None or cmd is None or importlib.util.find_spec("optuna") is None:
         pytest.skip("needs BANDITBENCH_OPTUNAHUB_SIMULATOR, the banditbench command and Optuna")
     p = subprocess.run(

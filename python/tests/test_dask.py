@@ -20,7 +20,7 @@ from distributed import Client, LocalCluster  # noqa: E402
 import banditbench as bb  # noqa: E402
 from banditbench import Policy  # noqa: E402
 
-from conftest import ROOT, greedy_policy, write_experiment  # noqa: E402
+from conftest import ROOT, greedy_policy, installed_command, write_experiment  # noqa: E402
 
 FILES = ["runs.parquet", "trajectories.parquet", "experiment.lock.toml"]
 
@@ -206,9 +206,9 @@ def test_bench_dask_measures_the_four_ways(tmp_path):
     import shutil
     import subprocess
 
-    cmd = shutil.which("banditbench")
+    cmd = installed_command()
     if cmd is None:
-        pytest.skip("the wheel's banditbench command is not on PATH")
+        pytest.skip("the wheel's banditbench command is neither beside this Python nor on PATH")
     exp = pool_experiment(tmp_path, repetitions=2)
     p = subprocess.run([cmd, "bench", "--only", "dask", "--dask-python", sys.executable,
                         "--dask-experiment", str(exp)], capture_output=True, text=True)

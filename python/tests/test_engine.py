@@ -1,7 +1,6 @@
 """The wheel's engine in-process: runs from a path or a dict, Python policies in-process (the same
 trajectories as through the protocol), results and reports as DataFrames, precise errors."""
 import os
-import shutil
 import subprocess
 import sys
 
@@ -17,7 +16,7 @@ except ImportError as e:
 import banditbench
 from banditbench import Policy, Stop
 
-from conftest import ROOT, greedy_policy, write_experiment
+from conftest import ROOT, greedy_policy, installed_command, write_experiment
 
 UCB1_FILE = ROOT / "python" / "examples" / "ucb1.py"
 
@@ -137,7 +136,7 @@ name = "file-ucb"
 class = "{UCB1_FILE}:UCB1"
 params = {{ c = [1.0, 2.0] }}
 """)
-    cmd = shutil.which("banditbench")
+    cmd = installed_command()
     assert cmd is not None, "the wheel installs a banditbench command"
     p = subprocess.run([cmd, "run", str(exp), "--out", str(tmp_path / "out"), "--quiet"],
                        capture_output=True, text=True)

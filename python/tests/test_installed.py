@@ -4,7 +4,6 @@ trace sets are found from any folder, by name, through Python and the ``banditbe
 Each test runs in an empty temporary folder."""
 import importlib.util
 import os
-import shutil
 import subprocess
 import sys
 
@@ -23,6 +22,7 @@ if importlib.util.find_spec("banditbench_data") is None:  # pragma: no cover
     pytest.skip("banditbench-data is not installed", allow_module_level=True)
 
 import banditbench as bb
+from conftest import installed_command  # noqa: E402
 
 
 @pytest.fixture
@@ -68,11 +68,11 @@ def test_a_dict_finds_bundled_traces_and_its_errors_name_the_dict(elsewhere):
 
 
 def test_the_command_finds_the_bundled_data_from_any_folder(elsewhere):
-    exe = shutil.which("banditbench")
+    exe = installed_command()
     if exe is None:
         if os.environ.get("BANDITBENCH_REQUIRE_DATA") == "1":
-            pytest.fail("the banditbench command of the wheel is not on PATH")
-        pytest.skip("the wheel's banditbench command is not on PATH")
+            pytest.fail("the banditbench command of the wheel is neither beside this Python nor on PATH")
+        pytest.skip("the wheel's banditbench command is neither beside this Python nor on PATH")
     env = dict(os.environ)
     env.pop("BANDITBENCH_DATA", None)  # the command finds the data wheel on its own
     out = subprocess.run([exe, "traces", "list"], cwd=elsewhere, env=env, capture_output=True, text=True)

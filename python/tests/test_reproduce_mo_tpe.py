@@ -7,13 +7,12 @@ the same command runs banditbench's policies alone and says how to add Optuna's.
 import importlib.util
 import os
 import re
-import shutil
 import subprocess
 import sys
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, installed_command
 
 FILES = ("mo-tpe-nasbench201.toml", "mo-tpe-fcnet.toml",
          "mo-tpe-nasbench201-optuna.toml", "mo-tpe-fcnet-optuna.toml")
@@ -25,9 +24,9 @@ def trimmed(text):
 
 
 def reproduce(cwd, *extra):
-    cmd = shutil.which("banditbench")
+    cmd = installed_command()
     if cmd is None:
-        pytest.skip("the wheel's banditbench command is not on PATH")
+        pytest.skip("the wheel's banditbench command is neither beside this Python nor on PATH")
     p = subprocess.run([cmd, "reproduce", "mo-tpe", "--quiet", *extra], cwd=cwd,
                        capture_output=True, text=True)
     assert p.returncode == 0, p.stderr[-4000:]

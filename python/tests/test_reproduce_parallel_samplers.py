@@ -7,14 +7,13 @@ out), writes its leaderboard, curves and figures, and that a second run resumes 
 writes the same tables."""
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, installed_command
 
 LEFT_OUT = ("optuna-gp", "st-bore", "dehb")
 KEPT = ("asha", "bohb", "tpe", "optuna-tpe", "optuna-tpe-no-liar", "optuna-cmaes",
@@ -45,9 +44,9 @@ def need_libraries():
 
 def test_the_study_runs_answers_its_two_questions_and_resumes(tmp_path):
     need_libraries()
-    cmd = shutil.which("banditbench")
+    cmd = installed_command()
     if cmd is None:
-        pytest.skip("the wheel's banditbench command is not on PATH")
+        pytest.skip("the wheel's banditbench command is neither beside this Python nor on PATH")
     (tmp_path / "experiments").mkdir()
     os.symlink(ROOT / "traces", tmp_path / "traces")
     for file, dataset, budget in (("parallel-samplers-sklearn-grid.toml", "car", 2),
