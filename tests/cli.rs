@@ -173,6 +173,125 @@ fn an_experiment_runs_and_prints_its_ranking() {
     assert!(stderr(&again).contains("40 were already finished"));
 }
 
+/// A run whose stderr is not a terminal (a log under nohup or Slurm) gets plain progress lines
+/// where no bar can be drawn; --quiet has none; a bad interval is named and the default kept.
+#[test]
+fn a_log_without_a_terminal_gets_plain_progress_lines() {
+    let dir = scratch("progress-lines");
+    let exp = experiment(
+        &dir,
+        "lines",
+        &format!(
+            "seed = 3\nrepetitions = 2\n[world]\nkind = \"time-sliced\"\nbudgets = [6.0, 12.0]\nslice = 2.0\n{POLICIES}"
+        ),
+    );
+    let run = |out: &str, every: &str, quiet: bool| {
+        let mut c = bin();
+        c.args(["run", exp.to_str().unwrap(), "--out"])
+            .arg(dir.join(out))
+            .args(["--threads", "2", "--batch-size", "4"])
+            .env("BANDITBENCH_PROGRESS_EVERY", every);
+        if quiet {
+            c.arg("--quiet");
+        }
+        let o = c.output().unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        stderr(&o)
+    };
+    let counts = |log: &str| -> Vec<u64> {
+        log.lines()
+            .filter_map(|l| l.strip_prefix("progress: "))
+            .map(|l| l.split('/').next().unwrap().parse().unwrap())
+            .collect()
+    };
+    let log = run("every", "0", false);
+    let seen = counts(&log);
+    assert!(seen.len() >= 2, "a line each time cells finish:\n{log}");
+    assert!(seen.windows(2).all(|w| w[0] <= w[1]), "{log}");
+    assert!(
+        log.contains("progress: 40/40 cells (100 %), "),
+        "the last line counts every cell:\n{log}"
+    );
+    assert!(
+        log.contains(" elapsed, ") && log.contains(" cells/s, ETA "),
+        "{log}"
+    );
+    assert!(counts(&run("quiet", "0", true)).is_empty());
+    let log = run("bad", "soon", false);
+    assert!(
+        log.contains("warning: BANDITBENCH_PROGRESS_EVERY=\"soon\" is not a number of seconds"),
+        "{log}"
+    );
+    assert!(counts(&log).is_empty(), "a minute apart by default:\n{log}");
+}
+
+/// A reader that goes away never hangs a run, loses a cell or ends in a panic: with stderr a
+/// closed pipe (its progress lines, from the worker threads, cannot be written) the run finishes
+/// every cell; with stdout closed the ranking is dropped and the command ends as `cat` does
+/// (status 141), its results complete.
+#[test]
+fn a_closed_stderr_or_stdout_neither_hangs_nor_loses_a_run() {
+    use std::process::Stdio;
+    let dir = scratch("closed-pipes");
+    let exp = experiment(
+        &dir,
+        "pipes",
+        &format!(
+            "seed = 3\nrepetitions = 2\n[world]\nkind = \"time-sliced\"\nbudgets = [6.0, 12.0]\nslice = 2.0\n{POLICIES}"
+        ),
+    );
+    for closed in ["stderr", "stdout"] {
+        let out = dir.join(closed);
+        let mut c = bin();
+        c.args(["run", exp.to_str().unwrap(), "--out"])
+            .arg(&out)
+            .args(["--threads", "2", "--batch-size", "4"])
+            .env("BANDITBENCH_PROGRESS_EVERY", "0")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = c.spawn().unwrap();
+        // Close the read end of one pipe at once; keep reading the other.
+        let mut kept = if closed == "stderr" {
+            drop(child.stderr.take());
+            Box::new(child.stdout.take().unwrap()) as Box<dyn std::io::Read + Send>
+        } else {
+            drop(child.stdout.take());
+            Box::new(child.stderr.take().unwrap())
+        };
+        let reader = std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = std::io::Read::read_to_string(&mut kept, &mut text);
+            text
+        });
+        let t0 = Instant::now();
+        let status = loop {
+            if let Some(s) = child.try_wait().unwrap() {
+                break s;
+            }
+            if t0.elapsed() > Duration::from_secs(120) {
+                let _ = child.kill();
+                panic!("with {closed} closed the run hung (killed after 120 s)");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        let text = reader.join().unwrap();
+        assert!(!text.contains("panicked"), "{closed} closed:\n{text}");
+        let expected = if closed == "stderr" {
+            Some(0)
+        } else {
+            Some(141)
+        };
+        assert_eq!(status.code(), expected, "{closed} closed:\n{text}");
+        let runs = banditbench::experiment::read_parquet(&out.join("runs.parquet")).unwrap();
+        assert_eq!(
+            runs.height(),
+            40,
+            "{closed} closed: every cell is in the results"
+        );
+    }
+}
+
 #[test]
 fn results_are_byte_identical_at_one_and_two_threads() {
     let dir = scratch("threads");

@@ -567,3 +567,48 @@ fn a_tiny_batch_size_has_a_floor_on_parts() {
         "tiny batches, killed in the merge and resumed",
     );
 }
+
+/// A caller's progress whose `advance` panics (a bug in a callback; printing to a closed stderr
+/// was one) neither hangs the runner (a task that never reported left it waiting for ever, its
+/// threads idle) nor costs a cell: the run ends and every cell is in the results.
+#[test]
+fn a_progress_that_panics_neither_hangs_the_runner_nor_loses_a_cell() {
+    use banditbench::experiment::{Progress, RunOptions, prepare, run_experiment};
+    struct Broken;
+    impl Progress for Broken {
+        fn advance(&self, _cells: usize) {
+            panic!("this progress is broken");
+        }
+    }
+    let dir = scratch("panicky-progress");
+    let exp = experiment(
+        &dir,
+        "panicky",
+        &format!(
+            "seed = 5\nrepetitions = 3\n[world]\nkind = \"pull-count\"\nbudgets = [30, 400]\nexhausted = \"resample\"\n{POLICIES}"
+        ),
+    );
+    let out = dir.join("out");
+    for batch_size in [None, Some(3)] {
+        let _ = std::fs::remove_dir_all(&out);
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (exp, out2) = (exp.clone(), out.clone());
+        std::thread::spawn(move || {
+            let (e, data) = prepare(&exp).unwrap();
+            let opts = RunOptions {
+                out: Some(out2),
+                threads: Some(2),
+                batch_size,
+                ..RunOptions::default()
+            };
+            let _ = tx.send(run_experiment(&e, &data, &opts, &Broken).map(|s| s.ran));
+        });
+        let ran = rx
+            .recv_timeout(Duration::from_secs(120))
+            .expect("the run hung (no result after 120 s)")
+            .unwrap();
+        let runs = read(&out.join("runs.parquet"));
+        assert_eq!(ran, runs.height(), "batch size {batch_size:?}");
+        assert_eq!(runs.height(), 2 * 2 * 5 * 3, "batch size {batch_size:?}");
+    }
+}

@@ -333,7 +333,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let (paths, common, tool) = match args.tool {
         Tool::Blackbox { dir, out, own } => {
             print!("{}", request::import_pool(&dir, &out, &own.into())?);
-            eprintln!(
+            say!(
                 "wrote {} in {:.2} s; see it with: banditbench traces inspect {}",
                 out.display(),
                 t0.elapsed().as_secs_f64(),
@@ -361,10 +361,10 @@ pub fn run(args: Args) -> Result<ExitCode> {
         common,
     })?;
     for n in &imported.notes {
-        eprintln!("note: {n}");
+        say!("note: {n}");
     }
     print!("{}", imported.describe());
-    eprintln!(
+    say!(
         "wrote {} in {:.2} s; rank it with: banditbench report {}",
         imported.out.display(),
         t0.elapsed().as_secs_f64(),

@@ -17,7 +17,7 @@ pub struct Args {
 pub fn run(args: Args) -> Result<ExitCode> {
     let Args { dirs, out } = args;
     let m = experiment::merge_results(&dirs, &out)?;
-    eprintln!(
+    say!(
         "merged {} cells from {} folders into {}",
         m.cells,
         m.folders,

@@ -1,6 +1,14 @@
 //! The command line: one file per command, each with its arguments (clap) and what it does.
 //! The library does the work and never prints; these files print what it returns.
 
+/// `eprintln!` that never panics: a line for a stderr that cannot be written (a closed pipe) is
+/// dropped and the command goes on (`progress::say`).
+macro_rules! say {
+    ($($arg:tt)*) => {
+        $crate::cli::progress::say(&format!($($arg)*))
+    };
+}
+
 mod bench;
 mod cache;
 mod import;
@@ -22,6 +30,7 @@ use clap::{FromArgMatches, Parser, Subcommand};
 /// The `banditbench` command: parse the command line, run the command, print its error.
 pub fn main() -> ExitCode {
     crate::tune_allocator();
+    quiet_on_closed_stdout();
     let args = match parse_from(std::env::args_os()) {
         Ok(args) => args,
         Err(e) => e.exit(),
@@ -36,10 +45,32 @@ pub fn main() -> ExitCode {
     match dispatch(args) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            say!("error: {e:#}");
             ExitCode::from(1)
         }
     }
+}
+
+/// A stdout whose reader went away (`banditbench run ... | head -3`) ends the command quietly with
+/// the status a shell gives a process killed by SIGPIPE (141), as `cat` and `grep` end, instead
+/// of a panic's message: Rust ignores SIGPIPE, so `println!` panics there. Every command prints
+/// to stdout only what it made, after its results are written (a run's ranking), so none is lost.
+/// A closed stderr is not this case: its lines are dropped and the work goes on
+/// (`progress::say`).
+fn quiet_on_closed_stdout() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let payload = info.payload();
+        let msg = payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| payload.downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if msg.starts_with("failed printing to stdout") && msg.contains("Broken pipe") {
+            std::process::exit(141);
+        }
+        default(info)
+    }));
 }
 
 /// The command line's grammar, with negative numbers taken as values everywhere: `--budget -5`

@@ -203,7 +203,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let t0 = std::time::Instant::now();
     let summary = request::report(&args.into())?;
     print!("{}", summary.text);
-    eprintln!(
+    say!(
         "wrote {} files to {} in {:.2} s",
         summary.files.len(),
         summary.out.display(),

@@ -80,7 +80,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             println!("{}", f.display());
         }
     }
-    eprintln!(
+    say!(
         "reproduced {}: {} files in {:.1} s",
         paper.name,
         files.len(),

@@ -61,7 +61,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     };
     let (exp, data) = experiment::prepare(&args.experiment)?;
     for (warning, text) in data.notices(&exp) {
-        eprintln!("{}: {text}", if warning { "warning" } else { "note" });
+        say!("{}: {text}", if warning { "warning" } else { "note" });
     }
     let summary = experiment::run_experiment(
         &exp,
@@ -92,7 +92,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
 fn print_ranking(out: &std::path::Path, what: &str) -> Result<ExitCode> {
     let (ranks, units) = report::ranking(out)?;
     if let Some(w) = &units.exhausted {
-        eprintln!("warning: {w}");
+        say!("warning: {w}");
     }
     println!(
         "\nMean rank of the {what} (1 = best). {}\n",

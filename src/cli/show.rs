@@ -43,7 +43,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         .iter()
         .find(|f| f.extension().is_some_and(|e| e == "png"))
     {
-        eprintln!("wrote {}", png.display());
+        say!("wrote {}", png.display());
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -31,7 +31,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             for d in &dirs {
                 let d = &crate::bundled::folder(d);
                 if d.is_file() {
-                    eprintln!(
+                    say!(
                         "note: skipped {}: a file, not a trace-set or pool folder",
                         d.display()
                     );

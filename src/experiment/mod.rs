@@ -155,20 +155,21 @@ pub fn run_experiment(
 /// that the run stops like any failed cell, keeping every finished cell, and a Python caller
 /// gets its exception class instead of a panic.
 pub(crate) fn caught<T>(what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
-        Ok(r) => r,
-        Err(p) => {
-            let msg = p
-                .downcast_ref::<String>()
-                .map(String::as_str)
-                .or_else(|| p.downcast_ref::<&str>().copied())
-                .unwrap_or("no message");
-            bail!(
-                "{what}: internal error (a bug in banditbench {}; please report it with the input that caused it): {msg}",
-                env!("CARGO_PKG_VERSION")
-            )
-        }
-    }
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
+        .unwrap_or_else(|p| Err(bug(what, &*p)))
+}
+
+/// The error a panic (a bug) becomes, naming what it stopped and the panic's message.
+fn bug(what: &str, panic: &(dyn std::any::Any + Send)) -> anyhow::Error {
+    let msg = panic
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| panic.downcast_ref::<&str>().copied())
+        .unwrap_or("no message");
+    anyhow::anyhow!(
+        "{what}: internal error (a bug in banditbench {}; please report it with the input that caused it): {msg}",
+        env!("CARGO_PKG_VERSION")
+    )
 }
 
 /// Cells are run in chunks sized so that replaying them takes about this long (seconds; the
@@ -245,18 +246,35 @@ fn run_locally(
                 scope.spawn(move |_| {
                     let tb = std::time::Instant::now();
                     let mut done = Vec::with_capacity(cells.len());
-                    for i in cells {
-                        // A panic (a bug) becomes this cell's error here too, so that the
-                        // task always reports and the loop below never waits for it in vain.
-                        let r = caught(&format!("cell {i}"), || {
-                            runner.run(exp, data, &runner.cell(i), progress)
-                        });
-                        progress.advance(1);
-                        let fatal = r.as_ref().is_err_and(|e| !session::keeps_going(e));
-                        done.push((i, r));
-                        if fatal {
-                            break;
+                    // Whatever panics in here, the task reports: the loop below waits for
+                    // every task it sent out, and a task that never reports would leave it
+                    // waiting for ever (the workers idle, the run hung).
+                    let body = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        for &i in &cells {
+                            // A panic (a bug) in a replay becomes that cell's error.
+                            let r = caught(&format!("cell {i}"), || {
+                                runner.run(exp, data, &runner.cell(i), progress)
+                            });
+                            let fatal = r.as_ref().is_err_and(|e| !session::keeps_going(e));
+                            done.push((i, r));
+                            // Progress is told, never trusted: a caller's progress that panics
+                            // (a closed stderr, a bug in a callback) must neither lose this cell
+                            // nor keep the task from reporting, which would leave the loop below
+                            // waiting for it for ever.
+                            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                                progress.advance(1)
+                            }));
+                            if fatal {
+                                break;
+                            }
                         }
+                    }));
+                    // The first cell not reported carries the panic, which stops the run
+                    // (every finished cell kept); after the last cell, nothing is lost.
+                    if let Err(p) = body
+                        && let Some(&i) = cells.get(done.len())
+                    {
+                        done.push((i, Err(bug(&format!("cell {i} (outside its replay)"), &*p))));
                     }
                     // The receiver is gone only when the run stopped on an error already.
                     let _ = tx.send((number, (done, tb.elapsed().as_secs_f64())));
