@@ -124,6 +124,17 @@ fn policies_lists_the_registry_with_parameters_and_sources() {
     assert!(s.contains("worlds: time-sliced, pull-count"), "{s}");
 }
 
+/// The tiny fixture's 40 cells: 2 tasks × 2 budgets × 5 policies × 2 repetitions, time-sliced.
+fn small(dir: &Path, name: &str) -> std::path::PathBuf {
+    experiment(
+        dir,
+        name,
+        &format!(
+            "seed = 3\nrepetitions = 2\n[world]\nkind = \"time-sliced\"\nbudgets = [6.0, 12.0]\nslice = 2.0\n{POLICIES}"
+        ),
+    )
+}
+
 fn run_exp(exp: &Path, out: &Path, threads: usize) -> std::process::Output {
     run_ok(&[
         "run",
@@ -139,13 +150,7 @@ fn run_exp(exp: &Path, out: &Path, threads: usize) -> std::process::Output {
 #[test]
 fn an_experiment_runs_and_prints_its_ranking() {
     let dir = scratch("run");
-    let exp = experiment(
-        &dir,
-        "small",
-        &format!(
-            "seed = 3\nrepetitions = 2\n[world]\nkind = \"time-sliced\"\nbudgets = [6.0, 12.0]\nslice = 2.0\n{POLICIES}"
-        ),
-    );
+    let exp = small(&dir, "small");
     let out = dir.join("results");
     let o = run_exp(&exp, &out, 2);
     let s = stdout(&o);
@@ -178,13 +183,7 @@ fn an_experiment_runs_and_prints_its_ranking() {
 #[test]
 fn a_log_without_a_terminal_gets_plain_progress_lines() {
     let dir = scratch("progress-lines");
-    let exp = experiment(
-        &dir,
-        "lines",
-        &format!(
-            "seed = 3\nrepetitions = 2\n[world]\nkind = \"time-sliced\"\nbudgets = [6.0, 12.0]\nslice = 2.0\n{POLICIES}"
-        ),
-    );
+    let exp = small(&dir, "lines");
     let run = |out: &str, every: &str, quiet: bool| {
         let mut c = bin();
         c.args(["run", exp.to_str().unwrap(), "--out"])
@@ -233,13 +232,7 @@ fn a_log_without_a_terminal_gets_plain_progress_lines() {
 fn a_closed_stderr_or_stdout_neither_hangs_nor_loses_a_run() {
     use std::process::Stdio;
     let dir = scratch("closed-pipes");
-    let exp = experiment(
-        &dir,
-        "pipes",
-        &format!(
-            "seed = 3\nrepetitions = 2\n[world]\nkind = \"time-sliced\"\nbudgets = [6.0, 12.0]\nslice = 2.0\n{POLICIES}"
-        ),
-    );
+    let exp = small(&dir, "pipes");
     for closed in ["stderr", "stdout"] {
         let out = dir.join(closed);
         let mut c = bin();
