@@ -5,7 +5,8 @@
 /// time, so it does not depend on the folder a run starts in). A build from Rust sources that
 /// differed from that commit says so: its results were not made by the commit alone.
 pub fn program() -> String {
-    let edited = if build_is_dirty() {
+    // BANDITBENCH_DIRTY: whether `src/`, `build.rs` or `Cargo.*` differed from the commit.
+    let edited = if env!("BANDITBENCH_DIRTY") == "1" {
         ", with uncommitted changes"
     } else {
         ""
@@ -15,12 +16,6 @@ pub fn program() -> String {
         env!("CARGO_PKG_VERSION"),
         env!("BANDITBENCH_COMMIT")
     )
-}
-
-/// Whether the Rust sources (`src/`, `build.rs`, `Cargo.toml`, `Cargo.lock`) differed from the
-/// commit when this binary was built.
-pub fn build_is_dirty() -> bool {
-    env!("BANDITBENCH_DIRTY") == "1"
 }
 
 /// The commit this binary was built from, or "unknown".

@@ -60,12 +60,7 @@ pub fn main() -> ExitCode {
 fn quiet_on_closed_stdout() {
     let default = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
-        let payload = info.payload();
-        let msg = payload
-            .downcast_ref::<String>()
-            .map(String::as_str)
-            .or_else(|| payload.downcast_ref::<&str>().copied())
-            .unwrap_or("");
+        let msg = crate::experiment::panic_message(info.payload());
         if msg.starts_with("failed printing to stdout") && msg.contains("Broken pipe") {
             std::process::exit(141);
         }

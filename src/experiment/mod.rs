@@ -159,13 +159,21 @@ pub(crate) fn caught<T>(what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> 
         .unwrap_or_else(|p| Err(bug(what, &*p)))
 }
 
-/// The error a panic (a bug) becomes, naming what it stopped and the panic's message.
-fn bug(what: &str, panic: &(dyn std::any::Any + Send)) -> anyhow::Error {
-    let msg = panic
+/// A panic's message ("" when its payload is not text).
+pub(crate) fn panic_message(panic: &(dyn std::any::Any + Send)) -> &str {
+    panic
         .downcast_ref::<String>()
         .map(String::as_str)
         .or_else(|| panic.downcast_ref::<&str>().copied())
-        .unwrap_or("no message");
+        .unwrap_or("")
+}
+
+/// The error a panic (a bug) becomes, naming what it stopped and the panic's message.
+fn bug(what: &str, panic: &(dyn std::any::Any + Send)) -> anyhow::Error {
+    let msg = match panic_message(panic) {
+        "" => "no message",
+        m => m,
+    };
     anyhow::anyhow!(
         "{what}: internal error (a bug in banditbench {}; please report it with the input that caused it): {msg}",
         env!("CARGO_PKG_VERSION")
